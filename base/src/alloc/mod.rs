@@ -1,0 +1,126 @@
+//! Device memory allocation: one owning [`Allocation`] type whose constructor and
+//! destructor dispatch on the device.
+
+mod cpu;
+mod gpu;
+
+pub use cpu::CPU_ALIGN;
+pub use gpu::gpu_unavailable;
+
+use std::ptr::NonNull;
+
+use crate::device::DeviceType;
+use crate::error::Result;
+
+/// A block of zero-initialised memory on one device, freed on drop.
+///
+/// A zero-byte allocation allocates nothing and holds a dangling pointer aligned to
+/// [`CPU_ALIGN`], so zero-size tensors need no special case.
+#[derive(Debug)]
+pub struct Allocation {
+    ptr: NonNull<u8>,
+    bytes: usize,
+    device: DeviceType,
+}
+
+// SAFETY: an `Allocation` exclusively owns its block; the block holds plain bytes with no
+// thread affinity, so moving or sharing the owner between threads is sound. Who may
+// read or write the bytes is governed by the tensor buffer that holds the allocation.
+unsafe impl Send for Allocation {}
+// SAFETY: see `Send`; `&Allocation` only hands out the raw pointer.
+unsafe impl Sync for Allocation {}
+
+impl Allocation {
+    /// Allocates `bytes` zeroed bytes on `device`, aligned to at least [`CPU_ALIGN`].
+    ///
+    /// Errors: [`Error::Alloc`](crate::Error::Alloc) when the allocator fails or the
+    /// size is too large for the address space; [`Error::DeviceUnavailable`](crate::Error::DeviceUnavailable)
+    /// for a device this build cannot use.
+    pub fn zeroed(device: DeviceType, bytes: usize) -> Result<Allocation> {
+        let ptr = match device {
+            DeviceType::Cpu => cpu::alloc_zeroed(bytes)?,
+            DeviceType::Gpu => gpu::alloc_zeroed(bytes)?,
+        };
+        Ok(Allocation { ptr, bytes, device })
+    }
+
+    /// The start of the block.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Its size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The device it is on.
+    pub fn device(&self) -> DeviceType {
+        self.device
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` and `bytes` are exactly what the matching allocator returned in
+        // `zeroed`, and the block is freed once, here.
+        unsafe {
+            match self.device {
+                DeviceType::Cpu => cpu::dealloc(self.ptr, self.bytes),
+                DeviceType::Gpu => gpu::dealloc(self.ptr, self.bytes),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn cpu_allocations_are_aligned_and_zeroed() {
+        for bytes in [1usize, 3, 64, 1000, 1 << 20] {
+            let a = Allocation::zeroed(DeviceType::Cpu, bytes).unwrap();
+            assert_eq!(a.as_ptr() as usize % CPU_ALIGN, 0);
+            assert_eq!(a.bytes(), bytes);
+            // SAFETY: the block holds `bytes` initialised (zero) bytes and is not shared.
+            let s = unsafe { std::slice::from_raw_parts(a.as_ptr(), bytes) };
+            assert!(s.iter().all(|&b| b == 0));
+        }
+    }
+
+    #[test]
+    fn zero_byte_allocation_is_aligned_and_not_null() {
+        let a = Allocation::zeroed(DeviceType::Cpu, 0).unwrap();
+        assert_eq!(a.bytes(), 0);
+        assert_eq!(a.as_ptr() as usize % CPU_ALIGN, 0);
+    }
+
+    #[test]
+    fn impossible_allocation_is_an_alloc_error_not_an_abort() {
+        // 2^62 bytes is beyond any machine's address space; isize::MAX - 1 fails the layout.
+        for bytes in [1usize << 62, isize::MAX as usize - 1, usize::MAX] {
+            match Allocation::zeroed(DeviceType::Cpu, bytes) {
+                Err(Error::Alloc {
+                    bytes: b, device, ..
+                }) => {
+                    assert_eq!(b, bytes);
+                    assert_eq!(device, DeviceType::Cpu);
+                }
+                other => panic!("expected Error::Alloc for {bytes} bytes, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn gpu_allocation_reports_device_unavailable() {
+        match Allocation::zeroed(DeviceType::Gpu, 16) {
+            Err(Error::DeviceUnavailable { device, reason }) => {
+                assert_eq!(device, DeviceType::Gpu);
+                assert!(!reason.is_empty());
+            }
+            other => panic!("expected DeviceUnavailable, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The one error type of ctensor. Variants are grouped by cause and carry what was
+//! expected and what was given in fields, so callers can match on them and messages
+//! can say both.
+
+use crate::device::DeviceType;
+use crate::dtype::DataType;
+
+/// Everything that can go wrong in ctensor. Bad input is always reported through this
+/// type: nothing panics, aborts or exits on bad input.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    // ---- shape -------------------------------------------------------------------
+    /// Two shapes that must agree do not.
+    #[error("{op}: shape mismatch: expected {expected}, got {got}")]
+    ShapeMismatch {
+        /// The operation that failed.
+        op: &'static str,
+        /// The shape (or rule) that was required.
+        expected: String,
+        /// The shape that was given.
+        got: String,
+    },
+    /// An index, dimension or range lies outside its valid range.
+    #[error("{op}: {what} {given} is out of range: expected {valid}")]
+    OutOfRange {
+        /// The operation that failed.
+        op: &'static str,
+        /// What the number is ("dimension", "index along dimension 1", ...).
+        what: String,
+        /// The number given.
+        given: i64,
+        /// The valid range, in words or as `lo..hi`.
+        valid: String,
+    },
+    /// An element count or byte size does not fit in 64 bits (or `isize`).
+    #[error("{op}: size overflow: {what}")]
+    Overflow {
+        /// The operation that failed.
+        op: &'static str,
+        /// What overflowed, with the numbers involved.
+        what: String,
+    },
+    /// An argument is malformed in a way that no other variant describes.
+    #[error("{op}: invalid argument: expected {expected}, got {given}")]
+    InvalidArgument {
+        /// The operation that failed.
+        op: &'static str,
+        /// What was required.
+        expected: String,
+        /// What was given.
+        given: String,
+    },
+    /// The operation needs dense memory in row-major (or column-major) order.
+    #[error("{op}: expected a contiguous tensor, got shape {shape:?} with strides {strides:?}")]
+    NotContiguous {
+        /// The operation that failed.
+        op: &'static str,
+        /// The tensor's shape.
+        shape: Vec<usize>,
+        /// The tensor's strides, in elements.
+        strides: Vec<usize>,
+    },
+
+    // ---- data type ---------------------------------------------------------------
+    /// Two data types that must agree do not.
+    #[error("{op}: data type mismatch: expected {expected}, got {got}")]
+    DTypeMismatch {
+        /// The operation that failed.
+        op: &'static str,
+        /// The data type required.
+        expected: DataType,
+        /// The data type given.
+        got: DataType,
+    },
+    /// A name (of a data type, a device, ...) that is not known.
+    #[error("unknown {kind} '{given}': expected {expected}")]
+    UnknownName {
+        /// What kind of name it is.
+        kind: &'static str,
+        /// The name given.
+        given: String,
+        /// The names accepted.
+        expected: &'static str,
+    },
+
+    // ---- device ------------------------------------------------------------------
+    /// The device cannot be used: no driver, no device, or not built in.
+    #[error("device {device} is unavailable: {reason}")]
+    DeviceUnavailable {
+        /// The device asked for.
+        device: DeviceType,
+        /// Why it cannot be used.
+        reason: String,
+    },
+
+    // ---- memory ------------------------------------------------------------------
+    /// A borrow of a tensor's memory conflicts with one that is still alive (through
+    /// this tensor or another that shares its buffer).
+    #[error("{op}: cannot borrow the tensor's memory {requested}: it is already borrowed {held}")]
+    BorrowConflict {
+        /// The operation that asked for the borrow.
+        op: &'static str,
+        /// The borrow asked for: "mutably" or "immutably".
+        requested: &'static str,
+        /// The borrow that is alive, e.g. "mutably" or "immutably (2 readers)".
+        held: String,
+    },
+    /// Memory could not be allocated.
+    #[error("allocation of {bytes} bytes (alignment {align}) on {device} failed: {reason}")]
+    Alloc {
+        /// The device.
+        device: DeviceType,
+        /// Bytes requested.
+        bytes: usize,
+        /// Alignment requested.
+        align: usize,
+        /// What the allocator said.
+        reason: String,
+    },
+}
+
+/// `Result` with ctensor's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_say_expected_and_given() {
+        let e = Error::DTypeMismatch {
+            op: "sync",
+            expected: DataType::Double,
+            got: DataType::Float,
+        };
+        assert_eq!(
+            e.to_string(),
+            "sync: data type mismatch: expected f64, got f32"
+        );
+        let e = Error::OutOfRange {
+            op: "narrow",
+            what: "dimension".into(),
+            given: 3,
+            valid: "0..2".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "narrow: dimension 3 is out of range: expected 0..2"
+        );
+    }
+}
