@@ -1,1 +1,28 @@
-//! stub
+//! # ctensor-aten
+//!
+//! The [`Tensor`] — runtime data type and device, any rank, any strides, shared buffers
+//! with run-time borrow checks — and [`TensorMap`] over foreign memory.
+//!
+//! ```
+//! use ctensor_aten::{Tensor, DataType, DeviceType};
+//! let a = Tensor::arange(DataType::Double, DeviceType::Cpu, 0.0, 6.0, 1.0)?.reshape(&[2, -1])?;
+//! let col = a.t()?.index(1)?; // the second column, a zero-copy view
+//! assert_eq!(col.to_vec::<f64>()?, [1.0, 4.0]);
+//! let z = a.cast(DataType::ComplexFloat)?;
+//! println!("{z}");
+//! # Ok::<(), ctensor_aten::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod core;
+
+pub use crate::core::accessor::{Accessor, AccessorMut};
+pub use crate::core::buffer::TensorBuffer;
+pub use crate::core::shape::{Order, TensorShape};
+pub use crate::core::tensor::{DataMut, DataRef, Tensor};
+pub use crate::core::tensor_map::TensorMap;
+pub use ctensor_base::{
+    bf16, c32, c64, f16, CastFrom, CpuDevice, DataType, Device, DeviceType, Error, GpuDevice,
+    Result, Scalar,
+};

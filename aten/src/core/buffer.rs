@@ -1,0 +1,211 @@
+//! The memory behind a tensor: owned or borrowed from a foreign owner, shared through
+//! `Arc`, with a run-time borrow state that keeps the safe API sound when tensors share it.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use ctensor_base::alloc::Allocation;
+use ctensor_base::{DeviceType, Error, Result};
+
+/// Who frees the memory.
+enum Owner {
+    /// Allocated by ctensor, freed when the last tensor that shares it is dropped.
+    Owned(#[allow(dead_code)] Allocation), // held for its Drop, which frees the memory
+    /// Someone else's memory (a [`TensorMap`](crate::TensorMap)); never freed here. The
+    /// optional handle is dropped with the buffer, which lets a caller tie the owner's
+    /// lifetime to the map.
+    Foreign(#[allow(dead_code)] Option<Arc<dyn Any + Send + Sync>>),
+}
+
+/// The borrow state value that means "one writer".
+const WRITER: usize = usize::MAX;
+
+/// A block of device memory shared by every tensor that views it.
+///
+/// The buffer tracks borrows of its memory at run time: any number of readers, or one
+/// writer. Every safe tensor method that reads or writes element values takes the
+/// matching borrow for as long as it touches the memory, so a conflicting access through
+/// another tensor sharing the buffer is an [`Error::BorrowConflict`], never a data race.
+pub struct TensorBuffer {
+    ptr: *mut u8,
+    bytes: usize,
+    device: DeviceType,
+    owner: Owner,
+    state: AtomicUsize,
+}
+
+// SAFETY: the buffer only holds a pointer to plain bytes plus an owner that is Send + Sync;
+// all access to the bytes through the safe API goes through the atomic borrow state.
+unsafe impl Send for TensorBuffer {}
+// SAFETY: see `Send`.
+unsafe impl Sync for TensorBuffer {}
+
+impl fmt::Debug for TensorBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorBuffer")
+            .field("ptr", &self.ptr)
+            .field("bytes", &self.bytes)
+            .field("device", &self.device)
+            .field("owns_memory", &self.owns_memory())
+            .finish()
+    }
+}
+
+impl TensorBuffer {
+    /// A new zeroed buffer of `bytes` bytes on `device`.
+    pub fn allocate(device: DeviceType, bytes: usize) -> Result<Arc<TensorBuffer>> {
+        let alloc = Allocation::zeroed(device, bytes)?;
+        Ok(Arc::new(TensorBuffer {
+            ptr: alloc.as_ptr(),
+            bytes,
+            device,
+            owner: Owner::Owned(alloc),
+            state: AtomicUsize::new(0),
+        }))
+    }
+
+    /// A buffer over foreign memory, never freed by ctensor.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads and writes of `bytes` bytes on `device` for as long as the
+    /// returned buffer (and so every tensor that shares it) lives, and no one else
+    /// accesses that memory meanwhile except through tensors sharing this buffer.
+    pub unsafe fn foreign(
+        ptr: *mut u8,
+        bytes: usize,
+        device: DeviceType,
+        keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Arc<TensorBuffer> {
+        Arc::new(TensorBuffer {
+            ptr,
+            bytes,
+            device,
+            owner: Owner::Foreign(keep_alive),
+            state: AtomicUsize::new(0),
+        })
+    }
+
+    /// The start of the memory (null only for a foreign buffer of zero bytes).
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The device the memory is on.
+    pub fn device(&self) -> DeviceType {
+        self.device
+    }
+
+    /// `true` when ctensor allocated this memory and frees it.
+    pub fn owns_memory(&self) -> bool {
+        matches!(self.owner, Owner::Owned(_))
+    }
+
+    fn held(state: usize) -> String {
+        match state {
+            WRITER => "mutably".to_string(),
+            n => format!("immutably ({n} reader{})", if n == 1 { "" } else { "s" }),
+        }
+    }
+
+    /// Takes a shared borrow, or `Error::BorrowConflict` while a writer holds the memory.
+    pub fn read(&self, op: &'static str) -> Result<ReadGuard<'_>> {
+        let mut cur = self.state.load(Ordering::Relaxed);
+        loop {
+            if cur == WRITER || cur == WRITER - 1 {
+                return Err(Error::BorrowConflict {
+                    op,
+                    requested: "immutably",
+                    held: Self::held(cur),
+                });
+            }
+            match self.state.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(ReadGuard { buf: self }),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Takes the exclusive borrow, or `Error::BorrowConflict` while anyone else holds it.
+    pub fn write(&self, op: &'static str) -> Result<WriteGuard<'_>> {
+        match self
+            .state
+            .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => Ok(WriteGuard { buf: self }),
+            Err(now) => Err(Error::BorrowConflict {
+                op,
+                requested: "mutably",
+                held: Self::held(now),
+            }),
+        }
+    }
+}
+
+/// A shared borrow of a buffer's memory; released on drop.
+#[derive(Debug)]
+pub struct ReadGuard<'a> {
+    buf: &'a TensorBuffer,
+}
+
+impl Drop for ReadGuard<'_> {
+    fn drop(&mut self) {
+        self.buf.state.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// The exclusive borrow of a buffer's memory; released on drop.
+#[derive(Debug)]
+pub struct WriteGuard<'a> {
+    buf: &'a TensorBuffer,
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.buf.state.store(0, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_share_writers_exclude() {
+        let b = TensorBuffer::allocate(DeviceType::Cpu, 8).unwrap();
+        let r1 = b.read("t").unwrap();
+        let r2 = b.read("t").unwrap();
+        let e = b.write("w").unwrap_err();
+        assert!(matches!(
+            e,
+            Error::BorrowConflict {
+                requested: "mutably",
+                ..
+            }
+        ));
+        assert!(e.to_string().contains("2 readers"), "{e}");
+        drop((r1, r2));
+        let w = b.write("w").unwrap();
+        assert!(matches!(
+            b.read("r"),
+            Err(Error::BorrowConflict {
+                requested: "immutably",
+                ..
+            })
+        ));
+        assert!(matches!(b.write("w2"), Err(Error::BorrowConflict { .. })));
+        drop(w);
+        assert!(b.read("r").is_ok());
+    }
+}

@@ -1,0 +1,162 @@
+//! Copies, named exactly: shallow (`copy_from`, `copy_from_reshaped`), deep (`clone`,
+//! `try_clone`), into existing memory (`sync`), and fresh memory (`allocate_from`,
+//! `resize`, `to_device`).
+
+use ctensor_base::alloc::gpu_unavailable;
+use ctensor_base::{Error, Result};
+use ctensor_kernels::memory::SyncMemoryStrided;
+
+use super::dispatch::dispatch;
+use super::shape::{Order, TensorShape};
+use super::tensor::Tensor;
+
+impl Tensor {
+    /// Copies the values of `src` into the view `dst`; same dtype, device and shape
+    /// (checked by the callers). Overlapping views of one buffer go through a temporary.
+    pub(crate) fn copy_values(dst: &Tensor, src: &Tensor, op: &'static str) -> Result<()> {
+        if dst.shares_memory_with(src) {
+            let tmp = src.copy_in_order(Order::RowMajor)?;
+            return Tensor::copy_values(dst, &tmp, op);
+        }
+        if dst.device != src.device {
+            return Err(gpu_unavailable());
+        }
+        let _w = dst.buffer.write(op)?;
+        let _r = src.buffer.read(op)?;
+        dispatch!(dst.dtype, dst.device, T, D => {
+            // SAFETY: both views lie inside their buffers and have dtype T; they are in
+            // different buffers, so they do not overlap; the guards exclude other access.
+            unsafe {
+                <D as SyncMemoryStrided<T, D>>::sync_strided(
+                    dst.typed_ptr::<T>(),
+                    &dst.strides,
+                    src.typed_ptr::<T>(),
+                    &src.strides,
+                    dst.dims(),
+                )
+            }
+        })
+    }
+
+    /// A deep copy into fresh memory in `order`.
+    pub(crate) fn copy_in_order(&self, order: Order) -> Result<Tensor> {
+        let out = Tensor::new_in_order(self.dtype, self.device, self.dims(), order)?;
+        Tensor::copy_values(&out, self, "copy")?;
+        Ok(out)
+    }
+
+    /// Makes `self` a shallow copy of `other`: afterwards both view the same memory, and a
+    /// write through one is seen through the other (ABACUS `CopyFrom`).
+    pub fn copy_from(&mut self, other: &Tensor) {
+        *self = other.share();
+    }
+
+    /// Makes `self` a shallow copy of `other` with a new shape of the same element count
+    /// (one `-1` is inferred). `other` must be row-major contiguous, since a shallow copy
+    /// cannot reorder memory; `self` is unchanged on error.
+    pub fn copy_from_reshaped(&mut self, other: &Tensor, shape: &[i64]) -> Result<()> {
+        let dims = TensorShape::resolve(other.numel(), shape)?;
+        *self = other.view_as("copy_from_reshaped", &dims)?;
+        Ok(())
+    }
+
+    /// A deep copy into fresh memory (ABACUS's copy constructor). A column-major dense
+    /// tensor stays column-major; every other layout becomes row-major contiguous.
+    ///
+    /// Errors: allocation failure, or `BorrowConflict` while the memory is borrowed
+    /// mutably.
+    pub fn try_clone(&self) -> Result<Tensor> {
+        self.copy_in_order(self.dense_order().unwrap_or(Order::RowMajor))
+    }
+
+    /// Makes `self` a fresh zeroed tensor with `other`'s data type and device and the
+    /// given shape (ABACUS `AllocateFrom`); `self`'s old memory is released.
+    pub fn allocate_from(&mut self, other: &Tensor, shape: &[usize]) -> Result<()> {
+        *self = Tensor::new(other.dtype, other.device, shape)?;
+        Ok(())
+    }
+
+    /// Copies the values of `src` into this tensor's existing memory — also when it is a
+    /// [`TensorMap`](crate::TensorMap), whose owner then sees the values.
+    ///
+    /// Same shape: every element, for any layouts of both. Different shapes of rank <= 2
+    /// (ABACUS's padded form): `src` must be no larger than `self` in every dimension and
+    /// its rows go into the top-left block of `self`; the rest of `self` is unchanged.
+    /// Overlapping views of one buffer are handled correctly.
+    ///
+    /// Errors: `DTypeMismatch`, `ShapeMismatch` (ranks differ, rank > 2 with different
+    /// shapes, or `src` larger than `self`), `BorrowConflict`.
+    pub fn sync(&mut self, src: &Tensor) -> Result<()> {
+        if src.dtype != self.dtype {
+            return Err(Error::DTypeMismatch {
+                op: "sync",
+                expected: self.dtype,
+                got: src.dtype,
+            });
+        }
+        if src.dims() == self.dims() {
+            return Tensor::copy_values(self, src, "sync");
+        }
+        let fits = src.ndim() == self.ndim()
+            && src.ndim() <= 2
+            && src.dims().iter().zip(self.dims()).all(|(s, d)| s <= d);
+        if !fits {
+            return Err(Error::ShapeMismatch {
+                op: "sync",
+                expected: format!(
+                    "{} or, for rank <= 2, a shape no larger in any dimension",
+                    self.shape
+                ),
+                got: src.shape.to_string(),
+            });
+        }
+        let mut block = self.share();
+        for (dim, &len) in src.dims().iter().enumerate() {
+            block = block.narrow(dim, 0, len)?;
+        }
+        Tensor::copy_values(&block, src, "sync")
+    }
+
+    /// Gives the tensor the shape `shape`. When it already has that shape nothing happens
+    /// and the values are kept; otherwise it gets fresh zeroed row-major memory (values are
+    /// not kept) and other tensors that shared the old memory keep it.
+    ///
+    /// Errors: a [`TensorMap`](crate::TensorMap) cannot be resized (its memory is not
+    /// ctensor's to reallocate); allocation failure.
+    pub fn resize(&mut self, shape: &[usize]) -> Result<()> {
+        if self.dims() == shape {
+            return Ok(());
+        }
+        if !self.owns_memory() {
+            return Err(Error::InvalidArgument {
+                op: "resize",
+                expected: "a tensor that owns its memory".into(),
+                given: "a map over foreign memory".into(),
+            });
+        }
+        *self = Tensor::new(self.dtype, self.device, shape)?;
+        Ok(())
+    }
+
+    /// A deep copy on `device` (a copy also when the device is the same).
+    pub fn to_device(&self, device: ctensor_base::DeviceType) -> Result<Tensor> {
+        if device != self.device {
+            return Err(gpu_unavailable());
+        }
+        self.try_clone()
+    }
+}
+
+impl Clone for Tensor {
+    /// A deep copy; see [`Tensor::try_clone`].
+    ///
+    /// # Panics
+    /// Only when memory cannot be allocated or the tensor is borrowed mutably right now,
+    /// like `Vec::clone` on exhaustion; [`Tensor::try_clone`] returns those as errors.
+    fn clone(&self) -> Tensor {
+        match self.try_clone() {
+            Ok(t) => t,
+            Err(e) => panic!("Tensor::clone failed ({e}); use try_clone to handle this"),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Runtime `(DataType, DeviceType)` to a typed call: the one place where ops turn the
+//! tensor's tags into type parameters. No other code matches on data types to pick a type.
+
+/// Evaluates `$body` with the type alias `$T` bound to the Rust element type of `$dtype`.
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {{
+        match $dtype {
+            ctensor_base::DataType::Float => {
+                type $T = f32;
+                $body
+            }
+            ctensor_base::DataType::Double => {
+                type $T = f64;
+                $body
+            }
+            ctensor_base::DataType::Int => {
+                type $T = i32;
+                $body
+            }
+            ctensor_base::DataType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            ctensor_base::DataType::ComplexFloat => {
+                type $T = ctensor_base::c32;
+                $body
+            }
+            ctensor_base::DataType::ComplexDouble => {
+                type $T = ctensor_base::c64;
+                $body
+            }
+            ctensor_base::DataType::Half => {
+                type $T = ctensor_base::f16;
+                $body
+            }
+            ctensor_base::DataType::BFloat16 => {
+                type $T = ctensor_base::bf16;
+                $body
+            }
+        }
+    }};
+}
+
+/// Evaluates `$body` (which returns a `Result`) with `$D` bound to the device marker of
+/// `$device`. Devices whose backend is not built return `Error::DeviceUnavailable`.
+macro_rules! with_device {
+    ($device:expr, $D:ident => $body:expr) => {{
+        match $device {
+            ctensor_base::DeviceType::Cpu => {
+                type $D = ctensor_base::CpuDevice;
+                $body
+            }
+            ctensor_base::DeviceType::Gpu => Err(ctensor_base::alloc::gpu_unavailable()),
+        }
+    }};
+}
+
+/// [`with_device!`] and [`with_dtype!`] together.
+macro_rules! dispatch {
+    ($dtype:expr, $device:expr, $T:ident, $D:ident => $body:expr) => {
+        $crate::core::dispatch::with_device!($device, $D => $crate::core::dispatch::with_dtype!($dtype, $T => $body))
+    };
+}
+
+pub(crate) use {dispatch, with_device, with_dtype};

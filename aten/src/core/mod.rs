@@ -1,0 +1,12 @@
+//! The container: shapes, buffers, tensors, maps, accessors and display.
+
+pub mod accessor;
+pub mod buffer;
+mod copy;
+pub(crate) mod dispatch;
+mod display;
+pub mod shape;
+pub mod tensor;
+pub mod tensor_map;
+mod values;
+mod views;

@@ -1,0 +1,242 @@
+//! [`TensorMap`]: a tensor over memory that someone else owns (a C array, a Fortran
+//! array, a `Vec`), which ctensor never frees.
+
+use std::any::Any;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use ctensor_base::alloc::gpu_unavailable;
+use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
+
+use super::buffer::TensorBuffer;
+use super::shape::{Order, TensorShape};
+use super::tensor::Tensor;
+
+/// A [`Tensor`] over foreign memory. It dereferences to `Tensor`, so every tensor method
+/// works on it — [`sync`](Tensor::sync) into it writes the caller's array — and dropping it
+/// (or any view or shallow copy of it) never frees the memory.
+///
+/// Column-major (Fortran) arrays map with [`Order::ColMajor`]: the logical shape is the
+/// Fortran shape, e.g. `A(m, n)` maps as `[m, n]` with strides `[1, m]`.
+pub struct TensorMap {
+    tensor: Tensor,
+}
+
+/// Checks a foreign view's strides: one per dimension, no two multi-indices on one
+/// element (so writes through the map are well defined), and returns the number of
+/// elements the view spans from its first element.
+fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
+    if strides.len() != shape.len() {
+        return Err(Error::InvalidArgument {
+            op: "TensorMap",
+            expected: format!("{} strides (one per dimension of {shape:?})", shape.len()),
+            given: format!("{} strides {strides:?}", strides.len()),
+        });
+    }
+    let numel = ctensor_kernels::check::numel("TensorMap", shape)?;
+    if numel == 0 {
+        return Ok(0);
+    }
+    let mut dims: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d > 1)
+        .map(|(&d, &s)| (s, d))
+        .collect();
+    dims.sort_unstable();
+    let overflow = || Error::Overflow {
+        op: "TensorMap",
+        what: format!(
+            "the memory spanned by shape {shape:?} with strides {strides:?} exceeds usize"
+        ),
+    };
+    let mut span = 1usize;
+    for (stride, size) in dims {
+        if stride < span {
+            return Err(Error::InvalidArgument {
+                op: "TensorMap",
+                expected: "strides that never reach one element twice".into(),
+                given: format!("shape {shape:?} with strides {strides:?}"),
+            });
+        }
+        span = (size - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(span))
+            .ok_or_else(overflow)?;
+    }
+    Ok(span)
+}
+
+impl TensorMap {
+    /// Maps `ptr` as a dense tensor of shape `shape` in `order`.
+    ///
+    /// # Safety
+    /// - `ptr` points to `shape`'s element count of initialised `T` on `device`, valid for
+    ///   reads and writes;
+    /// - that memory stays valid as long as the map and every tensor that shares its
+    ///   buffer (views and shallow copies made from it) live;
+    /// - meanwhile nothing accesses it except through those tensors: the run-time borrow
+    ///   checks cover the tensors that share this map's buffer, not other maps or
+    ///   references to the same memory.
+    pub unsafe fn new<T: Scalar>(
+        ptr: *mut T,
+        device: DeviceType,
+        shape: &[usize],
+        order: Order,
+    ) -> Result<TensorMap> {
+        let strides = order.strides(shape);
+        // SAFETY: forwarded from the caller.
+        unsafe { TensorMap::from_raw(ptr.cast(), T::DTYPE, device, shape, &strides, None) }
+    }
+
+    /// As [`new`](Self::new), with a handle that is dropped when the last tensor sharing the
+    /// map's buffer is dropped — for instance the `Arc` that owns the array, so the memory
+    /// is guaranteed to outlive every view.
+    ///
+    /// # Safety
+    /// As [`new`](Self::new), except that the memory need only live as long as `keep_alive`.
+    pub unsafe fn with_keep_alive<T: Scalar>(
+        ptr: *mut T,
+        device: DeviceType,
+        shape: &[usize],
+        order: Order,
+        keep_alive: Arc<dyn Any + Send + Sync>,
+    ) -> Result<TensorMap> {
+        let strides = order.strides(shape);
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            TensorMap::from_raw(
+                ptr.cast(),
+                T::DTYPE,
+                device,
+                shape,
+                &strides,
+                Some(keep_alive),
+            )
+        }
+    }
+
+    /// Maps `ptr` as a strided tensor of run-time `dtype` (strides in elements), e.g. a
+    /// column-major block with leading dimension `lda` as strides `[1, lda]`.
+    ///
+    /// Errors: a null `ptr` for a non-empty view, a `ptr` not aligned for `dtype`, strides
+    /// of the wrong count or that reach one element twice, a size that overflows, and
+    /// `DeviceUnavailable` for a device this build cannot use.
+    ///
+    /// # Safety
+    /// As [`new`](Self::new), for every element the strided view reaches; the memory need
+    /// only live as long as `keep_alive` when one is given.
+    pub unsafe fn from_raw(
+        ptr: *mut std::ffi::c_void,
+        dtype: DataType,
+        device: DeviceType,
+        shape: &[usize],
+        strides: &[usize],
+        keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Result<TensorMap> {
+        if device != DeviceType::Cpu {
+            return Err(gpu_unavailable());
+        }
+        let span = span_of(shape, strides)?;
+        if span > 0 && ptr.is_null() {
+            return Err(Error::InvalidArgument {
+                op: "TensorMap",
+                expected: format!("a non-null pointer to {span} elements of {dtype}"),
+                given: "a null pointer".into(),
+            });
+        }
+        if (ptr as usize) % dtype.align_of() != 0 {
+            return Err(Error::InvalidArgument {
+                op: "TensorMap",
+                expected: format!(
+                    "a pointer aligned to {} bytes for {dtype}",
+                    dtype.align_of()
+                ),
+                given: format!("{ptr:p}"),
+            });
+        }
+        let bytes = span
+            .checked_mul(dtype.size_of())
+            .ok_or_else(|| Error::Overflow {
+                op: "TensorMap",
+                what: format!("{span} elements of {dtype} exceed usize bytes"),
+            })?;
+        // SAFETY: the caller vouches for the memory and its lifetime (see `# Safety`).
+        let buffer = unsafe { TensorBuffer::foreign(ptr.cast(), bytes, device, keep_alive) };
+        Ok(TensorMap {
+            tensor: Tensor {
+                dtype,
+                device,
+                shape: TensorShape::new(shape),
+                strides: strides.to_vec(),
+                offset: 0,
+                buffer,
+            },
+        })
+    }
+
+    /// The map as a plain [`Tensor`] (still over the foreign memory).
+    pub fn into_tensor(self) -> Tensor {
+        self.tensor
+    }
+}
+
+impl Deref for TensorMap {
+    type Target = Tensor;
+    fn deref(&self) -> &Tensor {
+        &self.tensor
+    }
+}
+
+impl DerefMut for TensorMap {
+    fn deref_mut(&mut self) -> &mut Tensor {
+        &mut self.tensor
+    }
+}
+
+impl fmt::Display for TensorMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.tensor, f)
+    }
+}
+
+impl fmt::Debug for TensorMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("TensorMap").field(&self.tensor).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn span_of_dense_and_padded_layouts() {
+        assert_eq!(span_of(&[3, 4], &[4, 1]).unwrap(), 12);
+        assert_eq!(span_of(&[3, 4], &[1, 5]).unwrap(), 3 + 3 * 5);
+        assert_eq!(span_of(&[0, 4], &[4, 1]).unwrap(), 0);
+        assert_eq!(span_of(&[], &[]).unwrap(), 1);
+        assert_eq!(span_of(&[1, 5], &[0, 1]).unwrap(), 5);
+    }
+
+    #[test]
+    fn span_of_rejects_overlapping_strides() {
+        for (shape, strides) in [
+            (&[3usize, 4][..], &[2usize, 1][..]),
+            (&[2, 2], &[0, 1]),
+            (&[5], &[0]),
+        ] {
+            assert!(
+                matches!(
+                    span_of(shape, strides),
+                    Err(Error::InvalidArgument {
+                        op: "TensorMap",
+                        ..
+                    })
+                ),
+                "{shape:?} {strides:?}"
+            );
+        }
+    }
+}
