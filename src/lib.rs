@@ -34,3 +34,8 @@
 pub use ctensor_aten::*;
 pub use ctensor_base as base;
 pub use ctensor_kernels as kernels;
+
+/// The README's examples, compiled and run as doc tests so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

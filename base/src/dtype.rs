@@ -38,9 +38,9 @@ pub enum DataType {
     ComplexFloat = 4,
     /// [`c64`], complex of two `f64`.
     ComplexDouble = 5,
-    /// IEEE 754 half precision, [`f16`].
+    /// IEEE 754 half precision, [`half::f16`].
     Half = 6,
-    /// Brain floating point, [`bf16`] (8-bit exponent, 7-bit mantissa).
+    /// Brain floating point, [`half::bf16`] (8-bit exponent, 7-bit mantissa).
     BFloat16 = 7,
 }
 

@@ -1,4 +1,5 @@
 //! Memory kernels on `CpuDevice` against plain reference loops, for every dtype.
+#![allow(clippy::needless_range_loop)] // reference loops read best with explicit indices
 
 mod common;
 

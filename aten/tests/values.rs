@@ -1,0 +1,298 @@
+//! Casts between all 64 dtype pairs, conj/real/imag, element access, allclose and ==.
+
+mod common;
+
+use common::{random_tensor, random_vec, rng};
+use ctensor_aten::{bf16, c32, c64, f16, DataType, DeviceType, Error, Scalar, Tensor};
+
+const CPU: DeviceType = DeviceType::Cpu;
+
+/// Values exact in all eight types (bf16 keeps 8 significant bits).
+const EXACT: [f64; 9] = [0.0, 1.0, -3.0, 42.0, 100.0, -128.0, 255.0, 7.0, -64.0];
+/// Values exact in the six floating-point types but not in integers.
+const FRACTIONS: [f64; 9] = [0.5, -0.25, 1.5, 3.125, -0.0078125, 96.5, 0.0, -1.75, 254.0];
+
+fn round_trip_through<S: Scalar>() {
+    let values = if S::DTYPE.is_integer() {
+        EXACT
+    } else {
+        FRACTIONS
+    };
+    let src_vals: Vec<S> = EXACT.iter().map(|&x| S::cast_from(x)).collect();
+    let frac: Vec<S> = values.iter().map(|&x| S::cast_from(x)).collect();
+    let src = Tensor::from_slice(&src_vals, &[3, 3]).unwrap();
+    let frac = Tensor::from_slice(&frac, &[3, 3]).unwrap();
+    for dt in DataType::ALL {
+        if dt.is_float() {
+            let back = frac.cast(dt).unwrap().cast(S::DTYPE).unwrap();
+            assert!(
+                back == frac,
+                "{} -> {dt} -> {} (fractions)",
+                S::DTYPE,
+                S::DTYPE
+            );
+        }
+        let there = src.cast(dt).unwrap();
+        assert_eq!((there.dtype(), there.dims()), (dt, &[3usize, 3][..]));
+        let back = there.cast(S::DTYPE).unwrap();
+        assert!(back == src, "{} -> {dt} -> {}", S::DTYPE, S::DTYPE);
+        // And the intermediate holds the same numbers.
+        assert!(
+            there.allclose(&src, 0.0, 0.0).unwrap(),
+            "{} -> {dt}",
+            S::DTYPE
+        );
+    }
+}
+
+#[test]
+fn cast_round_trips_for_all_64_pairs() {
+    for_all_dtypes!(round_trip_through);
+}
+
+#[test]
+fn cast_rounding_follows_the_documented_rules() {
+    let t = Tensor::from_slice(&[2.7f64, -2.7, 1e10, f64::NAN, 0.1, 1.0 + 1e-12], &[6]).unwrap();
+    assert_eq!(
+        t.cast(DataType::Int).unwrap().to_vec::<i32>().unwrap(),
+        [2, -2, i32::MAX, 0, 0, 1]
+    );
+    let h = t.cast(DataType::Half).unwrap().to_vec::<f16>().unwrap();
+    assert_eq!(
+        h[4].to_f64(),
+        1638.0 / 16384.0,
+        "0.1 rounds to the nearest f16"
+    );
+    assert_eq!(h[5], f16::ONE);
+    assert!(h[2].is_infinite());
+    let f = t.cast(DataType::Float).unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(f[5], 1.0f32);
+    let big = Tensor::from_slice(&[(1i64 << 53) + 1, (1i64 << 32) + 5], &[2]).unwrap();
+    assert_eq!(
+        big.cast(DataType::Double).unwrap().to_vec::<f64>().unwrap()[0],
+        (1u64 << 53) as f64
+    );
+    assert_eq!(
+        big.cast(DataType::Int).unwrap().to_vec::<i32>().unwrap()[1],
+        5,
+        "i64 -> i32 wraps"
+    );
+    let b = Tensor::from_slice(&[257i32, 259], &[2])
+        .unwrap()
+        .cast(DataType::BFloat16)
+        .unwrap();
+    assert_eq!(
+        b.to_vec::<bf16>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_f32())
+            .collect::<Vec<_>>(),
+        [256.0, 260.0]
+    );
+    let z = Tensor::from_slice(&[c64::new(1.5, -2.5)], &[1]).unwrap();
+    assert_eq!(
+        z.cast(DataType::Double).unwrap().to_vec::<f64>().unwrap(),
+        [1.5],
+        "complex -> real keeps re"
+    );
+    assert_eq!(
+        z.cast(DataType::ComplexFloat)
+            .unwrap()
+            .to_vec::<c32>()
+            .unwrap(),
+        [c32::new(1.5, -2.5)]
+    );
+    let r = Tensor::from_slice(&[3i32], &[1])
+        .unwrap()
+        .cast(DataType::ComplexDouble)
+        .unwrap();
+    assert_eq!(r.to_vec::<c64>().unwrap(), [c64::new(3.0, 0.0)]);
+}
+
+#[test]
+fn cast_of_views_and_column_major() {
+    let (t, v) = random_tensor::<f64>(&mut rng(31), &[4, 5]);
+    let view = t.t().unwrap().narrow(0, 1, 3).unwrap();
+    let c = view.cast(DataType::Float).unwrap();
+    let want: Vec<f32> = (1..4)
+        .flat_map(|j| (0..4).map(move |i| (i, j)))
+        .map(|(i, j)| v[i * 5 + j] as f32)
+        .collect();
+    assert_eq!(c.to_vec::<f32>().unwrap(), want);
+    assert!(t
+        .t()
+        .unwrap()
+        .cast(DataType::Int64)
+        .unwrap()
+        .is_fortran_contiguous());
+}
+
+#[test]
+fn conj_real_imag() {
+    let (z, v) = random_tensor::<c64>(&mut rng(32), &[3, 4]);
+    let cz = z.conj().unwrap();
+    assert!(!cz.shares_memory_with(&z));
+    assert_eq!(
+        cz.to_vec::<c64>().unwrap(),
+        v.iter().map(|x| x.conj()).collect::<Vec<_>>()
+    );
+    let re = z.real().unwrap();
+    let im = z.imag().unwrap();
+    assert_eq!(re.dtype(), DataType::Double);
+    assert_eq!(
+        re.to_vec::<f64>().unwrap(),
+        v.iter().map(|x| x.re).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        im.to_vec::<f64>().unwrap(),
+        v.iter().map(|x| x.im).collect::<Vec<_>>()
+    );
+    // Views: writing the imaginary parts of a transposed view changes z.
+    let mut im_t = z.t().unwrap().imag().unwrap();
+    im_t.zero().unwrap();
+    assert_eq!(
+        z.to_vec::<c64>().unwrap(),
+        v.iter().map(|x| c64::new(x.re, 0.0)).collect::<Vec<_>>()
+    );
+    let (x, xv) = random_tensor::<f32>(&mut rng(33), &[5]);
+    assert_eq!(x.conj().unwrap().to_vec::<f32>().unwrap(), xv);
+    assert!(x.real().unwrap().shares_memory_with(&x));
+    assert_eq!(x.imag().unwrap().to_vec::<f32>().unwrap(), [0.0; 5]);
+    let cf = Tensor::from_slice(&[c32::new(1.0, 2.0)], &[1]).unwrap();
+    assert_eq!(cf.imag().unwrap().to_vec::<f32>().unwrap(), [2.0]);
+}
+
+#[test]
+fn element_access_and_its_errors() {
+    let mut t = Tensor::zeros(DataType::Int64, CPU, &[2, 3]).unwrap();
+    t.set_at(&[1, 2], 9i64).unwrap();
+    assert_eq!(t.get_value::<i64>(&[1, 2]).unwrap(), 9);
+    let e = t.get_value::<f64>(&[0, 0]).unwrap_err();
+    assert!(matches!(
+        e,
+        Error::DTypeMismatch {
+            op: "get_value",
+            expected: DataType::Int64,
+            got: DataType::Double
+        }
+    ));
+    assert!(matches!(
+        t.get_value::<i64>(&[0]),
+        Err(Error::ShapeMismatch {
+            op: "get_value",
+            ..
+        })
+    ));
+    let e = t.get_value::<i64>(&[0, 3]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::OutOfRange {
+                op: "get_value",
+                given: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(matches!(
+        t.set_at(&[2, 0], 1i64),
+        Err(Error::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        t.set_value(1i32),
+        Err(Error::DTypeMismatch { .. })
+    ));
+    assert!(matches!(
+        t.to_vec::<i32>(),
+        Err(Error::DTypeMismatch { .. })
+    ));
+    assert!(matches!(
+        t.as_ptr::<f32>(),
+        Err(Error::DTypeMismatch { .. })
+    ));
+    {
+        let mut acc = t.accessor_mut::<i64, 2>().unwrap();
+        acc[[0, 1]] = 4;
+        acc.set([0, 0], 1).unwrap();
+        assert!(matches!(
+            acc.set([5, 0], 1),
+            Err(Error::OutOfRange { op: "accessor", .. })
+        ));
+    }
+    let acc = t.accessor::<i64, 2>().unwrap();
+    assert_eq!(
+        (acc[[0, 0]], acc[[0, 1]], acc.get([1, 2]).unwrap()),
+        (1, 4, 9)
+    );
+    assert!(matches!(acc.get([0, 3]), Err(Error::OutOfRange { .. })));
+    drop(acc);
+    assert!(matches!(
+        t.accessor::<i64, 3>().map(|_| ()),
+        Err(Error::ShapeMismatch { op: "accessor", .. })
+    ));
+    // A transposed accessor uses the strides.
+    let tt = t.t().unwrap();
+    assert_eq!(tt.accessor::<i64, 2>().unwrap()[[2, 1]], 9);
+    // data() needs a dense tensor.
+    let e = t
+        .narrow(1, 0, 2)
+        .unwrap()
+        .data::<i64>()
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(e, Error::NotContiguous { op: "data", .. }), "{e}");
+    assert_eq!(
+        &*tt.data::<i64>().unwrap(),
+        &[1, 4, 0, 0, 0, 9],
+        "column-major data in memory order"
+    );
+}
+
+#[test]
+#[should_panic(expected = "out of range")]
+fn accessor_index_out_of_range_panics_like_a_slice() {
+    let t = Tensor::zeros(DataType::Float, CPU, &[2, 2]).unwrap();
+    let acc = t.accessor::<f32, 2>().unwrap();
+    let _ = acc[[2, 0]];
+}
+
+#[test]
+fn allclose_and_exact_equality() {
+    let v = random_vec::<f64>(&mut rng(34), 300);
+    let a = Tensor::from_slice(&v, &[300]).unwrap();
+    let bumped: Vec<f64> = v.iter().map(|x| x + 1e-9 * (1.0 + x.abs())).collect();
+    let b = Tensor::from_slice(&bumped, &[300]).unwrap();
+    assert!(a != b);
+    assert!(a.allclose(&b, 1e-8, 1e-8).unwrap());
+    assert!(!a.allclose(&b, 1e-12, 0.0).unwrap());
+    let f = a.cast(DataType::Float).unwrap();
+    assert!(
+        f.allclose(&a, f32::EPSILON as f64, 0.0).unwrap(),
+        "mixed dtypes compare by value"
+    );
+    let nan = Tensor::from_slice(&[f64::NAN], &[1]).unwrap();
+    assert!(!nan.allclose(&nan, 1.0, 1.0).unwrap() && nan != nan);
+    let inf = Tensor::from_slice(&[f64::INFINITY], &[1]).unwrap();
+    assert!(inf.allclose(&inf, 0.0, 0.0).unwrap());
+    let big = Tensor::from_slice(&[i64::MAX], &[1]).unwrap();
+    let big1 = Tensor::from_slice(&[i64::MAX - 1], &[1]).unwrap();
+    assert!(
+        !big.allclose(&big1, 0.0, 0.0).unwrap(),
+        "integers compare exactly"
+    );
+    assert!(big.allclose(&big1, 0.0, 1.0).unwrap());
+    assert!(matches!(
+        a.allclose(&a.reshape(&[3, 100]).unwrap(), 0.0, 0.0),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(
+        a.allclose(&a, -1.0, 0.0),
+        Err(Error::InvalidArgument { op: "allclose", .. })
+    ));
+    assert!(a == a.t().unwrap().contiguous().unwrap());
+    assert!(
+        a != a.cast(DataType::Float).unwrap(),
+        "== requires the same dtype"
+    );
+}

@@ -1,0 +1,245 @@
+//! Views (narrow, index, permute, transpose, t, reshape) and materialising copies
+//! (contiguous, slice), checked element by element against index arithmetic.
+
+mod common;
+
+use common::{all_indices, flat, random_tensor, rng};
+use ctensor_aten::{c64, DataType, DeviceType, Error, Scalar, Tensor};
+
+fn slice_matches_reference_loop<T: Scalar>() {
+    let mut r = rng(11);
+    let cases: [(&[usize], &[usize], &[usize]); 6] = [
+        (&[9], &[2], &[5]),
+        (&[300], &[0], &[300]),
+        (&[5, 7], &[1, 2], &[3, 4]),
+        (&[4, 5, 6], &[1, 0, 2], &[2, 5, 3]),
+        (&[3, 4, 5, 6], &[1, 1, 0, 3], &[2, 3, 5, 2]),
+        (&[3, 4, 5, 6], &[2, 3, 4, 5], &[0, 1, 1, 1]),
+    ];
+    for (shape, starts, sizes) in cases {
+        let (t, v) = random_tensor::<T>(&mut r, shape);
+        let s = t.slice(starts, sizes).unwrap();
+        assert_eq!(s.dims(), sizes);
+        assert!(
+            s.is_contiguous() && !s.shares_memory_with(&t),
+            "slice is a deep copy"
+        );
+        let got = s.to_vec::<T>().unwrap();
+        for idx in all_indices(sizes) {
+            let src: Vec<usize> = idx.iter().zip(starts).map(|(i, s)| i + s).collect();
+            assert!(
+                got[flat(sizes, &idx)] == v[flat(shape, &src)],
+                "{} {shape:?} {idx:?}",
+                T::DTYPE
+            );
+        }
+        // The same block from a transposed (non-contiguous) view.
+        let perm: Vec<usize> = (0..shape.len()).rev().collect();
+        let tt = t.permute(&perm).unwrap();
+        let rs: Vec<usize> = starts.iter().rev().copied().collect();
+        let rz: Vec<usize> = sizes.iter().rev().copied().collect();
+        let st = tt.slice(&rs, &rz).unwrap().to_vec::<T>().unwrap();
+        for idx in all_indices(&rz) {
+            let src: Vec<usize> = idx.iter().rev().zip(starts).map(|(i, s)| i + s).collect();
+            assert!(st[flat(&rz, &idx)] == v[flat(shape, &src)]);
+        }
+    }
+}
+
+#[test]
+fn slice_rank_1_to_4_every_dtype() {
+    for_all_dtypes!(slice_matches_reference_loop);
+}
+
+#[test]
+fn slice_errors_name_the_problem() {
+    let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 4]).unwrap();
+    assert!(matches!(
+        t.slice(&[0], &[1]),
+        Err(Error::ShapeMismatch { op: "slice", .. })
+    ));
+    let e = t.slice(&[2, 0], &[2, 4]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::OutOfRange {
+                op: "slice",
+                given: 4,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn narrow_index_permute_are_zero_copy_views() {
+    let mut r = rng(12);
+    let shape = [4, 5, 6];
+    let (t, v) = random_tensor::<f64>(&mut r, &shape);
+    let n = t.narrow(1, 2, 3).unwrap();
+    assert!(n.shares_memory_with(&t) && !n.is_contiguous());
+    assert_eq!(n.dims(), [4, 3, 6]);
+    let nv = n.to_vec::<f64>().unwrap();
+    for idx in all_indices(&[4, 3, 6]) {
+        assert_eq!(
+            nv[flat(&[4, 3, 6], &idx)],
+            v[flat(&shape, &[idx[0], idx[1] + 2, idx[2]])]
+        );
+    }
+    let p = t.permute(&[2, 0, 1]).unwrap();
+    assert_eq!(p.dims(), [6, 4, 5]);
+    for idx in all_indices(&[6, 4, 5]) {
+        let want = v[flat(&shape, &[idx[1], idx[2], idx[0]])];
+        assert_eq!(p.get_value::<f64>(&idx).unwrap(), want);
+    }
+    let tr = t.transpose(0, 2).unwrap();
+    assert_eq!(
+        tr.get_value::<f64>(&[5, 1, 3]).unwrap(),
+        v[flat(&shape, &[3, 1, 5])]
+    );
+    let row = t.index(3).unwrap().index(4).unwrap();
+    assert_eq!(
+        row.to_vec::<f64>().unwrap(),
+        v[flat(&shape, &[3, 4, 0])..][..6]
+    );
+    let elem = row.index(5).unwrap();
+    assert_eq!(elem.ndim(), 0);
+    assert_eq!(
+        elem.get_value::<f64>(&[]).unwrap(),
+        v[flat(&shape, &[3, 4, 5])]
+    );
+    // Writing through a view changes the parent.
+    let mut col = t.narrow(2, 1, 1).unwrap();
+    col.set_value(-7.0f64).unwrap();
+    assert_eq!(t.get_value::<f64>(&[2, 3, 1]).unwrap(), -7.0);
+    assert_eq!(
+        t.get_value::<f64>(&[2, 3, 0]).unwrap(),
+        v[flat(&shape, &[2, 3, 0])]
+    );
+}
+
+#[test]
+fn index_row_view_outlives_its_parent() {
+    let parent = Tensor::arange(DataType::ComplexDouble, DeviceType::Cpu, 0.0, 12.0, 1.0).unwrap();
+    let parent = parent.reshape(&[3, 4]).unwrap();
+    let row = parent.index(2).unwrap();
+    drop(parent);
+    let want: Vec<c64> = (8..12).map(|i| c64::new(i as f64, 0.0)).collect();
+    assert_eq!(row.to_vec::<c64>().unwrap(), want);
+    let again = row.try_clone().unwrap();
+    assert_eq!(again.to_vec::<c64>().unwrap(), want);
+}
+
+#[test]
+fn transpose_t_and_contiguous() {
+    let t = Tensor::arange(DataType::Int, DeviceType::Cpu, 0.0, 6.0, 1.0)
+        .unwrap()
+        .reshape(&[2, 3])
+        .unwrap();
+    let tt = t.t().unwrap();
+    assert!(tt.is_fortran_contiguous() && !tt.is_contiguous());
+    let c = tt.contiguous().unwrap();
+    assert!(c.is_contiguous() && !c.shares_memory_with(&t));
+    assert_eq!(c.to_vec::<i32>().unwrap(), [0, 3, 1, 4, 2, 5]);
+    let same = t.contiguous().unwrap();
+    assert!(
+        same.shares_memory_with(&t),
+        "contiguous() of a contiguous tensor is shallow"
+    );
+    assert_eq!(t.index(0).unwrap().t().unwrap().dims(), [3]);
+    let cube = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[2, 2, 2]).unwrap();
+    assert!(matches!(
+        cube.t(),
+        Err(Error::InvalidArgument { op: "t", .. })
+    ));
+}
+
+#[test]
+fn view_errors() {
+    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3, 4]).unwrap();
+    assert!(matches!(
+        t.narrow(2, 0, 1),
+        Err(Error::OutOfRange {
+            op: "narrow",
+            given: 2,
+            ..
+        })
+    ));
+    assert!(matches!(
+        t.narrow(1, 3, 2),
+        Err(Error::OutOfRange {
+            op: "narrow",
+            given: 5,
+            ..
+        })
+    ));
+    assert!(matches!(
+        t.narrow(1, usize::MAX, 2),
+        Err(Error::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        t.index(3),
+        Err(Error::OutOfRange {
+            op: "index",
+            given: 3,
+            ..
+        })
+    ));
+    let s = Tensor::scalar(1.0f32).unwrap();
+    assert!(matches!(
+        s.index(0),
+        Err(Error::InvalidArgument { op: "index", .. })
+    ));
+    for bad in [&[0usize, 0][..], &[0], &[0, 2], &[1, 0, 2]] {
+        let e = t.permute(bad).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidArgument { op: "permute", .. }),
+            "{bad:?}"
+        );
+    }
+    assert!(matches!(
+        t.transpose(0, 5),
+        Err(Error::OutOfRange {
+            op: "transpose",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn reshape_with_minus_one_views_or_copies() {
+    let t = Tensor::arange(DataType::Double, DeviceType::Cpu, 0.0, 24.0, 1.0).unwrap();
+    let r = t.reshape(&[2, -1, 4]).unwrap();
+    assert_eq!(r.dims(), [2, 3, 4]);
+    assert!(
+        r.shares_memory_with(&t),
+        "a contiguous tensor reshapes as a view"
+    );
+    assert_eq!(r.get_value::<f64>(&[1, 2, 3]).unwrap(), 23.0);
+    // A transposed view must be copied to be read in row-major order.
+    let m = t.reshape(&[4, 6]).unwrap().t().unwrap();
+    let flatm = m.reshape(&[-1]).unwrap();
+    assert!(!flatm.shares_memory_with(&t));
+    let want: Vec<f64> = (0..6)
+        .flat_map(|j| (0..4).map(move |i| (i * 6 + j) as f64))
+        .collect();
+    assert_eq!(flatm.to_vec::<f64>().unwrap(), want);
+    // The four failure cases.
+    assert!(matches!(
+        t.reshape(&[-1, -1]),
+        Err(Error::InvalidArgument { op: "reshape", .. })
+    ));
+    assert!(matches!(
+        t.reshape(&[-3, 8]),
+        Err(Error::InvalidArgument { op: "reshape", .. })
+    ));
+    assert!(matches!(
+        t.reshape(&[5, -1]),
+        Err(Error::ShapeMismatch { op: "reshape", .. })
+    ));
+    assert!(matches!(
+        t.reshape(&[5, 5]),
+        Err(Error::ShapeMismatch { op: "reshape", .. })
+    ));
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the system packages ctensor builds against, when they are missing:
+# pkg-config and the OpenBLAS development package (BLAS + LAPACK), from Debian/Ubuntu's
+# apt. As root it installs directly, otherwise through passwordless sudo; when neither
+# is possible it prints the exact command and fails.
+set -euo pipefail
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists openblas; then
+  missing+=(libopenblas-dev)
+fi
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+echo "ensure-deps: missing ${missing[*]}; installing" >&2
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "ensure-deps: no apt-get here; install the OpenBLAS development package (with its openblas.pc) and pkg-config by hand" >&2
+  exit 1
+fi
+if [ "$(id -u)" = 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  sh -c "$cmd"
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo DEBIAN_FRONTEND=noninteractive sh -c "$cmd"
+else
+  echo "ensure-deps: cannot install as $(id -un) without a password. Run:" >&2
+  echo "  sudo sh -c '$cmd'" >&2
+  exit 1
+fi
+pkg-config --exists openblas || { echo "ensure-deps: openblas.pc still not found after the install" >&2; exit 1; }
