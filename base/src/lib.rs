@@ -11,6 +11,7 @@
 //! ```
 
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 // Links the system OpenBLAS (BLAS and LAPACK) into every binary that uses ctensor.
 use openblas_src as _;
