@@ -158,6 +158,25 @@ fn map_constructor_errors() {
         )
         .unwrap_err();
         assert!(e.to_string().contains("twice"), "{e}");
+        let e = TensorMap::from_raw(
+            v.as_mut_ptr().cast(),
+            DataType::Double,
+            DeviceType::Cpu,
+            &[2, 2],
+            &[2],
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    op: "TensorMap",
+                    ..
+                }
+            ) && e.to_string().contains("1 strides"),
+            "{e}"
+        );
         let e = TensorMap::new(v.as_mut_ptr(), DeviceType::Gpu, &[4], Order::RowMajor).unwrap_err();
         assert!(matches!(e, Error::DeviceUnavailable { .. }));
         let e = TensorMap::new(

@@ -81,6 +81,17 @@ fn arange_counts_like_numpy() {
             .numel(),
         0
     );
+    let e = Tensor::arange(DataType::Double, CPU, 0.0, 1e300, 1.0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Overflow {
+                op: "Tensor::arange",
+                ..
+            }
+        ),
+        "{e}"
+    );
     for step in [0.0, f64::NAN, f64::INFINITY] {
         let e = Tensor::arange(DataType::Float, CPU, 0.0, 1.0, step).unwrap_err();
         assert!(

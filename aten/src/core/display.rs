@@ -52,34 +52,18 @@ fn real(x: f64, n: Notation) -> String {
 /// The text of each shown element, in row-major order of the shown indices.
 fn cells<T: Scalar>(t: &Tensor, shown: &[Vec<usize>], elided: bool) -> Result<Vec<String>> {
     let values: Vec<T> = if elided {
-        let mut out = Vec::new();
-        let mut idx = vec![0usize; shown.len()];
-        if shown.iter().all(|s| !s.is_empty()) {
-            loop {
-                let at: Vec<usize> = idx.iter().zip(shown).map(|(&k, s)| s[k]).collect();
-                out.push(t.get_value::<T>(&at)?);
-                let mut d = shown.len();
-                loop {
-                    if d == 0 {
-                        break;
-                    }
-                    d -= 1;
-                    idx[d] += 1;
-                    if idx[d] < shown[d].len() {
-                        break;
-                    }
-                    idx[d] = 0;
-                    if d == 0 {
-                        d = usize::MAX;
-                        break;
-                    }
+        // Only the shown elements are read, so printing a huge tensor copies little.
+        let count: usize = shown.iter().map(Vec::len).product();
+        let mut at = vec![0usize; shown.len()];
+        (0..count)
+            .map(|mut k| {
+                for (d, entries) in shown.iter().enumerate().rev() {
+                    at[d] = entries[k % entries.len()];
+                    k /= entries.len();
                 }
-                if d == usize::MAX || shown.is_empty() {
-                    break;
-                }
-            }
-        }
-        out
+                t.get_value::<T>(&at)
+            })
+            .collect::<Result<_>>()?
     } else {
         t.to_vec::<T>()?
     };

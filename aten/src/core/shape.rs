@@ -171,6 +171,36 @@ mod tests {
     }
 
     #[test]
+    fn dim_size_is_checked() {
+        let s = TensorShape::from([2, 5]);
+        assert_eq!(
+            (s.dim_size(1).unwrap(), s.numel(), s.to_string()),
+            (5, 10, "[2, 5]".into())
+        );
+        let e = s.dim_size(2).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::OutOfRange {
+                    op: "dim_size",
+                    given: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(
+            TensorShape::from([usize::MAX, 2]).numel(),
+            usize::MAX,
+            "numel saturates"
+        );
+        assert!(matches!(
+            TensorShape::from([usize::MAX, 2]).checked_numel("t"),
+            Err(Error::Overflow { .. })
+        ));
+    }
+
+    #[test]
     fn resolve_failure_cases() {
         // 1. two -1
         assert!(matches!(

@@ -178,7 +178,11 @@ impl Tensor {
         let n = count as usize;
         let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
         let host = Tensor::from_slice(&values, &[n])?.cast(dtype)?;
-        host.to_device(device)
+        if device == DeviceType::Cpu {
+            Ok(host)
+        } else {
+            host.to_device(device)
+        }
     }
 
     /// Fills this view with `value` through the device's `SetMemory` kernel; the caller has
@@ -306,6 +310,15 @@ impl Tensor {
         self.elem_ptr().cast::<T>()
     }
 
+    /// The `NotContiguous` error for this tensor's layout.
+    pub(crate) fn not_contiguous(&self, op: &'static str) -> Error {
+        Error::NotContiguous {
+            op,
+            shape: self.dims().to_vec(),
+            strides: self.strides.clone(),
+        }
+    }
+
     pub(crate) fn check_dtype<T: Scalar>(&self, op: &'static str) -> Result<()> {
         if T::DTYPE != self.dtype {
             return Err(Error::DTypeMismatch {
@@ -317,7 +330,7 @@ impl Tensor {
         Ok(())
     }
 
-    fn check_host(&self, op: &'static str) -> Result<()> {
+    pub(crate) fn check_host(&self, op: &'static str) -> Result<()> {
         if self.device != DeviceType::Cpu {
             return Err(Error::InvalidArgument {
                 op,
@@ -350,11 +363,7 @@ impl Tensor {
         self.check_host(op)?;
         self.check_dtype::<T>(op)?;
         if self.dense_order().is_none() {
-            return Err(Error::NotContiguous {
-                op,
-                shape: self.dims().to_vec(),
-                strides: self.strides.clone(),
-            });
+            return Err(self.not_contiguous(op));
         }
         Ok(self.numel())
     }

@@ -103,11 +103,10 @@ impl Tensor {
     /// pairs, real <-> complex included). Keeps a column-major dense layout; any other
     /// layout becomes row-major.
     pub fn cast(&self, dtype: DataType) -> Result<Tensor> {
-        let src = match self.dense_order() {
-            Some(_) => self.share(),
-            None => self.copy_in_order(Order::RowMajor)?,
+        let (src, order) = match self.dense_order() {
+            Some(order) => (self.share(), order),
+            None => (self.copy_in_order(Order::RowMajor)?, Order::RowMajor),
         };
-        let order = src.dense_order().unwrap_or(Order::RowMajor);
         let out = Tensor::new_in_order(dtype, self.device, self.dims(), order)?;
         let n = self.numel();
         let _r = src.buffer.read("cast")?;

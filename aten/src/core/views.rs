@@ -128,11 +128,7 @@ impl Tensor {
     /// A row-major view with shape `dims` of this row-major contiguous tensor.
     pub(crate) fn view_as(&self, op: &'static str, dims: &TensorShape) -> Result<Tensor> {
         if !self.is_contiguous() {
-            return Err(Error::NotContiguous {
-                op,
-                shape: self.dims().to_vec(),
-                strides: self.strides.clone(),
-            });
+            return Err(self.not_contiguous(op));
         }
         if dims.numel() != self.numel() {
             return Err(Error::ShapeMismatch {
