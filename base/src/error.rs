@@ -94,6 +94,19 @@ pub enum Error {
         reason: String,
     },
 
+    // ---- BLAS / LAPACK -------------------------------------------------------------
+    /// A LAPACK routine returned a non-zero `info`.
+    #[error("{routine} failed with info = {info}: {detail}")]
+    Lapack {
+        /// The LAPACK routine, e.g. `zheevd`.
+        routine: &'static str,
+        /// The `info` it returned: `-k` means argument `k` was illegal, a positive value
+        /// is a numerical failure whose meaning depends on the routine.
+        info: i64,
+        /// What `info` means for this routine.
+        detail: String,
+    },
+
     // ---- memory ------------------------------------------------------------------
     /// A borrow of a tensor's memory conflicts with one that is still alive (through
     /// this tensor or another that shares its buffer).

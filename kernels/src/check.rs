@@ -44,3 +44,86 @@ pub fn numel(op: &'static str, shape: &[usize]) -> Result<usize> {
             what: format!("the element count of shape {shape:?} exceeds usize"),
         })
 }
+
+/// A size handed to an LP64 BLAS/LAPACK must fit in its 32-bit integer.
+pub fn blas_int(op: &'static str, name: &str, v: usize) -> Result<i32> {
+    i32::try_from(v).map_err(|_| Error::Overflow {
+        op,
+        what: format!("`{name}` = {v} exceeds the BLAS/LAPACK integer range (i32::MAX)"),
+    })
+}
+
+/// A BLAS increment: non-zero and within the 32-bit BLAS integer range.
+pub fn blas_inc(op: &'static str, name: &str, inc: isize) -> Result<i32> {
+    if inc == 0 {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: format!("a non-zero increment `{name}`"),
+            given: "0".to_string(),
+        });
+    }
+    i32::try_from(inc).map_err(|_| Error::Overflow {
+        op,
+        what: format!("`{name}` = {inc} exceeds the BLAS integer range"),
+    })
+}
+
+/// Elements spanned by a strided vector of `n` entries: `1 + (n-1)|inc|` (0 when `n == 0`).
+pub fn vector_span(op: &'static str, name: &str, n: usize, inc: isize) -> Result<usize> {
+    if n == 0 {
+        return Ok(0);
+    }
+    (n - 1)
+        .checked_mul(inc.unsigned_abs())
+        .and_then(|v| v.checked_add(1))
+        .ok_or_else(|| Error::Overflow {
+            op,
+            what: format!(
+                "vector `{name}` of {n} elements with increment {inc} spans more than usize"
+            ),
+        })
+}
+
+/// A leading dimension must be at least `max(1, rows)`.
+pub fn leading_dim(op: &'static str, name: &str, ld: usize, rows: usize) -> Result<()> {
+    if ld < rows.max(1) {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: format!("`{name}` >= max(1, {rows}) (the rows of the stored matrix)"),
+            given: format!("`{name}` = {ld}"),
+        });
+    }
+    Ok(())
+}
+
+/// Elements spanned by a column-major `rows × cols` matrix with leading dimension `ld`:
+/// `ld·(cols-1) + rows`, or 0 for an empty matrix.
+pub fn matrix_span(
+    op: &'static str,
+    name: &str,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+) -> Result<usize> {
+    if rows == 0 || cols == 0 {
+        return Ok(0);
+    }
+    ld.checked_mul(cols - 1)
+        .and_then(|v| v.checked_add(rows))
+        .ok_or_else(|| Error::Overflow {
+            op,
+            what: format!("matrix `{name}` ({rows} × {cols}, ld {ld}) spans more than usize"),
+        })
+}
+
+/// Two slices that must have the same length (the arrays of a pointer batch).
+pub fn same_len(op: &'static str, names: &str, lens: &[usize]) -> Result<()> {
+    if lens.windows(2).any(|w| w[0] != w[1]) {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: format!("{names} of the same length"),
+            got: format!("lengths {lens:?}"),
+        });
+    }
+    Ok(())
+}

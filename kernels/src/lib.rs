@@ -18,8 +18,12 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+pub mod arith;
+pub mod blas;
 pub mod check;
 mod cpu;
+pub mod lapack;
 pub mod layout;
 pub mod linalg;
 pub mod memory;
+pub mod parallel;

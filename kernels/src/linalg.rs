@@ -1,5 +1,10 @@
-//! Element-wise kernels on raw memory. Every one is correct when the output is the same
-//! memory as an input.
+//! Element-wise and layout kernels on raw memory, for all eight element types.
+//!
+//! Every one is correct when the output is the same memory as an input (in place): each
+//! pointer argument is either identical to or disjoint from each other one. Arithmetic
+//! follows [`Arith`](crate::arith::Arith): `f16`/`bf16` compute in `f32`, integers wrap,
+//! integer division by zero is an error. Large arrays are split across threads above
+//! [`parallel_threshold`](crate::parallel::parallel_threshold).
 
 use ctensor_base::{Device, Result, Scalar};
 
@@ -11,4 +16,120 @@ pub trait Conj<T: Scalar>: Device {
     /// `src` is valid for reads and `dst` for writes of `n` elements on this device; the
     /// two ranges are either identical or disjoint.
     unsafe fn conj(dst: *mut T, src: *const T, n: usize) -> Result<()>;
+}
+
+/// Linear combination.
+pub trait Add<T: Scalar>: Device {
+    /// `z[i] = alpha · x[i] + beta · y[i]` for `i < n`.
+    ///
+    /// # Safety
+    /// `x`, `y` are valid for reads and `z` for writes of `n` elements; each pair of
+    /// ranges is identical or disjoint.
+    unsafe fn add(n: usize, alpha: T, x: *const T, beta: T, y: *const T, z: *mut T) -> Result<()>;
+}
+
+/// Scaling and the element-wise (Hadamard) product.
+pub trait Mul<T: Scalar>: Device {
+    /// `y[i] = alpha · x[i]` for `i < n`.
+    ///
+    /// # Safety
+    /// `x` is valid for reads and `y` for writes of `n` elements; identical or disjoint.
+    unsafe fn scale(n: usize, alpha: T, x: *const T, y: *mut T) -> Result<()>;
+
+    /// `z[i] = alpha · x[i] · y[i]` for `i < n`.
+    ///
+    /// # Safety
+    /// `x`, `y` are valid for reads and `z` for writes of `n` elements; each pair of
+    /// ranges is identical or disjoint.
+    unsafe fn mul(n: usize, alpha: T, x: *const T, y: *const T, z: *mut T) -> Result<()>;
+}
+
+/// Element-wise division.
+pub trait Div<T: Scalar>: Device {
+    /// `z[i] = alpha · x[i] / y[i]` for `i < n`. For integer types a zero in `y` is an
+    /// error reported before anything is written; floats follow IEEE (±inf, NaN).
+    ///
+    /// # Safety
+    /// `x`, `y` are valid for reads and `z` for writes of `n` elements; each pair of
+    /// ranges is identical or disjoint.
+    unsafe fn div(n: usize, alpha: T, x: *const T, y: *const T, z: *mut T) -> Result<()>;
+}
+
+/// Fused multiply–add of arrays.
+pub trait Fma<T: Scalar>: Device {
+    /// `out[i] = alpha · x[i] · y[i] + beta · z[i]` for `i < n`.
+    ///
+    /// # Safety
+    /// `x`, `y`, `z` are valid for reads and `out` for writes of `n` elements; each pair
+    /// of ranges is identical or disjoint.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn fma(
+        n: usize,
+        alpha: T,
+        x: *const T,
+        y: *const T,
+        beta: T,
+        z: *const T,
+        out: *mut T,
+    ) -> Result<()>;
+}
+
+/// Permutation of the axes of a dense row-major array (a transpose for rank 2).
+pub trait Transpose<T: Scalar>: Device {
+    /// Writes the row-major array of shape `[shape[perm[0]], shape[perm[1]], ...]` whose
+    /// element `[i_0, i_1, ...]` is `src[j]` with `j[perm[d]] = i_d`, conjugated when
+    /// `conj`. `perm` must be a permutation of `0..shape.len()`. Cache-blocked.
+    ///
+    /// # Safety
+    /// `src` is valid for reads and `dst` for writes of `shape.iter().product()`
+    /// elements; the two are identical (in place, through a temporary) or disjoint.
+    unsafe fn transpose(
+        shape: &[usize],
+        perm: &[usize],
+        src: *const T,
+        dst: *mut T,
+        conj: bool,
+    ) -> Result<()>;
+}
+
+/// Sub-sampling of a dense row-major array with a step per axis.
+pub trait Stride<T: Scalar>: Device {
+    /// Writes the row-major array of shape `[ceil(shape[d] / steps[d])]` whose element
+    /// `idx` is `src[idx · steps]` (every step ≥ 1).
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `shape.iter().product()` elements and `dst` for
+    /// writes of the output's; the two start at the same address (in place) or are
+    /// disjoint.
+    unsafe fn stride(shape: &[usize], steps: &[usize], src: *const T, dst: *mut T) -> Result<()>;
+}
+
+/// The inverse of [`Stride`]: spreads an array onto a grid with a step per axis.
+pub trait Inflate<T: Scalar>: Device {
+    /// Writes the row-major array of shape `dst_shape` whose element `idx · steps` is
+    /// `src[idx]` and every other element zero. Each `dst_shape[d]` must be at least
+    /// `(shape[d] - 1) · steps[d] + 1` (every step ≥ 1).
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `shape.iter().product()` elements and `dst` for
+    /// writes of `dst_shape.iter().product()`; the two start at the same address (in
+    /// place) or are disjoint.
+    unsafe fn inflate(
+        shape: &[usize],
+        steps: &[usize],
+        src: *const T,
+        dst_shape: &[usize],
+        dst: *mut T,
+    ) -> Result<()>;
+}
+
+/// Sums of contiguous rows.
+pub trait Reduce<T: Scalar>: Device {
+    /// `dst[r] = Σ_{j < inner} src[r · inner + j]` for `r < rows` (zero when
+    /// `inner == 0`); `f16`/`bf16` accumulate in `f32`.
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `rows · inner` elements and `dst` for writes of
+    /// `rows`; `dst` starts at `src` (in place) or is disjoint from it.
+    unsafe fn reduce(rows: usize, inner: usize, src: *const T, dst: *mut T) -> Result<()>;
 }

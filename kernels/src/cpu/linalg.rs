@@ -1,19 +1,462 @@
-//! Element-wise kernels on the host.
+//! Element-wise and layout kernels on the host.
 
-use ctensor_base::{CpuDevice, Result, Scalar};
+use ctensor_base::{CpuDevice, Error, Result, Scalar};
 
+use crate::arith::Arith;
 use crate::check;
-use crate::linalg::Conj;
+use crate::layout::{row_major_strides, walk_rows};
+use crate::linalg::*;
+use crate::parallel::{for_each_range, SendPtr};
+
+/// `out[i] = f([in_0[i], in_1[i], ...])` for `i < n`, split across threads when large.
+///
+/// # Safety
+/// Every input is valid for reads and `out` for writes of `n` elements; each pair of
+/// ranges is identical or disjoint. Reading all inputs of index `i` before writing
+/// `out[i]`, and giving each thread its own indices, makes identical ranges safe.
+unsafe fn map_elements<T: Scalar, const K: usize>(
+    op: &'static str,
+    n: usize,
+    inputs: [*const T; K],
+    out: *mut T,
+    f: impl Fn([T; K]) -> T + Sync,
+) -> Result<()> {
+    for (k, p) in inputs.iter().enumerate() {
+        check::non_null(op, ["x", "y", "z"][k.min(2)], *p, n)?;
+    }
+    check::non_null(op, "the output", out, n)?;
+    let ins = inputs.map(|p| SendPtr(p as *mut T));
+    let out = SendPtr(out);
+    for_each_range(n, 1, |range| {
+        let (ins, out) = (ins, out);
+        for i in range {
+            // SAFETY: `i < n` and the caller vouches for `n` elements of every pointer.
+            unsafe {
+                let v = ins.map(|p| p.get().add(i).read());
+                out.get().add(i).write(f(v));
+            }
+        }
+    });
+    Ok(())
+}
 
 impl<T: Scalar> Conj<T> for CpuDevice {
     unsafe fn conj(dst: *mut T, src: *const T, n: usize) -> Result<()> {
-        check::non_null("conj", "dst", dst, n)?;
-        check::non_null("conj", "src", src, n)?;
-        for i in 0..n {
-            // SAFETY: `src` and `dst` are valid for `n` elements and either identical or
-            // disjoint (caller); reading before writing each element makes in place safe.
-            unsafe { dst.add(i).write(src.add(i).read().conj()) };
+        // SAFETY: forwarded contract.
+        unsafe { map_elements("conj", n, [src], dst, |[x]| x.conj()) }
+    }
+}
+
+impl<T: Arith> Add<T> for CpuDevice {
+    unsafe fn add(n: usize, alpha: T, x: *const T, beta: T, y: *const T, z: *mut T) -> Result<()> {
+        let (a, b) = (alpha.up(), beta.up());
+        // SAFETY: forwarded contract.
+        unsafe {
+            map_elements("add", n, [x, y], z, |[x, y]| {
+                T::down(T::add(T::mul(a, x.up()), T::mul(b, y.up())))
+            })
         }
+    }
+}
+
+impl<T: Arith> Mul<T> for CpuDevice {
+    unsafe fn scale(n: usize, alpha: T, x: *const T, y: *mut T) -> Result<()> {
+        let a = alpha.up();
+        // SAFETY: forwarded contract.
+        unsafe { map_elements("scale", n, [x], y, |[x]| T::down(T::mul(a, x.up()))) }
+    }
+
+    unsafe fn mul(n: usize, alpha: T, x: *const T, y: *const T, z: *mut T) -> Result<()> {
+        let a = alpha.up();
+        // SAFETY: forwarded contract.
+        unsafe {
+            map_elements("mul", n, [x, y], z, |[x, y]| {
+                T::down(T::mul(T::mul(a, x.up()), y.up()))
+            })
+        }
+    }
+}
+
+impl<T: Arith> Div<T> for CpuDevice {
+    unsafe fn div(n: usize, alpha: T, x: *const T, y: *const T, z: *mut T) -> Result<()> {
+        check::non_null("div", "y", y, n)?;
+        if T::DTYPE.is_integer() {
+            for i in 0..n {
+                // SAFETY: `y` is valid for `n` reads (caller).
+                if unsafe { y.add(i).read() }.is_bad_divisor() {
+                    return Err(Error::InvalidArgument {
+                        op: "div",
+                        expected: format!("non-zero divisors for integer ({}) division", T::DTYPE),
+                        given: format!("y[{i}] = 0"),
+                    });
+                }
+            }
+        }
+        let a = alpha.up();
+        // SAFETY: forwarded contract.
+        unsafe {
+            map_elements("div", n, [x, y], z, |[x, y]| {
+                T::down(T::div(T::mul(a, x.up()), y.up()))
+            })
+        }
+    }
+}
+
+impl<T: Arith> Fma<T> for CpuDevice {
+    unsafe fn fma(
+        n: usize,
+        alpha: T,
+        x: *const T,
+        y: *const T,
+        beta: T,
+        z: *const T,
+        out: *mut T,
+    ) -> Result<()> {
+        let (a, b) = (alpha.up(), beta.up());
+        // SAFETY: forwarded contract.
+        unsafe {
+            map_elements("fma", n, [x, y, z], out, |[x, y, z]| {
+                T::down(T::add(T::mul(T::mul(a, x.up()), y.up()), T::mul(b, z.up())))
+            })
+        }
+    }
+}
+
+/// `perm` must be a permutation of `0..rank`.
+fn check_perm(op: &'static str, perm: &[usize], rank: usize) -> Result<()> {
+    let mut seen = vec![false; rank];
+    let ok = perm.len() == rank
+        && perm
+            .iter()
+            .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
+    if !ok {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: format!("a permutation of 0..{rank}"),
+            given: format!("{perm:?}"),
+        });
+    }
+    Ok(())
+}
+
+/// Tile edge of the blocked transpose: a 32 × 32 tile of 16-byte elements is 16 KiB, so
+/// the source and destination tiles of any element type share a 32–48 KiB L1 cache.
+const TILE: usize = 32;
+
+/// One output axis of a transpose after merging: its length, its stride in the source
+/// and its stride in the (row-major) destination.
+#[derive(Clone, Copy, Debug)]
+struct Axis {
+    len: usize,
+    src: usize,
+    dst: usize,
+}
+
+/// Source and destination offsets of the `t`-th combination of `axes` (row-major).
+fn offsets(axes: &[Axis], mut t: usize) -> (usize, usize) {
+    let (mut s, mut d) = (0, 0);
+    for ax in axes.iter().rev() {
+        let i = t % ax.len;
+        t /= ax.len;
+        s += i * ax.src;
+        d += i * ax.dst;
+    }
+    (s, d)
+}
+
+#[inline(always)]
+fn maybe_conj<T: Scalar, const CONJ: bool>(v: T) -> T {
+    if CONJ {
+        v.conj()
+    } else {
+        v
+    }
+}
+
+/// The transpose proper on disjoint `src` and `dst` (`n > 0` elements).
+///
+/// # Safety
+/// As for [`Transpose::transpose`], with `src` and `dst` disjoint.
+unsafe fn transpose_disjoint<T: Scalar, const CONJ: bool>(
+    shape: &[usize],
+    perm: &[usize],
+    src: *const T,
+    dst: *mut T,
+) {
+    let in_strides = row_major_strides(shape);
+    // Output axes, outermost first, size-1 axes dropped, neighbours that stay
+    // contiguous in the source merged.
+    let mut axes: Vec<Axis> = Vec::new();
+    for &p in perm {
+        let (len, s) = (shape[p], in_strides[p]);
+        if len == 1 {
+            continue;
+        }
+        match axes.last_mut() {
+            Some(last) if last.src == s * len => {
+                last.len *= len;
+                last.src = s;
+            }
+            _ => axes.push(Axis {
+                len,
+                src: s,
+                dst: 0,
+            }),
+        }
+    }
+    let mut acc = 1;
+    for ax in axes.iter_mut().rev() {
+        ax.dst = acc;
+        acc *= ax.len;
+    }
+    let (src, dst) = (SendPtr(src as *mut T), SendPtr(dst));
+    let Some(&last) = axes.last() else {
+        // SAFETY: one element (`n > 0`, every axis of length 1).
+        unsafe { dst.get().write(maybe_conj::<T, CONJ>(src.get().read())) };
+        return;
+    };
+    if last.src == 1 {
+        // The innermost axis is contiguous on both sides: copy whole rows.
+        let outer = &axes[..axes.len() - 1];
+        let rows: usize = outer.iter().map(|a| a.len).product();
+        for_each_range(rows, last.len, |range| {
+            let (src, dst) = (src, dst);
+            for r in range {
+                let (s, _) = offsets(outer, r);
+                let d = r * last.len;
+                for j in 0..last.len {
+                    // SAFETY: offsets stay inside the `n` elements of both arrays.
+                    unsafe {
+                        let v = src.get().add(s + j).read();
+                        dst.get().add(d + j).write(maybe_conj::<T, CONJ>(v));
+                    }
+                }
+            }
+        });
+        return;
+    }
+    // The source's contiguous axis `q` is not the destination's: swap tiles of
+    // (q, last) so that reads and writes both stay within a cache-sized block.
+    let q = axes
+        .iter()
+        .position(|a| a.src == 1)
+        .expect("a dense source has an axis of stride 1");
+    let qa = axes[q];
+    let outer: Vec<Axis> = axes[..axes.len() - 1]
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != q)
+        .map(|(_, a)| *a)
+        .collect();
+    let outer_count: usize = outer.iter().map(|a| a.len).product();
+    let q_tiles = qa.len.div_ceil(TILE);
+    for_each_range(outer_count * q_tiles, TILE * last.len, |range| {
+        let (src, dst) = (src, dst);
+        for t in range {
+            let (s0, d0) = offsets(&outer, t / q_tiles);
+            let i0 = (t % q_tiles) * TILE;
+            let i1 = (i0 + TILE).min(qa.len);
+            for j0 in (0..last.len).step_by(TILE) {
+                let j1 = (j0 + TILE).min(last.len);
+                for i in i0..i1 {
+                    let (s, d) = (s0 + i, d0 + i * qa.dst);
+                    for j in j0..j1 {
+                        // SAFETY: offsets stay inside the `n` elements of both arrays.
+                        unsafe {
+                            let v = src.get().add(s + j * last.src).read();
+                            dst.get().add(d + j).write(maybe_conj::<T, CONJ>(v));
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+impl<T: Scalar> Transpose<T> for CpuDevice {
+    unsafe fn transpose(
+        shape: &[usize],
+        perm: &[usize],
+        src: *const T,
+        dst: *mut T,
+        conj: bool,
+    ) -> Result<()> {
+        let op = "transpose";
+        check_perm(op, perm, shape.len())?;
+        let n = check::numel(op, shape)?;
+        check::non_null(op, "src", src, n)?;
+        check::non_null(op, "dst", dst, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let conj = conj && T::DTYPE.is_complex();
+        let tmp;
+        let src = if std::ptr::eq(src, dst) {
+            // In place: permute out of a copy.
+            // SAFETY: `src` is valid for `n` reads (caller).
+            tmp = unsafe { std::slice::from_raw_parts(src, n) }.to_vec();
+            tmp.as_ptr()
+        } else {
+            src
+        };
+        // SAFETY: `src` and `dst` are now disjoint and valid for `n` elements.
+        unsafe {
+            if conj {
+                transpose_disjoint::<T, true>(shape, perm, src, dst)
+            } else {
+                transpose_disjoint::<T, false>(shape, perm, src, dst)
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Steps must be one per axis and at least 1.
+fn check_steps(op: &'static str, shape: &[usize], steps: &[usize]) -> Result<()> {
+    check::strides_rank(op, "steps", steps, shape)?;
+    if let Some(d) = steps.iter().position(|&s| s == 0) {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "a step of at least 1 along every axis".into(),
+            given: format!("steps {steps:?} (axis {d} is 0)"),
+        });
+    }
+    Ok(())
+}
+
+impl<T: Scalar> Stride<T> for CpuDevice {
+    unsafe fn stride(shape: &[usize], steps: &[usize], src: *const T, dst: *mut T) -> Result<()> {
+        let op = "stride";
+        check_steps(op, shape, steps)?;
+        let n_in = check::numel(op, shape)?;
+        let out_shape: Vec<usize> = shape
+            .iter()
+            .zip(steps)
+            .map(|(&n, &s)| n.div_ceil(s))
+            .collect();
+        let n_out = check::numel(op, &out_shape)?;
+        check::non_null(op, "src", src, n_in)?;
+        check::non_null(op, "dst", dst, n_out)?;
+        let src_strides: Vec<usize> = row_major_strides(shape)
+            .iter()
+            .zip(steps)
+            .map(|(&a, &s)| a * s)
+            .collect();
+        let dst_strides = row_major_strides(&out_shape);
+        // Row-major order with source index >= destination index at every element and
+        // both increasing: reading ahead of writing keeps the in-place case correct.
+        walk_rows(
+            &out_shape,
+            [&dst_strides, &src_strides],
+            |[d, s], len, [dd, ds]| {
+                for t in 0..len {
+                    // SAFETY: offsets stay inside the arrays (caller's sizes, checked shapes).
+                    unsafe { dst.add(d + t * dd).write(src.add(s + t * ds).read()) };
+                }
+            },
+        );
+        Ok(())
+    }
+}
+
+impl<T: Scalar> Inflate<T> for CpuDevice {
+    unsafe fn inflate(
+        shape: &[usize],
+        steps: &[usize],
+        src: *const T,
+        dst_shape: &[usize],
+        dst: *mut T,
+    ) -> Result<()> {
+        let op = "inflate";
+        check_steps(op, shape, steps)?;
+        check::strides_rank(op, "dst_shape", dst_shape, shape)?;
+        for d in 0..shape.len() {
+            let need = if shape[d] == 0 {
+                0
+            } else {
+                (shape[d] - 1) * steps[d] + 1
+            };
+            if dst_shape[d] < need {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    expected: format!(
+                        "dst_shape[{d}] >= (shape[{d}] - 1) · steps[{d}] + 1 = {need}"
+                    ),
+                    got: format!("dst_shape {dst_shape:?} for shape {shape:?}, steps {steps:?}"),
+                });
+            }
+        }
+        let n_in = check::numel(op, shape)?;
+        let n_out = check::numel(op, dst_shape)?;
+        check::non_null(op, "src", src, n_in)?;
+        check::non_null(op, "dst", dst, n_out)?;
+        if n_out == 0 {
+            return Ok(());
+        }
+        let in_strides = row_major_strides(shape);
+        let rank = shape.len();
+        // Walk the destination backwards: every element's source index is at most its
+        // destination index, so in place nothing is overwritten before it is read.
+        let mut idx: Vec<usize> = dst_shape.iter().map(|&n| n - 1).collect();
+        for j in (0..n_out).rev() {
+            let mut s = 0;
+            let on_grid = (0..rank).all(|d| {
+                let (q, r) = (idx[d] / steps[d], idx[d] % steps[d]);
+                s += q * in_strides[d];
+                r == 0 && q < shape[d]
+            });
+            let v = if on_grid {
+                // SAFETY: `s < n_in` because every `q < shape[d]`.
+                unsafe { src.add(s).read() }
+            } else {
+                T::zero()
+            };
+            // SAFETY: `j < n_out`.
+            unsafe { dst.add(j).write(v) };
+            for d in (0..rank).rev() {
+                if idx[d] > 0 {
+                    idx[d] -= 1;
+                    break;
+                }
+                idx[d] = dst_shape[d] - 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: Arith> Reduce<T> for CpuDevice {
+    unsafe fn reduce(rows: usize, inner: usize, src: *const T, dst: *mut T) -> Result<()> {
+        let op = "reduce";
+        let n = check::numel(op, &[rows, inner])?;
+        check::non_null(op, "src", src, n)?;
+        check::non_null(op, "dst", dst, rows)?;
+        let (s, d) = (SendPtr(src as *mut T), SendPtr(dst));
+        let sum_row = move |r: usize| {
+            let mut acc = T::zero().up();
+            for j in 0..inner {
+                // SAFETY: `r < rows`, `j < inner`, `src` is valid for `rows · inner`.
+                acc = T::add(acc, unsafe { s.get().add(r * inner + j).read() }.up());
+            }
+            T::down(acc)
+        };
+        if std::ptr::eq(src, dst) {
+            // In place: row `r` is summed before `dst[r]` (index r <= r · inner) is
+            // written, and later rows start beyond it.
+            for r in 0..rows {
+                let v = sum_row(r);
+                // SAFETY: `r < rows`.
+                unsafe { dst.add(r).write(v) };
+            }
+            return Ok(());
+        }
+        for_each_range(rows, inner, |range| {
+            for r in range {
+                let v = sum_row(r);
+                // SAFETY: `r < rows`; `dst` is disjoint from `src` here.
+                unsafe { d.get().add(r).write(v) };
+            }
+        });
         Ok(())
     }
 }

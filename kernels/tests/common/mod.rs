@@ -45,3 +45,54 @@ pub const SIZES: [usize; 6] = [0, 1, 2, 7, 257, 1000];
 pub fn c<T: Scalar>(x: T) -> c64 {
     c64::cast_from(x.to_c64())
 }
+
+/// Runs `$f::<T>()` for the four BLAS/LAPACK element types.
+#[macro_export]
+macro_rules! for_blas_dtypes {
+    ($f:ident) => {{
+        $f::<f32>();
+        $f::<f64>();
+        $f::<ctensor_base::c32>();
+        $f::<ctensor_base::c64>();
+    }};
+}
+
+/// The unit roundoff of `T`'s real type (0 for integers, which must be exact).
+pub fn eps<T: Scalar>() -> f64 {
+    use ctensor_base::DataType::*;
+    match T::DTYPE {
+        Float | ComplexFloat => f32::EPSILON as f64,
+        Double | ComplexDouble => f64::EPSILON,
+        Half => 9.765625e-4,
+        BFloat16 => 7.8125e-3,
+        Int | Int64 => 0.0,
+    }
+}
+
+/// Index in memory of logical element `i` of an `n`-vector with increment `inc`
+/// (reference BLAS: a negative increment starts from the far end).
+pub fn vidx(i: usize, n: usize, inc: isize) -> usize {
+    if inc > 0 {
+        i * inc as usize
+    } else {
+        (n - 1 - i) * inc.unsigned_abs()
+    }
+}
+
+/// Memory span of an `n`-vector with increment `inc`.
+pub fn vspan(n: usize, inc: isize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        1 + (n - 1) * inc.unsigned_abs()
+    }
+}
+
+/// Asserts `|got - want| <= tol` with a message naming the case.
+pub fn assert_close(got: c64, want: c64, tol: f64, what: &str) {
+    let err = (got - want).norm();
+    assert!(
+        err <= tol,
+        "{what}: got {got}, want {want}, |error| {err:e} > tolerance {tol:e}"
+    );
+}

@@ -1,0 +1,87 @@
+//! Element arithmetic for the linalg kernels, for all eight element types.
+//!
+//! Half-precision types compute in `f32` and round once when stored; integers wrap on
+//! overflow (as two's-complement hardware does, and never panic); integer division by
+//! zero is rejected by the kernels before any element is written.
+
+use ctensor_base::{bf16, c32, c64, f16, Scalar};
+
+/// How one element type adds, multiplies and divides in the linalg kernels.
+pub trait Arith: Scalar {
+    /// The type computations are carried out in (`f32` for `f16`/`bf16`, else `Self`).
+    type Acc: Copy + Send + Sync + PartialEq;
+    /// Widens to the compute type.
+    fn up(self) -> Self::Acc;
+    /// Rounds a computed value back to `Self`.
+    fn down(a: Self::Acc) -> Self;
+    /// `a + b` (wrapping for integers).
+    fn add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// `a · b` (wrapping for integers).
+    fn mul(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// `a / b`; for integers truncating and wrapping (`MIN / -1 == MIN`); the caller
+    /// guarantees `b != 0` for integers.
+    fn div(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// Whether division by this value is rejected (integer zero).
+    fn is_bad_divisor(self) -> bool {
+        false
+    }
+}
+
+macro_rules! impl_arith_float {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            type Acc = $t;
+            #[inline(always)]
+            fn up(self) -> Self { self }
+            #[inline(always)]
+            fn down(a: Self) -> Self { a }
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self { a + b }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self { a * b }
+            #[inline(always)]
+            fn div(a: Self, b: Self) -> Self { a / b }
+        }
+    )*};
+}
+impl_arith_float!(f32, f64, c32, c64);
+
+macro_rules! impl_arith_int {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            type Acc = $t;
+            #[inline(always)]
+            fn up(self) -> Self { self }
+            #[inline(always)]
+            fn down(a: Self) -> Self { a }
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)]
+            fn div(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a.wrapping_div(b) } }
+            #[inline(always)]
+            fn is_bad_divisor(self) -> bool { self == 0 }
+        }
+    )*};
+}
+impl_arith_int!(i32, i64);
+
+macro_rules! impl_arith_half {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            type Acc = f32;
+            #[inline(always)]
+            fn up(self) -> f32 { self.to_f32() }
+            #[inline(always)]
+            fn down(a: f32) -> Self { <$t>::from_f32(a) }
+            #[inline(always)]
+            fn add(a: f32, b: f32) -> f32 { a + b }
+            #[inline(always)]
+            fn mul(a: f32, b: f32) -> f32 { a * b }
+            #[inline(always)]
+            fn div(a: f32, b: f32) -> f32 { a / b }
+        }
+    )*};
+}
+impl_arith_half!(f16, bf16);

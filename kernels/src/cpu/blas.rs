@@ -1,0 +1,779 @@
+//! BLAS kernels on the host: CBLAS (the `cblas` crate) on OpenBLAS.
+//!
+//! Each generic impl validates its arguments, converts sizes to the BLAS integer, and
+//! makes one call through [`Cblas`], the per-type table of CBLAS entry points.
+
+use cblas::{Layout, Transpose};
+use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
+
+use super::{slice, slice_mut};
+use crate::blas::*;
+use crate::check;
+
+/// The CBLAS entry points of one element type, with the BLAS integer sizes already
+/// checked. Implemented for `f32`, `f64`, `c32` and `c64`.
+pub trait Cblas: Scalar {
+    /// `?dotc` (`?dot` for real types).
+    unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self;
+    /// `?dotu` (`?dot` for real types).
+    unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self;
+    /// `?nrm2`.
+    unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self::Real;
+    /// `?scal`.
+    unsafe fn scal(n: i32, alpha: Self, x: &mut [Self], incx: i32);
+    /// `?dscal` / `?sscal` with a real factor.
+    unsafe fn scal_real(n: i32, alpha: Self::Real, x: &mut [Self], incx: i32);
+    /// `?axpy`.
+    unsafe fn axpy(n: i32, alpha: Self, x: &[Self], incx: i32, y: &mut [Self], incy: i32);
+    /// `?copy`.
+    unsafe fn copy(n: i32, x: &[Self], incx: i32, y: &mut [Self], incy: i32);
+    /// `?gemv`, column-major.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemv(
+        trans: Transpose,
+        m: i32,
+        n: i32,
+        alpha: Self,
+        a: &[Self],
+        lda: i32,
+        x: &[Self],
+        incx: i32,
+        beta: Self,
+        y: &mut [Self],
+        incy: i32,
+    );
+    /// `?gemm`, column-major.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        ta: Transpose,
+        tb: Transpose,
+        m: i32,
+        n: i32,
+        k: i32,
+        alpha: Self,
+        a: &[Self],
+        lda: i32,
+        b: &[Self],
+        ldb: i32,
+        beta: Self,
+        c: &mut [Self],
+        ldc: i32,
+    );
+}
+
+macro_rules! impl_cblas_common {
+    ($scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
+        unsafe fn scal(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
+            // SAFETY: sizes and slice lengths were checked by the caller.
+            unsafe { cblas::$scal(n, alpha, x, incx) }
+        }
+        unsafe fn axpy(n: i32, alpha: Self, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
+            // SAFETY: sizes and slice lengths were checked by the caller.
+            unsafe { cblas::$axpy(n, alpha, x, incx, y, incy) }
+        }
+        unsafe fn copy(n: i32, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
+            // SAFETY: sizes and slice lengths were checked by the caller.
+            unsafe { cblas::$copy(n, x, incx, y, incy) }
+        }
+        unsafe fn gemv(
+            trans: Transpose,
+            m: i32,
+            n: i32,
+            alpha: Self,
+            a: &[Self],
+            lda: i32,
+            x: &[Self],
+            incx: i32,
+            beta: Self,
+            y: &mut [Self],
+            incy: i32,
+        ) {
+            // SAFETY: sizes, leading dimension and slice lengths were checked by the caller.
+            unsafe {
+                cblas::$gemv(
+                    Layout::ColumnMajor,
+                    trans,
+                    m,
+                    n,
+                    alpha,
+                    a,
+                    lda,
+                    x,
+                    incx,
+                    beta,
+                    y,
+                    incy,
+                )
+            }
+        }
+        unsafe fn gemm(
+            ta: Transpose,
+            tb: Transpose,
+            m: i32,
+            n: i32,
+            k: i32,
+            alpha: Self,
+            a: &[Self],
+            lda: i32,
+            b: &[Self],
+            ldb: i32,
+            beta: Self,
+            c: &mut [Self],
+            ldc: i32,
+        ) {
+            // SAFETY: sizes, leading dimensions and slice lengths were checked by the caller.
+            unsafe {
+                cblas::$gemm(
+                    Layout::ColumnMajor,
+                    ta,
+                    tb,
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    a,
+                    lda,
+                    b,
+                    ldb,
+                    beta,
+                    c,
+                    ldc,
+                )
+            }
+        }
+    };
+}
+
+macro_rules! impl_cblas_real {
+    ($t:ty, $dot:ident, $nrm2:ident, $scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
+        impl Cblas for $t {
+            unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
+                // SAFETY: sizes and slice lengths were checked by the caller.
+                unsafe { cblas::$dot(n, x, incx, y, incy) }
+            }
+            unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
+                // SAFETY: as for `dotc`.
+                unsafe { cblas::$dot(n, x, incx, y, incy) }
+            }
+            unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self {
+                // SAFETY: sizes and slice lengths were checked by the caller.
+                unsafe { cblas::$nrm2(n, x, incx) }
+            }
+            unsafe fn scal_real(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
+                // SAFETY: sizes and slice lengths were checked by the caller.
+                unsafe { cblas::$scal(n, alpha, x, incx) }
+            }
+            impl_cblas_common!($scal, $axpy, $copy, $gemv, $gemm);
+        }
+    };
+}
+
+macro_rules! impl_cblas_complex {
+    ($t:ty, $dotc:ident, $dotu:ident, $nrm2:ident, $rscal:ident,
+     $scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
+        impl Cblas for $t {
+            unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
+                let mut out = [<$t>::default()];
+                // SAFETY: sizes and slice lengths were checked by the caller.
+                unsafe { cblas::$dotc(n, x, incx, y, incy, &mut out) };
+                out[0]
+            }
+            unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
+                let mut out = [<$t>::default()];
+                // SAFETY: sizes and slice lengths were checked by the caller.
+                unsafe { cblas::$dotu(n, x, incx, y, incy, &mut out) };
+                out[0]
+            }
+            unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self::Real {
+                // SAFETY: sizes and slice lengths were checked by the caller.
+                unsafe { cblas::$nrm2(n, x, incx) }
+            }
+            unsafe fn scal_real(n: i32, alpha: Self::Real, x: &mut [Self], incx: i32) {
+                // SAFETY: sizes and slice lengths were checked by the caller.
+                unsafe { cblas::$rscal(n, alpha, x, incx) }
+            }
+            impl_cblas_common!($scal, $axpy, $copy, $gemv, $gemm);
+        }
+    };
+}
+
+impl_cblas_real!(f32, sdot, snrm2, sscal, saxpy, scopy, sgemv, sgemm);
+impl_cblas_real!(f64, ddot, dnrm2, dscal, daxpy, dcopy, dgemv, dgemm);
+impl_cblas_complex!(c32, cdotc_sub, cdotu_sub, scnrm2, csscal, cscal, caxpy, ccopy, cgemv, cgemm);
+impl_cblas_complex!(c64, zdotc_sub, zdotu_sub, dznrm2, zdscal, zscal, zaxpy, zcopy, zgemv, zgemm);
+
+fn cblas_trans<T: Scalar>(t: Trans) -> Transpose {
+    match t {
+        Trans::N => Transpose::None,
+        Trans::T => Transpose::Ordinary,
+        // For real types `C` means `T`; CBLAS accepts either, this keeps it explicit.
+        Trans::C if T::DTYPE.is_complex() => Transpose::Conjugate,
+        Trans::C => Transpose::Ordinary,
+    }
+}
+
+/// A checked strided vector argument: its BLAS length/increment and its span.
+struct Vector {
+    inc: i32,
+    span: usize,
+}
+
+fn vector<T>(op: &'static str, name: &str, n: usize, p: *const T, inc: isize) -> Result<Vector> {
+    let inc32 = check::blas_inc(op, name, inc)?;
+    let span = check::vector_span(op, name, n, inc)?;
+    check::non_null(op, name, p, span)?;
+    Ok(Vector { inc: inc32, span })
+}
+
+impl<T: Cblas> BlasDot<T> for CpuDevice {
+    unsafe fn dot(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
+        let (vx, vy) = (
+            vector("dot", "x", n, x, incx)?,
+            vector("dot", "y", n, y, incy)?,
+        );
+        if n == 0 {
+            return Ok(T::zero());
+        }
+        let n = check::blas_int("dot", "n", n)?;
+        // SAFETY: the caller vouches for the spans checked above.
+        Ok(unsafe { T::dotc(n, slice(x, vx.span), vx.inc, slice(y, vy.span), vy.inc) })
+    }
+
+    unsafe fn dotu(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
+        let (vx, vy) = (
+            vector("dotu", "x", n, x, incx)?,
+            vector("dotu", "y", n, y, incy)?,
+        );
+        if n == 0 {
+            return Ok(T::zero());
+        }
+        let n = check::blas_int("dotu", "n", n)?;
+        // SAFETY: the caller vouches for the spans checked above.
+        Ok(unsafe { T::dotu(n, slice(x, vx.span), vx.inc, slice(y, vy.span), vy.inc) })
+    }
+}
+
+impl<T: Cblas> BlasNrm2<T> for CpuDevice {
+    unsafe fn nrm2(n: usize, x: *const T, incx: isize) -> Result<T::Real> {
+        let vx = vector("nrm2", "x", n, x, incx)?;
+        if n == 0 {
+            return Ok(<T::Real as Scalar>::zero());
+        }
+        let n = check::blas_int("nrm2", "n", n)?;
+        // SAFETY: the caller vouches for the span checked above.
+        // Reference BLAS returns 0 for a negative increment; the norm of the same
+        // elements walked backwards is the norm walked forwards.
+        Ok(unsafe { T::nrm2(n, slice(x, vx.span), vx.inc.abs()) })
+    }
+}
+
+impl<T: Cblas> BlasScal<T> for CpuDevice {
+    unsafe fn scal(n: usize, alpha: T, x: *mut T, incx: isize) -> Result<()> {
+        let vx = vector("scal", "x", n, x, incx)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let n = check::blas_int("scal", "n", n)?;
+        // SAFETY: the caller vouches for the span checked above.
+        // Reference BLAS does nothing for a negative increment; scaling touches the same
+        // elements in either direction.
+        unsafe { T::scal(n, alpha, slice_mut(x, vx.span), vx.inc.abs()) };
+        Ok(())
+    }
+
+    unsafe fn scal_real(n: usize, alpha: T::Real, x: *mut T, incx: isize) -> Result<()> {
+        let vx = vector("scal_real", "x", n, x, incx)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let n = check::blas_int("scal_real", "n", n)?;
+        // SAFETY: the caller vouches for the span checked above.
+        // As for `scal`: the direction does not matter.
+        unsafe { T::scal_real(n, alpha, slice_mut(x, vx.span), vx.inc.abs()) };
+        Ok(())
+    }
+}
+
+impl<T: Cblas> BlasAxpy<T> for CpuDevice {
+    unsafe fn axpy(
+        n: usize,
+        alpha: T,
+        x: *const T,
+        incx: isize,
+        y: *mut T,
+        incy: isize,
+    ) -> Result<()> {
+        let (vx, vy) = (
+            vector("axpy", "x", n, x, incx)?,
+            vector("axpy", "y", n, y, incy)?,
+        );
+        if n == 0 {
+            return Ok(());
+        }
+        let n = check::blas_int("axpy", "n", n)?;
+        // SAFETY: the caller vouches for the spans checked above and their disjointness.
+        unsafe {
+            T::axpy(
+                n,
+                alpha,
+                slice(x, vx.span),
+                vx.inc,
+                slice_mut(y, vy.span),
+                vy.inc,
+            )
+        };
+        Ok(())
+    }
+}
+
+impl<T: Cblas> BlasCopy<T> for CpuDevice {
+    unsafe fn copy(n: usize, x: *const T, incx: isize, y: *mut T, incy: isize) -> Result<()> {
+        let (vx, vy) = (
+            vector("copy", "x", n, x, incx)?,
+            vector("copy", "y", n, y, incy)?,
+        );
+        if n == 0 {
+            return Ok(());
+        }
+        let n = check::blas_int("copy", "n", n)?;
+        // SAFETY: the caller vouches for the spans checked above and their disjointness.
+        unsafe { T::copy(n, slice(x, vx.span), vx.inc, slice_mut(y, vy.span), vy.inc) };
+        Ok(())
+    }
+}
+
+/// The checked arguments of one gemv, shared by the single and batched forms.
+struct GemvPlan {
+    trans: Transpose,
+    m: i32,
+    n: i32,
+    lda: i32,
+    incx: i32,
+    incy: i32,
+    /// Lengths of `x` and `y` (the columns and rows of `op(A)`).
+    lx: usize,
+    ly: usize,
+    spans: [usize; 3],
+}
+
+fn plan_gemv<T: Scalar>(
+    op: &'static str,
+    trans: Trans,
+    m: usize,
+    n: usize,
+    lda: usize,
+    incx: isize,
+    incy: isize,
+) -> Result<GemvPlan> {
+    check::leading_dim(op, "lda", lda, m)?;
+    let (ly, lx) = match trans {
+        Trans::N => (m, n),
+        _ => (n, m),
+    };
+    Ok(GemvPlan {
+        trans: cblas_trans::<T>(trans),
+        m: check::blas_int(op, "m", m)?,
+        n: check::blas_int(op, "n", n)?,
+        lda: check::blas_int(op, "lda", lda)?,
+        incx: check::blas_inc(op, "incx", incx)?,
+        incy: check::blas_inc(op, "incy", incy)?,
+        lx,
+        ly,
+        spans: [
+            check::matrix_span(op, "a", m, n, lda)?,
+            check::vector_span(op, "x", lx, incx)?,
+            check::vector_span(op, "y", ly, incy)?,
+        ],
+    })
+}
+
+impl GemvPlan {
+    /// One product, after the pointers were checked against `spans`.
+    ///
+    /// # Safety
+    /// `a`, `x`, `y` are valid for `spans` and `y` overlaps neither input.
+    unsafe fn run<T: Cblas>(&self, alpha: T, a: *const T, x: *const T, beta: T, y: *mut T) {
+        if self.ly == 0 {
+            return;
+        }
+        let [sa, sx, sy] = self.spans;
+        // SAFETY: the caller vouches for the spans.
+        let yv = unsafe { slice_mut(y, sy) };
+        if self.lx == 0 {
+            // Reference BLAS returns early here and leaves `y` unscaled; the product of
+            // an empty matrix is zero, so `y := beta · y` is the mathematical result.
+            // SAFETY: `yv` spans the `ly` elements with `incy` (checked).
+            unsafe { scale_or_zero(self.ly as i32, beta, yv, self.incy) };
+            return;
+        }
+        // SAFETY: as above; sizes and leading dimension were checked in `plan_gemv`.
+        unsafe {
+            T::gemv(
+                self.trans,
+                self.m,
+                self.n,
+                alpha,
+                slice(a, sa),
+                self.lda,
+                slice(x, sx),
+                self.incx,
+                beta,
+                yv,
+                self.incy,
+            )
+        }
+    }
+}
+
+/// `y := beta · y`, writing exact zeros when `beta == 0` (so NaN does not survive).
+///
+/// # Safety
+/// `y` spans `n` elements with increment `inc`.
+unsafe fn scale_or_zero<T: Cblas>(n: i32, beta: T, y: &mut [T], inc: i32) {
+    if beta == T::zero() {
+        let step = inc.unsigned_abs() as usize;
+        y.iter_mut().step_by(step).for_each(|v| *v = T::zero());
+    } else {
+        // SAFETY: the caller vouches for the span; `?scal` ignores a negative increment,
+        // and the direction does not matter for scaling.
+        unsafe { T::scal(n, beta, y, inc.abs()) };
+    }
+}
+
+impl<T: Cblas> BlasGemv<T> for CpuDevice {
+    unsafe fn gemv(
+        trans: Trans,
+        m: usize,
+        n: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        x: *const T,
+        incx: isize,
+        beta: T,
+        y: *mut T,
+        incy: isize,
+    ) -> Result<()> {
+        let p = plan_gemv::<T>("gemv", trans, m, n, lda, incx, incy)?;
+        check::non_null("gemv", "a", a, p.spans[0])?;
+        check::non_null("gemv", "x", x, p.spans[1])?;
+        check::non_null("gemv", "y", y, p.spans[2])?;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe { p.run(alpha, a, x, beta, y) };
+        Ok(())
+    }
+}
+
+impl<T: Cblas> BlasGemvBatched<T> for CpuDevice {
+    unsafe fn gemv_batched(
+        trans: Trans,
+        m: usize,
+        n: usize,
+        alpha: T,
+        a: &[*const T],
+        lda: usize,
+        x: &[*const T],
+        incx: isize,
+        beta: T,
+        y: &[*mut T],
+        incy: isize,
+    ) -> Result<()> {
+        let op = "gemv_batched";
+        check::same_len(
+            op,
+            "the pointer arrays a, x, y",
+            &[a.len(), x.len(), y.len()],
+        )?;
+        let p = plan_gemv::<T>(op, trans, m, n, lda, incx, incy)?;
+        for b in 0..a.len() {
+            check::non_null(op, &format!("a[{b}]"), a[b], p.spans[0])?;
+            check::non_null(op, &format!("x[{b}]"), x[b], p.spans[1])?;
+            check::non_null(op, &format!("y[{b}]"), y[b], p.spans[2])?;
+        }
+        for b in 0..a.len() {
+            // SAFETY: arguments checked; the caller vouches for every triple.
+            unsafe { p.run(alpha, a[b], x[b], beta, y[b]) };
+        }
+        Ok(())
+    }
+}
+
+/// Element offset of batch entry `i` with a stride, or `Error::Overflow`.
+fn batch_offset(op: &'static str, name: &str, i: usize, stride: usize) -> Result<usize> {
+    i.checked_mul(stride)
+        .ok_or_else(|| ctensor_base::Error::Overflow {
+            op,
+            what: format!("batch offset {i} × `{name}` = {stride} exceeds usize"),
+        })
+}
+
+impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
+    unsafe fn gemv_batched_strided(
+        trans: Trans,
+        m: usize,
+        n: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        stride_a: usize,
+        x: *const T,
+        incx: isize,
+        stride_x: usize,
+        beta: T,
+        y: *mut T,
+        incy: isize,
+        stride_y: usize,
+        batch: usize,
+    ) -> Result<()> {
+        let op = "gemv_batched_strided";
+        let p = plan_gemv::<T>(op, trans, m, n, lda, incx, incy)?;
+        if batch == 0 {
+            return Ok(());
+        }
+        let last = batch - 1;
+        for (name, ptr, stride, span) in [
+            ("stride_a", a, stride_a, p.spans[0]),
+            ("stride_x", x, stride_x, p.spans[1]),
+            ("stride_y", y as *const T, stride_y, p.spans[2]),
+        ] {
+            batch_offset(op, name, last, stride)?
+                .checked_add(span)
+                .ok_or_else(|| ctensor_base::Error::Overflow {
+                    op,
+                    what: format!("the batch spans more than usize through `{name}`"),
+                })?;
+            check::non_null(op, name.trim_start_matches("stride_"), ptr, span)?;
+        }
+        for b in 0..batch {
+            // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
+            unsafe {
+                p.run(
+                    alpha,
+                    a.wrapping_add(b * stride_a),
+                    x.wrapping_add(b * stride_x),
+                    beta,
+                    y.wrapping_add(b * stride_y),
+                )
+            };
+        }
+        Ok(())
+    }
+}
+
+/// The checked arguments of one gemm, shared by the single and batched forms.
+struct GemmPlan {
+    ta: Transpose,
+    tb: Transpose,
+    m: i32,
+    n: i32,
+    k: i32,
+    lda: i32,
+    ldb: i32,
+    ldc: i32,
+    spans: [usize; 3],
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_gemm<T: Scalar>(
+    op: &'static str,
+    transa: Trans,
+    transb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    ldc: usize,
+) -> Result<GemmPlan> {
+    let (ar, ac) = transa.stored(m, k);
+    let (br, bc) = transb.stored(k, n);
+    check::leading_dim(op, "lda", lda, ar)?;
+    check::leading_dim(op, "ldb", ldb, br)?;
+    check::leading_dim(op, "ldc", ldc, m)?;
+    Ok(GemmPlan {
+        ta: cblas_trans::<T>(transa),
+        tb: cblas_trans::<T>(transb),
+        m: check::blas_int(op, "m", m)?,
+        n: check::blas_int(op, "n", n)?,
+        k: check::blas_int(op, "k", k)?,
+        lda: check::blas_int(op, "lda", lda)?,
+        ldb: check::blas_int(op, "ldb", ldb)?,
+        ldc: check::blas_int(op, "ldc", ldc)?,
+        spans: [
+            check::matrix_span(op, "a", ar, ac, lda)?,
+            check::matrix_span(op, "b", br, bc, ldb)?,
+            check::matrix_span(op, "c", m, n, ldc)?,
+        ],
+    })
+}
+
+impl GemmPlan {
+    /// One product, after the pointers were checked against `spans`.
+    ///
+    /// # Safety
+    /// `a`, `b`, `c` are valid for `spans` and `c` overlaps neither input.
+    unsafe fn run<T: Cblas>(&self, alpha: T, a: *const T, b: *const T, beta: T, c: *mut T) {
+        if self.m == 0 || self.n == 0 {
+            return;
+        }
+        let [sa, sb, sc] = self.spans;
+        // SAFETY: the caller vouches for the spans.
+        let cv = unsafe { slice_mut(c, sc) };
+        if self.k == 0 {
+            // An empty inner dimension: `C := beta · C`, column by column (ldc > m).
+            for col in cv.chunks_mut(self.ldc as usize) {
+                let col = &mut col[..self.m as usize];
+                // SAFETY: `col` holds `m` contiguous elements.
+                unsafe { scale_or_zero(self.m, beta, col, 1) };
+            }
+            return;
+        }
+        // SAFETY: as above; sizes and leading dimensions were checked in `plan_gemm`.
+        unsafe {
+            T::gemm(
+                self.ta,
+                self.tb,
+                self.m,
+                self.n,
+                self.k,
+                alpha,
+                slice(a, sa),
+                self.lda,
+                slice(b, sb),
+                self.ldb,
+                beta,
+                cv,
+                self.ldc,
+            )
+        }
+    }
+}
+
+impl<T: Cblas> BlasGemm<T> for CpuDevice {
+    unsafe fn gemm(
+        transa: Trans,
+        transb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        b: *const T,
+        ldb: usize,
+        beta: T,
+        c: *mut T,
+        ldc: usize,
+    ) -> Result<()> {
+        let p = plan_gemm::<T>("gemm", transa, transb, m, n, k, lda, ldb, ldc)?;
+        check::non_null("gemm", "a", a, p.spans[0])?;
+        check::non_null("gemm", "b", b, p.spans[1])?;
+        check::non_null("gemm", "c", c, p.spans[2])?;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe { p.run(alpha, a, b, beta, c) };
+        Ok(())
+    }
+}
+
+impl<T: Cblas> BlasGemmBatched<T> for CpuDevice {
+    unsafe fn gemm_batched(
+        transa: Trans,
+        transb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: T,
+        a: &[*const T],
+        lda: usize,
+        b: &[*const T],
+        ldb: usize,
+        beta: T,
+        c: &[*mut T],
+        ldc: usize,
+    ) -> Result<()> {
+        let op = "gemm_batched";
+        check::same_len(
+            op,
+            "the pointer arrays a, b, c",
+            &[a.len(), b.len(), c.len()],
+        )?;
+        let p = plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
+        for i in 0..a.len() {
+            check::non_null(op, &format!("a[{i}]"), a[i], p.spans[0])?;
+            check::non_null(op, &format!("b[{i}]"), b[i], p.spans[1])?;
+            check::non_null(op, &format!("c[{i}]"), c[i], p.spans[2])?;
+        }
+        for i in 0..a.len() {
+            // SAFETY: arguments checked; the caller vouches for every triple.
+            unsafe { p.run(alpha, a[i], b[i], beta, c[i]) };
+        }
+        Ok(())
+    }
+}
+
+impl<T: Cblas> BlasGemmBatchedStrided<T> for CpuDevice {
+    unsafe fn gemm_batched_strided(
+        transa: Trans,
+        transb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        stride_a: usize,
+        b: *const T,
+        ldb: usize,
+        stride_b: usize,
+        beta: T,
+        c: *mut T,
+        ldc: usize,
+        stride_c: usize,
+        batch: usize,
+    ) -> Result<()> {
+        let op = "gemm_batched_strided";
+        let p = plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
+        if batch == 0 {
+            return Ok(());
+        }
+        for (name, ptr, stride, span) in [
+            ("stride_a", a, stride_a, p.spans[0]),
+            ("stride_b", b, stride_b, p.spans[1]),
+            ("stride_c", c as *const T, stride_c, p.spans[2]),
+        ] {
+            batch_offset(op, name, batch - 1, stride)?
+                .checked_add(span)
+                .ok_or_else(|| ctensor_base::Error::Overflow {
+                    op,
+                    what: format!("the batch spans more than usize through `{name}`"),
+                })?;
+            check::non_null(op, name.trim_start_matches("stride_"), ptr, span)?;
+        }
+        for i in 0..batch {
+            // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
+            unsafe {
+                p.run(
+                    alpha,
+                    a.wrapping_add(i * stride_a),
+                    b.wrapping_add(i * stride_b),
+                    beta,
+                    c.wrapping_add(i * stride_c),
+                )
+            };
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowercase_trans_is_accepted_and_unknown_rejected() {
+        assert_eq!("c".parse::<Trans>().unwrap(), Trans::C);
+        assert_eq!(Trans::from_char('n').unwrap(), Trans::N);
+        assert!(Trans::from_char('x').is_err());
+        assert!("NT".parse::<Trans>().is_err());
+    }
+}

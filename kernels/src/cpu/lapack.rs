@@ -1,0 +1,964 @@
+//! LAPACK kernels on the host: the `lapack` crate (Fortran LAPACK) on OpenBLAS.
+//!
+//! The generic impls validate, run the workspace query, allocate exactly what LAPACK
+//! asked for, make the call and translate `info`. [`Lapack`] is the per-type table of
+//! entry points; the real types ignore the `rwork` arguments their routines lack.
+
+use ctensor_base::{c32, c64, CpuDevice, Error, Result, Scalar};
+
+use super::{slice, slice_mut};
+use crate::blas::Trans;
+use crate::check;
+use crate::lapack::*;
+
+/// The LAPACK entry points of one element type, sizes already checked.
+#[allow(clippy::too_many_arguments, missing_docs)]
+pub trait Lapack: Scalar {
+    /// Routine names in the order potrf, potri, trtri, heevd, heevr, hegvd, getrf, getrs.
+    const NAMES: [&'static str; 8];
+    unsafe fn potrf(uplo: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32);
+    unsafe fn potri(uplo: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32);
+    unsafe fn trtri(uplo: u8, diag: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32);
+    unsafe fn heevd(
+        jobz: u8,
+        uplo: u8,
+        n: i32,
+        a: &mut [Self],
+        lda: i32,
+        w: &mut [Self::Real],
+        work: &mut [Self],
+        lwork: i32,
+        rwork: &mut [Self::Real],
+        lrwork: i32,
+        iwork: &mut [i32],
+        liwork: i32,
+        info: &mut i32,
+    );
+    unsafe fn heevr(
+        range: u8,
+        uplo: u8,
+        n: i32,
+        a: &mut [Self],
+        lda: i32,
+        vl: Self::Real,
+        vu: Self::Real,
+        il: i32,
+        iu: i32,
+        m: &mut i32,
+        w: &mut [Self::Real],
+        z: &mut [Self],
+        ldz: i32,
+        isuppz: &mut [i32],
+        work: &mut [Self],
+        lwork: i32,
+        rwork: &mut [Self::Real],
+        lrwork: i32,
+        iwork: &mut [i32],
+        liwork: i32,
+        info: &mut i32,
+    );
+    unsafe fn hegvd(
+        itype: i32,
+        jobz: u8,
+        uplo: u8,
+        n: i32,
+        a: &mut [Self],
+        lda: i32,
+        b: &mut [Self],
+        ldb: i32,
+        w: &mut [Self::Real],
+        work: &mut [Self],
+        lwork: i32,
+        rwork: &mut [Self::Real],
+        lrwork: i32,
+        iwork: &mut [i32],
+        liwork: i32,
+        info: &mut i32,
+    );
+    unsafe fn getrf(m: i32, n: i32, a: &mut [Self], lda: i32, ipiv: &mut [i32], info: &mut i32);
+    unsafe fn getrs(
+        trans: u8,
+        n: i32,
+        nrhs: i32,
+        a: &[Self],
+        lda: i32,
+        ipiv: &[i32],
+        b: &mut [Self],
+        ldb: i32,
+        info: &mut i32,
+    );
+}
+
+macro_rules! impl_lapack_common {
+    ($potrf:ident, $potri:ident, $trtri:ident, $getrf:ident, $getrs:ident) => {
+        unsafe fn potrf(uplo: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32) {
+            // SAFETY: arguments checked by the caller.
+            unsafe { lapack::$potrf(uplo, n, a, lda, info) }
+        }
+        unsafe fn potri(uplo: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32) {
+            // SAFETY: arguments checked by the caller.
+            unsafe { lapack::$potri(uplo, n, a, lda, info) }
+        }
+        unsafe fn trtri(uplo: u8, diag: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32) {
+            // SAFETY: arguments checked by the caller.
+            unsafe { lapack::$trtri(uplo, diag, n, a, lda, info) }
+        }
+        unsafe fn getrf(
+            m: i32,
+            n: i32,
+            a: &mut [Self],
+            lda: i32,
+            ipiv: &mut [i32],
+            info: &mut i32,
+        ) {
+            // SAFETY: arguments checked by the caller.
+            unsafe { lapack::$getrf(m, n, a, lda, ipiv, info) }
+        }
+        unsafe fn getrs(
+            trans: u8,
+            n: i32,
+            nrhs: i32,
+            a: &[Self],
+            lda: i32,
+            ipiv: &[i32],
+            b: &mut [Self],
+            ldb: i32,
+            info: &mut i32,
+        ) {
+            // SAFETY: arguments checked by the caller.
+            unsafe { lapack::$getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, info) }
+        }
+    };
+}
+
+macro_rules! impl_lapack_real {
+    ($t:ty, $names:expr, $potrf:ident, $potri:ident, $trtri:ident, $getrf:ident, $getrs:ident,
+     $syevd:ident, $syevr:ident, $sygvd:ident) => {
+        impl Lapack for $t {
+            const NAMES: [&'static str; 8] = $names;
+            impl_lapack_common!($potrf, $potri, $trtri, $getrf, $getrs);
+            unsafe fn heevd(
+                jobz: u8,
+                uplo: u8,
+                n: i32,
+                a: &mut [Self],
+                lda: i32,
+                w: &mut [Self],
+                work: &mut [Self],
+                lwork: i32,
+                _rwork: &mut [Self],
+                _lrwork: i32,
+                iwork: &mut [i32],
+                liwork: i32,
+                info: &mut i32,
+            ) {
+                // SAFETY: arguments and workspace sizes checked by the caller.
+                unsafe {
+                    lapack::$syevd(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info)
+                }
+            }
+            unsafe fn heevr(
+                range: u8,
+                uplo: u8,
+                n: i32,
+                a: &mut [Self],
+                lda: i32,
+                vl: Self,
+                vu: Self,
+                il: i32,
+                iu: i32,
+                m: &mut i32,
+                w: &mut [Self],
+                z: &mut [Self],
+                ldz: i32,
+                isuppz: &mut [i32],
+                work: &mut [Self],
+                lwork: i32,
+                _rwork: &mut [Self],
+                _lrwork: i32,
+                iwork: &mut [i32],
+                liwork: i32,
+                info: &mut i32,
+            ) {
+                // SAFETY: arguments and workspace sizes checked by the caller.
+                unsafe {
+                    lapack::$syevr(
+                        b'V', range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
+                        work, lwork, iwork, liwork, info,
+                    )
+                }
+            }
+            unsafe fn hegvd(
+                itype: i32,
+                jobz: u8,
+                uplo: u8,
+                n: i32,
+                a: &mut [Self],
+                lda: i32,
+                b: &mut [Self],
+                ldb: i32,
+                w: &mut [Self],
+                work: &mut [Self],
+                lwork: i32,
+                _rwork: &mut [Self],
+                _lrwork: i32,
+                iwork: &mut [i32],
+                liwork: i32,
+                info: &mut i32,
+            ) {
+                // SAFETY: arguments and workspace sizes checked by the caller.
+                unsafe {
+                    lapack::$sygvd(
+                        &[itype],
+                        jobz,
+                        uplo,
+                        n,
+                        a,
+                        lda,
+                        b,
+                        ldb,
+                        w,
+                        work,
+                        lwork,
+                        iwork,
+                        liwork,
+                        info,
+                    )
+                }
+            }
+        }
+    };
+}
+
+macro_rules! impl_lapack_complex {
+    ($t:ty, $r:ty, $names:expr, $potrf:ident, $potri:ident, $trtri:ident, $getrf:ident,
+     $getrs:ident, $heevd:ident, $heevr:ident, $hegvd:ident) => {
+        impl Lapack for $t {
+            const NAMES: [&'static str; 8] = $names;
+            impl_lapack_common!($potrf, $potri, $trtri, $getrf, $getrs);
+            unsafe fn heevd(
+                jobz: u8,
+                uplo: u8,
+                n: i32,
+                a: &mut [Self],
+                lda: i32,
+                w: &mut [$r],
+                work: &mut [Self],
+                lwork: i32,
+                rwork: &mut [$r],
+                lrwork: i32,
+                iwork: &mut [i32],
+                liwork: i32,
+                info: &mut i32,
+            ) {
+                // SAFETY: arguments and workspace sizes checked by the caller.
+                unsafe {
+                    lapack::$heevd(
+                        jobz, uplo, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork, info,
+                    )
+                }
+            }
+            unsafe fn heevr(
+                range: u8,
+                uplo: u8,
+                n: i32,
+                a: &mut [Self],
+                lda: i32,
+                vl: $r,
+                vu: $r,
+                il: i32,
+                iu: i32,
+                m: &mut i32,
+                w: &mut [$r],
+                z: &mut [Self],
+                ldz: i32,
+                isuppz: &mut [i32],
+                work: &mut [Self],
+                lwork: i32,
+                rwork: &mut [$r],
+                lrwork: i32,
+                iwork: &mut [i32],
+                liwork: i32,
+                info: &mut i32,
+            ) {
+                // SAFETY: arguments and workspace sizes checked by the caller.
+                unsafe {
+                    lapack::$heevr(
+                        b'V', range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
+                        work, lwork, rwork, lrwork, iwork, liwork, info,
+                    )
+                }
+            }
+            unsafe fn hegvd(
+                itype: i32,
+                jobz: u8,
+                uplo: u8,
+                n: i32,
+                a: &mut [Self],
+                lda: i32,
+                b: &mut [Self],
+                ldb: i32,
+                w: &mut [$r],
+                work: &mut [Self],
+                lwork: i32,
+                rwork: &mut [$r],
+                lrwork: i32,
+                iwork: &mut [i32],
+                liwork: i32,
+                info: &mut i32,
+            ) {
+                // SAFETY: arguments and workspace sizes checked by the caller.
+                unsafe {
+                    lapack::$hegvd(
+                        &[itype],
+                        jobz,
+                        uplo,
+                        n,
+                        a,
+                        lda,
+                        b,
+                        ldb,
+                        w,
+                        work,
+                        lwork,
+                        rwork,
+                        lrwork,
+                        iwork,
+                        liwork,
+                        info,
+                    )
+                }
+            }
+        }
+    };
+}
+
+impl_lapack_real!(
+    f32,
+    ["spotrf", "spotri", "strtri", "ssyevd", "ssyevr", "ssygvd", "sgetrf", "sgetrs"],
+    spotrf,
+    spotri,
+    strtri,
+    sgetrf,
+    sgetrs,
+    ssyevd,
+    ssyevr,
+    ssygvd
+);
+impl_lapack_real!(
+    f64,
+    ["dpotrf", "dpotri", "dtrtri", "dsyevd", "dsyevr", "dsygvd", "dgetrf", "dgetrs"],
+    dpotrf,
+    dpotri,
+    dtrtri,
+    dgetrf,
+    dgetrs,
+    dsyevd,
+    dsyevr,
+    dsygvd
+);
+impl_lapack_complex!(
+    c32,
+    f32,
+    ["cpotrf", "cpotri", "ctrtri", "cheevd", "cheevr", "chegvd", "cgetrf", "cgetrs"],
+    cpotrf,
+    cpotri,
+    ctrtri,
+    cgetrf,
+    cgetrs,
+    cheevd,
+    cheevr,
+    chegvd
+);
+impl_lapack_complex!(
+    c64,
+    f64,
+    ["zpotrf", "zpotri", "ztrtri", "zheevd", "zheevr", "zhegvd", "zgetrf", "zgetrs"],
+    zpotrf,
+    zpotri,
+    ztrtri,
+    zgetrf,
+    zgetrs,
+    zheevd,
+    zheevr,
+    zhegvd
+);
+
+const POTRF: usize = 0;
+const POTRI: usize = 1;
+const TRTRI: usize = 2;
+const HEEVD: usize = 3;
+const HEEVR: usize = 4;
+const HEGVD: usize = 5;
+const GETRF: usize = 6;
+const GETRS: usize = 7;
+
+/// `Err(Error::Lapack)` for a non-zero `info`, with what it means for `routine`.
+/// `positive` explains a positive `info`; negative ones name the illegal argument.
+fn lapack_result(
+    routine: &'static str,
+    info: i32,
+    args: &[&str],
+    positive: impl FnOnce(i32) -> String,
+) -> Result<()> {
+    if info == 0 {
+        return Ok(());
+    }
+    let detail = if info < 0 {
+        let k = (-info) as usize;
+        let name = args.get(k - 1).copied().unwrap_or("?");
+        format!("argument {k} ({name}) had an illegal value")
+    } else {
+        positive(info)
+    };
+    Err(Error::Lapack {
+        routine,
+        info: info as i64,
+        detail,
+    })
+}
+
+/// Workspace length from a query result; single-precision LAPACK reports it as a float
+/// that may round below the true integer, so round up with a margin.
+fn work_len<R: Scalar>(v: R) -> Result<i32> {
+    let x = v.to_c64().re;
+    let x = if R::DTYPE == ctensor_base::DataType::Float {
+        x * (1.0 + 1e-6)
+    } else {
+        x
+    };
+    let len = x.ceil().max(1.0);
+    if len > i32::MAX as f64 {
+        return Err(Error::Overflow {
+            op: "lapack workspace",
+            what: format!("LAPACK asked for a workspace of {len} elements, more than i32::MAX"),
+        });
+    }
+    Ok(len as i32)
+}
+
+/// The three workspaces of the divide-and-conquer and MRRR drivers, sized by a query.
+struct Workspace<T: Scalar> {
+    work: Vec<T>,
+    rwork: Vec<T::Real>,
+    iwork: Vec<i32>,
+}
+
+impl<T: Lapack> Workspace<T> {
+    /// Runs `call(work, lwork, rwork, lrwork, iwork, liwork)` once as a query (`-1`
+    /// lengths) and allocates what it reports.
+    fn query(
+        call: impl FnOnce(&mut [T], i32, &mut [T::Real], i32, &mut [i32], i32),
+    ) -> Result<Self> {
+        let mut work = [T::zero()];
+        let mut rwork = [<T::Real as Scalar>::zero()];
+        let mut iwork = [0i32];
+        call(&mut work, -1, &mut rwork, -1, &mut iwork, -1);
+        let (lw, lr, li) = (
+            work_len(work[0].re())?,
+            work_len(rwork[0])?,
+            iwork[0].max(1),
+        );
+        Ok(Workspace {
+            work: vec![T::zero(); lw as usize],
+            rwork: vec![<T::Real as Scalar>::zero(); lr as usize],
+            iwork: vec![0; li as usize],
+        })
+    }
+}
+
+/// The checked square matrix argument of the Cholesky/triangular/eigen routines.
+fn square(op: &'static str, name: &str, n: usize, lda: usize) -> Result<(i32, i32, usize)> {
+    check::leading_dim(op, &format!("ld{name}"), lda, n)?;
+    Ok((
+        check::blas_int(op, "n", n)?,
+        check::blas_int(op, &format!("ld{name}"), lda)?,
+        check::matrix_span(op, name, n, n, lda)?,
+    ))
+}
+
+fn uplo_u8(u: Uplo) -> u8 {
+    u.as_char() as u8
+}
+
+impl<T: Scalar> SetMatrix<T> for CpuDevice {
+    unsafe fn set_matrix(keep: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        let (_, _, span) = square("set_matrix", "a", n, lda)?;
+        check::non_null("set_matrix", "a", a, span)?;
+        // SAFETY: the caller vouches for the span checked above.
+        let a = unsafe { slice_mut(a, span) };
+        for j in 0..n {
+            let col = j * lda;
+            let rows = match keep {
+                Uplo::Upper => j + 1..n,
+                Uplo::Lower => 0..j,
+            };
+            a[col + rows.start..col + rows.end].fill(T::zero());
+        }
+        Ok(())
+    }
+}
+
+impl<T: Lapack> LapackPotrf<T> for CpuDevice {
+    unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        let (n32, lda32, span) = square("potrf", "a", n, lda)?;
+        check::non_null("potrf", "a", a, span)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut info = 0;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe { T::potrf(uplo_u8(uplo), n32, slice_mut(a, span), lda32, &mut info) };
+        lapack_result(T::NAMES[POTRF], info, &["uplo", "n", "a", "lda"], |i| {
+            format!(
+                "the leading minor of order {i} is not positive definite, \
+                 so the Cholesky factorization could not be completed"
+            )
+        })
+    }
+}
+
+impl<T: Lapack> LapackPotri<T> for CpuDevice {
+    unsafe fn potri(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        let (n32, lda32, span) = square("potri", "a", n, lda)?;
+        check::non_null("potri", "a", a, span)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut info = 0;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe { T::potri(uplo_u8(uplo), n32, slice_mut(a, span), lda32, &mut info) };
+        lapack_result(T::NAMES[POTRI], info, &["uplo", "n", "a", "lda"], |i| {
+            format!(
+                "element ({i},{i}) of the Cholesky factor is zero: \
+                 the matrix is singular and has no inverse"
+            )
+        })
+    }
+}
+
+impl<T: Lapack> LapackTrtri<T> for CpuDevice {
+    unsafe fn trtri(uplo: Uplo, diag: Diag, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        let (n32, lda32, span) = square("trtri", "a", n, lda)?;
+        check::non_null("trtri", "a", a, span)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut info = 0;
+        let d = diag.as_char() as u8;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe { T::trtri(uplo_u8(uplo), d, n32, slice_mut(a, span), lda32, &mut info) };
+        lapack_result(
+            T::NAMES[TRTRI],
+            info,
+            &["uplo", "diag", "n", "a", "lda"],
+            |i| format!("diagonal element {i} is exactly zero: the triangular matrix is singular"),
+        )
+    }
+}
+
+/// What a positive `info` of the divide-and-conquer eigensolver means.
+fn evd_failure(jobz: Jobz, n: usize, i: i32) -> String {
+    match jobz {
+        Jobz::ValuesOnly => format!(
+            "the eigensolver failed to converge: {i} off-diagonal elements of an \
+             intermediate tridiagonal form did not converge to zero"
+        ),
+        Jobz::Vectors => {
+            let (lo, hi) = (i as usize / (n + 1), i as usize % (n + 1));
+            format!(
+                "the eigensolver failed to converge while working on the submatrix in rows \
+                 and columns {lo} through {hi}"
+            )
+        }
+    }
+}
+
+const EVD_ARGS: [&str; 12] = [
+    "jobz", "uplo", "n", "a", "lda", "w", "work", "lwork", "rwork", "lrwork", "iwork", "liwork",
+];
+
+impl<T: Lapack> LapackHeevd<T> for CpuDevice {
+    unsafe fn heevd(
+        jobz: Jobz,
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        w: *mut T::Real,
+    ) -> Result<()> {
+        let (n32, lda32, span) = square("heevd", "a", n, lda)?;
+        check::non_null("heevd", "a", a, span)?;
+        check::non_null("heevd", "w", w, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
+        // SAFETY: the caller vouches for `a` (span checked) and `w` (n values).
+        let (a, w) = unsafe { (slice_mut(a, span), slice_mut(w, n)) };
+        let mut info = 0;
+        let mut ws = Workspace::<T>::query(|wk, lw, rw, lr, iw, li| {
+            // SAFETY: a workspace query reads only the sizes.
+            unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) }
+        })?;
+        lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
+            evd_failure(jobz, n, i)
+        })?;
+        let (lw, lr, li) = ws.lens();
+        // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
+        unsafe {
+            T::heevd(
+                j,
+                u,
+                n32,
+                a,
+                lda32,
+                w,
+                &mut ws.work,
+                lw,
+                &mut ws.rwork,
+                lr,
+                &mut ws.iwork,
+                li,
+                &mut info,
+            )
+        };
+        lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
+            evd_failure(jobz, n, i)
+        })
+    }
+}
+
+impl<T: Scalar> Workspace<T> {
+    fn lens(&self) -> (i32, i32, i32) {
+        // Lengths came from `work_len`/`i32` values, so they fit.
+        (
+            self.work.len() as i32,
+            self.rwork.len() as i32,
+            self.iwork.len() as i32,
+        )
+    }
+}
+
+impl<T: Lapack> LapackHeevr<T> for CpuDevice {
+    unsafe fn heevr(
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        range: EigRange<T::Real>,
+        w: *mut T::Real,
+        z: *mut T,
+        ldz: usize,
+    ) -> Result<usize> {
+        let op = "heevr";
+        let (n32, lda32, span) = square(op, "a", n, lda)?;
+        check::leading_dim(op, "ldz", ldz, n)?;
+        let zero = <T::Real as Scalar>::zero();
+        let (r, vl, vu, il, iu, cols) = match range {
+            EigRange::All => (b'A', zero, zero, 0, 0, n),
+            EigRange::Index(ref r) => {
+                if r.start > r.end || r.end > n {
+                    return Err(Error::OutOfRange {
+                        op,
+                        what: "eigenpair index range end".into(),
+                        given: r.end as i64,
+                        valid: format!(
+                            "a range start..end with start <= end <= n = {n}, got {r:?}"
+                        ),
+                    });
+                }
+                if r.is_empty() {
+                    return Ok(0);
+                }
+                let il = check::blas_int(op, "il", r.start + 1)?;
+                let iu = check::blas_int(op, "iu", r.end)?;
+                (b'I', zero, zero, il, iu, r.len())
+            }
+            EigRange::Value { lower, upper } => {
+                let (l, u) = (lower.to_c64().re, upper.to_c64().re);
+                if l.partial_cmp(&u) != Some(std::cmp::Ordering::Less) {
+                    return Err(Error::InvalidArgument {
+                        op,
+                        expected: "an eigenvalue interval (lower, upper] with lower < upper".into(),
+                        given: format!("lower = {l}, upper = {u}"),
+                    });
+                }
+                (b'V', lower, upper, 0, 0, n)
+            }
+        };
+        let ldz32 = check::blas_int(op, "ldz", ldz)?;
+        let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
+        check::non_null(op, "a", a, span)?;
+        check::non_null(op, "w", w, n)?;
+        check::non_null(op, "z", z, zspan)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        let u = uplo_u8(uplo);
+        // SAFETY: the caller vouches for `a`, `w` and `z` over the spans checked above.
+        let (a, w, z) = unsafe { (slice_mut(a, span), slice_mut(w, n), slice_mut(z, zspan)) };
+        let mut isuppz = vec![0i32; 2 * n];
+        let (mut m, mut info) = (0i32, 0i32);
+        const ARGS: [&str; 24] = [
+            "jobz", "range", "uplo", "n", "a", "lda", "vl", "vu", "il", "iu", "abstol", "m", "w",
+            "z", "ldz", "isuppz", "work", "lwork", "rwork", "lrwork", "iwork", "liwork", "info",
+            "",
+        ];
+        let failure = |_| "internal error in the MRRR eigensolver (failed to converge)".to_string();
+        let mut ws = Workspace::<T>::query(|wk, lw, rw, lr, iw, li| {
+            // SAFETY: a workspace query reads only the sizes.
+            unsafe {
+                T::heevr(
+                    r,
+                    u,
+                    n32,
+                    a,
+                    lda32,
+                    vl,
+                    vu,
+                    il,
+                    iu,
+                    &mut m,
+                    w,
+                    z,
+                    ldz32,
+                    &mut isuppz,
+                    wk,
+                    lw,
+                    rw,
+                    lr,
+                    iw,
+                    li,
+                    &mut info,
+                )
+            }
+        })?;
+        lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
+        let (lw, lr, li) = ws.lens();
+        // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
+        unsafe {
+            T::heevr(
+                r,
+                u,
+                n32,
+                a,
+                lda32,
+                vl,
+                vu,
+                il,
+                iu,
+                &mut m,
+                w,
+                z,
+                ldz32,
+                &mut isuppz,
+                &mut ws.work,
+                lw,
+                &mut ws.rwork,
+                lr,
+                &mut ws.iwork,
+                li,
+                &mut info,
+            )
+        };
+        lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
+        Ok(m as usize)
+    }
+}
+
+impl<T: Lapack> LapackHegvd<T> for CpuDevice {
+    unsafe fn hegvd(
+        itype: i32,
+        jobz: Jobz,
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        b: *mut T,
+        ldb: usize,
+        w: *mut T::Real,
+    ) -> Result<()> {
+        let op = "hegvd";
+        if !(1..=3).contains(&itype) {
+            return Err(Error::OutOfRange {
+                op,
+                what: "itype".into(),
+                given: itype as i64,
+                valid: "1 (A x = λ B x), 2 (A B x = λ x) or 3 (B A x = λ x)".into(),
+            });
+        }
+        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
+        let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
+        check::non_null(op, "a", a, aspan)?;
+        check::non_null(op, "b", b, bspan)?;
+        check::non_null(op, "w", w, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
+        // SAFETY: the caller vouches for `a`, `b`, `w` over the spans checked above.
+        let (a, b, w) = unsafe { (slice_mut(a, aspan), slice_mut(b, bspan), slice_mut(w, n)) };
+        const ARGS: [&str; 15] = [
+            "itype", "jobz", "uplo", "n", "a", "lda", "b", "ldb", "w", "work", "lwork", "rwork",
+            "lrwork", "iwork", "liwork",
+        ];
+        let failure = |i: i32| {
+            if i as usize > n {
+                format!(
+                    "the leading minor of order {} of B is not positive definite, so B is \
+                     not a valid overlap matrix (its Cholesky factorization failed)",
+                    i as usize - n
+                )
+            } else {
+                evd_failure(jobz, n, i)
+            }
+        };
+        let mut info = 0;
+        let mut ws = Workspace::<T>::query(|wk, lw, rw, lr, iw, li| {
+            // SAFETY: a workspace query reads only the sizes.
+            unsafe {
+                T::hegvd(
+                    itype, j, u, n32, a, lda32, b, ldb32, w, wk, lw, rw, lr, iw, li, &mut info,
+                )
+            }
+        })?;
+        lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)?;
+        let (lw, lr, li) = ws.lens();
+        // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
+        unsafe {
+            T::hegvd(
+                itype,
+                j,
+                u,
+                n32,
+                a,
+                lda32,
+                b,
+                ldb32,
+                w,
+                &mut ws.work,
+                lw,
+                &mut ws.rwork,
+                lr,
+                &mut ws.iwork,
+                li,
+                &mut info,
+            )
+        };
+        lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)
+    }
+}
+
+impl<T: Lapack> LapackGetrf<T> for CpuDevice {
+    unsafe fn getrf(m: usize, n: usize, a: *mut T, lda: usize, ipiv: *mut i32) -> Result<()> {
+        let op = "getrf";
+        check::leading_dim(op, "lda", lda, m)?;
+        let span = check::matrix_span(op, "a", m, n, lda)?;
+        let k = m.min(n);
+        check::non_null(op, "a", a, span)?;
+        check::non_null(op, "ipiv", ipiv, k)?;
+        let (m32, n32, lda32) = (
+            check::blas_int(op, "m", m)?,
+            check::blas_int(op, "n", n)?,
+            check::blas_int(op, "lda", lda)?,
+        );
+        if k == 0 {
+            return Ok(());
+        }
+        let mut info = 0;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe {
+            T::getrf(
+                m32,
+                n32,
+                slice_mut(a, span),
+                lda32,
+                slice_mut(ipiv, k),
+                &mut info,
+            )
+        };
+        lapack_result(
+            T::NAMES[GETRF],
+            info,
+            &["m", "n", "a", "lda", "ipiv"],
+            |i| {
+                format!(
+                    "U({i},{i}) is exactly zero: the matrix is singular \
+                 (the factors were computed but cannot be used to solve)"
+                )
+            },
+        )
+    }
+}
+
+impl<T: Lapack> LapackGetrs<T> for CpuDevice {
+    unsafe fn getrs(
+        trans: Trans,
+        n: usize,
+        nrhs: usize,
+        a: *const T,
+        lda: usize,
+        ipiv: *const i32,
+        b: *mut T,
+        ldb: usize,
+    ) -> Result<()> {
+        let op = "getrs";
+        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
+        check::leading_dim(op, "ldb", ldb, n)?;
+        let bspan = check::matrix_span(op, "b", n, nrhs, ldb)?;
+        let (nrhs32, ldb32) = (
+            check::blas_int(op, "nrhs", nrhs)?,
+            check::blas_int(op, "ldb", ldb)?,
+        );
+        check::non_null(op, "a", a, aspan)?;
+        check::non_null(op, "ipiv", ipiv, n)?;
+        check::non_null(op, "b", b, bspan)?;
+        if n == 0 || nrhs == 0 {
+            return Ok(());
+        }
+        // For real types `C` is `T`, as in BLAS.
+        let t = match trans {
+            Trans::C if !T::DTYPE.is_complex() => b'T',
+            t => t.as_char() as u8,
+        };
+        let mut info = 0;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe {
+            T::getrs(
+                t,
+                n32,
+                nrhs32,
+                slice(a, aspan),
+                lda32,
+                slice(ipiv, n),
+                slice_mut(b, bspan),
+                ldb32,
+                &mut info,
+            )
+        };
+        lapack_result(
+            T::NAMES[GETRS],
+            info,
+            &["trans", "n", "nrhs", "a", "lda", "ipiv", "b", "ldb"],
+            |i| format!("unexpected positive info {i}"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn illegal_argument_info_names_the_argument() {
+        let e =
+            lapack_result("dpotrf", -4, &["uplo", "n", "a", "lda"], |_| String::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dpotrf failed with info = -4: argument 4 (lda) had an illegal value"
+        );
+        assert_eq!(<c64 as Lapack>::NAMES[HEEVD], "zheevd");
+        assert_eq!(<c32 as Lapack>::NAMES[HEGVD], "chegvd");
+    }
+}

@@ -1,0 +1,276 @@
+//! LAPACK kernels: one trait per routine family, column-major, reference conventions.
+//!
+//! Every routine sizes its workspace with the LAPACK query (`lwork = -1`) and turns any
+//! non-zero `info` into [`Error::Lapack`](ctensor_base::Error::Lapack) with the routine's
+//! name and what the code means (not positive definite, failed to converge, illegal
+//! argument k). Arguments that can be checked beforehand (sizes, leading dimensions,
+//! ranges, null pointers) are, so an illegal-argument `info` means a bug in this crate.
+//!
+//! Symmetric real matrices use the `sy*` routines and Hermitian complex ones the `he*`
+//! routines under the same trait: `heevd` on `f64` is `dsyevd`. Implemented for `f32`,
+//! `f64`, `c32` and `c64` ([`SetMatrix`] for every element type).
+
+use std::fmt;
+use std::ops::Range;
+
+use ctensor_base::{Device, Error, Result, Scalar};
+
+use crate::blas::Trans;
+
+/// Which triangle of a symmetric/Hermitian or triangular matrix is referenced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Uplo {
+    /// The upper triangle (`'U'`).
+    Upper,
+    /// The lower triangle (`'L'`).
+    Lower,
+}
+
+impl Uplo {
+    /// Parses `U` or `L` in either case.
+    pub fn from_char(c: char) -> Result<Self> {
+        match c {
+            'U' | 'u' => Ok(Uplo::Upper),
+            'L' | 'l' => Ok(Uplo::Lower),
+            _ => Err(Error::UnknownName {
+                kind: "LAPACK uplo",
+                given: c.to_string(),
+                expected: "U or L (either case)",
+            }),
+        }
+    }
+
+    /// The character LAPACK takes.
+    pub fn as_char(self) -> char {
+        match self {
+            Uplo::Upper => 'U',
+            Uplo::Lower => 'L',
+        }
+    }
+}
+
+impl fmt::Display for Uplo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.as_char())
+    }
+}
+
+/// Whether a triangular matrix has an implicit unit diagonal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Diag {
+    /// The diagonal is stored (`'N'`).
+    NonUnit,
+    /// The diagonal is all ones and not referenced (`'U'`).
+    Unit,
+}
+
+impl Diag {
+    /// Parses `N` or `U` in either case.
+    pub fn from_char(c: char) -> Result<Self> {
+        match c {
+            'N' | 'n' => Ok(Diag::NonUnit),
+            'U' | 'u' => Ok(Diag::Unit),
+            _ => Err(Error::UnknownName {
+                kind: "LAPACK diag",
+                given: c.to_string(),
+                expected: "N or U (either case)",
+            }),
+        }
+    }
+
+    /// The character LAPACK takes.
+    pub fn as_char(self) -> char {
+        match self {
+            Diag::NonUnit => 'N',
+            Diag::Unit => 'U',
+        }
+    }
+}
+
+/// What an eigensolver computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Jobz {
+    /// Eigenvalues only (`'N'`).
+    ValuesOnly,
+    /// Eigenvalues and eigenvectors (`'V'`).
+    Vectors,
+}
+
+impl Jobz {
+    /// Parses `N` or `V` in either case.
+    pub fn from_char(c: char) -> Result<Self> {
+        match c {
+            'N' | 'n' => Ok(Jobz::ValuesOnly),
+            'V' | 'v' => Ok(Jobz::Vectors),
+            _ => Err(Error::UnknownName {
+                kind: "LAPACK jobz",
+                given: c.to_string(),
+                expected: "N or V (either case)",
+            }),
+        }
+    }
+
+    /// The character LAPACK takes.
+    pub fn as_char(self) -> char {
+        match self {
+            Jobz::ValuesOnly => 'N',
+            Jobz::Vectors => 'V',
+        }
+    }
+}
+
+/// Which eigenpairs [`LapackHeevr::heevr`] computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EigRange<R> {
+    /// All `n` eigenpairs.
+    All,
+    /// The eigenpairs with these 0-based indices in ascending order of eigenvalue, e.g.
+    /// `0..nbands` for the lowest bands (LAPACK's `il = start + 1`, `iu = end`).
+    Index(Range<usize>),
+    /// The eigenpairs whose eigenvalue lies in the half-open interval `(lower, upper]`.
+    Value {
+        /// Exclusive lower bound.
+        lower: R,
+        /// Inclusive upper bound.
+        upper: R,
+    },
+}
+
+/// Keeps one triangle of a square matrix and zeroes the other (strictly off-diagonal)
+/// one, e.g. to clean a Cholesky factor or an inverse from `potri`.
+pub trait SetMatrix<T: Scalar>: Device {
+    /// Zeroes the strict triangle of the `n × n` column-major `a` opposite to `keep`.
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + n` elements.
+    unsafe fn set_matrix(keep: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()>;
+}
+
+/// Cholesky factorization `A = U^H U` or `A = L L^H` (`?potrf`).
+pub trait LapackPotrf<T: Scalar>: Device {
+    /// Overwrites the `uplo` triangle of the Hermitian positive definite `a` with its
+    /// Cholesky factor; the other triangle is not touched. A matrix that is not positive
+    /// definite gives `Error::Lapack` with the order of the failing leading minor.
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + n` elements.
+    unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()>;
+}
+
+/// Inverse of a Hermitian positive definite matrix from its Cholesky factor (`?potri`).
+pub trait LapackPotri<T: Scalar>: Device {
+    /// Overwrites the `uplo` triangle of `a`, which holds the factor from
+    /// [`LapackPotrf::potrf`], with the same triangle of `A⁻¹`.
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + n` elements.
+    unsafe fn potri(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()>;
+}
+
+/// Inverse of a triangular matrix (`?trtri`).
+pub trait LapackTrtri<T: Scalar>: Device {
+    /// Overwrites the `uplo` triangle of `a` with its inverse; with [`Diag::Unit`] the
+    /// diagonal is taken as ones and not referenced.
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + n` elements.
+    unsafe fn trtri(uplo: Uplo, diag: Diag, n: usize, a: *mut T, lda: usize) -> Result<()>;
+}
+
+/// All eigenvalues (and eigenvectors) of a Hermitian matrix, divide and conquer
+/// (`?syevd` / `?heevd`).
+pub trait LapackHeevd<T: Scalar>: Device {
+    /// Eigenvalues into `w` in ascending order; with [`Jobz::Vectors`] the orthonormal
+    /// eigenvectors overwrite `a` column by column, otherwise `a` is destroyed.
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + n` elements and `w` for writes
+    /// of `n` values; they do not overlap.
+    unsafe fn heevd(
+        jobz: Jobz,
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        w: *mut T::Real,
+    ) -> Result<()>;
+}
+
+/// Selected eigenpairs of a Hermitian matrix by the MRRR algorithm (`?syevr` / `?heevr`).
+pub trait LapackHeevr<T: Scalar>: Device {
+    /// Computes the eigenpairs selected by `range`, returns how many (`m`): eigenvalues
+    /// ascending in `w[..m]`, eigenvectors in the first `m` columns of `z`. `a` is
+    /// destroyed.
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + n` elements; `w` for writes of
+    /// `n` values; `z` for writes of `ldz·(cols-1) + n` elements, where `cols` is
+    /// `range.len()` for [`EigRange::Index`] and `n` otherwise. None overlap.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn heevr(
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        range: EigRange<T::Real>,
+        w: *mut T::Real,
+        z: *mut T,
+        ldz: usize,
+    ) -> Result<usize>;
+}
+
+/// The generalized Hermitian-definite eigenproblem (`?sygvd` / `?hegvd`).
+pub trait LapackHegvd<T: Scalar>: Device {
+    /// Solves `A x = λ B x` (`itype` 1), `A B x = λ x` (2) or `B A x = λ x` (3) with `B`
+    /// positive definite: eigenvalues ascending into `w`, eigenvectors (normalized so
+    /// that `Zᴴ B Z = I` for 1 and 2, `Zᴴ B⁻¹ Z = I` for 3) over `a`; `b` is overwritten
+    /// by its Cholesky factor. A `B` that is not positive definite gives `Error::Lapack`.
+    ///
+    /// # Safety
+    /// `a` and `b` are valid for reads and writes of `ld·(n-1) + n` elements with their
+    /// leading dimensions, `w` for writes of `n` values; none overlap.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn hegvd(
+        itype: i32,
+        jobz: Jobz,
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        b: *mut T,
+        ldb: usize,
+        w: *mut T::Real,
+    ) -> Result<()>;
+}
+
+/// LU factorization with partial pivoting, `A = P L U` (`?getrf`).
+pub trait LapackGetrf<T: Scalar>: Device {
+    /// Overwrites the `m × n` `a` with `L` (unit diagonal not stored) and `U`; `ipiv`
+    /// receives the `min(m, n)` 1-based pivot rows. An exactly singular `U` gives
+    /// `Error::Lapack` (the factors are still written).
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + m` elements, `ipiv` for writes
+    /// of `min(m, n)` integers.
+    unsafe fn getrf(m: usize, n: usize, a: *mut T, lda: usize, ipiv: *mut i32) -> Result<()>;
+}
+
+/// Solves `op(A) X = B` with the LU factors from [`LapackGetrf::getrf`] (`?getrs`).
+pub trait LapackGetrs<T: Scalar>: Device {
+    /// Overwrites the `n × nrhs` `b` with the solution `X`.
+    ///
+    /// # Safety
+    /// `a` is valid for reads of `lda·(n-1) + n` elements, `ipiv` of `n` integers, `b` for
+    /// reads and writes of `ldb·(nrhs-1) + n` elements; `b` overlaps neither.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn getrs(
+        trans: Trans,
+        n: usize,
+        nrhs: usize,
+        a: *const T,
+        lda: usize,
+        ipiv: *const i32,
+        b: *mut T,
+        ldb: usize,
+    ) -> Result<()>;
+}

@@ -1,0 +1,794 @@
+//! BLAS kernels against plain reference loops (computed in complex double), for f32,
+//! f64, c32 and c64, awkward sizes, non-unit and negative increments, ld > rows and
+//! every `trans`. `cargo test -p ctensor-kernels gemm_` runs the gemm tests, and so on.
+
+mod common;
+
+use common::*;
+use ctensor_base::{c64, CastFrom, CpuDevice, Error, Scalar};
+use ctensor_kernels::blas::*;
+use rand::rngs::StdRng;
+
+const TRANS: [Trans; 3] = [Trans::N, Trans::T, Trans::C];
+const INCS: [(isize, isize); 4] = [(1, 1), (2, 3), (-1, 2), (3, -2)];
+
+fn rand_scalar<T: Scalar>(rng: &mut StdRng) -> T {
+    random_vec::<T>(rng, 1)[0]
+}
+
+/// The logical `n`-vector stored with `inc` in `buf`.
+fn gather<T: Scalar>(buf: &[T], n: usize, inc: isize) -> Vec<c64> {
+    (0..n).map(|i| c(buf[vidx(i, n, inc)])).collect()
+}
+
+/// Element `(i, l)` of `op(A)` for column-major `a` with leading dimension `lda`.
+fn op_at<T: Scalar>(a: &[T], lda: usize, t: Trans, i: usize, l: usize) -> c64 {
+    match t {
+        Trans::N => c(a[i + l * lda]),
+        Trans::T => c(a[l + i * lda]),
+        Trans::C => c(a[l + i * lda]).conj(),
+    }
+}
+
+/// Tolerance for a sum of `k` products whose magnitudes add up to `scale`.
+fn tol<T: Scalar>(k: usize, scale: f64) -> f64 {
+    4.0 * (k as f64 + 2.0) * eps::<T>() * scale.max(1.0)
+}
+
+fn dot_case<T: Scalar>()
+where
+    CpuDevice: BlasDot<T>,
+{
+    let mut rng = rng(1);
+    for n in SIZES {
+        for (incx, incy) in INCS {
+            let x = random_vec::<T>(&mut rng, vspan(n, incx));
+            let y = random_vec::<T>(&mut rng, vspan(n, incy));
+            let (xs, ys) = (gather(&x, n, incx), gather(&y, n, incy));
+            let dotc: c64 = xs.iter().zip(&ys).map(|(a, b)| a.conj() * b).sum();
+            let dotu: c64 = xs.iter().zip(&ys).map(|(a, b)| a * b).sum();
+            let scale: f64 = xs.iter().zip(&ys).map(|(a, b)| a.norm() * b.norm()).sum();
+            // SAFETY: buffers span the vectors.
+            let (gc, gu) = unsafe {
+                (
+                    <CpuDevice as BlasDot<T>>::dot(n, x.as_ptr(), incx, y.as_ptr(), incy).unwrap(),
+                    <CpuDevice as BlasDot<T>>::dotu(n, x.as_ptr(), incx, y.as_ptr(), incy).unwrap(),
+                )
+            };
+            let what = format!("{} dot n={n} inc=({incx},{incy})", T::DTYPE);
+            assert_close(c(gc), dotc, tol::<T>(n, scale), &what);
+            assert_close(c(gu), dotu, tol::<T>(n, scale), &what);
+        }
+    }
+}
+
+#[test]
+fn dot_and_dotu_match_reference_for_every_dtype_size_and_increment() {
+    for_blas_dtypes!(dot_case);
+}
+
+#[test]
+fn dot_conjugates_the_first_argument_and_dotu_does_not() {
+    let x = [c64::new(0.0, 1.0), c64::new(2.0, 0.0)];
+    let y = [c64::new(1.0, 0.0), c64::new(0.0, 3.0)];
+    // SAFETY: two elements each.
+    let (dc, du) = unsafe {
+        (
+            <CpuDevice as BlasDot<c64>>::dot(2, x.as_ptr(), 1, y.as_ptr(), 1).unwrap(),
+            <CpuDevice as BlasDot<c64>>::dotu(2, x.as_ptr(), 1, y.as_ptr(), 1).unwrap(),
+        )
+    };
+    // conj(i)·1 + 2·3i = -i + 6i; i·1 + 2·3i = 7i.
+    assert_eq!(dc, c64::new(0.0, 5.0));
+    assert_eq!(du, c64::new(0.0, 7.0));
+}
+
+fn nrm2_case<T: Scalar>()
+where
+    CpuDevice: BlasNrm2<T>,
+{
+    let mut rng = rng(2);
+    for n in SIZES {
+        for inc in [1isize, 3, -2] {
+            let x = random_vec::<T>(&mut rng, vspan(n, inc));
+            let want = gather(&x, n, inc)
+                .iter()
+                .map(|v| v.norm_sqr())
+                .sum::<f64>()
+                .sqrt();
+            // SAFETY: the buffer spans the vector.
+            let got = unsafe { <CpuDevice as BlasNrm2<T>>::nrm2(n, x.as_ptr(), inc) }.unwrap();
+            let what = format!("{} nrm2 n={n} inc={inc}", T::DTYPE);
+            assert_close(c(got), c64::new(want, 0.0), tol::<T>(n, want), &what);
+        }
+    }
+}
+
+#[test]
+fn nrm2_matches_reference_for_every_dtype_size_and_increment() {
+    for_blas_dtypes!(nrm2_case);
+}
+
+fn scal_case<T: Scalar>()
+where
+    CpuDevice: BlasScal<T>,
+{
+    let mut rng = rng(3);
+    for n in SIZES {
+        for inc in [1isize, 2, -3] {
+            let x0 = random_vec::<T>(&mut rng, vspan(n, inc));
+            let alpha: T = rand_scalar(&mut rng);
+            let ar = <T::Real as CastFrom<f64>>::cast_from(1.5);
+            let (mut x, mut xr) = (x0.clone(), x0.clone());
+            // SAFETY: the buffers span the vector.
+            unsafe {
+                <CpuDevice as BlasScal<T>>::scal(n, alpha, x.as_mut_ptr(), inc).unwrap();
+                <CpuDevice as BlasScal<T>>::scal_real(n, ar, xr.as_mut_ptr(), inc).unwrap();
+            }
+            for j in 0..x0.len() {
+                let on = inc.unsigned_abs() == 1 || j % inc.unsigned_abs() == 0;
+                let (want, want_r) = if on {
+                    (c(alpha) * c(x0[j]), c(x0[j]) * 1.5)
+                } else {
+                    (c(x0[j]), c(x0[j])) // gaps between strided elements are untouched
+                };
+                let what = format!("{} scal n={n} inc={inc} j={j}", T::DTYPE);
+                assert_close(c(x[j]), want, tol::<T>(1, want.norm()), &what);
+                assert_close(c(xr[j]), want_r, tol::<T>(1, want_r.norm()), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn scal_and_scal_real_match_reference_and_skip_gaps() {
+    for_blas_dtypes!(scal_case);
+}
+
+fn axpy_copy_case<T: Scalar>()
+where
+    CpuDevice: BlasAxpy<T> + BlasCopy<T>,
+{
+    let mut rng = rng(4);
+    for n in SIZES {
+        for (incx, incy) in INCS {
+            let x = random_vec::<T>(&mut rng, vspan(n, incx));
+            let y0 = random_vec::<T>(&mut rng, vspan(n, incy));
+            let alpha: T = rand_scalar(&mut rng);
+            let (mut y, mut yc) = (y0.clone(), y0.clone());
+            // SAFETY: buffers span the vectors and are distinct.
+            unsafe {
+                <CpuDevice as BlasAxpy<T>>::axpy(n, alpha, x.as_ptr(), incx, y.as_mut_ptr(), incy)
+                    .unwrap();
+                <CpuDevice as BlasCopy<T>>::copy(n, x.as_ptr(), incx, yc.as_mut_ptr(), incy)
+                    .unwrap();
+            }
+            for i in 0..n {
+                let (xi, yi) = (c(x[vidx(i, n, incx)]), c(y0[vidx(i, n, incy)]));
+                let want = c(alpha) * xi + yi;
+                let what = format!("{} axpy n={n} inc=({incx},{incy}) i={i}", T::DTYPE);
+                let scale = c(alpha).norm() * xi.norm() + yi.norm();
+                assert_close(c(y[vidx(i, n, incy)]), want, tol::<T>(1, scale), &what);
+                assert_eq!(c(yc[vidx(i, n, incy)]), xi, "{} copy n={n} i={i}", T::DTYPE);
+            }
+        }
+    }
+}
+
+#[test]
+fn axpy_matches_reference_and_copy_is_exact_for_every_increment() {
+    for_blas_dtypes!(axpy_copy_case);
+}
+
+/// Reference `y := alpha op(A) x + beta y` on logical vectors.
+#[allow(clippy::too_many_arguments)]
+fn gemv_ref<T: Scalar>(
+    t: Trans,
+    m: usize,
+    n: usize,
+    alpha: T,
+    a: &[T],
+    lda: usize,
+    x: &[c64],
+    beta: T,
+    y: &[c64],
+) -> (Vec<c64>, Vec<f64>) {
+    let (rows, cols) = if t == Trans::N { (m, n) } else { (n, m) };
+    (0..rows)
+        .map(|i| {
+            let mut s = c64::new(0.0, 0.0);
+            let mut mag = 0.0;
+            for l in 0..cols {
+                let p = op_at(a, lda, t, i, l) * x[l];
+                s += p;
+                mag += p.norm();
+            }
+            let yb = if beta == T::zero() {
+                c64::new(0.0, 0.0)
+            } else {
+                c(beta) * y[i]
+            };
+            (c(alpha) * s + yb, c(alpha).norm() * mag + yb.norm())
+        })
+        .unzip()
+}
+
+const GEMV_SHAPES: [(usize, usize); 7] =
+    [(0, 3), (3, 0), (1, 1), (7, 5), (5, 7), (300, 17), (17, 300)];
+
+fn gemv_case<T: Scalar>()
+where
+    CpuDevice: BlasGemv<T>,
+{
+    let mut rng = rng(5);
+    for (m, n) in GEMV_SHAPES {
+        for t in TRANS {
+            for (incx, incy) in [(1isize, 1isize), (2, -3)] {
+                for zero_beta in [false, true] {
+                    let lda = m + 3;
+                    let a = random_vec::<T>(&mut rng, lda * n);
+                    let (ly, lx) = if t == Trans::N { (m, n) } else { (n, m) };
+                    let x = random_vec::<T>(&mut rng, vspan(lx, incx));
+                    let mut y = random_vec::<T>(&mut rng, vspan(ly, incy));
+                    let alpha: T = rand_scalar(&mut rng);
+                    let beta = if zero_beta {
+                        // With beta = 0, y is output only: NaN in it must not survive.
+                        for v in y.iter_mut() {
+                            *v = T::cast_from(f64::NAN);
+                        }
+                        T::zero()
+                    } else {
+                        rand_scalar(&mut rng)
+                    };
+                    let (want, mag) = gemv_ref(
+                        t,
+                        m,
+                        n,
+                        alpha,
+                        &a,
+                        lda,
+                        &gather(&x, lx, incx),
+                        beta,
+                        &gather(&y, ly, incy),
+                    );
+                    // SAFETY: buffers match the shapes, increments and lda.
+                    unsafe {
+                        <CpuDevice as BlasGemv<T>>::gemv(
+                            t,
+                            m,
+                            n,
+                            alpha,
+                            a.as_ptr(),
+                            lda,
+                            x.as_ptr(),
+                            incx,
+                            beta,
+                            y.as_mut_ptr(),
+                            incy,
+                        )
+                        .unwrap()
+                    };
+                    for i in 0..ly {
+                        let what = format!(
+                            "{} gemv {t} m={m} n={n} inc=({incx},{incy}) beta0={zero_beta} i={i}",
+                            T::DTYPE
+                        );
+                        let got = c(y[vidx(i, ly, incy)]);
+                        assert_close(got, want[i], tol::<T>(lx, mag[i]), &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gemv_matches_reference_for_every_trans_shape_increment_and_lda() {
+    for_blas_dtypes!(gemv_case);
+}
+
+fn gemv_batched_case<T: Scalar>()
+where
+    CpuDevice: BlasGemvBatched<T> + BlasGemvBatchedStrided<T>,
+{
+    let mut rng = rng(6);
+    let (m, n, batch) = (9, 4, 5);
+    let (incx, incy) = (2isize, 3isize); // deliberately different
+    for t in TRANS {
+        let lda = m + 1;
+        let (ly, lx) = if t == Trans::N { (m, n) } else { (n, m) };
+        let (sa, sx, sy) = (lda * n + 2, vspan(lx, incx) + 1, vspan(ly, incy) + 4);
+        let a = random_vec::<T>(&mut rng, sa * batch);
+        let x = random_vec::<T>(&mut rng, sx * batch);
+        let y0 = random_vec::<T>(&mut rng, sy * batch);
+        let (alpha, beta): (T, T) = (rand_scalar(&mut rng), rand_scalar(&mut rng));
+        let mut y_ptrs = y0.clone();
+        let mut y_strided = y0.clone();
+        let ap: Vec<*const T> = (0..batch).map(|b| a[b * sa..].as_ptr()).collect();
+        let xp: Vec<*const T> = (0..batch).map(|b| x[b * sx..].as_ptr()).collect();
+        let yp: Vec<*mut T> = (0..batch).map(|b| y_ptrs[b * sy..].as_mut_ptr()).collect();
+        // SAFETY: each entry spans its matrix/vectors; the y entries are disjoint.
+        unsafe {
+            <CpuDevice as BlasGemvBatched<T>>::gemv_batched(
+                t, m, n, alpha, &ap, lda, &xp, incx, beta, &yp, incy,
+            )
+            .unwrap();
+            <CpuDevice as BlasGemvBatchedStrided<T>>::gemv_batched_strided(
+                t,
+                m,
+                n,
+                alpha,
+                a.as_ptr(),
+                lda,
+                sa,
+                x.as_ptr(),
+                incx,
+                sx,
+                beta,
+                y_strided.as_mut_ptr(),
+                incy,
+                sy,
+                batch,
+            )
+            .unwrap();
+        }
+        for b in 0..batch {
+            let (want, mag) = gemv_ref(
+                t,
+                m,
+                n,
+                alpha,
+                &a[b * sa..],
+                lda,
+                &gather(&x[b * sx..], lx, incx),
+                beta,
+                &gather(&y0[b * sy..], ly, incy),
+            );
+            for i in 0..ly {
+                let what = format!("{} gemv_batched {t} b={b} i={i}", T::DTYPE);
+                let k = b * sy + vidx(i, ly, incy);
+                assert_close(c(y_ptrs[k]), want[i], tol::<T>(lx, mag[i]), &what);
+                assert_close(c(y_strided[k]), want[i], tol::<T>(lx, mag[i]), &what);
+            }
+            // The padding between batch entries is untouched.
+            for k in b * sy + vspan(ly, incy)..(b + 1) * sy {
+                assert_eq!(y_ptrs[k], y0[k]);
+                assert_eq!(y_strided[k], y0[k]);
+            }
+        }
+    }
+}
+
+#[test]
+fn gemv_batched_and_strided_match_reference_with_different_increments() {
+    for_blas_dtypes!(gemv_batched_case);
+}
+
+/// Reference `C := alpha op(A) op(B) + beta C` with magnitudes for the tolerance.
+#[allow(clippy::too_many_arguments)]
+fn gemm_ref<T: Scalar>(
+    ta: Trans,
+    tb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: &[T],
+    lda: usize,
+    b: &[T],
+    ldb: usize,
+    beta: T,
+    c0: &[T],
+    ldc: usize,
+) -> (Vec<c64>, Vec<f64>) {
+    let mut out = vec![c64::new(0.0, 0.0); m * n];
+    let mut mag = vec![0.0; m * n];
+    for j in 0..n {
+        for i in 0..m {
+            let (mut s, mut g) = (c64::new(0.0, 0.0), 0.0);
+            for l in 0..k {
+                let p = op_at(a, lda, ta, i, l) * op_at(b, ldb, tb, l, j);
+                s += p;
+                g += p.norm();
+            }
+            let cb = if beta == T::zero() {
+                c64::new(0.0, 0.0)
+            } else {
+                c(beta) * c(c0[i + j * ldc])
+            };
+            out[i + j * m] = c(alpha) * s + cb;
+            mag[i + j * m] = c(alpha).norm() * g + cb.norm();
+        }
+    }
+    (out, mag)
+}
+
+const GEMM_SHAPES: [(usize, usize, usize); 8] = [
+    (0, 3, 2),
+    (3, 0, 2),
+    (3, 2, 0),
+    (1, 1, 1),
+    (7, 5, 3),
+    (5, 3, 7),
+    (257, 3, 9),
+    (4, 300, 6),
+];
+
+fn gemm_case<T: Scalar>()
+where
+    CpuDevice: BlasGemm<T>,
+{
+    let mut rng = rng(7);
+    for (m, n, k) in GEMM_SHAPES {
+        for ta in TRANS {
+            for tb in TRANS {
+                let zero_beta = (m + n + k) % 2 == 0;
+                let (ar, ac) = ta.stored(m, k);
+                let (br, bc) = tb.stored(k, n);
+                let (lda, ldb, ldc) = (ar + 2, br + 1, m + 3);
+                let a = random_vec::<T>(&mut rng, lda * ac);
+                let b = random_vec::<T>(&mut rng, ldb * bc);
+                let mut cm = random_vec::<T>(&mut rng, ldc * n);
+                let alpha: T = rand_scalar(&mut rng);
+                let beta = if zero_beta {
+                    for v in cm.iter_mut() {
+                        *v = T::cast_from(f64::NAN);
+                    }
+                    T::zero()
+                } else {
+                    rand_scalar(&mut rng)
+                };
+                let c0 = cm.clone();
+                let (want, mag) =
+                    gemm_ref(ta, tb, m, n, k, alpha, &a, lda, &b, ldb, beta, &c0, ldc);
+                // SAFETY: buffers match the stored shapes and leading dimensions.
+                unsafe {
+                    <CpuDevice as BlasGemm<T>>::gemm(
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        alpha,
+                        a.as_ptr(),
+                        lda,
+                        b.as_ptr(),
+                        ldb,
+                        beta,
+                        cm.as_mut_ptr(),
+                        ldc,
+                    )
+                    .unwrap()
+                };
+                for j in 0..n {
+                    for i in 0..ldc {
+                        let got = cm[i + j * ldc];
+                        if i < m {
+                            let what =
+                                format!("{} gemm {ta}{tb} m={m} n={n} k={k} ({i},{j})", T::DTYPE);
+                            let w = i + j * m;
+                            assert_close(c(got), want[w], tol::<T>(k, mag[w]), &what);
+                        } else {
+                            // Rows between m and ldc are not part of C.
+                            assert!(got.same_value(c0[i + j * ldc]) || zero_beta);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gemm_matches_reference_for_every_trans_pair_shape_and_ld() {
+    for_blas_dtypes!(gemm_case);
+}
+
+fn gemm_batched_case<T: Scalar>()
+where
+    CpuDevice: BlasGemmBatched<T> + BlasGemmBatchedStrided<T>,
+{
+    let mut rng = rng(8);
+    let (m, n, k, batch) = (6, 5, 7, 4);
+    for (ta, tb) in [
+        (Trans::N, Trans::N),
+        (Trans::C, Trans::T),
+        (Trans::T, Trans::C),
+    ] {
+        let (ar, ac) = ta.stored(m, k);
+        let (br, bc) = tb.stored(k, n);
+        let (lda, ldb, ldc) = (ar + 1, br + 2, m + 1);
+        let (sa, sb, sc) = (lda * ac + 3, ldb * bc, ldc * n + 5);
+        let a = random_vec::<T>(&mut rng, sa * batch);
+        let b = random_vec::<T>(&mut rng, sb * batch);
+        let c0 = random_vec::<T>(&mut rng, sc * batch);
+        let (alpha, beta): (T, T) = (rand_scalar(&mut rng), rand_scalar(&mut rng));
+        let (mut c_ptrs, mut c_strided) = (c0.clone(), c0.clone());
+        let ap: Vec<*const T> = (0..batch).map(|i| a[i * sa..].as_ptr()).collect();
+        let bp: Vec<*const T> = (0..batch).map(|i| b[i * sb..].as_ptr()).collect();
+        let cp: Vec<*mut T> = (0..batch).map(|i| c_ptrs[i * sc..].as_mut_ptr()).collect();
+        // SAFETY: each entry spans its matrices; the C entries are disjoint.
+        unsafe {
+            <CpuDevice as BlasGemmBatched<T>>::gemm_batched(
+                ta, tb, m, n, k, alpha, &ap, lda, &bp, ldb, beta, &cp, ldc,
+            )
+            .unwrap();
+            <CpuDevice as BlasGemmBatchedStrided<T>>::gemm_batched_strided(
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                alpha,
+                a.as_ptr(),
+                lda,
+                sa,
+                b.as_ptr(),
+                ldb,
+                sb,
+                beta,
+                c_strided.as_mut_ptr(),
+                ldc,
+                sc,
+                batch,
+            )
+            .unwrap();
+        }
+        for i in 0..batch {
+            let (want, mag) = gemm_ref(
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                alpha,
+                &a[i * sa..],
+                lda,
+                &b[i * sb..],
+                ldb,
+                beta,
+                &c0[i * sc..],
+                ldc,
+            );
+            for col in 0..n {
+                for row in 0..m {
+                    let g = i * sc + row + col * ldc;
+                    let w = row + col * m;
+                    let what =
+                        format!("{} gemm_batched {ta}{tb} batch {i} ({row},{col})", T::DTYPE);
+                    assert_close(c(c_ptrs[g]), want[w], tol::<T>(k, mag[w]), &what);
+                    assert_close(c(c_strided[g]), want[w], tol::<T>(k, mag[w]), &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gemm_batched_and_strided_match_reference() {
+    for_blas_dtypes!(gemm_batched_case);
+}
+
+// ---- bad arguments -----------------------------------------------------------------
+
+#[test]
+fn gemm_rejects_small_leading_dimensions_and_null_pointers() {
+    let a = vec![1.0f64; 64];
+    let mut cm = vec![0.0f64; 64];
+    // SAFETY: every call is rejected before memory is touched, or fits in 64 elements.
+    unsafe {
+        let e = <CpuDevice as BlasGemm<f64>>::gemm(
+            Trans::N,
+            Trans::N,
+            4,
+            4,
+            4,
+            1.0,
+            a.as_ptr(),
+            3,
+            a.as_ptr(),
+            4,
+            0.0,
+            cm.as_mut_ptr(),
+            4,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidArgument { op: "gemm", .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("`lda` >= max(1, 4)"), "{e}");
+        assert!(e.to_string().contains("`lda` = 3"), "{e}");
+        // For op(A) = Aᵀ, A is stored k × m, so lda must cover k.
+        let e = <CpuDevice as BlasGemm<f64>>::gemm(
+            Trans::T,
+            Trans::N,
+            2,
+            2,
+            5,
+            1.0,
+            a.as_ptr(),
+            4,
+            a.as_ptr(),
+            5,
+            0.0,
+            cm.as_mut_ptr(),
+            2,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("max(1, 5)"), "{e}");
+        let e = <CpuDevice as BlasGemm<f64>>::gemm(
+            Trans::N,
+            Trans::N,
+            2,
+            2,
+            2,
+            1.0,
+            a.as_ptr(),
+            2,
+            a.as_ptr(),
+            2,
+            0.0,
+            cm.as_mut_ptr(),
+            1,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`ldc`"), "{e}");
+        let e = <CpuDevice as BlasGemm<f64>>::gemm(
+            Trans::N,
+            Trans::N,
+            2,
+            2,
+            2,
+            1.0,
+            std::ptr::null(),
+            2,
+            a.as_ptr(),
+            2,
+            0.0,
+            cm.as_mut_ptr(),
+            2,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("null pointer"), "{e}");
+        // lda = 0 is rejected even for an empty matrix (reference BLAS: lda >= 1).
+        assert!(<CpuDevice as BlasGemm<f64>>::gemm(
+            Trans::N,
+            Trans::N,
+            0,
+            2,
+            2,
+            1.0,
+            a.as_ptr(),
+            0,
+            a.as_ptr(),
+            2,
+            0.0,
+            cm.as_mut_ptr(),
+            1,
+        )
+        .is_err());
+    }
+}
+
+#[test]
+fn gemm_rejects_sizes_beyond_the_blas_integer() {
+    let a = [1.0f32];
+    let mut cm = [0.0f32];
+    let big = i32::MAX as usize + 1;
+    // SAFETY: rejected before any memory is touched.
+    let e = unsafe {
+        <CpuDevice as BlasGemm<f32>>::gemm(
+            Trans::N,
+            Trans::N,
+            1,
+            1,
+            big,
+            1.0,
+            a.as_ptr(),
+            1,
+            a.as_ptr(),
+            big,
+            0.0,
+            cm.as_mut_ptr(),
+            1,
+        )
+    }
+    .unwrap_err();
+    assert!(matches!(e, Error::Overflow { .. }), "{e}");
+}
+
+#[test]
+fn gemv_rejects_zero_increment_and_small_lda() {
+    let a = vec![1.0f32; 16];
+    let mut y = vec![0.0f32; 4];
+    // SAFETY: rejected before any memory is touched.
+    unsafe {
+        let e = <CpuDevice as BlasGemv<f32>>::gemv(
+            Trans::N,
+            2,
+            2,
+            1.0,
+            a.as_ptr(),
+            2,
+            a.as_ptr(),
+            0,
+            0.0,
+            y.as_mut_ptr(),
+            1,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("non-zero increment `incx`"), "{e}");
+        let e = <CpuDevice as BlasGemv<f32>>::gemv(
+            Trans::T,
+            3,
+            2,
+            1.0,
+            a.as_ptr(),
+            2,
+            a.as_ptr(),
+            1,
+            0.0,
+            y.as_mut_ptr(),
+            1,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`lda` >= max(1, 3)"), "{e}");
+    }
+}
+
+#[test]
+fn dot_axpy_and_copy_reject_zero_increments() {
+    let x = [1.0f64; 4];
+    let mut y = [0.0f64; 4];
+    // SAFETY: rejected before any memory is touched.
+    unsafe {
+        assert!(<CpuDevice as BlasDot<f64>>::dot(2, x.as_ptr(), 1, y.as_ptr(), 0).is_err());
+        assert!(
+            <CpuDevice as BlasAxpy<f64>>::axpy(2, 1.0, x.as_ptr(), 0, y.as_mut_ptr(), 1).is_err()
+        );
+        assert!(<CpuDevice as BlasCopy<f64>>::copy(2, x.as_ptr(), 1, y.as_mut_ptr(), 0).is_err());
+        assert!(<CpuDevice as BlasNrm2<f64>>::nrm2(2, std::ptr::null(), 1).is_err());
+    }
+}
+
+#[test]
+fn gemm_batched_rejects_pointer_arrays_of_different_lengths() {
+    let a = [1.0f64; 4];
+    let mut cm = [0.0f64; 4];
+    let ap = [a.as_ptr(), a.as_ptr()];
+    let cp = [cm.as_mut_ptr()];
+    // SAFETY: rejected before any memory is touched.
+    let e = unsafe {
+        <CpuDevice as BlasGemmBatched<f64>>::gemm_batched(
+            Trans::N,
+            Trans::N,
+            2,
+            2,
+            2,
+            1.0,
+            &ap,
+            2,
+            &ap,
+            2,
+            0.0,
+            &cp,
+            2,
+        )
+    }
+    .unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    assert!(e.to_string().contains("[2, 2, 1]"), "{e}");
+}
+
+#[test]
+fn trans_parses_lowercase_and_rejects_unknown_characters() {
+    assert_eq!(Trans::from_char('t').unwrap(), Trans::T);
+    assert_eq!("C".parse::<Trans>().unwrap(), Trans::C);
+    let e = Trans::from_char('Q').unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown BLAS trans 'Q': expected N, T or C (either case)"
+    );
+    assert!("".parse::<Trans>().is_err());
+}
