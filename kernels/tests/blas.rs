@@ -2,6 +2,8 @@
 //! f64, c32 and c64, awkward sizes, non-unit and negative increments, ld > rows and
 //! every `trans`. `cargo test -p ctensor-kernels gemm_` runs the gemm tests, and so on.
 
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use common::*;
@@ -573,7 +575,7 @@ fn gemm_batched_and_strided_match_reference() {
 
 #[test]
 fn gemm_rejects_small_leading_dimensions_and_null_pointers() {
-    let a = vec![1.0f64; 64];
+    let a = [1.0f64; 64];
     let mut cm = vec![0.0f64; 64];
     // SAFETY: every call is rejected before memory is touched, or fits in 64 elements.
     unsafe {
@@ -700,7 +702,7 @@ fn gemm_rejects_sizes_beyond_the_blas_integer() {
 
 #[test]
 fn gemv_rejects_zero_increment_and_small_lda() {
-    let a = vec![1.0f32; 16];
+    let a = [1.0f32; 16];
     let mut y = vec![0.0f32; 4];
     // SAFETY: rejected before any memory is touched.
     unsafe {
