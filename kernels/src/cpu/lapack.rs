@@ -384,6 +384,76 @@ impl_lapack_complex!(
     zhegvd
 );
 
+/// Stack the threaded OpenBLAS LAPACK routines may need. OpenBLAS 0.3.21 (Debian 12)
+/// keeps per-thread job tables on the stack in `getrf_parallel`: an LU of a 300 × 301
+/// matrix overflowed a 4 MiB stack and ran in 6 MiB, and deeper recursion on larger
+/// matrices needs more. Rust threads other than `main` get 2 MiB by default.
+const LAPACK_STACK: usize = 32 << 20;
+
+/// Below this many matrix elements OpenBLAS runs its LAPACK routines single-threaded,
+/// with a small stack footprint.
+const THREADED_ELEMENTS: usize = 10_000;
+
+/// Bytes of stack left below the current frame, where the platform can tell.
+fn stack_remaining() -> Option<usize> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut size: libc::size_t = 0;
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        // SAFETY: `attr` is initialized by `pthread_getattr_np` before use and destroyed
+        // after; `addr`/`size` are plain out-parameters.
+        let rc = unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+                return None;
+            }
+            let rc = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+            libc::pthread_attr_destroy(&mut attr);
+            rc
+        };
+        if rc != 0 {
+            return None;
+        }
+        // The stack grows down from `addr + size` to `addr`.
+        let here = &size as *const libc::size_t as usize;
+        Some(here.saturating_sub(addr as usize))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
+/// Runs `f` here when the matrix is small or this thread has stack to spare, otherwise
+/// on a helper thread with [`LAPACK_STACK`] bytes of stack (a segfault in OpenBLAS is
+/// not an error anyone can handle).
+fn on_large_stack<R: Send>(
+    routine: &'static str,
+    elements: usize,
+    f: impl FnOnce() -> R + Send,
+) -> Result<R> {
+    if elements < THREADED_ELEMENTS || stack_remaining().is_some_and(|s| s >= LAPACK_STACK) {
+        return Ok(f());
+    }
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name(format!("ctensor-{routine}"))
+            .stack_size(LAPACK_STACK)
+            .spawn_scoped(scope, f)
+            .map_err(|e| Error::Alloc {
+                device: ctensor_base::DeviceType::Cpu,
+                bytes: LAPACK_STACK,
+                align: 1,
+                reason: format!("could not start a thread with a large stack for {routine}: {e}"),
+            })?;
+        handle.join().map_err(|_| Error::InvalidArgument {
+            op: routine,
+            expected: "the LAPACK call to return".into(),
+            given: "a panic in the helper thread".into(),
+        })
+    })
+}
+
 const POTRF: usize = 0;
 const POTRI: usize = 1;
 const TRTRI: usize = 2;
@@ -506,9 +576,14 @@ impl<T: Lapack> LapackPotrf<T> for CpuDevice {
         if n == 0 {
             return Ok(());
         }
-        let mut info = 0;
-        // SAFETY: arguments checked; the caller vouches for the memory.
-        unsafe { T::potrf(uplo_u8(uplo), n32, slice_mut(a, span), lda32, &mut info) };
+        // SAFETY: the caller vouches for the span checked above.
+        let a = unsafe { slice_mut(a, span) };
+        let info = on_large_stack(T::NAMES[POTRF], n * n, || {
+            let mut info = 0;
+            // SAFETY: arguments checked; the caller vouches for the memory.
+            unsafe { T::potrf(uplo_u8(uplo), n32, a, lda32, &mut info) };
+            info
+        })?;
         lapack_result(T::NAMES[POTRF], info, &["uplo", "n", "a", "lda"], |i| {
             format!(
                 "the leading minor of order {i} is not positive definite, \
@@ -525,9 +600,14 @@ impl<T: Lapack> LapackPotri<T> for CpuDevice {
         if n == 0 {
             return Ok(());
         }
-        let mut info = 0;
-        // SAFETY: arguments checked; the caller vouches for the memory.
-        unsafe { T::potri(uplo_u8(uplo), n32, slice_mut(a, span), lda32, &mut info) };
+        // SAFETY: the caller vouches for the span checked above.
+        let a = unsafe { slice_mut(a, span) };
+        let info = on_large_stack(T::NAMES[POTRI], n * n, || {
+            let mut info = 0;
+            // SAFETY: arguments checked; the caller vouches for the memory.
+            unsafe { T::potri(uplo_u8(uplo), n32, a, lda32, &mut info) };
+            info
+        })?;
         lapack_result(T::NAMES[POTRI], info, &["uplo", "n", "a", "lda"], |i| {
             format!(
                 "element ({i},{i}) of the Cholesky factor is zero: \
@@ -544,10 +624,15 @@ impl<T: Lapack> LapackTrtri<T> for CpuDevice {
         if n == 0 {
             return Ok(());
         }
-        let mut info = 0;
         let d = diag.as_char() as u8;
-        // SAFETY: arguments checked; the caller vouches for the memory.
-        unsafe { T::trtri(uplo_u8(uplo), d, n32, slice_mut(a, span), lda32, &mut info) };
+        // SAFETY: the caller vouches for the span checked above.
+        let a = unsafe { slice_mut(a, span) };
+        let info = on_large_stack(T::NAMES[TRTRI], n * n, || {
+            let mut info = 0;
+            // SAFETY: arguments checked; the caller vouches for the memory.
+            unsafe { T::trtri(uplo_u8(uplo), d, n32, a, lda32, &mut info) };
+            info
+        })?;
         lapack_result(
             T::NAMES[TRTRI],
             info,
@@ -605,24 +690,13 @@ impl<T: Lapack> LapackHeevd<T> for CpuDevice {
             evd_failure(jobz, n, i)
         })?;
         let (lw, lr, li) = ws.lens();
-        // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
-        unsafe {
-            T::heevd(
-                j,
-                u,
-                n32,
-                a,
-                lda32,
-                w,
-                &mut ws.work,
-                lw,
-                &mut ws.rwork,
-                lr,
-                &mut ws.iwork,
-                li,
-                &mut info,
-            )
-        };
+        let info = on_large_stack(T::NAMES[HEEVD], n * n, || {
+            let mut info = 0;
+            let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
+            // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
+            unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) };
+            info
+        })?;
         lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
             evd_failure(jobz, n, i)
         })
@@ -736,32 +810,37 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
         })?;
         lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
         let (lw, lr, li) = ws.lens();
-        // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
-        unsafe {
-            T::heevr(
-                r,
-                u,
-                n32,
-                a,
-                lda32,
-                vl,
-                vu,
-                il,
-                iu,
-                &mut m,
-                w,
-                z,
-                ldz32,
-                &mut isuppz,
-                &mut ws.work,
-                lw,
-                &mut ws.rwork,
-                lr,
-                &mut ws.iwork,
-                li,
-                &mut info,
-            )
-        };
+        let (m, info) = on_large_stack(T::NAMES[HEEVR], n * n, || {
+            let mut info = 0;
+            let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
+            // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
+            unsafe {
+                T::heevr(
+                    r,
+                    u,
+                    n32,
+                    a,
+                    lda32,
+                    vl,
+                    vu,
+                    il,
+                    iu,
+                    &mut m,
+                    w,
+                    z,
+                    ldz32,
+                    &mut isuppz,
+                    wk,
+                    lw,
+                    rw,
+                    lr,
+                    iw,
+                    li,
+                    &mut info,
+                )
+            };
+            (m, info)
+        })?;
         lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
         Ok(m as usize)
     }
@@ -825,27 +904,17 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
         })?;
         lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)?;
         let (lw, lr, li) = ws.lens();
-        // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
-        unsafe {
-            T::hegvd(
-                itype,
-                j,
-                u,
-                n32,
-                a,
-                lda32,
-                b,
-                ldb32,
-                w,
-                &mut ws.work,
-                lw,
-                &mut ws.rwork,
-                lr,
-                &mut ws.iwork,
-                li,
-                &mut info,
-            )
-        };
+        let info = on_large_stack(T::NAMES[HEGVD], n * n, || {
+            let mut info = 0;
+            let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
+            // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
+            unsafe {
+                T::hegvd(
+                    itype, j, u, n32, a, lda32, b, ldb32, w, wk, lw, rw, lr, iw, li, &mut info,
+                )
+            };
+            info
+        })?;
         lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)
     }
 }
@@ -866,18 +935,14 @@ impl<T: Lapack> LapackGetrf<T> for CpuDevice {
         if k == 0 {
             return Ok(());
         }
-        let mut info = 0;
-        // SAFETY: arguments checked; the caller vouches for the memory.
-        unsafe {
-            T::getrf(
-                m32,
-                n32,
-                slice_mut(a, span),
-                lda32,
-                slice_mut(ipiv, k),
-                &mut info,
-            )
-        };
+        // SAFETY: the caller vouches for the spans checked above.
+        let (a, ipiv) = unsafe { (slice_mut(a, span), slice_mut(ipiv, k)) };
+        let info = on_large_stack(T::NAMES[GETRF], m * n, || {
+            let mut info = 0;
+            // SAFETY: arguments checked; the caller vouches for the memory.
+            unsafe { T::getrf(m32, n32, a, lda32, ipiv, &mut info) };
+            info
+        })?;
         lapack_result(
             T::NAMES[GETRF],
             info,
@@ -922,21 +987,14 @@ impl<T: Lapack> LapackGetrs<T> for CpuDevice {
             Trans::C if !T::DTYPE.is_complex() => b'T',
             t => t.as_char() as u8,
         };
-        let mut info = 0;
-        // SAFETY: arguments checked; the caller vouches for the memory.
-        unsafe {
-            T::getrs(
-                t,
-                n32,
-                nrhs32,
-                slice(a, aspan),
-                lda32,
-                slice(ipiv, n),
-                slice_mut(b, bspan),
-                ldb32,
-                &mut info,
-            )
-        };
+        // SAFETY: the caller vouches for the spans checked above.
+        let (a, ipiv, b) = unsafe { (slice(a, aspan), slice(ipiv, n), slice_mut(b, bspan)) };
+        let info = on_large_stack(T::NAMES[GETRS], n * n.max(nrhs), || {
+            let mut info = 0;
+            // SAFETY: arguments checked; the caller vouches for the memory.
+            unsafe { T::getrs(t, n32, nrhs32, a, lda32, ipiv, b, ldb32, &mut info) };
+            info
+        })?;
         lapack_result(
             T::NAMES[GETRS],
             info,

@@ -1,0 +1,863 @@
+//! LAPACK kernels checked by the identities they promise (A V = V Λ, Vᴴ V = I, L Lᴴ = A,
+//! T T⁻¹ = I, P A = L U, ...) in complex double, for f32, f64, c32 and c64, with n = 0,
+//! 1, odd and ≥ 300, lda > n and both triangles; and each failure mode returns
+//! `Error::Lapack`. `cargo test -p ctensor-kernels heevd_` runs one family.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use common::*;
+use ctensor_base::{c64, CastFrom, CpuDevice, Error, Scalar};
+use ctensor_kernels::blas::Trans;
+use ctensor_kernels::lapack::*;
+use rand::rngs::StdRng;
+use rand::Rng;
+
+/// A column-major `rows × cols` matrix in complex double (the reference side).
+#[derive(Clone)]
+struct M {
+    rows: usize,
+    cols: usize,
+    v: Vec<c64>,
+}
+
+impl M {
+    fn zeros(rows: usize, cols: usize) -> M {
+        M {
+            rows,
+            cols,
+            v: vec![c64::new(0.0, 0.0); rows * cols],
+        }
+    }
+    fn eye(n: usize) -> M {
+        let mut m = M::zeros(n, n);
+        for i in 0..n {
+            m.v[i + i * n] = c64::new(1.0, 0.0);
+        }
+        m
+    }
+    fn at(&self, i: usize, j: usize) -> c64 {
+        self.v[i + j * self.rows]
+    }
+    fn set(&mut self, i: usize, j: usize, x: c64) {
+        self.v[i + j * self.rows] = x;
+    }
+    /// Uniform entries in [-1, 1] (real for real types).
+    fn random<T: Scalar>(rng: &mut StdRng, rows: usize, cols: usize) -> M {
+        let mut m = M::zeros(rows, cols);
+        for x in m.v.iter_mut() {
+            let im = if T::DTYPE.is_complex() {
+                rng.gen_range(-1.0..1.0)
+            } else {
+                0.0
+            };
+            *x = c64::new(rng.gen_range(-1.0..1.0), im);
+        }
+        m
+    }
+    /// A random Hermitian matrix.
+    fn hermitian<T: Scalar>(rng: &mut StdRng, n: usize) -> M {
+        let r = M::random::<T>(rng, n, n);
+        let mut h = M::zeros(n, n);
+        for j in 0..n {
+            for i in 0..n {
+                h.set(i, j, (r.at(i, j) + r.at(j, i).conj()) * 0.5);
+            }
+        }
+        h
+    }
+    /// A random Hermitian positive definite matrix, well conditioned: `R Rᴴ / n + I`.
+    fn hpd<T: Scalar>(rng: &mut StdRng, n: usize) -> M {
+        let r = M::random::<T>(rng, n, n);
+        let mut b = r.mul(&r.adjoint());
+        for x in b.v.iter_mut() {
+            *x /= n.max(1) as f64;
+        }
+        for i in 0..n {
+            b.v[i + i * n] += 1.0;
+        }
+        b
+    }
+    fn mul(&self, o: &M) -> M {
+        assert_eq!(self.cols, o.rows);
+        let mut out = M::zeros(self.rows, o.cols);
+        for j in 0..o.cols {
+            for l in 0..self.cols {
+                let b = o.at(l, j);
+                for i in 0..self.rows {
+                    out.v[i + j * self.rows] += self.v[i + l * self.rows] * b;
+                }
+            }
+        }
+        out
+    }
+    fn adjoint(&self) -> M {
+        let mut out = M::zeros(self.cols, self.rows);
+        for j in 0..self.cols {
+            for i in 0..self.rows {
+                out.set(j, i, self.at(i, j).conj());
+            }
+        }
+        out
+    }
+    fn sub(&self, o: &M) -> M {
+        M {
+            rows: self.rows,
+            cols: self.cols,
+            v: self.v.iter().zip(&o.v).map(|(a, b)| a - b).collect(),
+        }
+    }
+    fn norm(&self) -> f64 {
+        self.v.iter().map(|x| x.norm_sqr()).sum::<f64>().sqrt()
+    }
+    /// Column-major storage of type `T` with leading dimension `ld` (padding NaN, so
+    /// reading it would show).
+    fn store<T: Scalar>(&self, ld: usize) -> Vec<T> {
+        let mut out = vec![T::cast_from(f64::NAN); ld * self.cols];
+        for j in 0..self.cols {
+            for i in 0..self.rows {
+                out[i + j * ld] = T::cast_from(self.at(i, j));
+            }
+        }
+        out
+    }
+    /// The `rows × cols` matrix stored in `buf` with leading dimension `ld`.
+    fn load<T: Scalar>(buf: &[T], rows: usize, cols: usize, ld: usize) -> M {
+        let mut m = M::zeros(rows, cols);
+        for j in 0..cols {
+            for i in 0..rows {
+                m.set(i, j, c(buf[i + j * ld]));
+            }
+        }
+        m
+    }
+    /// The triangle `uplo` (with diagonal) of `self`, the rest zero.
+    fn triangle(&self, uplo: Uplo) -> M {
+        let mut m = self.clone();
+        for j in 0..self.cols {
+            for i in 0..self.rows {
+                let keep = match uplo {
+                    Uplo::Upper => i <= j,
+                    Uplo::Lower => i >= j,
+                };
+                if !keep {
+                    m.set(i, j, c64::new(0.0, 0.0));
+                }
+            }
+        }
+        m
+    }
+    /// The Hermitian matrix whose `uplo` triangle is that of `self`.
+    fn hermitian_from(&self, uplo: Uplo) -> M {
+        let mut m = self.clone();
+        for j in 0..self.cols {
+            for i in 0..self.rows {
+                let from_other = match uplo {
+                    Uplo::Upper => i > j,
+                    Uplo::Lower => i < j,
+                };
+                if from_other {
+                    m.set(i, j, self.at(j, i).conj());
+                }
+            }
+        }
+        m
+    }
+}
+
+/// `‖got − want‖_F <= 30 · n · eps · scale`: backward-stable LAPACK routines have
+/// residuals of order n · eps · ‖A‖; the factor 30 absorbs the constants.
+fn assert_small<T: Scalar>(residual: f64, n: usize, scale: f64, what: &str) {
+    let tol = 30.0 * (n.max(1) as f64) * eps::<T>() * scale.max(1.0);
+    assert!(
+        residual <= tol,
+        "{} {what}: residual {residual:e} > tolerance {tol:e}",
+        T::DTYPE
+    );
+}
+
+const UPLOS: [Uplo; 2] = [Uplo::Upper, Uplo::Lower];
+const EIG_SIZES: [usize; 6] = [0, 1, 2, 7, 33, 300];
+
+fn check_eigenpairs<T: Scalar>(a: &M, w: &[c64], v: &M, what: &str) {
+    let n = a.rows;
+    for k in 1..w.len() {
+        assert!(
+            w[k - 1].re <= w[k].re,
+            "{what}: eigenvalues not ascending: {w:?}"
+        );
+    }
+    let mut vl = v.clone();
+    for j in 0..v.cols {
+        for i in 0..n {
+            vl.v[i + j * n] *= w[j];
+        }
+    }
+    let av = a.mul(v);
+    assert_small::<T>(
+        av.sub(&vl).norm(),
+        n,
+        a.norm(),
+        &format!("{what}: ‖AV − VΛ‖"),
+    );
+    let vhv = v.adjoint().mul(v);
+    let id = M::eye(v.cols);
+    assert_small::<T>(vhv.sub(&id).norm(), n, 1.0, &format!("{what}: ‖VᴴV − I‖"));
+}
+
+fn heevd_case<T: Scalar>()
+where
+    CpuDevice: LapackHeevd<T>,
+{
+    let mut rng = rng(11);
+    for n in EIG_SIZES {
+        for uplo in UPLOS {
+            let a = M::hermitian::<T>(&mut rng, n);
+            let lda = n + 2;
+            // Only the `uplo` triangle may be read: poison the other one.
+            let mut buf = a.triangle(uplo).store::<T>(lda);
+            for j in 0..n {
+                for i in 0..n {
+                    if (uplo == Uplo::Upper && i > j) || (uplo == Uplo::Lower && i < j) {
+                        buf[i + j * lda] = T::cast_from(f64::NAN);
+                    }
+                }
+            }
+            let mut vals_only = buf.clone();
+            let mut w = vec![<T::Real as Scalar>::zero(); n];
+            let mut w2 = w.clone();
+            // SAFETY: buffers of lda·n and n elements.
+            unsafe {
+                <CpuDevice as LapackHeevd<T>>::heevd(
+                    Jobz::Vectors,
+                    uplo,
+                    n,
+                    buf.as_mut_ptr(),
+                    lda,
+                    w.as_mut_ptr(),
+                )
+                .unwrap();
+                <CpuDevice as LapackHeevd<T>>::heevd(
+                    Jobz::ValuesOnly,
+                    uplo,
+                    n,
+                    vals_only.as_mut_ptr(),
+                    lda,
+                    w2.as_mut_ptr(),
+                )
+                .unwrap();
+            }
+            let wc: Vec<c64> = w.iter().map(|&x| c(x)).collect();
+            let v = M::load(&buf, n, n, lda);
+            check_eigenpairs::<T>(&a, &wc, &v, &format!("heevd n={n} {uplo}"));
+            for k in 0..n {
+                let tol = 30.0 * n as f64 * eps::<T>() * a.norm().max(1.0);
+                assert_close(
+                    c(w2[k]),
+                    wc[k],
+                    tol,
+                    &format!("{} heevd values-only", T::DTYPE),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn heevd_eigenpairs_satisfy_av_eq_v_lambda_and_are_orthonormal() {
+    for_blas_dtypes!(heevd_case);
+}
+
+fn heevr_case<T: Scalar>()
+where
+    CpuDevice: LapackHeevr<T> + LapackHeevd<T>,
+{
+    let mut rng = rng(12);
+    for n in [1usize, 2, 9, 300] {
+        let a = M::hermitian::<T>(&mut rng, n);
+        let lda = n + 1;
+        // All eigenvalues from heevd, to pick ranges and compare.
+        let mut full = a.store::<T>(lda);
+        let mut w_all = vec![<T::Real as Scalar>::zero(); n];
+        // SAFETY: lda·n and n elements.
+        unsafe {
+            <CpuDevice as LapackHeevd<T>>::heevd(
+                Jobz::ValuesOnly,
+                Uplo::Lower,
+                n,
+                full.as_mut_ptr(),
+                lda,
+                w_all.as_mut_ptr(),
+            )
+        }
+        .unwrap();
+        let w_all: Vec<f64> = w_all.iter().map(|&x| c(x).re).collect();
+        let lo = n / 3;
+        let hi = (lo + 1 + n / 4).min(n);
+        let mid = |k: usize| (w_all[k - 1] + w_all[k]) / 2.0;
+        let mut ranges: Vec<(EigRange<T::Real>, Range)> = vec![
+            (EigRange::All, 0..n),
+            (EigRange::Index(lo..hi), lo..hi),
+            (EigRange::Index(0..1), 0..1),
+        ];
+        if n >= 3 {
+            // (mid(1), mid(n-1)] holds eigenvalues 1..n-1, away from any boundary.
+            let (l, u) = (mid(1), mid(n - 1));
+            let value = EigRange::Value {
+                lower: <T::Real as CastFrom<f64>>::cast_from(l),
+                upper: <T::Real as CastFrom<f64>>::cast_from(u),
+            };
+            ranges.push((value, 1..n - 1));
+        }
+        for (range, want) in ranges {
+            for uplo in UPLOS {
+                let mut buf = a.store::<T>(lda);
+                let ldz = n + 3;
+                let mut z = vec![T::zero(); ldz * n];
+                let mut w = vec![<T::Real as Scalar>::zero(); n];
+                // SAFETY: z has n columns of ldz, w n values.
+                let m = unsafe {
+                    <CpuDevice as LapackHeevr<T>>::heevr(
+                        uplo,
+                        n,
+                        buf.as_mut_ptr(),
+                        lda,
+                        range.clone(),
+                        w.as_mut_ptr(),
+                        z.as_mut_ptr(),
+                        ldz,
+                    )
+                }
+                .unwrap();
+                let what = format!("heevr n={n} {range:?} {uplo}");
+                assert_eq!(m, want.len(), "{} {what}: eigenpair count", T::DTYPE);
+                let wc: Vec<c64> = w[..m].iter().map(|&x| c(x)).collect();
+                for (k, &x) in want.clone().zip(&wc) {
+                    let tol = 30.0 * n as f64 * eps::<T>() * a.norm().max(1.0);
+                    assert_close(x, c64::new(w_all[k], 0.0), tol, &what);
+                }
+                let v = M::load(&z, n, m, ldz);
+                check_eigenpairs::<T>(&a, &wc, &v, &what);
+            }
+        }
+    }
+}
+
+type Range = std::ops::Range<usize>;
+
+#[test]
+fn heevr_index_and_value_ranges_give_the_right_eigenpairs() {
+    for_blas_dtypes!(heevr_case);
+}
+
+fn hegvd_case<T: Scalar>()
+where
+    CpuDevice: LapackHegvd<T>,
+{
+    let mut rng = rng(13);
+    for n in [0usize, 1, 2, 7, 300] {
+        for itype in 1..=3 {
+            for uplo in UPLOS {
+                if n == 300 && (itype != 1 || uplo == Uplo::Upper) {
+                    continue; // one large case per dtype keeps the debug build quick
+                }
+                let a = M::hermitian::<T>(&mut rng, n);
+                let b = M::hpd::<T>(&mut rng, n);
+                let (lda, ldb) = (n + 1, n + 2);
+                let (mut abuf, mut bbuf) = (a.store::<T>(lda), b.store::<T>(ldb));
+                let mut w = vec![<T::Real as Scalar>::zero(); n];
+                // SAFETY: buffers of lda·n, ldb·n and n elements.
+                unsafe {
+                    <CpuDevice as LapackHegvd<T>>::hegvd(
+                        itype,
+                        Jobz::Vectors,
+                        uplo,
+                        n,
+                        abuf.as_mut_ptr(),
+                        lda,
+                        bbuf.as_mut_ptr(),
+                        ldb,
+                        w.as_mut_ptr(),
+                    )
+                }
+                .unwrap();
+                let v = M::load(&abuf, n, n, lda);
+                let mut vl = v.clone();
+                for j in 0..n {
+                    for i in 0..n {
+                        vl.v[i + j * n] *= c(w[j]);
+                    }
+                }
+                let what = format!("hegvd itype={itype} n={n} {uplo}");
+                let (lhs, rhs) = match itype {
+                    1 => (a.mul(&v), b.mul(&vl)), // A v = λ B v
+                    2 => (a.mul(&b.mul(&v)), vl), // A B v = λ v
+                    _ => (b.mul(&a.mul(&v)), vl), // B A v = λ v
+                };
+                let scale = a.norm() * b.norm() * v.norm();
+                assert_small::<T>(lhs.sub(&rhs).norm(), n, scale, &what);
+                if itype != 3 {
+                    let vbv = v.adjoint().mul(&b.mul(&v));
+                    assert_small::<T>(vbv.sub(&M::eye(n)).norm(), n, b.norm(), &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hegvd_solves_all_three_problem_types() {
+    for_blas_dtypes!(hegvd_case);
+}
+
+fn hegvd_indefinite_case<T: Scalar>()
+where
+    CpuDevice: LapackHegvd<T>,
+{
+    let n = 4;
+    let a = M::eye(n).store::<T>(n);
+    // B = diag(1, 1, -1, 1): its leading minor of order 3 is negative.
+    let mut bm = M::eye(n);
+    bm.set(2, 2, c64::new(-1.0, 0.0));
+    let (mut abuf, mut bbuf) = (a, bm.store::<T>(n));
+    let mut w = vec![<T::Real as Scalar>::zero(); n];
+    // SAFETY: n × n buffers and n values.
+    let e = unsafe {
+        <CpuDevice as LapackHegvd<T>>::hegvd(
+            1,
+            Jobz::Vectors,
+            Uplo::Lower,
+            n,
+            abuf.as_mut_ptr(),
+            n,
+            bbuf.as_mut_ptr(),
+            n,
+            w.as_mut_ptr(),
+        )
+    }
+    .unwrap_err();
+    match &e {
+        Error::Lapack { routine, info, .. } => {
+            assert!(routine.ends_with("gvd"), "{e}");
+            assert_eq!(*info, (n + 3) as i64, "{e}");
+        }
+        _ => panic!("expected Error::Lapack, got {e}"),
+    }
+    assert!(
+        e.to_string()
+            .contains("order 3 of B is not positive definite"),
+        "{e}"
+    );
+}
+
+#[test]
+fn hegvd_with_indefinite_overlap_returns_the_lapack_error() {
+    for_blas_dtypes!(hegvd_indefinite_case);
+}
+
+fn potrf_potri_case<T: Scalar>()
+where
+    CpuDevice: LapackPotrf<T> + LapackPotri<T> + SetMatrix<T>,
+{
+    let mut rng = rng(14);
+    for n in [0usize, 1, 2, 7, 300] {
+        for uplo in UPLOS {
+            let a = M::hpd::<T>(&mut rng, n);
+            let lda = n + 3;
+            let mut buf = a.store::<T>(lda);
+            // SAFETY: lda·n elements.
+            unsafe {
+                <CpuDevice as LapackPotrf<T>>::potrf(uplo, n, buf.as_mut_ptr(), lda).unwrap();
+            }
+            let mut factor = buf.clone();
+            // SAFETY: as above.
+            unsafe {
+                <CpuDevice as SetMatrix<T>>::set_matrix(uplo, n, factor.as_mut_ptr(), lda).unwrap()
+            };
+            let f = M::load(&factor, n, n, lda);
+            let product = match uplo {
+                Uplo::Lower => f.mul(&f.adjoint()), // L Lᴴ
+                Uplo::Upper => f.adjoint().mul(&f), // Uᴴ U
+            };
+            let what = format!("potrf n={n} {uplo}");
+            assert_small::<T>(product.sub(&a).norm(), n, a.norm(), &what);
+            // potri: the same triangle of A⁻¹.
+            // SAFETY: as above.
+            unsafe { <CpuDevice as LapackPotri<T>>::potri(uplo, n, buf.as_mut_ptr(), lda) }
+                .unwrap();
+            let inv = M::load(&buf, n, n, lda).hermitian_from(uplo);
+            let what = format!("potri n={n} {uplo}");
+            let cond = a.norm() * inv.norm();
+            assert_small::<T>(a.mul(&inv).sub(&M::eye(n)).norm(), n, cond, &what);
+        }
+    }
+}
+
+#[test]
+fn potrf_gives_l_lh_eq_a_and_potri_the_inverse() {
+    for_blas_dtypes!(potrf_potri_case);
+}
+
+fn potrf_indefinite_case<T: Scalar>()
+where
+    CpuDevice: LapackPotrf<T>,
+{
+    let mut m = M::eye(3);
+    m.set(1, 1, c64::new(-2.0, 0.0));
+    let mut buf = m.store::<T>(3);
+    // SAFETY: 3 × 3.
+    let e = unsafe { <CpuDevice as LapackPotrf<T>>::potrf(Uplo::Upper, 3, buf.as_mut_ptr(), 3) }
+        .unwrap_err();
+    assert!(matches!(e, Error::Lapack { info: 2, .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("leading minor of order 2 is not positive definite"),
+        "{e}"
+    );
+}
+
+#[test]
+fn potrf_of_an_indefinite_matrix_returns_the_lapack_error() {
+    for_blas_dtypes!(potrf_indefinite_case);
+}
+
+fn trtri_case<T: Scalar>()
+where
+    CpuDevice: LapackTrtri<T>,
+{
+    let mut rng = rng(15);
+    for n in [0usize, 1, 2, 7, 300] {
+        for uplo in UPLOS {
+            for diag in [Diag::NonUnit, Diag::Unit] {
+                // Well conditioned: off-diagonal entries scaled by 1/n, diagonal ≥ 1.
+                let mut t = M::random::<T>(&mut rng, n, n).triangle(uplo);
+                for j in 0..n {
+                    for i in 0..n {
+                        let x = t.at(i, j) / n as f64;
+                        t.set(i, j, x);
+                    }
+                    let d = t.at(j, j) * (n as f64) + 2.0;
+                    t.set(j, j, d);
+                }
+                let lda = n + 1;
+                let mut buf = t.store::<T>(lda);
+                if diag == Diag::Unit {
+                    // The diagonal must not be referenced: poison it.
+                    for j in 0..n {
+                        buf[j + j * lda] = T::cast_from(f64::NAN);
+                    }
+                    for j in 0..n {
+                        t.set(j, j, c64::new(1.0, 0.0));
+                    }
+                }
+                // SAFETY: lda·n elements.
+                unsafe {
+                    <CpuDevice as LapackTrtri<T>>::trtri(uplo, diag, n, buf.as_mut_ptr(), lda)
+                }
+                .unwrap();
+                let mut inv = M::load(&buf, n, n, lda).triangle(uplo);
+                if diag == Diag::Unit {
+                    for j in 0..n {
+                        inv.set(j, j, c64::new(1.0, 0.0));
+                    }
+                }
+                let what = format!("trtri n={n} {uplo} {diag:?}");
+                let scale = t.norm() * inv.norm();
+                assert_small::<T>(t.mul(&inv).sub(&M::eye(n)).norm(), n, scale, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn trtri_gives_t_tinv_eq_i_for_both_triangles_and_diagonals() {
+    for_blas_dtypes!(trtri_case);
+}
+
+fn getrf_getrs_case<T: Scalar>()
+where
+    CpuDevice: LapackGetrf<T> + LapackGetrs<T>,
+{
+    let mut rng = rng(16);
+    // P A = L U for non-square shapes.
+    for (m, n) in [(0usize, 3usize), (1, 1), (7, 4), (4, 7), (300, 301)] {
+        let a = M::random::<T>(&mut rng, m, n);
+        let lda = m + 2;
+        let mut buf = a.store::<T>(lda);
+        let k = m.min(n);
+        let mut ipiv = vec![0i32; k];
+        // SAFETY: lda·n elements and k pivots.
+        unsafe {
+            <CpuDevice as LapackGetrf<T>>::getrf(m, n, buf.as_mut_ptr(), lda, ipiv.as_mut_ptr())
+        }
+        .unwrap();
+        let lu = M::load(&buf, m, n, lda);
+        let mut l = M::zeros(m, k);
+        let mut u = M::zeros(k, n);
+        for i in 0..m {
+            for j in 0..n {
+                if i > j && j < k {
+                    l.set(i, j, lu.at(i, j));
+                } else if i < k {
+                    u.set(i, j, lu.at(i, j));
+                }
+            }
+            if i < k {
+                l.set(i, i, c64::new(1.0, 0.0));
+            }
+        }
+        let mut pa = a.clone();
+        for (i, &p) in ipiv.iter().enumerate() {
+            let p = p as usize - 1;
+            for j in 0..n {
+                let (x, y) = (pa.at(i, j), pa.at(p, j));
+                pa.set(i, j, y);
+                pa.set(p, j, x);
+            }
+        }
+        let what = format!("getrf {m}x{n}");
+        assert_small::<T>(l.mul(&u).sub(&pa).norm(), m.max(n), a.norm(), &what);
+    }
+    // Solve op(A) X = B.
+    for n in [1usize, 5, 300] {
+        for trans in [Trans::N, Trans::T, Trans::C] {
+            let mut a = M::random::<T>(&mut rng, n, n);
+            for i in 0..n {
+                let d = a.at(i, i) + 4.0;
+                a.set(i, i, d);
+            }
+            let nrhs = 3;
+            let b = M::random::<T>(&mut rng, n, nrhs);
+            let (lda, ldb) = (n + 1, n + 4);
+            let mut abuf = a.store::<T>(lda);
+            let mut bbuf = b.store::<T>(ldb);
+            let mut ipiv = vec![0i32; n];
+            // SAFETY: buffers match n, nrhs and the leading dimensions.
+            unsafe {
+                <CpuDevice as LapackGetrf<T>>::getrf(
+                    n,
+                    n,
+                    abuf.as_mut_ptr(),
+                    lda,
+                    ipiv.as_mut_ptr(),
+                )
+                .unwrap();
+                <CpuDevice as LapackGetrs<T>>::getrs(
+                    trans,
+                    n,
+                    nrhs,
+                    abuf.as_ptr(),
+                    lda,
+                    ipiv.as_ptr(),
+                    bbuf.as_mut_ptr(),
+                    ldb,
+                )
+                .unwrap();
+            }
+            let x = M::load(&bbuf, n, nrhs, ldb);
+            let op_a = match trans {
+                Trans::N => a.clone(),
+                Trans::C => a.adjoint(),
+                Trans::T => {
+                    let mut t = a.adjoint();
+                    t.v.iter_mut().for_each(|v| *v = v.conj());
+                    t
+                }
+            };
+            let what = format!("getrs {trans} n={n}");
+            let scale = a.norm() * x.norm();
+            assert_small::<T>(op_a.mul(&x).sub(&b).norm(), n, scale, &what);
+        }
+    }
+}
+
+#[test]
+fn getrf_gives_pa_eq_lu_and_getrs_solves_every_trans() {
+    for_blas_dtypes!(getrf_getrs_case);
+}
+
+#[test]
+fn getrf_of_a_singular_matrix_returns_the_lapack_error() {
+    let mut a = [1.0f64, 2.0, 2.0, 4.0]; // rank 1
+    let mut ipiv = [0i32; 2];
+    // SAFETY: 2 × 2 and two pivots.
+    let e = unsafe {
+        <CpuDevice as LapackGetrf<f64>>::getrf(2, 2, a.as_mut_ptr(), 2, ipiv.as_mut_ptr())
+    }
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Lapack {
+                routine: "dgetrf",
+                info: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("singular"), "{e}");
+}
+
+fn set_matrix_case<T: Scalar>()
+where
+    CpuDevice: SetMatrix<T>,
+{
+    let mut rng = rng(17);
+    for n in [0usize, 1, 5, 257] {
+        for keep in UPLOS {
+            let lda = n + 2;
+            let orig = random_vec::<T>(&mut rng, lda * n);
+            let mut buf = orig.clone();
+            // SAFETY: lda·n elements.
+            unsafe { <CpuDevice as SetMatrix<T>>::set_matrix(keep, n, buf.as_mut_ptr(), lda) }
+                .unwrap();
+            for j in 0..n {
+                for i in 0..lda {
+                    let k = i + j * lda;
+                    let zeroed = i < n
+                        && match keep {
+                            Uplo::Upper => i > j,
+                            Uplo::Lower => i < j,
+                        };
+                    let want = if zeroed { T::zero() } else { orig[k] };
+                    assert_eq!(
+                        buf[k],
+                        want,
+                        "{} set_matrix n={n} {keep} ({i},{j})",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn set_matrix_zeroes_exactly_the_other_triangle_for_every_dtype() {
+    for_all_dtypes!(set_matrix_case);
+}
+
+// ---- bad arguments -----------------------------------------------------------------
+
+#[test]
+fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
+    let mut a = [0.0f64; 16];
+    let mut b = [0.0f64; 16];
+    let mut w = [0.0f64; 4];
+    let mut z = [0.0f64; 16];
+    let p = a.as_mut_ptr();
+    // SAFETY: every call below is rejected before memory is touched.
+    unsafe {
+        let e = <CpuDevice as LapackPotrf<f64>>::potrf(Uplo::Lower, 4, p, 3).unwrap_err();
+        assert!(e.to_string().contains("`lda` >= max(1, 4)"), "{e}");
+        let e = <CpuDevice as LapackHegvd<f64>>::hegvd(
+            4,
+            Jobz::Vectors,
+            Uplo::Lower,
+            4,
+            p,
+            4,
+            b.as_mut_ptr(),
+            4,
+            w.as_mut_ptr(),
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::OutOfRange { given: 4, .. }), "{e}");
+        let e = <CpuDevice as LapackHeevr<f64>>::heevr(
+            Uplo::Lower,
+            4,
+            p,
+            4,
+            EigRange::Index(2..5),
+            w.as_mut_ptr(),
+            z.as_mut_ptr(),
+            4,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::OutOfRange { given: 5, .. }), "{e}");
+        let e = <CpuDevice as LapackHeevr<f64>>::heevr(
+            Uplo::Lower,
+            4,
+            p,
+            4,
+            EigRange::Value {
+                lower: 1.0,
+                upper: 1.0,
+            },
+            w.as_mut_ptr(),
+            z.as_mut_ptr(),
+            4,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("lower < upper"), "{e}");
+        let e = <CpuDevice as LapackHeevd<f64>>::heevd(
+            Jobz::Vectors,
+            Uplo::Upper,
+            4,
+            p,
+            4,
+            std::ptr::null_mut(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("null pointer for `w`"), "{e}");
+    }
+    assert!(Uplo::from_char('x').is_err());
+    assert_eq!(Uplo::from_char('l').unwrap(), Uplo::Lower);
+    assert!(Diag::from_char('?').is_err());
+    assert_eq!(Jobz::from_char('v').unwrap(), Jobz::Vectors);
+}
+
+#[test]
+fn getrf_and_getrs_on_a_2_mib_stack_thread_do_not_overflow_it() {
+    // Threaded OpenBLAS LU needs several MiB of stack; the kernel must provide it.
+    let n = 700;
+    let mut rng = rng(18);
+    let mut a = M::random::<f64>(&mut rng, n, n);
+    for i in 0..n {
+        let d = a.at(i, i) + 4.0;
+        a.set(i, i, d);
+    }
+    let b = M::random::<f64>(&mut rng, n, 1);
+    let (abuf, bbuf) = (a.store::<f64>(n), b.store::<f64>(n));
+    let x = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let (mut abuf, mut bbuf) = (abuf, bbuf);
+            let mut ipiv = vec![0i32; n];
+            // SAFETY: n × n, n pivots, n × 1.
+            unsafe {
+                <CpuDevice as LapackGetrf<f64>>::getrf(
+                    n,
+                    n,
+                    abuf.as_mut_ptr(),
+                    n,
+                    ipiv.as_mut_ptr(),
+                )
+                .unwrap();
+                <CpuDevice as LapackGetrs<f64>>::getrs(
+                    Trans::N,
+                    n,
+                    1,
+                    abuf.as_ptr(),
+                    n,
+                    ipiv.as_ptr(),
+                    bbuf.as_mut_ptr(),
+                    n,
+                )
+                .unwrap();
+            }
+            bbuf
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let x = M::load(&x, n, 1, n);
+    let scale = a.norm() * x.norm();
+    assert_small::<f64>(
+        a.mul(&x).sub(&b).norm(),
+        n,
+        scale,
+        "getrf+getrs on a small stack",
+    );
+}
