@@ -362,7 +362,7 @@ where
 }
 
 #[test]
-fn gemv_batched_and_strided_match_reference_with_different_increments() {
+fn gemv_batched_and_gemv_batched_strided_match_reference_with_different_increments() {
     for_blas_dtypes!(gemv_batched_case);
 }
 
@@ -567,7 +567,7 @@ where
 }
 
 #[test]
-fn gemm_batched_and_strided_match_reference() {
+fn gemm_batched_and_gemm_batched_strided_match_reference() {
     for_blas_dtypes!(gemm_batched_case);
 }
 

@@ -1,0 +1,581 @@
+//! Element-wise and layout kernels against plain reference loops, for all eight element
+//! types, awkward sizes, sizes above the parallel threshold, and in place.
+//! `cargo test -p ctensor-kernels transpose_` runs one family.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use common::*;
+use ctensor_base::{c64, CpuDevice, DataType, Error, Scalar};
+use ctensor_kernels::arith::Arith;
+use ctensor_kernels::layout::row_major_strides;
+use ctensor_kernels::linalg::*;
+
+/// Sizes for element-wise kernels: the usual awkward ones plus one above the default
+/// parallel threshold (2¹⁶), so the threaded path runs too.
+const EW_SIZES: [usize; 7] = [0, 1, 2, 7, 257, 1000, 100_003];
+
+/// α and β that stay exact-ish in every type: integers take the real part (3, -2).
+fn alpha<T: Scalar>() -> T {
+    T::cast_from(c64::new(3.0, -0.5))
+}
+fn beta<T: Scalar>() -> T {
+    T::cast_from(c64::new(-2.0, 1.0))
+}
+
+/// Compares `got` with the exact `want`: integers exactly; floats within a few units of
+/// the type's roundoff relative to `mag` (the sum of the magnitudes of the terms).
+fn check<T: Scalar>(got: T, want: c64, mag: f64, what: &str) {
+    if T::DTYPE.is_integer() {
+        assert_eq!(got, T::cast_from(want), "{} {what}", T::DTYPE);
+    } else {
+        assert_close(
+            c(got),
+            want,
+            4.0 * eps::<T>() * mag.max(f64::MIN_POSITIVE),
+            what,
+        );
+    }
+}
+
+/// Inputs for an element-wise case; divisors are made non-zero.
+fn inputs<T: Scalar>(seed: u64, n: usize) -> [Vec<T>; 3] {
+    let mut r = rng(seed);
+    let x = random_vec::<T>(&mut r, n);
+    let mut y = random_vec::<T>(&mut r, n);
+    for v in y.iter_mut() {
+        if c(*v).norm() == 0.0 {
+            *v = T::one();
+        }
+    }
+    let z = random_vec::<T>(&mut r, n);
+    [x, y, z]
+}
+
+/// Where the output goes: a fresh buffer, or over one of the inputs.
+#[derive(Clone, Copy, Debug)]
+enum Out {
+    Fresh,
+    OverX,
+    OverY,
+    OverZ,
+}
+
+/// Runs `kernel(x, y, z, out)` with `out` placed as `place` says and returns `out`.
+fn run<T: Scalar>(
+    place: Out,
+    [x, y, z]: &[Vec<T>; 3],
+    kernel: impl Fn(*const T, *const T, *const T, *mut T),
+) -> Vec<T> {
+    let (mut x, mut y, mut z) = (x.clone(), y.clone(), z.clone());
+    let mut fresh = vec![T::zero(); x.len()];
+    let out = match place {
+        Out::Fresh => fresh.as_mut_ptr(),
+        Out::OverX => x.as_mut_ptr(),
+        Out::OverY => y.as_mut_ptr(),
+        Out::OverZ => z.as_mut_ptr(),
+    };
+    kernel(x.as_ptr(), y.as_ptr(), z.as_ptr(), out);
+    match place {
+        Out::Fresh => fresh,
+        Out::OverX => x,
+        Out::OverY => y,
+        Out::OverZ => z,
+    }
+}
+
+fn elementwise_case<T: Arith>()
+where
+    CpuDevice: Add<T> + Mul<T> + Div<T> + Fma<T>,
+{
+    let (a, b) = (alpha::<T>(), beta::<T>());
+    let (ac, bc) = (c(a), c(b));
+    for n in EW_SIZES {
+        let data = inputs::<T>(n as u64 + 21, n);
+        let [x, y, z] = &data;
+        let (xs, ys, zs): (Vec<c64>, Vec<c64>, Vec<c64>) = (
+            x.iter().map(|&v| c(v)).collect(),
+            y.iter().map(|&v| c(v)).collect(),
+            z.iter().map(|&v| c(v)).collect(),
+        );
+        for place in [Out::Fresh, Out::OverX, Out::OverY] {
+            // SAFETY (all closures below): every buffer holds `n` elements and the output
+            // is a fresh buffer or exactly one of the inputs.
+            let got = run(place, &data, |x, y, _, o| unsafe {
+                <CpuDevice as Add<T>>::add(n, a, x, b, y, o).unwrap()
+            });
+            for i in 0..n {
+                let (p, q) = (ac * xs[i], bc * ys[i]);
+                check(
+                    got[i],
+                    p + q,
+                    p.norm() + q.norm(),
+                    &format!("add {place:?} n={n} i={i}"),
+                );
+            }
+            let got = run(place, &data, |x, y, _, o| unsafe {
+                <CpuDevice as Mul<T>>::mul(n, a, x, y, o).unwrap()
+            });
+            for i in 0..n {
+                let w = ac * xs[i] * ys[i];
+                check(got[i], w, w.norm(), &format!("mul {place:?} n={n} i={i}"));
+            }
+            let got = run(place, &data, |x, y, _, o| unsafe {
+                <CpuDevice as Div<T>>::div(n, a, x, y, o).unwrap()
+            });
+            for i in 0..n {
+                let w = if T::DTYPE.is_integer() {
+                    c64::new(((ac.re * xs[i].re) / ys[i].re).trunc(), 0.0)
+                } else {
+                    ac * xs[i] / ys[i]
+                };
+                check(
+                    got[i],
+                    w,
+                    2.0 * w.norm(),
+                    &format!("div {place:?} n={n} i={i}"),
+                );
+            }
+        }
+        for place in [Out::Fresh, Out::OverX] {
+            let got = run(place, &data, |x, _, _, o| unsafe {
+                <CpuDevice as Mul<T>>::scale(n, a, x, o).unwrap()
+            });
+            for i in 0..n {
+                let w = ac * xs[i];
+                check(got[i], w, w.norm(), &format!("scale {place:?} n={n} i={i}"));
+            }
+        }
+        for place in [Out::Fresh, Out::OverX, Out::OverY, Out::OverZ] {
+            let got = run(place, &data, |x, y, z, o| unsafe {
+                <CpuDevice as Fma<T>>::fma(n, a, x, y, b, z, o).unwrap()
+            });
+            for i in 0..n {
+                let (p, q) = (ac * xs[i] * ys[i], bc * zs[i]);
+                check(
+                    got[i],
+                    p + q,
+                    p.norm() + q.norm(),
+                    &format!("fma {place:?} n={n} i={i}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn add_mul_div_fma_match_reference_for_every_dtype_in_and_out_of_place() {
+    for_all_dtypes!(elementwise_case);
+}
+
+#[test]
+fn add_gives_the_same_result_on_one_thread_and_many() {
+    let n = 300_001;
+    let [x, y, _] = inputs::<f64>(5, n);
+    let mut z = [vec![0.0; n], vec![0.0; n]];
+    let before = ctensor_kernels::parallel::parallel_threshold();
+    for (k, threshold) in [usize::MAX, 1024].into_iter().enumerate() {
+        ctensor_kernels::parallel::set_parallel_threshold(threshold);
+        // SAFETY: n elements each, distinct buffers.
+        unsafe {
+            <CpuDevice as Add<f64>>::add(n, 0.5, x.as_ptr(), 2.0, y.as_ptr(), z[k].as_mut_ptr())
+        }
+        .unwrap();
+    }
+    ctensor_kernels::parallel::set_parallel_threshold(before);
+    assert_eq!(z[0], z[1]);
+}
+
+#[test]
+fn div_of_integers_by_zero_is_an_error_and_min_over_minus_one_wraps() {
+    let x = [7i32, i32::MIN, 3];
+    let y = [1i32, -1, 0];
+    let mut z = [99i32; 3];
+    // SAFETY: three elements each.
+    let e = unsafe { <CpuDevice as Div<i32>>::div(3, 1, x.as_ptr(), y.as_ptr(), z.as_mut_ptr()) }
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "div", .. }), "{e}");
+    assert!(e.to_string().contains("y[2] = 0"), "{e}");
+    assert_eq!(z, [99; 3], "nothing is written when a divisor is zero");
+    // SAFETY: two elements each.
+    unsafe { <CpuDevice as Div<i32>>::div(2, 1, x.as_ptr(), y.as_ptr(), z.as_mut_ptr()) }.unwrap();
+    assert_eq!(&z[..2], &[7, i32::MIN]);
+    // Floats follow IEEE.
+    let (xf, yf) = ([1.0f64, -1.0, 0.0], [0.0f64, 0.0, 0.0]);
+    let mut zf = [0.0f64; 3];
+    // SAFETY: three elements each.
+    unsafe { <CpuDevice as Div<f64>>::div(3, 1.0, xf.as_ptr(), yf.as_ptr(), zf.as_mut_ptr()) }
+        .unwrap();
+    assert_eq!(zf[0], f64::INFINITY);
+    assert_eq!(zf[1], f64::NEG_INFINITY);
+    assert!(zf[2].is_nan());
+}
+
+#[test]
+fn fma_of_half_precision_computes_in_f32_and_rounds_once() {
+    use ctensor_base::f16;
+    // α·x·y = 256·256·1 = 65536 overflows f16 (max 65504); computed in f32 and rounded
+    // once, 65536 − 32768 = 32768 is exact. Computed in f16 steps it would be inf.
+    let (x, y, z) = (
+        [f16::from_f32(256.0)],
+        [f16::ONE],
+        [f16::from_f32(-32768.0)],
+    );
+    let mut out = [f16::ZERO];
+    // SAFETY: one element each.
+    unsafe {
+        <CpuDevice as Fma<f16>>::fma(
+            1,
+            f16::from_f32(256.0),
+            x.as_ptr(),
+            y.as_ptr(),
+            f16::ONE,
+            z.as_ptr(),
+            out.as_mut_ptr(),
+        )
+    }
+    .unwrap();
+    assert_eq!(out[0].to_f32(), 32768.0);
+}
+
+// ---- transpose ---------------------------------------------------------------------
+
+fn all_perms(rank: usize) -> Vec<Vec<usize>> {
+    if rank == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in all_perms(rank - 1) {
+        for pos in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(pos, rank - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// Reference permutation: output element `i` (multi-index) is `src[j]` with
+/// `j[perm[d]] = i[d]`.
+fn transpose_ref<T: Scalar>(shape: &[usize], perm: &[usize], src: &[T], conj: bool) -> Vec<T> {
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let n: usize = shape.iter().product();
+    let in_strides = row_major_strides(shape);
+    let out_strides = row_major_strides(&out_shape);
+    (0..n)
+        .map(|o| {
+            let mut j = 0;
+            for d in 0..perm.len() {
+                let i_d = (o / out_strides[d]) % out_shape[d];
+                j += i_d * in_strides[perm[d]];
+            }
+            if conj {
+                src[j].conj()
+            } else {
+                src[j]
+            }
+        })
+        .collect()
+}
+
+fn transpose_case<T: Scalar>()
+where
+    CpuDevice: Transpose<T>,
+{
+    let mut r = rng(31);
+    let shapes: Vec<Vec<usize>> = vec![
+        vec![],
+        vec![0],
+        vec![5],
+        vec![3, 0],
+        vec![1, 1],
+        vec![7, 5],
+        vec![1, 9],
+        vec![257, 300],
+        vec![2, 3, 4],
+        vec![33, 1, 17],
+        vec![3, 1, 4, 2],
+        vec![5, 40, 3, 2],
+    ];
+    for shape in shapes {
+        let n: usize = shape.iter().product();
+        let src = random_vec::<T>(&mut r, n);
+        let perms = if shape.len() <= 4 {
+            all_perms(shape.len())
+        } else {
+            vec![]
+        };
+        for perm in perms {
+            for conj in [false, true] {
+                let want = transpose_ref(&shape, &perm, &src, conj && T::DTYPE.is_complex());
+                let mut dst = vec![T::zero(); n];
+                let mut inplace = src.clone();
+                // SAFETY: n elements each; the second call is in place.
+                unsafe {
+                    <CpuDevice as Transpose<T>>::transpose(
+                        &shape,
+                        &perm,
+                        src.as_ptr(),
+                        dst.as_mut_ptr(),
+                        conj,
+                    )
+                    .unwrap();
+                    let p = inplace.as_mut_ptr();
+                    <CpuDevice as Transpose<T>>::transpose(&shape, &perm, p, p, conj).unwrap();
+                }
+                let what = format!("{} transpose {shape:?} perm {perm:?} conj={conj}", T::DTYPE);
+                assert!(
+                    dst.iter().zip(&want).all(|(a, b)| a.same_value(*b)),
+                    "{what}"
+                );
+                assert!(
+                    inplace.iter().zip(&want).all(|(a, b)| a.same_value(*b)),
+                    "{what} in place"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn transpose_matches_reference_for_every_permutation_dtype_and_conj() {
+    for_all_dtypes!(transpose_case);
+}
+
+#[test]
+fn transpose_rejects_a_non_permutation() {
+    let a = [0.0f32; 6];
+    let mut b = [0.0f32; 6];
+    for perm in [&[0usize, 0][..], &[0, 2], &[1]] {
+        // SAFETY: rejected before memory is touched.
+        let e = unsafe {
+            <CpuDevice as Transpose<f32>>::transpose(
+                &[2, 3],
+                perm,
+                a.as_ptr(),
+                b.as_mut_ptr(),
+                false,
+            )
+        }
+        .unwrap_err();
+        assert!(e.to_string().contains("a permutation of 0..2"), "{e}");
+    }
+}
+
+// ---- stride and inflate ------------------------------------------------------------
+
+fn stride_ref<T: Scalar>(shape: &[usize], steps: &[usize], src: &[T]) -> Vec<T> {
+    let out_shape: Vec<usize> = shape
+        .iter()
+        .zip(steps)
+        .map(|(&n, &s)| n.div_ceil(s))
+        .collect();
+    let n_out: usize = out_shape.iter().product();
+    let (is, os) = (row_major_strides(shape), row_major_strides(&out_shape));
+    (0..n_out)
+        .map(|o| {
+            let j: usize = (0..shape.len())
+                .map(|d| ((o / os[d]) % out_shape[d]) * steps[d] * is[d])
+                .sum();
+            src[j]
+        })
+        .collect()
+}
+
+fn inflate_ref<T: Scalar>(
+    shape: &[usize],
+    steps: &[usize],
+    src: &[T],
+    dst_shape: &[usize],
+) -> Vec<T> {
+    let n_out: usize = dst_shape.iter().product();
+    let (is, os) = (row_major_strides(shape), row_major_strides(dst_shape));
+    (0..n_out)
+        .map(|o| {
+            let mut j = 0;
+            for d in 0..shape.len() {
+                let i = (o / os[d]) % dst_shape[d];
+                if i % steps[d] != 0 || i / steps[d] >= shape[d] {
+                    return T::zero();
+                }
+                j += (i / steps[d]) * is[d];
+            }
+            src[j]
+        })
+        .collect()
+}
+
+fn stride_inflate_case<T: Scalar>()
+where
+    CpuDevice: Stride<T> + Inflate<T>,
+{
+    let mut r = rng(41);
+    let cases: Vec<(Vec<usize>, Vec<usize>)> = vec![
+        (vec![0], vec![2]),
+        (vec![1], vec![3]),
+        (vec![7], vec![2]),
+        (vec![5, 6], vec![1, 4]),
+        (vec![257, 3], vec![3, 2]),
+        (vec![3, 4, 5], vec![2, 3, 1]),
+        (vec![], vec![]),
+    ];
+    for (shape, steps) in cases {
+        let n: usize = shape.iter().product();
+        let src = random_vec::<T>(&mut r, n);
+        let what = format!("{} {shape:?} steps {steps:?}", T::DTYPE);
+        // stride, fresh and in place
+        let want = stride_ref(&shape, &steps, &src);
+        let mut dst = vec![T::zero(); want.len()];
+        let mut inplace = src.clone();
+        // SAFETY: buffers hold the input and output sizes; in place shares the start.
+        unsafe {
+            <CpuDevice as Stride<T>>::stride(&shape, &steps, src.as_ptr(), dst.as_mut_ptr())
+                .unwrap();
+            let p = inplace.as_mut_ptr();
+            <CpuDevice as Stride<T>>::stride(&shape, &steps, p, p).unwrap();
+        }
+        assert_eq!(dst, want, "stride {what}");
+        assert_eq!(&inplace[..want.len()], &want[..], "stride in place {what}");
+        // inflate onto the tight grid and one a row larger, fresh and in place
+        for extra in [0usize, 1] {
+            let dst_shape: Vec<usize> = shape
+                .iter()
+                .zip(&steps)
+                .map(|(&n, &s)| {
+                    if n == 0 {
+                        extra
+                    } else {
+                        (n - 1) * s + 1 + extra
+                    }
+                })
+                .collect();
+            let want = inflate_ref(&shape, &steps, &src, &dst_shape);
+            let mut dst = vec![T::one(); want.len()];
+            let mut inplace = src.clone();
+            inplace.resize(want.len().max(n), T::one());
+            // SAFETY: as above.
+            unsafe {
+                <CpuDevice as Inflate<T>>::inflate(
+                    &shape,
+                    &steps,
+                    src.as_ptr(),
+                    &dst_shape,
+                    dst.as_mut_ptr(),
+                )
+                .unwrap();
+                let p = inplace.as_mut_ptr();
+                <CpuDevice as Inflate<T>>::inflate(&shape, &steps, p, &dst_shape, p).unwrap();
+            }
+            assert_eq!(dst, want, "inflate {what} extra={extra}");
+            assert_eq!(&inplace[..want.len()], &want[..], "inflate in place {what}");
+            if extra == 0 {
+                // stride undoes inflate on the tight grid
+                let mut back = vec![T::zero(); n];
+                // SAFETY: the inflated array and n outputs.
+                unsafe {
+                    <CpuDevice as Stride<T>>::stride(
+                        &dst_shape,
+                        &steps,
+                        dst.as_ptr(),
+                        back.as_mut_ptr(),
+                    )
+                }
+                .unwrap();
+                assert_eq!(back, src, "stride ∘ inflate {what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn stride_and_inflate_match_reference_and_invert_each_other() {
+    for_all_dtypes!(stride_inflate_case);
+}
+
+#[test]
+fn stride_and_inflate_reject_zero_steps_and_small_targets() {
+    let a = [1.0f64; 8];
+    let mut b = [0.0f64; 8];
+    // SAFETY: rejected before memory is touched.
+    unsafe {
+        let e = <CpuDevice as Stride<f64>>::stride(&[2, 4], &[1, 0], a.as_ptr(), b.as_mut_ptr())
+            .unwrap_err();
+        assert!(e.to_string().contains("axis 1 is 0"), "{e}");
+        let e = <CpuDevice as Inflate<f64>>::inflate(&[3], &[2], a.as_ptr(), &[4], b.as_mut_ptr())
+            .unwrap_err();
+        assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains(">= (shape[0] - 1) · steps[0] + 1 = 5"),
+            "{e}"
+        );
+        let e = <CpuDevice as Stride<f64>>::stride(&[2, 4], &[1], a.as_ptr(), b.as_mut_ptr())
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    }
+}
+
+// ---- reduce ------------------------------------------------------------------------
+
+fn reduce_case<T: Arith>()
+where
+    CpuDevice: Reduce<T>,
+{
+    let mut r = rng(51);
+    let half = matches!(T::DTYPE, DataType::Half | DataType::BFloat16);
+    // Sums accumulate in f32 for half types, so the error bound uses f32's roundoff
+    // plus one final rounding to the storage type.
+    let acc_eps = if half {
+        f32::EPSILON as f64
+    } else {
+        eps::<T>()
+    };
+    for (rows, inner) in [
+        (0usize, 5usize),
+        (3, 0),
+        (1, 1),
+        (7, 9),
+        (257, 3),
+        (300, 257),
+        (2, 1000),
+    ] {
+        let src = random_vec::<T>(&mut r, rows * inner);
+        let mut dst = vec![T::one(); rows];
+        let mut inplace = src.clone();
+        inplace.resize((rows * inner).max(rows), T::one());
+        // SAFETY: rows·inner inputs, rows outputs; in place starts at the same address.
+        unsafe {
+            <CpuDevice as Reduce<T>>::reduce(rows, inner, src.as_ptr(), dst.as_mut_ptr()).unwrap();
+            let p = inplace.as_mut_ptr();
+            <CpuDevice as Reduce<T>>::reduce(rows, inner, p, p).unwrap();
+        }
+        for i in 0..rows {
+            let row = &src[i * inner..(i + 1) * inner];
+            let want: c64 = row.iter().map(|&v| c(v)).sum();
+            let mag: f64 = row.iter().map(|&v| c(v).norm()).sum();
+            let what = format!("{} reduce rows={rows} inner={inner} row {i}", T::DTYPE);
+            for got in [dst[i], inplace[i]] {
+                if T::DTYPE.is_integer() {
+                    assert_eq!(got, T::cast_from(want), "{what}");
+                } else {
+                    let tol = (inner as f64 + 1.0) * acc_eps * mag + eps::<T>() * want.norm();
+                    assert_close(c(got), want, tol, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reduce_matches_reference_for_every_dtype_in_and_out_of_place() {
+    for_all_dtypes!(reduce_case);
+}
+
+#[test]
+fn reduce_rejects_null_pointers() {
+    let mut out = [0.0f32; 2];
+    // SAFETY: rejected before memory is touched.
+    let e = unsafe { <CpuDevice as Reduce<f32>>::reduce(2, 3, std::ptr::null(), out.as_mut_ptr()) }
+        .unwrap_err();
+    assert!(e.to_string().contains("null pointer"), "{e}");
+}
