@@ -1,7 +1,7 @@
 # ctensor — the commands a user and CI need. Each target installs what is missing first.
 CARGO ?= cargo
 
-.PHONY: deps demo test lint fmt doc
+.PHONY: deps demo test bench lint fmt doc
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -14,6 +14,11 @@ demo: deps
 test: deps
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
+
+## make bench: kernel timings against direct OpenBLAS/LAPACK calls and plain loops;
+## prints markdown tables and writes target/bench/kernels.md.
+bench: deps
+	$(CARGO) bench -p ctensor-kernels --bench kernels
 
 ## make lint: formatting, clippy with warnings as errors, and docs without warnings.
 lint: deps

@@ -1,15 +1,17 @@
 //! When host kernels split their work across threads.
 //!
 //! Element-wise kernels run on the calling thread below a threshold and on rayon's pool
-//! above it. The default comes from `make bench` (the `threshold` table): on the
-//! development machine a 2-way split of `z = αx + βy` in `f64` first pays off between
-//! 2¹⁵ and 2¹⁶ elements, where the work (~20 µs) outweighs waking the pool (a few µs).
+//! above it. The default comes from `make bench` (the threshold table): on the
+//! 2-core development machine, splitting the memory-bound `z = αx + βy` in `f64` costs
+//! 3–5× at 2¹⁴ elements (waking the pool takes ~15 µs), breaks even at 2¹⁷–2¹⁸, and
+//! gains 1.3× at 2²⁰ and 1.8× at 2²². The threshold counts elements in every kernel:
+//! row-wise kernels (reduce, transpose) weigh each row by its length.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Default number of elements from which host element-wise kernels go parallel.
-pub const DEFAULT_PARALLEL_THRESHOLD: usize = 1 << 16;
+pub const DEFAULT_PARALLEL_THRESHOLD: usize = 1 << 18;
 
 static THRESHOLD: AtomicUsize = AtomicUsize::new(DEFAULT_PARALLEL_THRESHOLD);
 

@@ -12,8 +12,8 @@ use ctensor_kernels::layout::row_major_strides;
 use ctensor_kernels::linalg::*;
 
 /// Sizes for element-wise kernels: the usual awkward ones plus one above the default
-/// parallel threshold (2¹⁶), so the threaded path runs too.
-const EW_SIZES: [usize; 7] = [0, 1, 2, 7, 257, 1000, 100_003];
+/// parallel threshold (2¹⁸), so the threaded path runs too.
+const EW_SIZES: [usize; 7] = [0, 1, 2, 7, 257, 1000, 300_007];
 
 /// α and β that stay exact-ish in every type: integers take the real part (3, -2).
 fn alpha<T: Scalar>() -> T {
@@ -292,6 +292,7 @@ where
         vec![7, 5],
         vec![1, 9],
         vec![257, 300],
+        vec![600, 500],
         vec![2, 3, 4],
         vec![33, 1, 17],
         vec![3, 1, 4, 2],

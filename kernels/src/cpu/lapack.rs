@@ -384,18 +384,28 @@ impl_lapack_complex!(
     zhegvd
 );
 
-/// Stack the threaded OpenBLAS LAPACK routines may need. OpenBLAS 0.3.21 (Debian 12)
-/// keeps per-thread job tables on the stack in `getrf_parallel`: an LU of a 300 × 301
-/// matrix overflowed a 4 MiB stack and ran in 6 MiB, and deeper recursion on larger
-/// matrices needs more. Rust threads other than `main` get 2 MiB by default.
-const LAPACK_STACK: usize = 32 << 20;
+/// Stack that threaded OpenBLAS LU (`getrf_parallel`, also behind `getrs`) may need.
+/// OpenBLAS 0.3.21 (Debian 12) keeps per-thread job tables on the stack there: measured
+/// on a 2-core machine, `dgetrf` needed 4 MiB at n = 100 and 6 MiB at n = 300 and
+/// n = 3000 (it does not grow with n), while `potrf`, `trtri` and the eigensolvers ran
+/// in 1 MiB. Rust threads other than `main` get 2 MiB by default.
+const LU_STACK_NEED: usize = 7 << 20;
 
-/// Below this many matrix elements OpenBLAS runs its LAPACK routines single-threaded,
-/// with a small stack footprint.
+/// Stack of the helper thread used when the caller's is too short.
+const LU_HELPER_STACK: usize = 16 << 20;
+
+/// Below this many matrix elements OpenBLAS runs LU single-threaded, with a small
+/// stack footprint.
 const THREADED_ELEMENTS: usize = 10_000;
 
-/// Bytes of stack left below the current frame, where the platform can tell.
-fn stack_remaining() -> Option<usize> {
+thread_local! {
+    /// Lowest address of this thread's stack, looked up once per thread (on the main
+    /// thread glibc reads `/proc/self/maps` for it, far too slow for every call).
+    static STACK_LOW: Option<usize> = stack_low();
+}
+
+/// Lowest address of the current thread's stack, where the platform can tell.
+fn stack_low() -> Option<usize> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let mut size: libc::size_t = 0;
@@ -411,12 +421,7 @@ fn stack_remaining() -> Option<usize> {
             libc::pthread_attr_destroy(&mut attr);
             rc
         };
-        if rc != 0 {
-            return None;
-        }
-        // The stack grows down from `addr + size` to `addr`.
-        let here = &size as *const libc::size_t as usize;
-        Some(here.saturating_sub(addr as usize))
+        (rc == 0).then_some(addr as usize)
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
@@ -424,25 +429,32 @@ fn stack_remaining() -> Option<usize> {
     }
 }
 
+/// Bytes of stack left below the current frame, where the platform can tell.
+fn stack_remaining() -> Option<usize> {
+    let low = STACK_LOW.with(|l| *l)?;
+    let here = 0u8;
+    Some((&here as *const u8 as usize).saturating_sub(low))
+}
+
 /// Runs `f` here when the matrix is small or this thread has stack to spare, otherwise
-/// on a helper thread with [`LAPACK_STACK`] bytes of stack (a segfault in OpenBLAS is
+/// on a helper thread with [`LU_HELPER_STACK`] bytes of stack (a segfault in OpenBLAS is
 /// not an error anyone can handle).
 fn on_large_stack<R: Send>(
     routine: &'static str,
     elements: usize,
     f: impl FnOnce() -> R + Send,
 ) -> Result<R> {
-    if elements < THREADED_ELEMENTS || stack_remaining().is_some_and(|s| s >= LAPACK_STACK) {
+    if elements < THREADED_ELEMENTS || stack_remaining().is_some_and(|s| s >= LU_STACK_NEED) {
         return Ok(f());
     }
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name(format!("ctensor-{routine}"))
-            .stack_size(LAPACK_STACK)
+            .stack_size(LU_HELPER_STACK)
             .spawn_scoped(scope, f)
             .map_err(|e| Error::Alloc {
                 device: ctensor_base::DeviceType::Cpu,
-                bytes: LAPACK_STACK,
+                bytes: LU_HELPER_STACK,
                 align: 1,
                 reason: format!("could not start a thread with a large stack for {routine}: {e}"),
             })?;
@@ -578,12 +590,12 @@ impl<T: Lapack> LapackPotrf<T> for CpuDevice {
         }
         // SAFETY: the caller vouches for the span checked above.
         let a = unsafe { slice_mut(a, span) };
-        let info = on_large_stack(T::NAMES[POTRF], n * n, || {
+        let info = {
             let mut info = 0;
             // SAFETY: arguments checked; the caller vouches for the memory.
             unsafe { T::potrf(uplo_u8(uplo), n32, a, lda32, &mut info) };
             info
-        })?;
+        };
         lapack_result(T::NAMES[POTRF], info, &["uplo", "n", "a", "lda"], |i| {
             format!(
                 "the leading minor of order {i} is not positive definite, \
@@ -602,12 +614,12 @@ impl<T: Lapack> LapackPotri<T> for CpuDevice {
         }
         // SAFETY: the caller vouches for the span checked above.
         let a = unsafe { slice_mut(a, span) };
-        let info = on_large_stack(T::NAMES[POTRI], n * n, || {
+        let info = {
             let mut info = 0;
             // SAFETY: arguments checked; the caller vouches for the memory.
             unsafe { T::potri(uplo_u8(uplo), n32, a, lda32, &mut info) };
             info
-        })?;
+        };
         lapack_result(T::NAMES[POTRI], info, &["uplo", "n", "a", "lda"], |i| {
             format!(
                 "element ({i},{i}) of the Cholesky factor is zero: \
@@ -627,12 +639,12 @@ impl<T: Lapack> LapackTrtri<T> for CpuDevice {
         let d = diag.as_char() as u8;
         // SAFETY: the caller vouches for the span checked above.
         let a = unsafe { slice_mut(a, span) };
-        let info = on_large_stack(T::NAMES[TRTRI], n * n, || {
+        let info = {
             let mut info = 0;
             // SAFETY: arguments checked; the caller vouches for the memory.
             unsafe { T::trtri(uplo_u8(uplo), d, n32, a, lda32, &mut info) };
             info
-        })?;
+        };
         lapack_result(
             T::NAMES[TRTRI],
             info,
@@ -690,13 +702,13 @@ impl<T: Lapack> LapackHeevd<T> for CpuDevice {
             evd_failure(jobz, n, i)
         })?;
         let (lw, lr, li) = ws.lens();
-        let info = on_large_stack(T::NAMES[HEEVD], n * n, || {
+        let info = {
             let mut info = 0;
             let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
             // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
             unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) };
             info
-        })?;
+        };
         lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
             evd_failure(jobz, n, i)
         })
@@ -810,7 +822,7 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
         })?;
         lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
         let (lw, lr, li) = ws.lens();
-        let (m, info) = on_large_stack(T::NAMES[HEEVR], n * n, || {
+        let (m, info) = {
             let mut info = 0;
             let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
             // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
@@ -840,7 +852,7 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
                 )
             };
             (m, info)
-        })?;
+        };
         lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
         Ok(m as usize)
     }
@@ -904,7 +916,7 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
         })?;
         lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)?;
         let (lw, lr, li) = ws.lens();
-        let info = on_large_stack(T::NAMES[HEGVD], n * n, || {
+        let info = {
             let mut info = 0;
             let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
             // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
@@ -914,7 +926,7 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
                 )
             };
             info
-        })?;
+        };
         lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)
     }
 }

@@ -8,33 +8,68 @@ use crate::layout::{row_major_strides, walk_rows};
 use crate::linalg::*;
 use crate::parallel::{for_each_range, SendPtr};
 
+/// Elements per block of the element-wise loop: small enough that a copied block of an
+/// aliased input stays in L1, large enough that the copy is amortized.
+const BLOCK: usize = 512;
+
 /// `out[i] = f([in_0[i], in_1[i], ...])` for `i < n`, split across threads when large.
 ///
+/// The loop runs on slices so the compiler vectorizes it. An input that is the output
+/// itself (in place) cannot be a shared slice while the output is a mutable one, so its
+/// block is first copied to the stack.
+///
 /// # Safety
-/// Every input is valid for reads and `out` for writes of `n` elements; each pair of
-/// ranges is identical or disjoint. Reading all inputs of index `i` before writing
-/// `out[i]`, and giving each thread its own indices, makes identical ranges safe.
+/// Every input is valid for reads and `out` for writes of `n` elements; each input is
+/// identical to `out` or disjoint from it.
 unsafe fn map_elements<T: Scalar, const K: usize>(
     op: &'static str,
     n: usize,
     inputs: [*const T; K],
     out: *mut T,
-    f: impl Fn([T; K]) -> T + Sync,
+    f: impl Fn([T; K]) -> T + Sync + Copy,
 ) -> Result<()> {
     for (k, p) in inputs.iter().enumerate() {
         check::non_null(op, ["x", "y", "z"][k.min(2)], *p, n)?;
     }
     check::non_null(op, "the output", out, n)?;
+    let aliased = inputs.map(|p| std::ptr::eq(p, out));
     let ins = inputs.map(|p| SendPtr(p as *mut T));
     let out = SendPtr(out);
     for_each_range(n, 1, |range| {
-        let (ins, out) = (ins, out);
-        for i in range {
-            // SAFETY: `i < n` and the caller vouches for `n` elements of every pointer.
+        // Local copies: the scalars captured by `f` then live in registers instead of
+        // being reloaded through a reference on every element.
+        let (ins, out, f) = (ins, out, f);
+        let any_alias = aliased.iter().any(|&a| a);
+        let mut tmp = vec![T::zero(); if any_alias { K * BLOCK } else { 0 }];
+        let mut start = range.start;
+        while start < range.end {
+            let len = BLOCK.min(range.end - start);
+            // SAFETY: `start + len <= n`; this thread alone touches `range` of `out`;
+            // non-aliased inputs are disjoint from `out` (caller), aliased ones are read
+            // from a copy made before `o` is created.
             unsafe {
-                let v = ins.map(|p| p.get().add(i).read());
-                out.get().add(i).write(f(v));
+                for k in 0..K {
+                    if aliased[k] {
+                        let p = ins[k].get().add(start);
+                        tmp[k * BLOCK..k * BLOCK + len]
+                            .copy_from_slice(std::slice::from_raw_parts(p, len));
+                    }
+                }
+                let srcs: [&[T]; K] = std::array::from_fn(|k| {
+                    if aliased[k] {
+                        &tmp[k * BLOCK..k * BLOCK + len]
+                    } else {
+                        std::slice::from_raw_parts(ins[k].get().add(start), len)
+                    }
+                });
+                let o = std::slice::from_raw_parts_mut(out.get().add(start), len);
+                for (i, o) in o.iter_mut().enumerate() {
+                    // Unchecked: every `srcs[k]` has `len` elements and `i < len`; bounds
+                    // checks here would keep the loop from vectorizing.
+                    *o = f(std::array::from_fn(|k| *srcs[k].get_unchecked(i)));
+                }
             }
+            start += len;
         }
     });
     Ok(())
@@ -43,7 +78,7 @@ unsafe fn map_elements<T: Scalar, const K: usize>(
 impl<T: Scalar> Conj<T> for CpuDevice {
     unsafe fn conj(dst: *mut T, src: *const T, n: usize) -> Result<()> {
         // SAFETY: forwarded contract.
-        unsafe { map_elements("conj", n, [src], dst, |[x]| x.conj()) }
+        unsafe { map_elements("conj", n, [src], dst, move |[x]| x.conj()) }
     }
 }
 
@@ -52,7 +87,7 @@ impl<T: Arith> Add<T> for CpuDevice {
         let (a, b) = (alpha.up(), beta.up());
         // SAFETY: forwarded contract.
         unsafe {
-            map_elements("add", n, [x, y], z, |[x, y]| {
+            map_elements("add", n, [x, y], z, move |[x, y]| {
                 T::down(T::add(T::mul(a, x.up()), T::mul(b, y.up())))
             })
         }
@@ -63,14 +98,14 @@ impl<T: Arith> Mul<T> for CpuDevice {
     unsafe fn scale(n: usize, alpha: T, x: *const T, y: *mut T) -> Result<()> {
         let a = alpha.up();
         // SAFETY: forwarded contract.
-        unsafe { map_elements("scale", n, [x], y, |[x]| T::down(T::mul(a, x.up()))) }
+        unsafe { map_elements("scale", n, [x], y, move |[x]| T::down(T::mul(a, x.up()))) }
     }
 
     unsafe fn mul(n: usize, alpha: T, x: *const T, y: *const T, z: *mut T) -> Result<()> {
         let a = alpha.up();
         // SAFETY: forwarded contract.
         unsafe {
-            map_elements("mul", n, [x, y], z, |[x, y]| {
+            map_elements("mul", n, [x, y], z, move |[x, y]| {
                 T::down(T::mul(T::mul(a, x.up()), y.up()))
             })
         }
@@ -95,7 +130,7 @@ impl<T: Arith> Div<T> for CpuDevice {
         let a = alpha.up();
         // SAFETY: forwarded contract.
         unsafe {
-            map_elements("div", n, [x, y], z, |[x, y]| {
+            map_elements("div", n, [x, y], z, move |[x, y]| {
                 T::down(T::div(T::mul(a, x.up()), y.up()))
             })
         }
@@ -115,7 +150,7 @@ impl<T: Arith> Fma<T> for CpuDevice {
         let (a, b) = (alpha.up(), beta.up());
         // SAFETY: forwarded contract.
         unsafe {
-            map_elements("fma", n, [x, y, z], out, |[x, y, z]| {
+            map_elements("fma", n, [x, y, z], out, move |[x, y, z]| {
                 T::down(T::add(T::mul(T::mul(a, x.up()), y.up()), T::mul(b, z.up())))
             })
         }

@@ -1,0 +1,794 @@
+//! `make bench`: each kernel through its trait against the direct CBLAS/LAPACK call on
+//! the same data (the overhead we add), and the element-wise and transpose kernels
+//! against plain loops. Prints markdown tables and writes them to
+//! `target/bench/kernels.md`.
+//!
+//! Timing: every measurement repeats the call until a sample takes ≥ 20 ms, takes the
+//! median of 7 samples, and alternates the two sides sample by sample so both see the
+//! same machine load; only the ratio within one run is meaningful.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::time::Instant;
+
+use ctensor_base::{c64, CpuDevice, Scalar};
+use ctensor_kernels::blas::*;
+use ctensor_kernels::lapack::*;
+use ctensor_kernels::linalg::*;
+use ctensor_kernels::parallel::{parallel_threshold, set_parallel_threshold};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const SAMPLES: usize = 7;
+const SAMPLE_SECONDS: f64 = 0.02;
+
+fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
+    (0..n)
+        .map(|_| T::cast_from(c64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))))
+        .collect()
+}
+
+/// Seconds per call of `a` and of `b`, medians over interleaved samples.
+fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    // Calibrate the repetitions on `a`.
+    let mut reps = 1usize;
+    loop {
+        let t = Instant::now();
+        for _ in 0..reps {
+            a();
+        }
+        let s = t.elapsed().as_secs_f64();
+        if s >= SAMPLE_SECONDS || reps >= 1 << 24 {
+            break;
+        }
+        reps = (reps * 2).max((reps as f64 * SAMPLE_SECONDS / s.max(1e-9)) as usize / 2);
+    }
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..SAMPLES {
+        let t = Instant::now();
+        for _ in 0..reps {
+            a();
+        }
+        ta.push(t.elapsed().as_secs_f64() / reps as f64);
+        let t = Instant::now();
+        for _ in 0..reps {
+            b();
+        }
+        tb.push(t.elapsed().as_secs_f64() / reps as f64);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        v[v.len() / 2]
+    };
+    (median(&mut ta), median(&mut tb))
+}
+
+fn us(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.2} µs", s * 1e6)
+    } else {
+        format!("{:.3} ms", s * 1e3)
+    }
+}
+
+struct Table {
+    out: String,
+}
+
+impl Table {
+    fn new(title: &str, cols: [&str; 3]) -> Table {
+        let mut out = format!(
+            "\n### {title}\n\n| kernel | size | {} | {} | {} |\n",
+            cols[0], cols[1], cols[2]
+        );
+        out.push_str("|---|---|---:|---:|---:|\n");
+        Table { out }
+    }
+    fn row(&mut self, kernel: &str, size: &str, (a, b): (f64, f64)) {
+        let line = format!(
+            "| {kernel} | {size} | {} | {} | {:.3} |\n",
+            us(a),
+            us(b),
+            a / b
+        );
+        print!("{line}");
+        self.out.push_str(&line);
+    }
+}
+
+fn blas_overhead(rng: &mut StdRng) -> String {
+    let mut t = Table::new(
+        "BLAS: our trait vs the direct `cblas` call",
+        ["ours", "direct", "ratio"],
+    );
+    println!("{}", t.out);
+    use cblas::{Layout::ColumnMajor, Transpose::None as NoT};
+    for n in [128usize, 256, 512] {
+        let a = random::<f64>(rng, n * n);
+        let b = random::<f64>(rng, n * n);
+        let mut c1 = vec![0.0f64; n * n];
+        let mut c2 = c1.clone();
+        let ni = n as i32;
+        t.row(
+            "gemm f64",
+            &format!("{n}³"),
+            compare(
+                // SAFETY: n × n buffers.
+                || unsafe {
+                    <CpuDevice as BlasGemm<f64>>::gemm(
+                        Trans::N,
+                        Trans::N,
+                        n,
+                        n,
+                        n,
+                        1.0,
+                        a.as_ptr(),
+                        n,
+                        b.as_ptr(),
+                        n,
+                        0.0,
+                        c1.as_mut_ptr(),
+                        n,
+                    )
+                    .unwrap()
+                },
+                // SAFETY: n × n buffers.
+                || unsafe {
+                    cblas::dgemm(
+                        ColumnMajor,
+                        NoT,
+                        NoT,
+                        ni,
+                        ni,
+                        ni,
+                        1.0,
+                        &a,
+                        ni,
+                        &b,
+                        ni,
+                        0.0,
+                        &mut c2,
+                        ni,
+                    )
+                },
+            ),
+        );
+    }
+    for n in [128usize, 256] {
+        let a = random::<c64>(rng, n * n);
+        let b = random::<c64>(rng, n * n);
+        let mut c1 = vec![c64::default(); n * n];
+        let mut c2 = c1.clone();
+        let ni = n as i32;
+        let (one, zero) = (c64::new(1.0, 0.0), c64::new(0.0, 0.0));
+        t.row(
+            "gemm c64",
+            &format!("{n}³"),
+            compare(
+                // SAFETY: n × n buffers.
+                || unsafe {
+                    <CpuDevice as BlasGemm<c64>>::gemm(
+                        Trans::N,
+                        Trans::C,
+                        n,
+                        n,
+                        n,
+                        one,
+                        a.as_ptr(),
+                        n,
+                        b.as_ptr(),
+                        n,
+                        zero,
+                        c1.as_mut_ptr(),
+                        n,
+                    )
+                    .unwrap()
+                },
+                // SAFETY: n × n buffers.
+                || unsafe {
+                    cblas::zgemm(
+                        ColumnMajor,
+                        NoT,
+                        cblas::Transpose::Conjugate,
+                        ni,
+                        ni,
+                        ni,
+                        one,
+                        &a,
+                        ni,
+                        &b,
+                        ni,
+                        zero,
+                        &mut c2,
+                        ni,
+                    )
+                },
+            ),
+        );
+    }
+    for (n, batch) in [(128usize, 16usize), (32, 256)] {
+        let a = random::<f64>(rng, n * n * batch);
+        let b = random::<f64>(rng, n * n * batch);
+        let mut c1 = vec![0.0f64; n * n * batch];
+        let mut c2 = c1.clone();
+        let ni = n as i32;
+        let s = n * n;
+        t.row(
+            "gemm_batched_strided f64",
+            &format!("{batch} × {n}³"),
+            compare(
+                // SAFETY: batch × n × n buffers.
+                || unsafe {
+                    <CpuDevice as BlasGemmBatchedStrided<f64>>::gemm_batched_strided(
+                        Trans::N,
+                        Trans::N,
+                        n,
+                        n,
+                        n,
+                        1.0,
+                        a.as_ptr(),
+                        n,
+                        s,
+                        b.as_ptr(),
+                        n,
+                        s,
+                        0.0,
+                        c1.as_mut_ptr(),
+                        n,
+                        s,
+                        batch,
+                    )
+                    .unwrap()
+                },
+                || {
+                    for i in 0..batch {
+                        // SAFETY: each slice is one n × n matrix.
+                        unsafe {
+                            cblas::dgemm(
+                                ColumnMajor,
+                                NoT,
+                                NoT,
+                                ni,
+                                ni,
+                                ni,
+                                1.0,
+                                &a[i * s..(i + 1) * s],
+                                ni,
+                                &b[i * s..(i + 1) * s],
+                                ni,
+                                0.0,
+                                &mut c2[i * s..(i + 1) * s],
+                                ni,
+                            )
+                        }
+                    }
+                },
+            ),
+        );
+    }
+    for n in [128usize, 1024, 4096] {
+        let a = random::<f64>(rng, n * n);
+        let x = random::<f64>(rng, n);
+        let mut y1 = vec![0.0f64; n];
+        let mut y2 = y1.clone();
+        let ni = n as i32;
+        t.row(
+            "gemv f64",
+            &format!("{n}²"),
+            compare(
+                // SAFETY: n × n matrix, n-vectors.
+                || unsafe {
+                    <CpuDevice as BlasGemv<f64>>::gemv(
+                        Trans::T,
+                        n,
+                        n,
+                        1.0,
+                        a.as_ptr(),
+                        n,
+                        x.as_ptr(),
+                        1,
+                        0.0,
+                        y1.as_mut_ptr(),
+                        1,
+                    )
+                    .unwrap()
+                },
+                // SAFETY: as above.
+                || unsafe {
+                    cblas::dgemv(
+                        ColumnMajor,
+                        cblas::Transpose::Ordinary,
+                        ni,
+                        ni,
+                        1.0,
+                        &a,
+                        ni,
+                        &x,
+                        1,
+                        0.0,
+                        &mut y2,
+                        1,
+                    )
+                },
+            ),
+        );
+    }
+    for n in [128usize, 100_000] {
+        let x = random::<c64>(rng, n);
+        let y = random::<c64>(rng, n);
+        let ni = n as i32;
+        t.row(
+            "dot (zdotc) c64",
+            &n.to_string(),
+            compare(
+                // SAFETY: n-vectors.
+                || {
+                    black_box(
+                        unsafe {
+                            <CpuDevice as BlasDot<c64>>::dot(n, x.as_ptr(), 1, y.as_ptr(), 1)
+                        }
+                        .unwrap(),
+                    );
+                },
+                || {
+                    let mut out = [c64::default()];
+                    // SAFETY: n-vectors.
+                    unsafe { cblas::zdotc_sub(ni, &x, 1, &y, 1, &mut out) };
+                    black_box(out);
+                },
+            ),
+        );
+        let xf = random::<f64>(rng, n);
+        let mut y1 = random::<f64>(rng, n);
+        let mut y2 = y1.clone();
+        t.row(
+            "axpy f64",
+            &n.to_string(),
+            compare(
+                // SAFETY: n-vectors.
+                || unsafe {
+                    <CpuDevice as BlasAxpy<f64>>::axpy(n, 1e-9, xf.as_ptr(), 1, y1.as_mut_ptr(), 1)
+                        .unwrap()
+                },
+                // SAFETY: n-vectors.
+                || unsafe { cblas::daxpy(ni, 1e-9, &xf, 1, &mut y2, 1) },
+            ),
+        );
+        t.row(
+            "nrm2 f64",
+            &n.to_string(),
+            compare(
+                // SAFETY: n-vector.
+                || {
+                    black_box(
+                        unsafe { <CpuDevice as BlasNrm2<f64>>::nrm2(n, xf.as_ptr(), 1) }.unwrap(),
+                    );
+                },
+                // SAFETY: n-vector.
+                || {
+                    black_box(unsafe { cblas::dnrm2(ni, &xf, 1) });
+                },
+            ),
+        );
+    }
+    t.out
+}
+
+/// A random Hermitian positive definite matrix of order `n` (real part symmetric).
+fn hpd(rng: &mut StdRng, n: usize) -> Vec<f64> {
+    let r = random::<f64>(rng, n * n);
+    let mut a = vec![0.0; n * n];
+    for j in 0..n {
+        for i in 0..n {
+            a[i + j * n] = (r[i + j * n] + r[j + i * n]) / 2.0;
+        }
+        a[j + j * n] += n as f64;
+    }
+    a
+}
+
+fn lapack_overhead(rng: &mut StdRng) -> String {
+    let mut t = Table::new(
+        "LAPACK: our trait vs the direct `lapack` call (both query the workspace and allocate it)",
+        ["ours", "direct", "ratio"],
+    );
+    println!("{}", t.out);
+    for n in [128usize, 256, 512] {
+        let a0 = hpd(rng, n);
+        let ni = n as i32;
+        let (mut a1, mut a2) = (a0.clone(), a0.clone());
+        let (mut w1, mut w2) = (vec![0.0; n], vec![0.0; n]);
+        t.row(
+            "heevd (dsyevd) f64",
+            &n.to_string(),
+            compare(
+                || {
+                    a1.copy_from_slice(&a0);
+                    // SAFETY: n × n and n.
+                    unsafe {
+                        <CpuDevice as LapackHeevd<f64>>::heevd(
+                            Jobz::Vectors,
+                            Uplo::Lower,
+                            n,
+                            a1.as_mut_ptr(),
+                            n,
+                            w1.as_mut_ptr(),
+                        )
+                        .unwrap()
+                    }
+                },
+                || {
+                    a2.copy_from_slice(&a0);
+                    let (mut wq, mut iq, mut info) = ([0.0], [0], 0);
+                    // SAFETY: a workspace query, then the call with what it asked for.
+                    unsafe {
+                        lapack::dsyevd(
+                            b'V', b'L', ni, &mut a2, ni, &mut w2, &mut wq, -1, &mut iq, -1,
+                            &mut info,
+                        );
+                        let (lw, li) = (wq[0] as i32, iq[0]);
+                        let (mut work, mut iwork) = (vec![0.0; lw as usize], vec![0; li as usize]);
+                        lapack::dsyevd(
+                            b'V', b'L', ni, &mut a2, ni, &mut w2, &mut work, lw, &mut iwork, li,
+                            &mut info,
+                        );
+                    }
+                    assert_eq!(info, 0);
+                },
+            ),
+        );
+        t.row(
+            "potrf f64",
+            &n.to_string(),
+            compare(
+                || {
+                    a1.copy_from_slice(&a0);
+                    // SAFETY: n × n.
+                    unsafe {
+                        <CpuDevice as LapackPotrf<f64>>::potrf(Uplo::Lower, n, a1.as_mut_ptr(), n)
+                            .unwrap()
+                    }
+                },
+                || {
+                    a2.copy_from_slice(&a0);
+                    let mut info = 0;
+                    // SAFETY: n × n.
+                    unsafe { lapack::dpotrf(b'L', ni, &mut a2, ni, &mut info) };
+                    assert_eq!(info, 0);
+                },
+            ),
+        );
+        let mut ip1 = vec![0i32; n];
+        let mut ip2 = ip1.clone();
+        t.row(
+            "getrf f64",
+            &n.to_string(),
+            compare(
+                || {
+                    a1.copy_from_slice(&a0);
+                    // SAFETY: n × n and n pivots.
+                    unsafe {
+                        <CpuDevice as LapackGetrf<f64>>::getrf(
+                            n,
+                            n,
+                            a1.as_mut_ptr(),
+                            n,
+                            ip1.as_mut_ptr(),
+                        )
+                        .unwrap()
+                    }
+                },
+                || {
+                    a2.copy_from_slice(&a0);
+                    let mut info = 0;
+                    // SAFETY: n × n and n pivots.
+                    unsafe { lapack::dgetrf(ni, ni, &mut a2, ni, &mut ip2, &mut info) };
+                    assert_eq!(info, 0);
+                },
+            ),
+        );
+    }
+    for n in [128usize, 256] {
+        let a0 = random::<c64>(rng, n * n);
+        let ni = n as i32;
+        let (mut a1, mut a2) = (a0.clone(), a0.clone());
+        let (mut w1, mut w2) = (vec![0.0; n], vec![0.0; n]);
+        let k = n / 8;
+        let mut z1 = vec![c64::default(); n * k];
+        let mut z2 = z1.clone();
+        t.row(
+            "heevr (zheevr) c64, lowest n/8",
+            &n.to_string(),
+            compare(
+                || {
+                    a1.copy_from_slice(&a0);
+                    // SAFETY: n × n, n values, n × k vectors.
+                    unsafe {
+                        <CpuDevice as LapackHeevr<c64>>::heevr(
+                            Uplo::Lower,
+                            n,
+                            a1.as_mut_ptr(),
+                            n,
+                            EigRange::Index(0..k),
+                            w1.as_mut_ptr(),
+                            z1.as_mut_ptr(),
+                            n,
+                        )
+                        .unwrap();
+                    }
+                },
+                || {
+                    a2.copy_from_slice(&a0);
+                    let (mut m, mut info) = (0, 0);
+                    let mut isuppz = vec![0; 2 * n];
+                    let (mut wq, mut rq, mut iq) = ([c64::default()], [0.0], [0]);
+                    // SAFETY: a workspace query, then the call with what it asked for.
+                    unsafe {
+                        lapack::zheevr(
+                            b'V',
+                            b'I',
+                            b'L',
+                            ni,
+                            &mut a2,
+                            ni,
+                            0.0,
+                            0.0,
+                            1,
+                            k as i32,
+                            0.0,
+                            &mut m,
+                            &mut w2,
+                            &mut z2,
+                            ni,
+                            &mut isuppz,
+                            &mut wq,
+                            -1,
+                            &mut rq,
+                            -1,
+                            &mut iq,
+                            -1,
+                            &mut info,
+                        );
+                        let (lw, lr, li) = (wq[0].re as i32, rq[0] as i32, iq[0]);
+                        let mut work = vec![c64::default(); lw as usize];
+                        let mut rwork = vec![0.0; lr as usize];
+                        let mut iwork = vec![0; li as usize];
+                        lapack::zheevr(
+                            b'V',
+                            b'I',
+                            b'L',
+                            ni,
+                            &mut a2,
+                            ni,
+                            0.0,
+                            0.0,
+                            1,
+                            k as i32,
+                            0.0,
+                            &mut m,
+                            &mut w2,
+                            &mut z2,
+                            ni,
+                            &mut isuppz,
+                            &mut work,
+                            lw,
+                            &mut rwork,
+                            lr,
+                            &mut iwork,
+                            li,
+                            &mut info,
+                        );
+                    }
+                    assert_eq!(info, 0);
+                },
+            ),
+        );
+    }
+    t.out
+}
+
+fn elementwise_vs_loops(rng: &mut StdRng) -> String {
+    let mut t = Table::new(
+        "Element-wise and transpose kernels vs plain loops (default threshold)",
+        ["ours", "plain loop", "ratio"],
+    );
+    println!("{}", t.out);
+    for n in [1000usize, 100_000, 4_000_000] {
+        let x = random::<f64>(rng, n);
+        let y = random::<f64>(rng, n);
+        let mut z1 = vec![0.0; n];
+        let mut z2 = z1.clone();
+        t.row(
+            "add f64 z = αx + βy",
+            &n.to_string(),
+            compare(
+                // SAFETY: n elements each.
+                || unsafe {
+                    <CpuDevice as Add<f64>>::add(
+                        n,
+                        0.5,
+                        x.as_ptr(),
+                        2.0,
+                        y.as_ptr(),
+                        z1.as_mut_ptr(),
+                    )
+                    .unwrap()
+                },
+                || {
+                    for ((z, x), y) in z2.iter_mut().zip(&x).zip(&y) {
+                        *z = 0.5 * x + 2.0 * y;
+                    }
+                    black_box(&mut z2);
+                },
+            ),
+        );
+        let xc = random::<c64>(rng, n);
+        let yc = random::<c64>(rng, n);
+        let mut zc1 = vec![c64::default(); n];
+        let mut zc2 = zc1.clone();
+        let a = c64::new(0.5, 1.0);
+        t.row(
+            "mul c64 z = αx∘y",
+            &n.to_string(),
+            compare(
+                // SAFETY: n elements each.
+                || unsafe {
+                    <CpuDevice as Mul<c64>>::mul(n, a, xc.as_ptr(), yc.as_ptr(), zc1.as_mut_ptr())
+                        .unwrap()
+                },
+                || {
+                    for ((z, x), y) in zc2.iter_mut().zip(&xc).zip(&yc) {
+                        *z = a * x * y;
+                    }
+                    black_box(&mut zc2);
+                },
+            ),
+        );
+    }
+    for (r, cdim) in [(64usize, 64usize), (1000, 1000), (2048, 2048), (4096, 1024)] {
+        let n = r * cdim;
+        let src = random::<f64>(rng, n);
+        let mut d1 = vec![0.0; n];
+        let mut d2 = d1.clone();
+        t.row(
+            "transpose f64 (2-D)",
+            &format!("{r} × {cdim}"),
+            compare(
+                // SAFETY: n elements each.
+                || unsafe {
+                    <CpuDevice as Transpose<f64>>::transpose(
+                        &[r, cdim],
+                        &[1, 0],
+                        src.as_ptr(),
+                        d1.as_mut_ptr(),
+                        false,
+                    )
+                    .unwrap()
+                },
+                || {
+                    for i in 0..r {
+                        for j in 0..cdim {
+                            d2[j * r + i] = src[i * cdim + j];
+                        }
+                    }
+                    black_box(&mut d2);
+                },
+            ),
+        );
+    }
+    {
+        let (a, b, cdim) = (64usize, 128usize, 256usize);
+        let n = a * b * cdim;
+        let src = random::<c64>(rng, n);
+        let mut d1 = vec![c64::default(); n];
+        let mut d2 = d1.clone();
+        t.row(
+            "transpose c64 (3-D, perm [2,0,1], conj)",
+            &format!("{a} × {b} × {cdim}"),
+            compare(
+                // SAFETY: n elements each.
+                || unsafe {
+                    <CpuDevice as Transpose<c64>>::transpose(
+                        &[a, b, cdim],
+                        &[2, 0, 1],
+                        src.as_ptr(),
+                        d1.as_mut_ptr(),
+                        true,
+                    )
+                    .unwrap()
+                },
+                || {
+                    for i in 0..a {
+                        for j in 0..b {
+                            for k in 0..cdim {
+                                d2[(k * a + i) * b + j] = src[(i * b + j) * cdim + k].conj();
+                            }
+                        }
+                    }
+                    black_box(&mut d2);
+                },
+            ),
+        );
+    }
+    t.out
+}
+
+fn threshold_table(rng: &mut StdRng) -> String {
+    let mut t = Table::new(
+        &format!(
+            "Parallel threshold: `add` f64 on one thread vs split across {} threads",
+            rayon::current_num_threads()
+        ),
+        ["one thread", "split", "one/split"],
+    );
+    println!("{}", t.out);
+    let before = parallel_threshold();
+    for p in [10u32, 12, 14, 15, 16, 17, 18, 20, 22] {
+        let n = 1usize << p;
+        let x = random::<f64>(rng, n);
+        let y = random::<f64>(rng, n);
+        let mut z = vec![0.0; n];
+        let zp = z.as_mut_ptr();
+        let run = |threshold: usize| {
+            set_parallel_threshold(threshold);
+            // SAFETY: n elements each.
+            unsafe {
+                <CpuDevice as Add<f64>>::add(n, 0.5, x.as_ptr(), 2.0, y.as_ptr(), zp).unwrap()
+            }
+        };
+        let (one, split) = compare(|| run(usize::MAX), || run(1));
+        t.out.push_str(&format!(
+            "| add f64 | 2^{p} | {} | {} | {:.2} |\n",
+            us(one),
+            us(split),
+            one / split
+        ));
+        println!(
+            "| add f64 | 2^{p} | {} | {} | {:.2} |",
+            us(one),
+            us(split),
+            one / split
+        );
+    }
+    set_parallel_threshold(before);
+    t.out
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without
+    // it, and timings have no place in a test run.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("kernels bench: timings run only under `make bench` (cargo bench)");
+        return;
+    }
+    // Any other argument filters the tables by name.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let want = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut md = String::from("## ctensor-kernels benchmarks\n");
+    let _ = writeln!(
+        md,
+        "\nMachine: {} threads (rayon), OpenBLAS threads as configured by the environment.",
+        rayon::current_num_threads()
+    );
+    if want("blas") {
+        md += &blas_overhead(&mut rng);
+    }
+    if want("lapack") {
+        md += &lapack_overhead(&mut rng);
+    }
+    if want("elementwise") {
+        md += &elementwise_vs_loops(&mut rng);
+    }
+    if want("threshold") {
+        md += &threshold_table(&mut rng);
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
+    if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(dir.join("kernels.md"), &md).is_ok()
+    {
+        println!("\nwritten to target/bench/kernels.md");
+    }
+}
