@@ -1,7 +1,7 @@
 //! LAPACK kernels: one trait per routine family, column-major, reference conventions.
 //!
 //! Every routine sizes its workspace with the LAPACK query (`lwork = -1`) and turns any
-//! non-zero `info` into [`Error::Lapack`](ctensor_base::Error::Lapack) with the routine's
+//! non-zero `info` into [`Error::Lapack`] with the routine's
 //! name and what the code means (not positive definite, failed to converge, illegal
 //! argument k). Arguments that can be checked beforehand (sizes, leading dimensions,
 //! ranges, null pointers) are, so an illegal-argument `info` means a bug in this crate.

@@ -6,13 +6,40 @@
 //! tensors, maps over foreign arrays and plain pointers alike. Each validates what it
 //! can and returns [`Result`](ctensor_base::Result).
 //!
+//! Families: [`memory`] (set, copy, strided copy, cast), [`blas`] (dot, nrm2, scal,
+//! axpy, copy, gemv, gemm and batched forms), [`lapack`] (Cholesky, triangular inverse,
+//! Hermitian eigensolvers, LU), [`linalg`] (element-wise arithmetic, permutation,
+//! stride/inflate, row sums). Host work splits across threads above
+//! [`parallel::parallel_threshold`].
+//!
+//! Solver code is written once, generic over the element type and the device:
+//!
 //! ```
-//! use ctensor_base::CpuDevice;
-//! use ctensor_kernels::memory::SetMemory;
-//! let mut v = vec![0.0f64; 5];
-//! // SAFETY: `v` holds 5 elements and nothing else touches it during the call.
-//! unsafe { <CpuDevice as SetMemory<f64>>::set(v.as_mut_ptr(), 2.5, 5) }.unwrap();
-//! assert_eq!(v, [2.5; 5]);
+//! use ctensor_base::{CpuDevice, Result, Scalar};
+//! use ctensor_kernels::blas::{BlasGemm, Trans};
+//! use ctensor_kernels::lapack::{Jobz, LapackHeevd, Uplo};
+//!
+//! /// Eigenvalues of the Gram matrix Sᴴ S of the m × n column-major `s` (host memory).
+//! fn gram_spectrum<T: Scalar, D: BlasGemm<T> + LapackHeevd<T>>(
+//!     s: &[T],
+//!     m: usize,
+//!     n: usize,
+//! ) -> Result<Vec<T::Real>> {
+//!     let mut g = vec![T::zero(); n * n];
+//!     let mut w = vec![<T::Real as Scalar>::zero(); n];
+//!     // SAFETY: `s` holds m·n elements, `g` n·n and `w` n, all distinct.
+//!     unsafe {
+//!         D::gemm(Trans::C, Trans::N, n, n, m, T::one(), s.as_ptr(), m, s.as_ptr(), m,
+//!                 T::zero(), g.as_mut_ptr(), n)?;
+//!         D::heevd(Jobz::ValuesOnly, Uplo::Lower, n, g.as_mut_ptr(), n, w.as_mut_ptr())?;
+//!     }
+//!     Ok(w)
+//! }
+//!
+//! // S = [[1, 0], [0, 2], [0, 0]] (3 × 2): Sᵀ S = diag(1, 4).
+//! let s = [1.0f64, 0.0, 0.0, 0.0, 2.0, 0.0];
+//! let w = gram_spectrum::<f64, CpuDevice>(&s, 3, 2).unwrap();
+//! assert!((w[0] - 1.0).abs() < 1e-12 && (w[1] - 4.0).abs() < 1e-12);
 //! ```
 
 #![warn(missing_docs)]
