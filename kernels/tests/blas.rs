@@ -794,3 +794,43 @@ fn trans_parses_lowercase_and_rejects_unknown_characters() {
     );
     assert!("".parse::<Trans>().is_err());
 }
+
+#[test]
+fn gemm_batched_strided_rejects_a_batch_beyond_the_address_space() {
+    let a = [1.0f64; 4];
+    let mut cm = [0.0f64; 4];
+    // SAFETY: rejected before any memory is touched.
+    let e = unsafe {
+        <CpuDevice as BlasGemmBatchedStrided<f64>>::gemm_batched_strided(
+            Trans::N,
+            Trans::N,
+            2,
+            2,
+            2,
+            1.0,
+            a.as_ptr(),
+            2,
+            usize::MAX / 2,
+            a.as_ptr(),
+            2,
+            0,
+            0.0,
+            cm.as_mut_ptr(),
+            2,
+            0,
+            3,
+        )
+    }
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Overflow {
+                op: "gemm_batched_strided",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("batch entry 2 of `a`"), "{e}");
+}

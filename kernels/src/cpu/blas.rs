@@ -498,13 +498,27 @@ impl<T: Cblas> BlasGemvBatched<T> for CpuDevice {
     }
 }
 
-/// Element offset of batch entry `i` with a stride, or `Error::Overflow`.
-fn batch_offset(op: &'static str, name: &str, i: usize, stride: usize) -> Result<usize> {
-    i.checked_mul(stride)
-        .ok_or_else(|| ctensor_base::Error::Overflow {
-            op,
-            what: format!("batch offset {i} × `{name}` = {stride} exceeds usize"),
-        })
+/// The three operands of a strided batch (`batch > 0`): the last entry
+/// (`(batch-1)·stride + span`) must be addressable and a non-empty operand non-null.
+fn check_batch<T>(
+    op: &'static str,
+    batch: usize,
+    operands: [(&str, *const T, usize, usize); 3],
+) -> Result<()> {
+    for (name, ptr, stride, span) in operands {
+        (batch - 1)
+            .checked_mul(stride)
+            .and_then(|v| v.checked_add(span))
+            .ok_or_else(|| ctensor_base::Error::Overflow {
+                op,
+                what: format!(
+                    "batch entry {} of `{name}` (stride {stride}, {span} elements) lies beyond usize",
+                    batch - 1
+                ),
+            })?;
+        check::non_null(op, name, ptr, span)?;
+    }
+    Ok(())
 }
 
 impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
@@ -530,20 +544,15 @@ impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
         if batch == 0 {
             return Ok(());
         }
-        let last = batch - 1;
-        for (name, ptr, stride, span) in [
-            ("stride_a", a, stride_a, p.spans[0]),
-            ("stride_x", x, stride_x, p.spans[1]),
-            ("stride_y", y as *const T, stride_y, p.spans[2]),
-        ] {
-            batch_offset(op, name, last, stride)?
-                .checked_add(span)
-                .ok_or_else(|| ctensor_base::Error::Overflow {
-                    op,
-                    what: format!("the batch spans more than usize through `{name}`"),
-                })?;
-            check::non_null(op, name.trim_start_matches("stride_"), ptr, span)?;
-        }
+        check_batch(
+            op,
+            batch,
+            [
+                ("a", a, stride_a, p.spans[0]),
+                ("x", x, stride_x, p.spans[1]),
+                ("y", y as *const T, stride_y, p.spans[2]),
+            ],
+        )?;
         for b in 0..batch {
             // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
             unsafe {
@@ -736,19 +745,15 @@ impl<T: Cblas> BlasGemmBatchedStrided<T> for CpuDevice {
         if batch == 0 {
             return Ok(());
         }
-        for (name, ptr, stride, span) in [
-            ("stride_a", a, stride_a, p.spans[0]),
-            ("stride_b", b, stride_b, p.spans[1]),
-            ("stride_c", c as *const T, stride_c, p.spans[2]),
-        ] {
-            batch_offset(op, name, batch - 1, stride)?
-                .checked_add(span)
-                .ok_or_else(|| ctensor_base::Error::Overflow {
-                    op,
-                    what: format!("the batch spans more than usize through `{name}`"),
-                })?;
-            check::non_null(op, name.trim_start_matches("stride_"), ptr, span)?;
-        }
+        check_batch(
+            op,
+            batch,
+            [
+                ("a", a, stride_a, p.spans[0]),
+                ("b", b, stride_b, p.spans[1]),
+                ("c", c as *const T, stride_c, p.spans[2]),
+            ],
+        )?;
         for i in 0..batch {
             // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
             unsafe {

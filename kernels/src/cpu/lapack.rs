@@ -519,34 +519,26 @@ fn work_len<R: Scalar>(v: R) -> Result<i32> {
     Ok(len as i32)
 }
 
-/// The three workspaces of the divide-and-conquer and MRRR drivers, sized by a query.
-struct Workspace<T: Scalar> {
-    work: Vec<T>,
-    rwork: Vec<T::Real>,
-    iwork: Vec<i32>,
-}
-
-impl<T: Lapack> Workspace<T> {
-    /// Runs `call(work, lwork, rwork, lrwork, iwork, liwork)` once as a query (`-1`
-    /// lengths) and allocates what it reports.
-    fn query(
-        call: impl FnOnce(&mut [T], i32, &mut [T::Real], i32, &mut [i32], i32),
-    ) -> Result<Self> {
-        let mut work = [T::zero()];
-        let mut rwork = [<T::Real as Scalar>::zero()];
-        let mut iwork = [0i32];
-        call(&mut work, -1, &mut rwork, -1, &mut iwork, -1);
-        let (lw, lr, li) = (
-            work_len(work[0].re())?,
-            work_len(rwork[0])?,
-            iwork[0].max(1),
-        );
-        Ok(Workspace {
-            work: vec![T::zero(); lw as usize],
-            rwork: vec![<T::Real as Scalar>::zero(); lr as usize],
-            iwork: vec![0; li as usize],
-        })
-    }
+/// Runs a divide-and-conquer or MRRR driver twice: first as the workspace query (`-1`
+/// lengths), then with `work`, `rwork` and `iwork` of the sizes it reported. `call`
+/// makes the LAPACK call and returns `info`; `check` turns an `info` into the error.
+fn query_then_run<T: Lapack>(
+    mut call: impl FnMut(&mut [T], i32, &mut [T::Real], i32, &mut [i32], i32) -> i32,
+    check: impl Fn(i32) -> Result<()>,
+) -> Result<()> {
+    let mut work = [T::zero()];
+    let mut rwork = [<T::Real as Scalar>::zero()];
+    let mut iwork = [0i32];
+    check(call(&mut work, -1, &mut rwork, -1, &mut iwork, -1))?;
+    let (lw, lr, li) = (
+        work_len(work[0].re())?,
+        work_len(rwork[0])?,
+        iwork[0].max(1),
+    );
+    let mut work = vec![T::zero(); lw as usize];
+    let mut rwork = vec![<T::Real as Scalar>::zero(); lr as usize];
+    let mut iwork = vec![0i32; li as usize];
+    check(call(&mut work, lw, &mut rwork, lr, &mut iwork, li))
 }
 
 /// The checked square matrix argument of the Cholesky/triangular/eigen routines.
@@ -693,35 +685,19 @@ impl<T: Lapack> LapackHeevd<T> for CpuDevice {
         let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
         // SAFETY: the caller vouches for `a` (span checked) and `w` (n values).
         let (a, w) = unsafe { (slice_mut(a, span), slice_mut(w, n)) };
-        let mut info = 0;
-        let mut ws = Workspace::<T>::query(|wk, lw, rw, lr, iw, li| {
-            // SAFETY: a workspace query reads only the sizes.
-            unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) }
-        })?;
-        lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
-            evd_failure(jobz, n, i)
-        })?;
-        let (lw, lr, li) = ws.lens();
-        let info = {
-            let mut info = 0;
-            let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
-            // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
-            unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) };
-            info
-        };
-        lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
-            evd_failure(jobz, n, i)
-        })
-    }
-}
-
-impl<T: Scalar> Workspace<T> {
-    fn lens(&self) -> (i32, i32, i32) {
-        // Lengths came from `work_len`/`i32` values, so they fit.
-        (
-            self.work.len() as i32,
-            self.rwork.len() as i32,
-            self.iwork.len() as i32,
+        query_then_run::<T>(
+            |wk, lw, rw, lr, iw, li| {
+                let mut info = 0;
+                // SAFETY: arguments checked; the workspaces have the lengths passed (the
+                // query reads only the sizes).
+                unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) };
+                info
+            },
+            |info| {
+                lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
+                    evd_failure(jobz, n, i)
+                })
+            },
         )
     }
 }
@@ -785,75 +761,47 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
         // SAFETY: the caller vouches for `a`, `w` and `z` over the spans checked above.
         let (a, w, z) = unsafe { (slice_mut(a, span), slice_mut(w, n), slice_mut(z, zspan)) };
         let mut isuppz = vec![0i32; 2 * n];
-        let (mut m, mut info) = (0i32, 0i32);
+        let mut m = 0i32;
         const ARGS: [&str; 24] = [
             "jobz", "range", "uplo", "n", "a", "lda", "vl", "vu", "il", "iu", "abstol", "m", "w",
             "z", "ldz", "isuppz", "work", "lwork", "rwork", "lrwork", "iwork", "liwork", "info",
             "",
         ];
         let failure = |_| "internal error in the MRRR eigensolver (failed to converge)".to_string();
-        let mut ws = Workspace::<T>::query(|wk, lw, rw, lr, iw, li| {
-            // SAFETY: a workspace query reads only the sizes.
-            unsafe {
-                T::heevr(
-                    r,
-                    u,
-                    n32,
-                    a,
-                    lda32,
-                    vl,
-                    vu,
-                    il,
-                    iu,
-                    &mut m,
-                    w,
-                    z,
-                    ldz32,
-                    &mut isuppz,
-                    wk,
-                    lw,
-                    rw,
-                    lr,
-                    iw,
-                    li,
-                    &mut info,
-                )
-            }
-        })?;
-        lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
-        let (lw, lr, li) = ws.lens();
-        let (m, info) = {
-            let mut info = 0;
-            let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
-            // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
-            unsafe {
-                T::heevr(
-                    r,
-                    u,
-                    n32,
-                    a,
-                    lda32,
-                    vl,
-                    vu,
-                    il,
-                    iu,
-                    &mut m,
-                    w,
-                    z,
-                    ldz32,
-                    &mut isuppz,
-                    wk,
-                    lw,
-                    rw,
-                    lr,
-                    iw,
-                    li,
-                    &mut info,
-                )
-            };
-            (m, info)
-        };
-        lapack_result(T::NAMES[HEEVR], info, &ARGS, failure)?;
+        query_then_run::<T>(
+            |wk, lw, rw, lr, iw, li| {
+                let mut info = 0;
+                // SAFETY: arguments checked; the workspaces have the lengths passed (the
+                // query reads only the sizes).
+                unsafe {
+                    T::heevr(
+                        r,
+                        u,
+                        n32,
+                        a,
+                        lda32,
+                        vl,
+                        vu,
+                        il,
+                        iu,
+                        &mut m,
+                        w,
+                        z,
+                        ldz32,
+                        &mut isuppz,
+                        wk,
+                        lw,
+                        rw,
+                        lr,
+                        iw,
+                        li,
+                        &mut info,
+                    )
+                };
+                info
+            },
+            |info| lapack_result(T::NAMES[HEEVR], info, &ARGS, failure),
+        )?;
         Ok(m as usize)
     }
 }
@@ -905,29 +853,20 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
                 evd_failure(jobz, n, i)
             }
         };
-        let mut info = 0;
-        let mut ws = Workspace::<T>::query(|wk, lw, rw, lr, iw, li| {
-            // SAFETY: a workspace query reads only the sizes.
-            unsafe {
-                T::hegvd(
-                    itype, j, u, n32, a, lda32, b, ldb32, w, wk, lw, rw, lr, iw, li, &mut info,
-                )
-            }
-        })?;
-        lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)?;
-        let (lw, lr, li) = ws.lens();
-        let info = {
-            let mut info = 0;
-            let (wk, rw, iw) = (&mut ws.work, &mut ws.rwork, &mut ws.iwork);
-            // SAFETY: arguments checked; workspaces have the sizes LAPACK asked for.
-            unsafe {
-                T::hegvd(
-                    itype, j, u, n32, a, lda32, b, ldb32, w, wk, lw, rw, lr, iw, li, &mut info,
-                )
-            };
-            info
-        };
-        lapack_result(T::NAMES[HEGVD], info, &ARGS, failure)
+        query_then_run::<T>(
+            |wk, lw, rw, lr, iw, li| {
+                let mut info = 0;
+                // SAFETY: arguments checked; the workspaces have the lengths passed (the
+                // query reads only the sizes).
+                unsafe {
+                    T::hegvd(
+                        itype, j, u, n32, a, lda32, b, ldb32, w, wk, lw, rw, lr, iw, li, &mut info,
+                    )
+                };
+                info
+            },
+            |info| lapack_result(T::NAMES[HEGVD], info, &ARGS, failure),
+        )
     }
 }
 
