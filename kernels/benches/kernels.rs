@@ -4,8 +4,8 @@
 //! `target/bench/kernels.md`.
 //!
 //! Timing: every measurement repeats the call until a sample takes ≥ 20 ms, takes the
-//! median of 7 samples, and alternates the two sides sample by sample so both see the
-//! same machine load; only the ratio within one run is meaningful.
+//! median of 7 samples, and interleaves the two sides (alternating which goes first) so
+//! both see the same machine load; only the ratio within one run is meaningful.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -44,17 +44,23 @@ fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
         reps = (reps * 2).max((reps as f64 * SAMPLE_SECONDS / s.max(1e-9)) as usize / 2);
     }
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    for _ in 0..SAMPLES {
+    let time = |f: &mut dyn FnMut()| {
         let t = Instant::now();
         for _ in 0..reps {
-            a();
+            f();
         }
-        ta.push(t.elapsed().as_secs_f64() / reps as f64);
-        let t = Instant::now();
-        for _ in 0..reps {
-            b();
+        t.elapsed().as_secs_f64() / reps as f64
+    };
+    for sample in 0..SAMPLES {
+        // Alternate which side runs first, so neither always inherits a warm cache or
+        // an idle core from the other.
+        if sample % 2 == 0 {
+            ta.push(time(&mut a));
+            tb.push(time(&mut b));
+        } else {
+            tb.push(time(&mut b));
+            ta.push(time(&mut a));
         }
-        tb.push(t.elapsed().as_secs_f64() / reps as f64);
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(|x, y| x.partial_cmp(y).unwrap());

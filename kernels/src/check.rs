@@ -3,6 +3,7 @@
 use ctensor_base::{Error, Result};
 
 /// A pointer that will be dereferenced for `n > 0` elements must not be null.
+#[inline]
 pub fn non_null<P>(op: &'static str, name: &str, ptr: *const P, n: usize) -> Result<()> {
     if n > 0 && ptr.is_null() {
         return Err(Error::InvalidArgument {
@@ -15,6 +16,7 @@ pub fn non_null<P>(op: &'static str, name: &str, ptr: *const P, n: usize) -> Res
 }
 
 /// A strides slice must have one entry per dimension.
+#[inline]
 pub fn strides_rank(
     op: &'static str,
     name: &str,
@@ -35,6 +37,7 @@ pub fn strides_rank(
 }
 
 /// Number of elements of `shape`, or `Error::Overflow`.
+#[inline]
 pub fn numel(op: &'static str, shape: &[usize]) -> Result<usize> {
     shape
         .iter()
@@ -46,6 +49,7 @@ pub fn numel(op: &'static str, shape: &[usize]) -> Result<usize> {
 }
 
 /// A size handed to an LP64 BLAS/LAPACK must fit in its 32-bit integer.
+#[inline]
 pub fn blas_int(op: &'static str, name: &str, v: usize) -> Result<i32> {
     i32::try_from(v).map_err(|_| Error::Overflow {
         op,
@@ -54,6 +58,7 @@ pub fn blas_int(op: &'static str, name: &str, v: usize) -> Result<i32> {
 }
 
 /// A BLAS increment: non-zero and within the 32-bit BLAS integer range.
+#[inline]
 pub fn blas_inc(op: &'static str, name: &str, inc: isize) -> Result<i32> {
     if inc == 0 {
         return Err(Error::InvalidArgument {
@@ -69,6 +74,7 @@ pub fn blas_inc(op: &'static str, name: &str, inc: isize) -> Result<i32> {
 }
 
 /// Elements spanned by a strided vector of `n` entries: `1 + (n-1)|inc|` (0 when `n == 0`).
+#[inline]
 pub fn vector_span(op: &'static str, name: &str, n: usize, inc: isize) -> Result<usize> {
     if n == 0 {
         return Ok(0);
@@ -85,6 +91,7 @@ pub fn vector_span(op: &'static str, name: &str, n: usize, inc: isize) -> Result
 }
 
 /// A leading dimension must be at least `max(1, rows)`.
+#[inline]
 pub fn leading_dim(op: &'static str, name: &str, ld: usize, rows: usize) -> Result<()> {
     if ld < rows.max(1) {
         return Err(Error::InvalidArgument {
@@ -98,6 +105,7 @@ pub fn leading_dim(op: &'static str, name: &str, ld: usize, rows: usize) -> Resu
 
 /// Elements spanned by a column-major `rows × cols` matrix with leading dimension `ld`:
 /// `ld·(cols-1) + rows`, or 0 for an empty matrix.
+#[inline]
 pub fn matrix_span(
     op: &'static str,
     name: &str,
@@ -117,6 +125,7 @@ pub fn matrix_span(
 }
 
 /// Two slices that must have the same length (the arrays of a pointer batch).
+#[inline]
 pub fn same_len(op: &'static str, names: &str, lens: &[usize]) -> Result<()> {
     if lens.windows(2).any(|w| w[0] != w[1]) {
         return Err(Error::ShapeMismatch {

@@ -202,6 +202,7 @@ impl_cblas_real!(f64, ddot, dnrm2, dscal, daxpy, dcopy, dgemv, dgemm);
 impl_cblas_complex!(c32, cdotc_sub, cdotu_sub, scnrm2, csscal, cscal, caxpy, ccopy, cgemv, cgemm);
 impl_cblas_complex!(c64, zdotc_sub, zdotu_sub, dznrm2, zdscal, zscal, zaxpy, zcopy, zgemv, zgemm);
 
+#[inline]
 fn cblas_trans<T: Scalar>(t: Trans) -> Transpose {
     match t {
         Trans::N => Transpose::None,
@@ -218,6 +219,7 @@ struct Vector {
     span: usize,
 }
 
+#[inline]
 fn vector<T>(op: &'static str, name: &str, n: usize, p: *const T, inc: isize) -> Result<Vector> {
     let inc32 = check::blas_inc(op, name, inc)?;
     let span = check::vector_span(op, name, n, inc)?;
@@ -356,6 +358,7 @@ struct GemvPlan {
     spans: [usize; 3],
 }
 
+#[inline]
 fn plan_gemv<T: Scalar>(
     op: &'static str,
     trans: Trans,
@@ -583,6 +586,7 @@ struct GemmPlan {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn plan_gemm<T: Scalar>(
     op: &'static str,
     transa: Trans,
