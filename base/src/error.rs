@@ -73,6 +73,17 @@ pub enum Error {
         /// The data type given.
         got: DataType,
     },
+    /// An operation that is not defined for a data type (e.g. `exp` of an integer, LAPACK
+    /// on `f16`).
+    #[error("{op}: data type {dtype} is not supported: expected one of {supported}")]
+    UnsupportedDType {
+        /// The operation that failed.
+        op: &'static str,
+        /// The data type given.
+        dtype: DataType,
+        /// The data types the operation supports.
+        supported: &'static str,
+    },
     /// A name (of a data type, a device, ...) that is not known.
     #[error("unknown {kind} '{given}': expected {expected}")]
     UnknownName {

@@ -25,6 +25,18 @@ pub trait Arith: Scalar {
     fn is_bad_divisor(self) -> bool {
         false
     }
+    /// `-a` (wrapping for integers).
+    fn neg(a: Self::Acc) -> Self::Acc;
+    /// `sqrt(a)` (principal branch for complex); `None` for integers.
+    fn sqrt(a: Self::Acc) -> Option<Self::Acc>;
+    /// `exp(a)`; `None` for integers.
+    fn exp(a: Self::Acc) -> Option<Self::Acc>;
+    /// `|x|` as the real type (the modulus for complex; wrapping for `MIN` integers).
+    fn abs(self) -> Self::Real;
+    /// `a > b` for ordered types, `None` for complex (which has no order).
+    fn gt(a: Self::Acc, b: Self::Acc) -> Option<bool>;
+    /// Whether `a` is NaN (never for integers).
+    fn is_nan(a: Self::Acc) -> bool;
 }
 
 macro_rules! impl_arith_float {
@@ -41,10 +53,53 @@ macro_rules! impl_arith_float {
             fn mul(a: Self, b: Self) -> Self { a * b }
             #[inline(always)]
             fn div(a: Self, b: Self) -> Self { a / b }
+            #[inline(always)]
+            fn neg(a: Self) -> Self { -a }
+            #[inline(always)]
+            fn sqrt(a: Self) -> Option<Self> { Some(a.sqrt()) }
+            #[inline(always)]
+            fn exp(a: Self) -> Option<Self> { Some(a.exp()) }
+            #[inline(always)]
+            fn abs(self) -> Self { self.abs() }
+            #[inline(always)]
+            fn gt(a: Self, b: Self) -> Option<bool> { Some(a > b) }
+            #[inline(always)]
+            fn is_nan(a: Self) -> bool { a.is_nan() }
         }
     )*};
 }
-impl_arith_float!(f32, f64, c32, c64);
+impl_arith_float!(f32, f64);
+
+macro_rules! impl_arith_complex {
+    ($($t:ty => $r:ty),*) => {$(
+        impl Arith for $t {
+            type Acc = $t;
+            #[inline(always)]
+            fn up(self) -> Self { self }
+            #[inline(always)]
+            fn down(a: Self) -> Self { a }
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self { a + b }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self { a * b }
+            #[inline(always)]
+            fn div(a: Self, b: Self) -> Self { a / b }
+            #[inline(always)]
+            fn neg(a: Self) -> Self { -a }
+            #[inline(always)]
+            fn sqrt(a: Self) -> Option<Self> { Some(a.sqrt()) }
+            #[inline(always)]
+            fn exp(a: Self) -> Option<Self> { Some(a.exp()) }
+            #[inline(always)]
+            fn abs(self) -> $r { self.norm() }
+            #[inline(always)]
+            fn gt(_: Self, _: Self) -> Option<bool> { None }
+            #[inline(always)]
+            fn is_nan(a: Self) -> bool { a.is_nan() }
+        }
+    )*};
+}
+impl_arith_complex!(c32 => f32, c64 => f64);
 
 macro_rules! impl_arith_int {
     ($($t:ty),*) => {$(
@@ -62,6 +117,18 @@ macro_rules! impl_arith_int {
             fn div(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a.wrapping_div(b) } }
             #[inline(always)]
             fn is_bad_divisor(self) -> bool { self == 0 }
+            #[inline(always)]
+            fn neg(a: Self) -> Self { a.wrapping_neg() }
+            #[inline(always)]
+            fn sqrt(_: Self) -> Option<Self> { None }
+            #[inline(always)]
+            fn exp(_: Self) -> Option<Self> { None }
+            #[inline(always)]
+            fn abs(self) -> Self { self.wrapping_abs() }
+            #[inline(always)]
+            fn gt(a: Self, b: Self) -> Option<bool> { Some(a > b) }
+            #[inline(always)]
+            fn is_nan(_: Self) -> bool { false }
         }
     )*};
 }
@@ -81,6 +148,18 @@ macro_rules! impl_arith_half {
             fn mul(a: f32, b: f32) -> f32 { a * b }
             #[inline(always)]
             fn div(a: f32, b: f32) -> f32 { a / b }
+            #[inline(always)]
+            fn neg(a: f32) -> f32 { -a }
+            #[inline(always)]
+            fn sqrt(a: f32) -> Option<f32> { Some(a.sqrt()) }
+            #[inline(always)]
+            fn exp(a: f32) -> Option<f32> { Some(a.exp()) }
+            #[inline(always)]
+            fn abs(self) -> Self { <$t>::from_f32(self.to_f32().abs()) }
+            #[inline(always)]
+            fn gt(a: f32, b: f32) -> Option<bool> { Some(a > b) }
+            #[inline(always)]
+            fn is_nan(a: f32) -> bool { a.is_nan() }
         }
     )*};
 }

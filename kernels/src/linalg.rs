@@ -133,3 +133,77 @@ pub trait Reduce<T: Scalar>: Device {
     /// `rows`; `dst` starts at `src` (in place) or is disjoint from it.
     unsafe fn reduce(rows: usize, inner: usize, src: *const T, dst: *mut T) -> Result<()>;
 }
+
+/// An element-wise function of one argument, see [`Unary`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `-x` (wrapping for integers).
+    Neg,
+    /// `sqrt(x)` (principal branch for complex; NaN for negative reals); not for integers.
+    Sqrt,
+    /// `exp(x)`; not for integers.
+    Exp,
+}
+
+/// Element-wise functions of one argument.
+pub trait Unary<T: Scalar>: Device {
+    /// `y[i] = op(x[i])` for `i < n`. An operation that is not defined for `T` (square
+    /// root or exponential of an integer) is `Error::UnsupportedDType`.
+    ///
+    /// # Safety
+    /// `x` is valid for reads and `y` for writes of `n` elements; identical or disjoint.
+    unsafe fn unary(op: UnaryOp, n: usize, x: *const T, y: *mut T) -> Result<()>;
+}
+
+/// Modulus.
+pub trait Abs<T: Scalar>: Device {
+    /// `y[i] = |x[i]|` as the real type (`f64` for `c64`).
+    ///
+    /// # Safety
+    /// `x` is valid for reads of `n` elements and `y` for writes of `n` real values; they
+    /// do not overlap (unless `T` is real and they are identical).
+    unsafe fn abs(n: usize, x: *const T, y: *mut T::Real) -> Result<()>;
+}
+
+/// Largest or smallest element of contiguous rows.
+pub trait ReduceExtreme<T: Scalar>: Device {
+    /// `dst[r] = max_j src[r · inner + j]` (`min` when `!max`) for `r < rows`. NaN wins
+    /// (NumPy's `max`). Complex types have no order (`Error::UnsupportedDType`), and an
+    /// empty row (`inner == 0` with `rows > 0`) has no extreme (`Error::InvalidArgument`).
+    ///
+    /// # Safety
+    /// As for [`Reduce::reduce`].
+    unsafe fn reduce_extreme(
+        max: bool,
+        rows: usize,
+        inner: usize,
+        src: *const T,
+        dst: *mut T,
+    ) -> Result<()>;
+}
+
+/// Matrix product for every element type (BLAS covers only f32/f64/c32/c64).
+pub trait MatMul<T: Scalar>: Device {
+    /// `C := alpha · op(A) · op(B) + beta · C`, column-major, with the arguments and the
+    /// checks of [`BlasGemm::gemm`](crate::blas::BlasGemm::gemm). Half types accumulate in
+    /// `f32`, integers wrap. Use BLAS for the four BLAS types: this is a plain loop.
+    ///
+    /// # Safety
+    /// As for [`BlasGemm::gemm`](crate::blas::BlasGemm::gemm).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn matmul(
+        transa: crate::blas::Trans,
+        transb: crate::blas::Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        b: *const T,
+        ldb: usize,
+        beta: T,
+        c: *mut T,
+        ldc: usize,
+    ) -> Result<()>;
+}

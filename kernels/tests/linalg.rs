@@ -580,3 +580,235 @@ fn reduce_rejects_null_pointers() {
         .unwrap_err();
     assert!(e.to_string().contains("null pointer"), "{e}");
 }
+
+// ---- unary, abs, extremes, matmul ------------------------------------------------------
+
+fn unary_case<T: Arith>()
+where
+    CpuDevice: Unary<T> + Abs<T>,
+{
+    let mut r = rng(61);
+    for n in [0usize, 1, 7, 1000] {
+        let x: Vec<T> = random_vec::<T>(&mut r, n)
+            .into_iter()
+            .map(|v| T::cast_from(c(v) / 64.0)) // keep exp in range for f16
+            .collect();
+        for op in [UnaryOp::Neg, UnaryOp::Sqrt, UnaryOp::Exp] {
+            let mut y = vec![T::zero(); n];
+            let mut inplace = x.clone();
+            // SAFETY: n elements each; the second call is in place.
+            let res = unsafe { <CpuDevice as Unary<T>>::unary(op, n, x.as_ptr(), y.as_mut_ptr()) };
+            if T::DTYPE.is_integer() && op != UnaryOp::Neg {
+                let e = res.unwrap_err();
+                assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
+                continue;
+            }
+            res.unwrap();
+            let p = inplace.as_mut_ptr();
+            // SAFETY: as above.
+            unsafe { <CpuDevice as Unary<T>>::unary(op, n, p, p) }.unwrap();
+            for i in 0..n {
+                let xi = c(x[i]);
+                let want = match op {
+                    UnaryOp::Neg => -xi,
+                    UnaryOp::Sqrt if !T::DTYPE.is_complex() && xi.re < 0.0 => {
+                        c64::new(f64::NAN, 0.0)
+                    }
+                    UnaryOp::Sqrt => xi.sqrt(),
+                    UnaryOp::Exp if !T::DTYPE.is_complex() => c64::new(xi.re.exp(), 0.0),
+                    UnaryOp::Exp => xi.exp(),
+                };
+                let what = format!("{} {op:?} n={n} i={i}", T::DTYPE);
+                for got in [y[i], inplace[i]] {
+                    if want.re.is_nan() {
+                        assert!(c(got).re.is_nan(), "{what}");
+                    } else {
+                        check(got, want, 2.0 * want.norm(), &what);
+                    }
+                }
+            }
+        }
+        let mut a = vec![<T::Real as Scalar>::zero(); n];
+        // SAFETY: n elements each, distinct buffers.
+        unsafe { <CpuDevice as Abs<T>>::abs(n, x.as_ptr(), a.as_mut_ptr()) }.unwrap();
+        for i in 0..n {
+            let want = c(x[i]).norm();
+            check(
+                a[i],
+                c64::new(want, 0.0),
+                2.0 * want,
+                &format!("{} abs", T::DTYPE),
+            );
+        }
+    }
+}
+
+#[test]
+fn unary_neg_sqrt_exp_and_abs_match_reference_for_every_dtype() {
+    for_all_dtypes!(unary_case);
+}
+
+fn extreme_case<T: Arith>()
+where
+    CpuDevice: ReduceExtreme<T>,
+{
+    let mut r = rng(62);
+    for (rows, inner) in [(0usize, 3usize), (1, 1), (5, 7), (3, 1000)] {
+        let src = random_vec::<T>(&mut r, rows * inner);
+        for max in [true, false] {
+            let mut dst = vec![T::zero(); rows];
+            // SAFETY: rows·inner inputs and rows outputs.
+            let res = unsafe {
+                <CpuDevice as ReduceExtreme<T>>::reduce_extreme(
+                    max,
+                    rows,
+                    inner,
+                    src.as_ptr(),
+                    dst.as_mut_ptr(),
+                )
+            };
+            if T::DTYPE.is_complex() {
+                assert!(matches!(res.unwrap_err(), Error::UnsupportedDType { .. }));
+                continue;
+            }
+            res.unwrap();
+            for i in 0..rows {
+                let row = src[i * inner..(i + 1) * inner].iter().map(|&v| c(v).re);
+                let want = if max {
+                    row.fold(f64::MIN, f64::max)
+                } else {
+                    row.fold(f64::MAX, f64::min)
+                };
+                assert_eq!(c(dst[i]).re, want, "{} max={max} row {i}", T::DTYPE);
+            }
+        }
+    }
+}
+
+#[test]
+fn reduce_extreme_matches_reference_and_rejects_complex_and_empty_rows() {
+    for_all_dtypes!(extreme_case);
+    let nan = [1.0f64, f64::NAN, 3.0];
+    let mut out = [0.0f64];
+    // SAFETY: three inputs, one output.
+    unsafe {
+        <CpuDevice as ReduceExtreme<f64>>::reduce_extreme(
+            true,
+            1,
+            3,
+            nan.as_ptr(),
+            out.as_mut_ptr(),
+        )
+    }
+    .unwrap();
+    assert!(out[0].is_nan(), "NaN wins, as in NumPy");
+    // SAFETY: rejected before memory is touched.
+    let e = unsafe {
+        <CpuDevice as ReduceExtreme<f64>>::reduce_extreme(
+            true,
+            2,
+            0,
+            nan.as_ptr(),
+            out.as_mut_ptr(),
+        )
+    }
+    .unwrap_err();
+    assert!(e.to_string().contains("empty axis"), "{e}");
+}
+
+fn matmul_case<T: Arith>()
+where
+    CpuDevice: MatMul<T>,
+{
+    use ctensor_kernels::blas::Trans;
+    let mut r = rng(63);
+    for (m, n, k) in [
+        (0usize, 2usize, 3usize),
+        (2, 3, 0),
+        (1, 1, 1),
+        (7, 5, 3),
+        (33, 2, 17),
+    ] {
+        for (ta, tb) in [
+            (Trans::N, Trans::N),
+            (Trans::T, Trans::C),
+            (Trans::C, Trans::N),
+        ] {
+            let (ar, ac) = ta.stored(m, k);
+            let (br, bc) = tb.stored(k, n);
+            let (lda, ldb, ldc) = (ar + 1, br + 2, m + 1);
+            // Small values, so that sums of products stay inside f16's range (65504).
+            let small = |v: T| {
+                if T::DTYPE.is_integer() {
+                    v
+                } else {
+                    T::cast_from(c(v) / 16.0)
+                }
+            };
+            let a: Vec<T> = random_vec::<T>(&mut r, lda * ac)
+                .into_iter()
+                .map(small)
+                .collect();
+            let b: Vec<T> = random_vec::<T>(&mut r, ldb * bc)
+                .into_iter()
+                .map(small)
+                .collect();
+            let c0 = random_vec::<T>(&mut r, ldc * n);
+            let mut cm = c0.clone();
+            let (al, be) = (alpha::<T>(), beta::<T>());
+            // SAFETY: buffers match the stored shapes and leading dimensions.
+            unsafe {
+                <CpuDevice as MatMul<T>>::matmul(
+                    ta,
+                    tb,
+                    m,
+                    n,
+                    k,
+                    al,
+                    a.as_ptr(),
+                    lda,
+                    b.as_ptr(),
+                    ldb,
+                    be,
+                    cm.as_mut_ptr(),
+                    ldc,
+                )
+            }
+            .unwrap();
+            let op = |t: Trans, buf: &[T], ld: usize, i: usize, l: usize| match t {
+                Trans::N => c(buf[i + l * ld]),
+                Trans::T => c(buf[l + i * ld]),
+                Trans::C => c(buf[l + i * ld]).conj(),
+            };
+            for j in 0..n {
+                for i in 0..m {
+                    let (mut s, mut mag) = (c64::new(0.0, 0.0), 0.0);
+                    for l in 0..k {
+                        let p = op(ta, &a, lda, i, l) * op(tb, &b, ldb, l, j);
+                        s += p;
+                        mag += p.norm();
+                    }
+                    let want = c(al) * s + c(be) * c(c0[i + j * ldc]);
+                    let mag = c(al).norm() * mag + c(be).norm() * c(c0[i + j * ldc]).norm();
+                    let what = format!("{} matmul {ta}{tb} {m}x{n}x{k} ({i},{j})", T::DTYPE);
+                    if T::DTYPE.is_integer() {
+                        assert_eq!(cm[i + j * ldc], T::cast_from(want), "{what}");
+                    } else {
+                        let acc_eps = if matches!(T::DTYPE, DataType::Half | DataType::BFloat16) {
+                            f32::EPSILON as f64
+                        } else {
+                            eps::<T>()
+                        };
+                        let tol = 4.0 * (k as f64 + 2.0) * acc_eps * mag + eps::<T>() * want.norm();
+                        assert_close(c(cm[i + j * ldc]), want, tol, &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn matmul_matches_reference_for_every_dtype_and_trans() {
+    for_all_dtypes!(matmul_case);
+}

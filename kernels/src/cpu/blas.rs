@@ -573,7 +573,7 @@ impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
 }
 
 /// The checked arguments of one gemm, shared by the single and batched forms.
-struct GemmPlan {
+pub(crate) struct GemmPlan {
     ta: Transpose,
     tb: Transpose,
     m: i32,
@@ -582,12 +582,13 @@ struct GemmPlan {
     lda: i32,
     ldb: i32,
     ldc: i32,
-    spans: [usize; 3],
+    /// Elements spanned by `a`, `b` and `c`.
+    pub(crate) spans: [usize; 3],
 }
 
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn plan_gemm<T: Scalar>(
+pub(crate) fn plan_gemm<T: Scalar>(
     op: &'static str,
     transa: Trans,
     transb: Trans,

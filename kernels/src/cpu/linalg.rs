@@ -495,3 +495,187 @@ impl<T: Arith> Reduce<T> for CpuDevice {
         Ok(())
     }
 }
+
+impl<T: Arith> Unary<T> for CpuDevice {
+    unsafe fn unary(op: UnaryOp, n: usize, x: *const T, y: *mut T) -> Result<()> {
+        let name = match op {
+            UnaryOp::Neg => "neg",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Exp => "exp",
+        };
+        let probe = T::zero().up();
+        let defined = match op {
+            UnaryOp::Neg => true,
+            UnaryOp::Sqrt => T::sqrt(probe).is_some(),
+            UnaryOp::Exp => T::exp(probe).is_some(),
+        };
+        if !defined {
+            return Err(Error::UnsupportedDType {
+                op: name,
+                dtype: T::DTYPE,
+                supported: "f32, f64, c32, c64, f16, bf16",
+            });
+        }
+        // SAFETY: forwarded contract. The `unwrap_or` arms are unreachable: `defined`
+        // was checked above.
+        unsafe {
+            match op {
+                UnaryOp::Neg => map_elements(name, n, [x], y, move |[v]| T::down(T::neg(v.up()))),
+                UnaryOp::Sqrt => map_elements(name, n, [x], y, move |[v]| {
+                    T::down(T::sqrt(v.up()).unwrap_or(probe))
+                }),
+                UnaryOp::Exp => map_elements(name, n, [x], y, move |[v]| {
+                    T::down(T::exp(v.up()).unwrap_or(probe))
+                }),
+            }
+        }
+    }
+}
+
+impl<T: Arith> Abs<T> for CpuDevice {
+    unsafe fn abs(n: usize, x: *const T, y: *mut T::Real) -> Result<()> {
+        check::non_null("abs", "x", x, n)?;
+        check::non_null("abs", "y", y, n)?;
+        for i in 0..n {
+            // SAFETY: `i < n`; for real `T` reading before writing makes identical
+            // ranges safe, and complex ranges are disjoint (caller).
+            unsafe { y.add(i).write(x.add(i).read().abs()) };
+        }
+        Ok(())
+    }
+}
+
+impl<T: Arith> ReduceExtreme<T> for CpuDevice {
+    unsafe fn reduce_extreme(
+        max: bool,
+        rows: usize,
+        inner: usize,
+        src: *const T,
+        dst: *mut T,
+    ) -> Result<()> {
+        let op = if max { "max" } else { "min" };
+        if T::DTYPE.is_complex() {
+            return Err(Error::UnsupportedDType {
+                op,
+                dtype: T::DTYPE,
+                supported: "f32, f64, i32, i64, f16, bf16 (complex numbers have no order)",
+            });
+        }
+        if inner == 0 && rows > 0 {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "at least one element to take the extreme of".into(),
+                given: "an empty axis".into(),
+            });
+        }
+        let n = check::numel(op, &[rows, inner])?;
+        check::non_null(op, "src", src, n)?;
+        check::non_null(op, "dst", dst, rows)?;
+        for r in 0..rows {
+            // SAFETY: `r · inner + j < rows · inner`; row `r` is read before `dst[r]`
+            // (at index r <= r · inner) is written, so in place is safe.
+            let v = unsafe {
+                let mut acc = src.add(r * inner).read().up();
+                for j in 1..inner {
+                    let v = src.add(r * inner + j).read().up();
+                    if T::is_nan(acc) {
+                        break;
+                    }
+                    // Replace on a NaN (it wins) or on a strictly better value.
+                    let better = if max { T::gt(v, acc) } else { T::gt(acc, v) };
+                    if T::is_nan(v) || better == Some(true) {
+                        acc = v;
+                    }
+                }
+                T::down(acc)
+            };
+            // SAFETY: `r < rows`.
+            unsafe { dst.add(r).write(v) };
+        }
+        Ok(())
+    }
+}
+
+impl<T: Arith> MatMul<T> for CpuDevice {
+    unsafe fn matmul(
+        transa: crate::blas::Trans,
+        transb: crate::blas::Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        b: *const T,
+        ldb: usize,
+        beta: T,
+        c: *mut T,
+        ldc: usize,
+    ) -> Result<()> {
+        use crate::blas::Trans;
+        let op = "matmul";
+        let p = super::blas::plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
+        check::non_null(op, "a", a, p.spans[0])?;
+        check::non_null(op, "b", b, p.spans[1])?;
+        check::non_null(op, "c", c, p.spans[2])?;
+        let conj_a = transa == Trans::C;
+        let conj_b = transb == Trans::C;
+        let (a, b) = (SendPtr(a as *mut T), SendPtr(b as *mut T));
+        let at = move |i: usize, l: usize| {
+            // SAFETY: `i < m`, `l < k`: inside the span of `a` checked above.
+            let v = unsafe {
+                match transa {
+                    Trans::N => a.get().add(i + l * lda).read(),
+                    _ => a.get().add(l + i * lda).read(),
+                }
+            };
+            if conj_a {
+                v.conj()
+            } else {
+                v
+            }
+        };
+        let bt = move |l: usize, j: usize| {
+            // SAFETY: `l < k`, `j < n`: inside the span of `b` checked above.
+            let v = unsafe {
+                match transb {
+                    Trans::N => b.get().add(l + j * ldb).read(),
+                    _ => b.get().add(j + l * ldb).read(),
+                }
+            };
+            if conj_b {
+                v.conj()
+            } else {
+                v
+            }
+        };
+        let (al, be) = (alpha.up(), beta.up());
+        let beta_zero = beta == T::zero();
+        let s = SendPtr(c);
+        for_each_range(n, m * k, |cols| {
+            let mut acc = vec![T::zero().up(); m];
+            for j in cols {
+                acc.iter_mut().for_each(|v| *v = T::zero().up());
+                for l in 0..k {
+                    let blj = bt(l, j).up();
+                    for (i, v) in acc.iter_mut().enumerate() {
+                        *v = T::add(*v, T::mul(at(i, l).up(), blj));
+                    }
+                }
+                for (i, v) in acc.iter().enumerate() {
+                    // SAFETY: `i < m`, `j < n` inside C; each column belongs to one thread.
+                    unsafe {
+                        let cij = s.get().add(i + j * ldc);
+                        let old = if beta_zero {
+                            T::zero().up()
+                        } else {
+                            T::mul(be, cij.read().up())
+                        };
+                        cij.write(T::down(T::add(T::mul(al, *v), old)));
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+}
