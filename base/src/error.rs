@@ -105,6 +105,18 @@ pub enum Error {
         reason: String,
     },
 
+    // ---- einsum ------------------------------------------------------------------
+    /// A malformed einsum equation, with the byte position of the problem.
+    #[error("einsum: bad equation \"{equation}\" at position {position}: expected {expected}")]
+    EinsumParse {
+        /// The equation given.
+        equation: String,
+        /// Byte offset of the offending character (the length for a missing part).
+        position: usize,
+        /// What would have been valid there.
+        expected: String,
+    },
+
     // ---- BLAS / LAPACK -------------------------------------------------------------
     /// A LAPACK routine returned a non-zero `info`.
     #[error("{routine} failed with info = {info}: {detail}")]

@@ -185,8 +185,9 @@ pub trait ReduceExtreme<T: Scalar>: Device {
 /// Matrix product for every element type (BLAS covers only f32/f64/c32/c64).
 pub trait MatMul<T: Scalar>: Device {
     /// `C := alpha · op(A) · op(B) + beta · C`, column-major, with the arguments and the
-    /// checks of [`BlasGemm::gemm`](crate::blas::BlasGemm::gemm). Half types accumulate in
-    /// `f32`, integers wrap. Use BLAS for the four BLAS types: this is a plain loop.
+    /// checks of [`BlasGemm::gemm`](crate::blas::BlasGemm::gemm). The four BLAS types
+    /// are handed to BLAS; the others run a plain loop in which half types accumulate in
+    /// `f32` and integers wrap.
     ///
     /// # Safety
     /// As for [`BlasGemm::gemm`](crate::blas::BlasGemm::gemm).

@@ -41,6 +41,37 @@ macro_rules! with_dtype {
     }};
 }
 
+/// Evaluates `$body` (which returns a `Result`) with `$T` bound to the element type of
+/// `$dtype` when it is one of the BLAS/LAPACK types (f32, f64, c32, c64); any other data
+/// type is `Error::UnsupportedDType` for `$op`.
+macro_rules! with_blas_dtype {
+    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {{
+        match $dtype {
+            ctensor_base::DataType::Float => {
+                type $T = f32;
+                $body
+            }
+            ctensor_base::DataType::Double => {
+                type $T = f64;
+                $body
+            }
+            ctensor_base::DataType::ComplexFloat => {
+                type $T = ctensor_base::c32;
+                $body
+            }
+            ctensor_base::DataType::ComplexDouble => {
+                type $T = ctensor_base::c64;
+                $body
+            }
+            other => Err(ctensor_base::Error::UnsupportedDType {
+                op: $op,
+                dtype: other,
+                supported: "f32, f64, c32, c64",
+            }),
+        }
+    }};
+}
+
 /// Evaluates `$body` (which returns a `Result`) with `$D` bound to the device marker of
 /// `$device`. Devices whose backend is not built return `Error::DeviceUnavailable`.
 macro_rules! with_device {
@@ -55,6 +86,13 @@ macro_rules! with_device {
     }};
 }
 
+/// [`with_device!`] and [`with_blas_dtype!`] together.
+macro_rules! dispatch_blas {
+    ($dtype:expr, $device:expr, $op:expr, $T:ident, $D:ident => $body:expr) => {
+        $crate::core::dispatch::with_device!($device, $D => $crate::core::dispatch::with_blas_dtype!($dtype, $op, $T => $body))
+    };
+}
+
 /// [`with_device!`] and [`with_dtype!`] together.
 macro_rules! dispatch {
     ($dtype:expr, $device:expr, $T:ident, $D:ident => $body:expr) => {
@@ -62,4 +100,4 @@ macro_rules! dispatch {
     };
 }
 
-pub(crate) use {dispatch, with_device, with_dtype};
+pub(crate) use {dispatch, dispatch_blas, with_blas_dtype, with_device, with_dtype};

@@ -612,7 +612,38 @@ impl<T: Arith> MatMul<T> for CpuDevice {
         c: *mut T,
         ldc: usize,
     ) -> Result<()> {
-        use crate::blas::Trans;
+        use crate::blas::{BlasGemm, Trans};
+        // The four BLAS types go to BLAS: `T` is exactly `$t` when the data types agree,
+        // because `Scalar` is sealed and each type has its own tag.
+        macro_rules! via_blas {
+            ($t:ty) => {
+                if T::DTYPE == <$t as Scalar>::DTYPE {
+                    // SAFETY: `T` and `$t` are the same type (see above), so the
+                    // reinterpretations are identities; the caller's contract is gemm's.
+                    return unsafe {
+                        <CpuDevice as BlasGemm<$t>>::gemm(
+                            transa,
+                            transb,
+                            m,
+                            n,
+                            k,
+                            std::mem::transmute_copy::<T, $t>(&alpha),
+                            a as *const $t,
+                            lda,
+                            b as *const $t,
+                            ldb,
+                            std::mem::transmute_copy::<T, $t>(&beta),
+                            c as *mut $t,
+                            ldc,
+                        )
+                    };
+                }
+            };
+        }
+        via_blas!(f32);
+        via_blas!(f64);
+        via_blas!(ctensor_base::c32);
+        via_blas!(ctensor_base::c64);
         let op = "matmul";
         let p = super::blas::plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
         check::non_null(op, "a", a, p.spans[0])?;

@@ -1,0 +1,683 @@
+//! Einstein summation over one or two tensors.
+//!
+//! The plan, for two operands: repeated labels in an operand become a diagonal view;
+//! labels found in one operand only and not in the output are summed first; the rest
+//! are *batch* (in both operands and the output), *M* (first operand and output), *N*
+//! (second operand and output) and *K* (both operands, summed). Each operand is seen
+//! as a batch of matrices `[M, K]` / `[K, N]` through its strides; when a BLAS
+//! transpose flag (N, T or C) can read that layout, it is passed as is, otherwise
+//! (and for a conjugation no flag can express) the operand is copied once into a dense
+//! layout. Every batch entry is then one `gemm` (dot and gemv are its `1 × 1` and
+//! `n × 1` cases; integer and half types use the plain-loop [`MatMul`] kernel), written
+//! straight into `out` with `alpha` and `beta` when `out`'s layout allows, otherwise
+//! into a temporary that is added into `out`. Any number of batch axes is allowed,
+//! and batch axes broadcast (`...ij,jk->...ik`).
+//!
+//! Repeated output labels (`i->ii`) place the result on a diagonal of an otherwise zero
+//! output; `alpha`/`beta` give `out = alpha · einsum + beta · out`.
+
+mod parse;
+
+use ctensor_base::{c64, CastFrom, Error, Result};
+use ctensor_kernels::blas::Trans;
+use ctensor_kernels::linalg::MatMul;
+
+use crate::core::dispatch::dispatch;
+use crate::core::tensor::Tensor;
+
+/// Options of [`einsum`] / [`einsum_into`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EinsumOptions {
+    /// Use the conjugate of the first operand (any layout).
+    pub conj_x: bool,
+    /// Use the conjugate of the second operand (any layout).
+    pub conj_y: bool,
+    /// Scales the sum: `alpha · einsum(...)` (cast to the dtype; integers take the real
+    /// part, truncated).
+    pub alpha: c64,
+    /// With [`einsum_into`]: `out = alpha · einsum(...) + beta · out`. With `beta == 0`
+    /// the old contents of `out` are not read (NaN there does not survive).
+    pub beta: c64,
+}
+
+impl Default for EinsumOptions {
+    fn default() -> Self {
+        EinsumOptions {
+            conj_x: false,
+            conj_y: false,
+            alpha: c64::new(1.0, 0.0),
+            beta: c64::new(0.0, 0.0),
+        }
+    }
+}
+
+impl EinsumOptions {
+    /// Options with `conj_y` set: `einsum("ij,kj->ik", psi, psi)` then builds `ψ ψᴴ`.
+    pub fn conj_y() -> Self {
+        EinsumOptions {
+            conj_y: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// Evaluates the equation `eq` over one or two `operands` into a new row-major tensor.
+///
+/// ```
+/// use ctensor_aten::{ops::einsum::{einsum, EinsumOptions}, Tensor, c64};
+/// let psi = Tensor::from_slice(&[c64::new(1.0, 1.0), c64::new(0.0, 2.0)], &[1, 2])?;
+/// let s = einsum("ij,kj->ik", &[&psi, &psi], &EinsumOptions::conj_y())?; // ψψᴴ
+/// assert_eq!(s.to_vec::<c64>()?, [c64::new(6.0, 0.0)]);
+/// # Ok::<(), ctensor_aten::Error>(())
+/// ```
+pub fn einsum(eq: &str, operands: &[&Tensor], opts: &EinsumOptions) -> Result<Tensor> {
+    let plan = Plan::new(eq, operands)?;
+    plan.run(operands, opts, None)
+}
+
+/// As [`einsum`], writing `out = alpha · einsum(...) + beta · out` into `out`, which must
+/// have the result's shape and dtype; any layout (a transposed view, a column-major
+/// [`TensorMap`](crate::TensorMap) over the caller's array) is written in place.
+pub fn einsum_into(
+    eq: &str,
+    operands: &[&Tensor],
+    opts: &EinsumOptions,
+    out: &mut Tensor,
+) -> Result<()> {
+    let plan = Plan::new(eq, operands)?;
+    plan.run(operands, opts, Some(out)).map(|_| ())
+}
+
+/// A label after expanding `...`: letters are their byte, ellipsis axes 256 + k.
+type Label = u32;
+
+const ELLIPSIS_BASE: Label = 256;
+
+/// An operand after diagonals: a view whose axes carry distinct labels.
+struct Operand {
+    view: Tensor,
+    labels: Vec<Label>,
+}
+
+/// The size of every label and the output labels.
+struct Plan {
+    operands: Vec<Vec<Label>>,
+    output: Vec<Label>,
+    sizes: Vec<(Label, usize)>,
+}
+
+fn label_name(l: Label) -> String {
+    if l < ELLIPSIS_BASE {
+        format!("'{}'", l as u8 as char)
+    } else {
+        format!("ellipsis axis {}", l - ELLIPSIS_BASE)
+    }
+}
+
+impl Plan {
+    fn new(eq: &str, operands: &[&Tensor]) -> Result<Plan> {
+        let op = "einsum";
+        if operands.is_empty() || operands.len() > 2 {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "one or two operands".into(),
+                given: format!("{} operands", operands.len()),
+            });
+        }
+        for t in &operands[1..] {
+            super::check_same(op, operands[0], t)?;
+        }
+        let parsed = parse::parse(eq, operands.len())?;
+        // Ellipsis widths, right-aligned and broadcast.
+        let mut ell_width = 0;
+        let mut ell_of = Vec::new();
+        for (t, x) in parsed.inputs.iter().zip(operands) {
+            let letters = t.letters().count();
+            let w = if t.has_ellipsis() {
+                x.ndim().checked_sub(letters)
+            } else if x.ndim() == letters {
+                Some(0)
+            } else {
+                None
+            };
+            let Some(w) = w else {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    expected: format!(
+                        "an operand with {} axes{} for the term of \"{eq}\"",
+                        letters,
+                        if t.has_ellipsis() { " or more" } else { "" }
+                    ),
+                    got: format!("shape {:?}", x.dims()),
+                });
+            };
+            ell_width = ell_width.max(w);
+            ell_of.push(w);
+        }
+        let expand = |items: &[Option<u8>], w: usize| -> Vec<Label> {
+            let mut out = Vec::new();
+            for it in items {
+                match it {
+                    Some(c) => out.push(*c as Label),
+                    None => {
+                        out.extend((ell_width - w..ell_width).map(|k| ELLIPSIS_BASE + k as Label))
+                    }
+                }
+            }
+            out
+        };
+        let labels: Vec<Vec<Label>> = parsed
+            .inputs
+            .iter()
+            .zip(&ell_of)
+            .map(|(t, &w)| expand(&t.items, w))
+            .collect();
+        let output = expand(&parsed.output.items, ell_width);
+        // Sizes: equal, except that ellipsis axes broadcast from 1.
+        let mut sizes: Vec<(Label, usize)> = Vec::new();
+        for (ls, x) in labels.iter().zip(operands) {
+            for (&l, &n) in ls.iter().zip(x.dims()) {
+                match sizes.iter_mut().find(|(k, _)| *k == l) {
+                    None => sizes.push((l, n)),
+                    Some((_, m)) if *m == n => {}
+                    Some((_, m)) if l >= ELLIPSIS_BASE && (*m == 1 || n == 1) => *m = (*m).max(n),
+                    Some((_, m)) => {
+                        return Err(Error::ShapeMismatch {
+                            op,
+                            expected: format!(
+                                "label {} to have one size in \"{eq}\"",
+                                label_name(l)
+                            ),
+                            got: format!("sizes {m} and {n}"),
+                        })
+                    }
+                }
+            }
+        }
+        Ok(Plan {
+            operands: labels,
+            output,
+            sizes,
+        })
+    }
+
+    fn size(&self, l: Label) -> usize {
+        self.sizes
+            .iter()
+            .find(|(k, _)| *k == l)
+            .map_or(1, |(_, n)| *n)
+    }
+
+    fn unique_output(&self) -> Vec<Label> {
+        let mut u: Vec<Label> = Vec::new();
+        for &l in &self.output {
+            if !u.contains(&l) {
+                u.push(l);
+            }
+        }
+        u
+    }
+
+    /// Diagonal views for repeated labels, then sums over labels no one else needs.
+    fn prepare(&self, k: usize, x: &Tensor, keep: &[Label]) -> Result<Operand> {
+        let labels = &self.operands[k];
+        let mut uniq: Vec<Label> = Vec::new();
+        let mut dims = Vec::new();
+        let mut strides: Vec<usize> = Vec::new();
+        for (d, &l) in labels.iter().enumerate() {
+            match uniq.iter().position(|&u| u == l) {
+                Some(p) => {
+                    if dims[p] != x.dims()[d] {
+                        return Err(Error::ShapeMismatch {
+                            op: "einsum",
+                            expected: format!(
+                                "equal sizes for the repeated label {}",
+                                label_name(l)
+                            ),
+                            got: format!("{} and {}", dims[p], x.dims()[d]),
+                        });
+                    }
+                    strides[p] += x.strides()[d];
+                }
+                None => {
+                    uniq.push(l);
+                    dims.push(x.dims()[d]);
+                    strides.push(x.strides()[d]);
+                }
+            }
+        }
+        let view = x.strided_view(&dims, &strides, 0);
+        let sum_axes: Vec<usize> = (0..uniq.len())
+            .filter(|&d| !keep.contains(&uniq[d]))
+            .collect();
+        if sum_axes.is_empty() {
+            return Ok(Operand { view, labels: uniq });
+        }
+        let view = view.sum(&sum_axes)?;
+        let labels = uniq.into_iter().filter(|l| keep.contains(l)).collect();
+        Ok(Operand { view, labels })
+    }
+
+    /// Dims and strides of `op` arranged as `order`, broadcasting size-1 axes (stride 0)
+    /// and giving absent labels size 1.
+    fn arrange(&self, op: &Operand, order: &[Label]) -> (Vec<usize>, Vec<usize>) {
+        order
+            .iter()
+            .map(|&l| match op.labels.iter().position(|&k| k == l) {
+                Some(d) => {
+                    let n = self.size(l);
+                    let s = if op.view.dims()[d] == 1 && n != 1 {
+                        0
+                    } else {
+                        op.view.strides()[d]
+                    };
+                    (n, s)
+                }
+                None => (1, 0),
+            })
+            .unzip()
+    }
+
+    fn run(
+        &self,
+        operands: &[&Tensor],
+        opts: &EinsumOptions,
+        out: Option<&mut Tensor>,
+    ) -> Result<Tensor> {
+        let uniq_out = self.unique_output();
+        let out_dims: Vec<usize> = self.output.iter().map(|&l| self.size(l)).collect();
+        if let Some(o) = out.as_deref() {
+            super::check_same("einsum", operands[0], o)?;
+            if o.dims() != out_dims {
+                return Err(Error::ShapeMismatch {
+                    op: "einsum",
+                    expected: format!("an output tensor of shape {out_dims:?}"),
+                    got: format!("{:?}", o.dims()),
+                });
+            }
+        }
+        if operands.len() == 1 {
+            let x = self.prepare(0, operands[0], &uniq_out)?;
+            let (dims, strides) = self.arrange(&x, &uniq_out);
+            let view = x.view.strided_view(&dims, &strides, 0);
+            // Always fresh memory: never hand back a view of the input.
+            let ident: Vec<usize> = (0..dims.len()).collect();
+            let res = view.permute_copy(&ident, opts.conj_x)?;
+            return self.finish(res, &uniq_out, opts, false, out);
+        }
+        // Labels each operand must keep: the output's and the other operand's.
+        let keep_a: Vec<Label> = uniq_out.iter().chain(&self.operands[1]).copied().collect();
+        let keep_b: Vec<Label> = uniq_out.iter().chain(&self.operands[0]).copied().collect();
+        let a = self.prepare(0, operands[0], &keep_a)?;
+        let b = self.prepare(1, operands[1], &keep_b)?;
+        let in_a = |l: &Label| a.labels.contains(l);
+        let in_b = |l: &Label| b.labels.contains(l);
+        let batch: Vec<Label> = uniq_out
+            .iter()
+            .filter(|l| in_a(l) && in_b(l))
+            .copied()
+            .collect();
+        let m: Vec<Label> = uniq_out
+            .iter()
+            .filter(|l| in_a(l) && !in_b(l))
+            .copied()
+            .collect();
+        let n: Vec<Label> = uniq_out
+            .iter()
+            .filter(|l| in_b(l) && !in_a(l))
+            .copied()
+            .collect();
+        let k: Vec<Label> = a
+            .labels
+            .iter()
+            .filter(|l| in_b(l) && !uniq_out.contains(l))
+            .copied()
+            .collect();
+        let gemm = Contraction {
+            plan: self,
+            a,
+            b,
+            batch,
+            m,
+            n,
+            k,
+        };
+        // Straight into `out` when it has no repeated labels and no shared memory.
+        if let Some(o) = out {
+            let direct = uniq_out.len() == self.output.len()
+                && !operands.iter().any(|x| x.shares_memory_with(o));
+            if direct {
+                let placed = gemm.output_view(o, &uniq_out);
+                if let Some(c) = gemm.run(&placed, opts, opts.alpha, opts.beta)? {
+                    return Ok(c);
+                }
+            }
+            let c = gemm.fresh_output()?;
+            gemm.run(&c, opts, opts.alpha, c64::new(0.0, 0.0))?;
+            let res = gemm.to_output_order(&c, &uniq_out)?;
+            return self.finish(res, &uniq_out, opts, true, Some(o));
+        }
+        let c = gemm.fresh_output()?;
+        gemm.run(&c, opts, opts.alpha, c64::new(0.0, 0.0))?;
+        let res = gemm.to_output_order(&c, &uniq_out)?;
+        self.finish(res, &uniq_out, opts, true, None)
+    }
+
+    /// `res` holds the result over the distinct output labels `uniq`; place it (on a
+    /// diagonal for repeated labels), apply `alpha` (unless done) and `beta`/`out`.
+    fn finish(
+        &self,
+        res: Tensor,
+        uniq: &[Label],
+        opts: &EinsumOptions,
+        alpha_done: bool,
+        out: Option<&mut Tensor>,
+    ) -> Result<Tensor> {
+        let alpha = if alpha_done {
+            c64::new(1.0, 0.0)
+        } else {
+            opts.alpha
+        };
+        let out_dims: Vec<usize> = self.output.iter().map(|&l| self.size(l)).collect();
+        let repeats = uniq.len() != self.output.len();
+        // The view of the output that holds `res`: itself, or a diagonal.
+        let place = |t: &Tensor| -> Tensor {
+            if !repeats {
+                return t.share();
+            }
+            let mut strides = vec![0usize; uniq.len()];
+            for (d, &l) in self.output.iter().enumerate() {
+                let p = uniq.iter().position(|&u| u == l).unwrap_or(0);
+                strides[p] += t.strides()[d];
+            }
+            let dims: Vec<usize> = uniq.iter().map(|&l| self.size(l)).collect();
+            t.strided_view(&dims, &strides, 0)
+        };
+        match out {
+            None => {
+                let res = if alpha == c64::new(1.0, 0.0) {
+                    res
+                } else {
+                    res.mul_scalar(alpha)?
+                };
+                if !repeats {
+                    return Ok(res);
+                }
+                let full = Tensor::zeros(res.dtype(), res.device(), &out_dims)?;
+                let mut diag = place(&full);
+                diag.sync(&res)?;
+                Ok(full)
+            }
+            Some(o) => {
+                if opts.beta == c64::new(0.0, 0.0) {
+                    o.zero()?;
+                } else if opts.beta != c64::new(1.0, 0.0) {
+                    o.scale_(opts.beta)?;
+                }
+                let mut target = place(o);
+                target.axpby_(1.0, &res, alpha)?;
+                Ok(o.share())
+            }
+        }
+    }
+}
+
+/// The two-operand contraction as a batch of matrix products.
+struct Contraction<'p> {
+    plan: &'p Plan,
+    a: Operand,
+    b: Operand,
+    batch: Vec<Label>,
+    m: Vec<Label>,
+    n: Vec<Label>,
+    k: Vec<Label>,
+}
+
+/// A group of axes merged into one: its size and stride, or `None` when the axes are
+/// not evenly strided.
+fn merge(dims: &[usize], strides: &[usize]) -> Option<(usize, usize)> {
+    let mut size = 1;
+    let mut stride = 0;
+    for (&n, &s) in dims.iter().zip(strides).rev() {
+        if n == 1 {
+            continue;
+        }
+        if size == 1 {
+            stride = s;
+        } else if s != stride * size {
+            return None;
+        }
+        size *= n;
+    }
+    Some((size, stride))
+}
+
+/// How BLAS reads an `r × c` operand whose element `(p, q)` is at `p·s_r + q·s_c`:
+/// `N` with `ld = s_c` for a column-major layout, `T` (`C` to conjugate) with
+/// `ld = s_r` for a row-major one. `None` when no flag fits.
+fn blas_view(r: usize, c: usize, s_r: usize, s_c: usize, conj: bool) -> Option<(Trans, usize)> {
+    if !conj && (r <= 1 || s_r == 1) && (c <= 1 || s_c >= r.max(1)) {
+        return Some((Trans::N, if c <= 1 { r.max(1) } else { s_c }));
+    }
+    if (c <= 1 || s_c == 1) && (r <= 1 || s_r >= c.max(1)) {
+        let t = if conj { Trans::C } else { Trans::T };
+        return Some((t, if r <= 1 { c.max(1) } else { s_r }));
+    }
+    None
+}
+
+/// Element offsets of every batch entry, for strides per batch axis.
+fn batch_offsets(dims: &[usize], strides: &[usize]) -> Vec<usize> {
+    let total: usize = dims.iter().product();
+    let mut out = Vec::with_capacity(total);
+    let mut idx = vec![0usize; dims.len()];
+    for _ in 0..total {
+        out.push(idx.iter().zip(strides).map(|(i, s)| i * s).sum());
+        for d in (0..dims.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < dims[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// One operand as a batch of matrices.
+struct MatBatch {
+    view: Tensor,
+    offsets: Vec<usize>,
+    rows: (usize, usize),
+    cols: (usize, usize),
+    conj: bool,
+}
+
+impl<'p> Contraction<'p> {
+    fn order(&self, first: &[Label], second: &[Label]) -> Vec<Label> {
+        self.batch
+            .iter()
+            .chain(first)
+            .chain(second)
+            .copied()
+            .collect()
+    }
+
+    fn group_dims(&self, g: &[Label]) -> Vec<usize> {
+        g.iter().map(|&l| self.plan.size(l)).collect()
+    }
+
+    /// Operand `x` as a batch of `rows × cols` matrices (labels `r` × `c`), copied once
+    /// into dense memory (with the conjugation applied) when its strides do not merge.
+    fn mat_batch(
+        &self,
+        x: &Operand,
+        r: &[Label],
+        c: &[Label],
+        conj: bool,
+        transposed: bool,
+    ) -> Result<MatBatch> {
+        let order = self.order(r, c);
+        let (dims, strides) = self.plan.arrange(x, &order);
+        let nb = self.batch.len();
+        let nr = r.len();
+        let view = x.view.strided_view(&dims, &strides, 0);
+        let rows = merge(&dims[nb..nb + nr], &strides[nb..nb + nr]);
+        let cols = merge(&dims[nb + nr..], &strides[nb + nr..]);
+        if let (Some(rows), Some(cols)) = (rows, cols) {
+            let (p, q) = if transposed {
+                (cols, rows)
+            } else {
+                (rows, cols)
+            };
+            if blas_view(p.0, q.0, p.1, q.1, conj).is_some() {
+                return Ok(MatBatch {
+                    offsets: batch_offsets(&dims[..nb], &strides[..nb]),
+                    view,
+                    rows,
+                    cols,
+                    conj,
+                });
+            }
+        }
+        let ident: Vec<usize> = (0..dims.len()).collect();
+        let dense = view.permute_copy(&ident, conj)?;
+        let (rn, cn) = (
+            dims[nb..nb + nr].iter().product(),
+            dims[nb + nr..].iter().product::<usize>(),
+        );
+        let bstrides = dense.strides()[..nb].to_vec();
+        Ok(MatBatch {
+            offsets: batch_offsets(&dims[..nb], &bstrides),
+            view: dense,
+            rows: (rn, cn.max(1)),
+            cols: (cn, 1),
+            conj: false,
+        })
+    }
+
+    fn fresh_output(&self) -> Result<Tensor> {
+        let dims: Vec<usize> = self
+            .order(&self.m, &self.n)
+            .iter()
+            .map(|&l| self.plan.size(l))
+            .collect();
+        Tensor::new(self.a.view.dtype(), self.a.view.device(), &dims)
+    }
+
+    /// `out` (whose axes follow `uniq`) seen in `[batch, M, N]` order.
+    fn output_view(&self, out: &Tensor, uniq: &[Label]) -> Tensor {
+        let order = self.order(&self.m, &self.n);
+        let perm: Vec<usize> = order
+            .iter()
+            .map(|l| uniq.iter().position(|u| u == l).unwrap_or(0))
+            .collect();
+        let dims: Vec<usize> = perm.iter().map(|&p| out.dims()[p]).collect();
+        let strides: Vec<usize> = perm.iter().map(|&p| out.strides()[p]).collect();
+        out.strided_view(&dims, &strides, 0)
+    }
+
+    /// The `[batch, M, N]` result `c` permuted to the order of `uniq` (a view).
+    fn to_output_order(&self, c: &Tensor, uniq: &[Label]) -> Result<Tensor> {
+        let order = self.order(&self.m, &self.n);
+        let perm: Vec<usize> = uniq
+            .iter()
+            .map(|l| order.iter().position(|o| o == l).unwrap_or(0))
+            .collect();
+        c.permute(&perm)
+    }
+
+    /// `c = alpha · A·B + beta · c` for every batch entry, `c` in `[batch, M, N]` order.
+    /// `Ok(None)` when `c`'s layout cannot be written by gemm directly.
+    fn run(
+        &self,
+        c: &Tensor,
+        opts: &EinsumOptions,
+        alpha: c64,
+        beta: c64,
+    ) -> Result<Option<Tensor>> {
+        let nb = self.batch.len();
+        let nm = self.m.len();
+        let (Some(cm), Some(cn)) = (
+            merge(&c.dims()[nb..nb + nm], &c.strides()[nb..nb + nm]),
+            merge(&c.dims()[nb + nm..], &c.strides()[nb + nm..]),
+        ) else {
+            return Ok(None);
+        };
+        let (mt, nt) = (cm.0, cn.0);
+        let kt: usize = self.group_dims(&self.k).iter().product();
+        // Seen column-major, `c` is either Cᵀ (N × M, when its N axis is contiguous),
+        // computed as Bᵀ·Aᵀ, or C (M × N, when its M axis is), computed as A·B.
+        let (rows_are_n, ldc) = match blas_view(nt, mt, cn.1, cm.1, false) {
+            Some((Trans::N, ld)) => (true, ld),
+            Some((_, ld)) => (false, ld),
+            None => return Ok(None),
+        };
+        let (rows, cols) = if rows_are_n { (nt, mt) } else { (mt, nt) };
+        let a = self.mat_batch(&self.a, &self.m, &self.k, opts.conj_x, rows_are_n)?;
+        let b = self.mat_batch(&self.b, &self.k, &self.n, opts.conj_y, rows_are_n)?;
+        let (first, second) = if rows_are_n { (&b, &a) } else { (&a, &b) };
+        let view = |x: &MatBatch| {
+            let (r, c) = if rows_are_n {
+                (x.cols, x.rows)
+            } else {
+                (x.rows, x.cols)
+            };
+            blas_view(r.0, c.0, r.1, c.1, x.conj)
+        };
+        let (Some((t1, ld1)), Some((t2, ld2))) = (view(first), view(second)) else {
+            return Err(Error::InvalidArgument {
+                op: "einsum",
+                expected: "an operand layout BLAS can read after densifying".into(),
+                given: "an unexpected layout (this is a bug in ctensor)".into(),
+            });
+        };
+        let c_offsets = batch_offsets(&c.dims()[..nb], &c.strides()[..nb]);
+        let _w = c.buffer.write("einsum")?;
+        let _r1 = if a.view.shares_memory_with(c) {
+            None
+        } else {
+            Some(a.view.buffer.read("einsum")?)
+        };
+        let _r2 = if b.view.shares_memory_with(c) || b.view.shares_memory_with(&a.view) {
+            None
+        } else {
+            Some(b.view.buffer.read("einsum")?)
+        };
+        dispatch!(c.dtype(), c.device(), T, D => {
+            let (al, be) = (T::cast_from(alpha), T::cast_from(beta));
+            let (p1, p2, pc) = (first.view.typed_ptr::<T>(), second.view.typed_ptr::<T>(), c.typed_ptr::<T>());
+            for (i, &oc) in c_offsets.iter().enumerate() {
+                // SAFETY: every offset and matrix extent comes from the views' own
+                // dims and strides inside their buffers; `c` is in a buffer of its own
+                // (checked by the caller) and the guards exclude other access.
+                unsafe {
+                    <D as MatMul<T>>::matmul(
+                        t1, t2, rows, cols, kt, al,
+                        p1.add(first.offsets[i]), ld1,
+                        p2.add(second.offsets[i]), ld2,
+                        be, pc.add(oc), ldc,
+                    )?;
+                }
+            }
+            Ok::<(), Error>(())
+        })?;
+        Ok(Some(c.share()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blas_view_picks_n_for_column_major_and_t_or_c_for_row_major() {
+        assert_eq!(blas_view(3, 4, 1, 5, false), Some((Trans::N, 5)));
+        assert_eq!(blas_view(3, 4, 4, 1, false), Some((Trans::T, 4)));
+        assert_eq!(blas_view(3, 4, 4, 1, true), Some((Trans::C, 4)));
+        assert_eq!(blas_view(3, 4, 1, 5, true), None); // conj without transpose
+        assert_eq!(blas_view(3, 4, 2, 7, false), None); // neither axis contiguous
+        assert_eq!(merge(&[2, 3], &[3, 1]), Some((6, 1)));
+        assert_eq!(merge(&[2, 3], &[1, 2]), None);
+    }
+}

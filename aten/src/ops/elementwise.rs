@@ -1,0 +1,337 @@
+//! Element-wise arithmetic with NumPy broadcasting, for all eight data types.
+//!
+//! Operands of any strides are accepted: row-major dense operands of the result's
+//! shape go to the kernel as they are (views included), others are first copied into
+//! a dense temporary. Results are row-major. In place (`a.add_(&b)`, also `a.add_(&a)`)
+//! is correct: an operand that is the output itself is read by the kernel from the
+//! same memory it writes, and any other overlap goes through a copy.
+//!
+//! Rust's `+=` cannot return an error and ctensor never panics on bad input, so
+//! compound assignment is spelled `add_`, `sub_`, `mul_`, `div_` (as in PyTorch) and
+//! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
+
+use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
+use ctensor_kernels::linalg::{Abs, Add, Div, Fma, Mul, Unary, UnaryOp};
+
+use super::{broadcast_shapes, check_same};
+use crate::core::dispatch::{dispatch, with_dtype};
+use crate::core::shape::Order;
+use crate::core::tensor::Tensor;
+
+/// What an element-wise call computes (scalars in complex double, cast to the dtype).
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// `αx + βy`
+    Add(c64, c64),
+    /// `αx∘y`
+    Mul(c64),
+    /// `αx / y`
+    Div(c64),
+    /// `αx∘y + βz`
+    Fma(c64, c64),
+    /// `αx`
+    Scale(c64),
+    /// `op(x)`
+    Unary(UnaryOp),
+}
+
+impl Kind {
+    fn arity(self) -> usize {
+        match self {
+            Kind::Add(..) | Kind::Mul(_) | Kind::Div(_) => 2,
+            Kind::Fma(..) => 3,
+            Kind::Scale(_) | Kind::Unary(_) => 1,
+        }
+    }
+}
+
+/// The same elements through the same buffer: the in-place case.
+fn same_view(a: &Tensor, b: &Tensor) -> bool {
+    a.shares_memory_with(b)
+        && a.offset == b.offset
+        && a.dims() == b.dims()
+        && a.strides() == b.strides()
+}
+
+/// `x` as a dense row-major operand of `out`'s shape: `out` itself when `x` is the same
+/// view (in place), `x` when it is dense, of that shape and in another buffer, else a
+/// copy of its broadcast.
+fn operand(out: &Tensor, x: &Tensor) -> Result<Tensor> {
+    if same_view(x, out) {
+        return Ok(out.share());
+    }
+    let b = x.broadcast_to(out.dims())?;
+    if b.is_contiguous() && !b.shares_memory_with(out) && b.numel() == x.numel() {
+        Ok(b)
+    } else {
+        b.copy_in_order(Order::RowMajor)
+    }
+}
+
+/// Computes `kind` of `inputs` into `out` (whose shape is the broadcast shape).
+fn run_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    if !out.is_contiguous() {
+        // A strided output (a transposed view, a Fortran-order map): compute densely,
+        // then copy into it.
+        let tmp = Tensor::new(out.dtype(), out.device(), out.dims())?;
+        let inputs: Vec<Tensor> = inputs
+            .iter()
+            .map(|x| operand(&tmp, x))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        run_dense(op, kind, &refs, &tmp)?;
+        return Tensor::copy_values(out, &tmp, op);
+    }
+    let ops: Vec<Tensor> = inputs
+        .iter()
+        .map(|x| operand(out, x))
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Tensor> = ops.iter().collect();
+    run_dense(op, kind, &refs, out)
+}
+
+/// The kernel call proper: every input is dense row-major of `out`'s shape and either
+/// `out` itself or in another buffer.
+fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    let _w = out.buffer.write(op)?;
+    let _r: Vec<_> = inputs
+        .iter()
+        .filter(|x| !x.shares_memory_with(out))
+        .map(|x| x.buffer.read(op))
+        .collect::<Result<_>>()?;
+    let n = out.numel();
+    dispatch!(out.dtype(), out.device(), T, D => {
+        let p: Vec<*const T> = inputs.iter().map(|x| x.typed_ptr::<T>() as *const T).collect();
+        let z = out.typed_ptr::<T>();
+        let s = |v: c64| T::cast_from(v);
+        // SAFETY: every pointer addresses `n` dense elements of dtype T inside its
+        // buffer; inputs are `out` itself or in other buffers (so identical or
+        // disjoint); the guards above exclude other access meanwhile.
+        unsafe {
+            match kind {
+                Kind::Add(a, b) => <D as Add<T>>::add(n, s(a), p[0], s(b), p[1], z),
+                Kind::Mul(a) => <D as Mul<T>>::mul(n, s(a), p[0], p[1], z),
+                Kind::Div(a) => <D as Div<T>>::div(n, s(a), p[0], p[1], z),
+                Kind::Fma(a, b) => <D as Fma<T>>::fma(n, s(a), p[0], p[1], s(b), p[2], z),
+                Kind::Scale(a) => <D as Mul<T>>::scale(n, s(a), p[0], z),
+                Kind::Unary(u) => <D as Unary<T>>::unary(u, n, p[0], z),
+            }
+        }
+    })
+}
+
+/// Checks the operands, allocates the broadcast result and computes it.
+fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
+    debug_assert_eq!(inputs.len(), kind.arity());
+    let mut shape = inputs[0].dims().to_vec();
+    for x in &inputs[1..] {
+        check_same(op, inputs[0], x)?;
+        shape = broadcast_shapes(op, &shape, x.dims())?;
+    }
+    let out = Tensor::new(inputs[0].dtype(), inputs[0].device(), &shape)?;
+    run_into(op, kind, inputs, &out)?;
+    Ok(out)
+}
+
+/// Computes `kind` with `target` as the first operand and the output (in place).
+fn compute_in_place(
+    op: &'static str,
+    kind: Kind,
+    target: &Tensor,
+    others: &[&Tensor],
+) -> Result<()> {
+    let mut inputs = vec![target];
+    inputs.extend_from_slice(others);
+    for x in others {
+        check_same(op, target, x)?;
+        let shape = broadcast_shapes(op, target.dims(), x.dims())?;
+        if shape != target.dims() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!(
+                    "an operand that broadcasts to the in-place target's shape {:?}",
+                    target.dims()
+                ),
+                got: format!("{:?}", x.dims()),
+            });
+        }
+    }
+    run_into(op, kind, &inputs, target)
+}
+
+/// A rank-0 tensor of `dtype` holding `value` (cast like [`CastFrom`]).
+fn scalar_like(x: &Tensor, value: c64) -> Result<Tensor> {
+    let t = with_dtype!(x.dtype(), T => Tensor::scalar(T::cast_from(value)))?;
+    t.to_device(x.device())
+}
+
+const ONE: c64 = c64::new(1.0, 0.0);
+
+impl Tensor {
+    /// `self + other`, broadcasting.
+    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
+        compute("add", Kind::Add(ONE, ONE), &[self, other])
+    }
+
+    /// `self - other`, broadcasting.
+    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
+        compute("sub", Kind::Add(ONE, -ONE), &[self, other])
+    }
+
+    /// `self ∘ other` (element-wise product), broadcasting.
+    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
+        compute("mul", Kind::Mul(ONE), &[self, other])
+    }
+
+    /// `self / other`, broadcasting. Integer division truncates; an integer zero divisor
+    /// is an error.
+    pub fn div(&self, other: &Tensor) -> Result<Tensor> {
+        compute("div", Kind::Div(ONE), &[self, other])
+    }
+
+    /// `alpha · self + beta · other`, broadcasting (scalars cast to the dtype).
+    pub fn add_scaled(
+        &self,
+        alpha: impl Into<c64>,
+        other: &Tensor,
+        beta: impl Into<c64>,
+    ) -> Result<Tensor> {
+        compute(
+            "add_scaled",
+            Kind::Add(alpha.into(), beta.into()),
+            &[self, other],
+        )
+    }
+
+    /// `alpha · self ∘ y + beta · z`, broadcasting all three.
+    pub fn fma(
+        &self,
+        y: &Tensor,
+        z: &Tensor,
+        alpha: impl Into<c64>,
+        beta: impl Into<c64>,
+    ) -> Result<Tensor> {
+        compute("fma", Kind::Fma(alpha.into(), beta.into()), &[self, y, z])
+    }
+
+    /// `self + s` for every element.
+    pub fn add_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
+        self.add(&scalar_like(self, s.into())?)
+    }
+
+    /// `self - s` for every element.
+    pub fn sub_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
+        self.sub(&scalar_like(self, s.into())?)
+    }
+
+    /// `s · self`.
+    pub fn mul_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
+        compute("mul_scalar", Kind::Scale(s.into()), &[self])
+    }
+
+    /// `self / s` for every element (integer division truncates; zero is an error).
+    pub fn div_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
+        self.div(&scalar_like(self, s.into())?)
+    }
+
+    /// `-self` (wrapping for integers).
+    pub fn neg(&self) -> Result<Tensor> {
+        compute("neg", Kind::Unary(UnaryOp::Neg), &[self])
+    }
+
+    /// Element-wise square root (principal branch for complex); not for integers.
+    pub fn sqrt(&self) -> Result<Tensor> {
+        compute("sqrt", Kind::Unary(UnaryOp::Sqrt), &[self])
+    }
+
+    /// Element-wise exponential; not for integers.
+    pub fn exp(&self) -> Result<Tensor> {
+        compute("exp", Kind::Unary(UnaryOp::Exp), &[self])
+    }
+
+    /// Element-wise modulus; complex tensors give their real type (`c64` → `f64`).
+    pub fn abs(&self) -> Result<Tensor> {
+        let x = self.dense()?;
+        let real: DataType = self.dtype().real_type();
+        let out = Tensor::new(real, self.device(), self.dims())?;
+        let _w = out.buffer.write("abs")?;
+        let _r = x.buffer.read("abs")?;
+        dispatch!(self.dtype(), self.device(), T, D => {
+            // SAFETY: `x` is dense with `n` elements of T, `out` dense with `n` elements of
+            // T's real type; they are different buffers and the guards hold them.
+            unsafe {
+                <D as Abs<T>>::abs(
+                    x.numel(),
+                    x.typed_ptr::<T>(),
+                    out.typed_ptr::<<T as Scalar>::Real>(),
+                )
+            }
+        })?;
+        drop((_w, _r));
+        Ok(out)
+    }
+
+    /// `self += other` (broadcasting `other` to `self`'s shape), in place.
+    pub fn add_(&mut self, other: &Tensor) -> Result<()> {
+        compute_in_place("add_", Kind::Add(ONE, ONE), self, &[other])
+    }
+
+    /// `self -= other`, in place.
+    pub fn sub_(&mut self, other: &Tensor) -> Result<()> {
+        compute_in_place("sub_", Kind::Add(ONE, -ONE), self, &[other])
+    }
+
+    /// `self ∘= other`, in place.
+    pub fn mul_(&mut self, other: &Tensor) -> Result<()> {
+        compute_in_place("mul_", Kind::Mul(ONE), self, &[other])
+    }
+
+    /// `self /= other`, in place.
+    pub fn div_(&mut self, other: &Tensor) -> Result<()> {
+        compute_in_place("div_", Kind::Div(ONE), self, &[other])
+    }
+
+    /// `self := alpha · self + beta · other`, in place (an AXPBY).
+    pub fn axpby_(
+        &mut self,
+        alpha: impl Into<c64>,
+        other: &Tensor,
+        beta: impl Into<c64>,
+    ) -> Result<()> {
+        compute_in_place(
+            "axpby_",
+            Kind::Add(alpha.into(), beta.into()),
+            self,
+            &[other],
+        )
+    }
+
+    /// `self := s · self`, in place.
+    pub fn scale_(&mut self, s: impl Into<c64>) -> Result<()> {
+        compute_in_place("scale_", Kind::Scale(s.into()), self, &[])
+    }
+}
+
+macro_rules! impl_operator {
+    ($Trait:ident, $method:ident, $call:ident) => {
+        impl std::ops::$Trait<&Tensor> for &Tensor {
+            type Output = Result<Tensor>;
+            /// Element-wise, broadcasting; errors (shape, dtype, device) are returned.
+            fn $method(self, rhs: &Tensor) -> Result<Tensor> {
+                Tensor::$call(self, rhs)
+            }
+        }
+    };
+}
+impl_operator!(Add, add, add);
+impl_operator!(Sub, sub, sub);
+impl_operator!(Mul, mul, mul);
+impl_operator!(Div, div, div);
+
+impl std::ops::Neg for &Tensor {
+    type Output = Result<Tensor>;
+    /// Element-wise negation.
+    fn neg(self) -> Result<Tensor> {
+        Tensor::neg(self)
+    }
+}

@@ -1,0 +1,1 @@
+//! Linear algebra on tensors (placeholder until the next commit).

@@ -1,0 +1,127 @@
+//! Operations on whole tensors: they take `&Tensor`s of any dtype, layout and device,
+//! check them, and dispatch once on `(dtype, device)` (in [`core::dispatch`]) to generic
+//! code over the kernel traits.
+//!
+//! - [`elementwise`]: `add`, `sub`, `mul`, `div`, `fma`, scalar forms, `neg`, `abs`,
+//!   `sqrt`, `exp`, and `+ - * /` on references, with NumPy broadcasting.
+//! - [`reduce`]: `sum`, `mean`, `max`, `min` over all or chosen axes, `norm`, `dot`,
+//!   `vdot`.
+//! - [`layout`]: materialised `permute_copy` (with conjugation), `stride`, `inflate`.
+//! - [`einsum`]: Einstein summation with `conj_x`/`conj_y`, `alpha`/`beta` and `out`.
+//! - [`linalg`]: `matmul`, `eigh` (three backends), `eigh_generalized`, `cholesky`,
+//!   `tri_inverse`, `solve`, `inverse`, `set_matrix`.
+//!
+//! [`core::dispatch`]: crate::core::dispatch
+
+pub mod einsum;
+pub mod elementwise;
+pub mod layout;
+pub mod linalg;
+pub mod reduce;
+
+use ctensor_base::{Error, Result};
+
+use crate::core::shape::{Order, TensorShape};
+use crate::core::tensor::Tensor;
+
+/// Both tensors must have the same data type and device.
+pub(crate) fn check_same(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.dtype() != b.dtype() {
+        return Err(Error::DTypeMismatch {
+            op,
+            expected: a.dtype(),
+            got: b.dtype(),
+        });
+    }
+    if a.device() != b.device() {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: format!("operands on one device ({})", a.device()),
+            given: format!("an operand on {}", b.device()),
+        });
+    }
+    Ok(())
+}
+
+/// The NumPy broadcast of two shapes: aligned at the right, each pair of sizes equal or
+/// one of them 1.
+pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i < n - a.len() {
+            1
+        } else {
+            a[i - (n - a.len())]
+        };
+        let db = if i < n - b.len() {
+            1
+        } else {
+            b[i - (n - b.len())]
+        };
+        out[i] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    expected: format!(
+                        "shapes that broadcast (sizes equal or 1 at each axis from the right): \
+                         {a:?} and {b:?} differ at axis {i} of the result ({da} vs {db})"
+                    ),
+                    got: format!("{a:?} and {b:?}"),
+                })
+            }
+        };
+    }
+    Ok(out)
+}
+
+impl Tensor {
+    /// A zero-copy view of `self` broadcast to `shape` (NumPy rules): new leading axes
+    /// and axes of size 1 get stride 0. Writing through such a view writes one element
+    /// many times, so ops only read it.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        let op = "broadcast_to";
+        let full = broadcast_shapes(op, self.dims(), shape)?;
+        if full != shape {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("a shape {:?} can be broadcast to", self.dims()),
+                got: format!("{shape:?}"),
+            });
+        }
+        let lead = shape.len() - self.ndim();
+        let mut strides = vec![0; shape.len()];
+        for (d, s) in strides.iter_mut().enumerate().skip(lead) {
+            let k = d - lead;
+            *s = if self.dims()[k] == 1 && shape[d] != 1 {
+                0
+            } else {
+                self.strides()[k]
+            };
+        }
+        Ok(self.strided_view(shape, &strides, 0))
+    }
+
+    /// A view of the same buffer with these dims and strides (in elements), starting
+    /// `offset` elements after `self`'s first element. The caller keeps every reachable
+    /// element inside the buffer.
+    pub(crate) fn strided_view(&self, dims: &[usize], strides: &[usize], offset: usize) -> Tensor {
+        let mut v = self.share();
+        v.shape = TensorShape::new(dims);
+        v.strides = strides.to_vec();
+        v.offset += offset;
+        v
+    }
+
+    /// `self` if it is row-major contiguous, otherwise a row-major copy.
+    pub(crate) fn dense(&self) -> Result<Tensor> {
+        if self.is_contiguous() {
+            Ok(self.share())
+        } else {
+            self.copy_in_order(Order::RowMajor)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Reductions: `sum`, `mean`, `max`, `min` over all or chosen axes, the Euclidean
+//! (Frobenius) `norm`, and `dot` / `vdot`.
+
+use ctensor_base::{Error, Result, Scalar};
+use ctensor_kernels::blas::{BlasDot, BlasNrm2};
+use ctensor_kernels::linalg::{Reduce, ReduceExtreme};
+
+use super::check_same;
+use crate::core::dispatch::{dispatch, dispatch_blas};
+use crate::core::tensor::Tensor;
+
+/// Which reduction a row kernel computes.
+#[derive(Clone, Copy)]
+enum Rows {
+    Sum,
+    Max,
+    Min,
+}
+
+impl Tensor {
+    /// Moves `axes` last and returns the dense result with `(kept dims, reduced count)`.
+    fn axes_last(&self, op: &'static str, axes: &[usize]) -> Result<(Tensor, Vec<usize>, usize)> {
+        let nd = self.ndim();
+        let mut seen = vec![false; nd];
+        for &a in axes {
+            if a >= nd || std::mem::replace(&mut seen[a], true) {
+                return Err(Error::OutOfRange {
+                    op,
+                    what: "axis".into(),
+                    given: a as i64,
+                    valid: format!("distinct axes in 0..{nd}, got {axes:?}"),
+                });
+            }
+        }
+        let kept: Vec<usize> = (0..nd).filter(|&d| !seen[d]).collect();
+        let perm: Vec<usize> = kept.iter().chain(axes.iter()).copied().collect();
+        let x = self.permute(&perm)?.dense()?;
+        let kept_dims: Vec<usize> = kept.iter().map(|&d| self.dims()[d]).collect();
+        let inner = axes.iter().map(|&d| self.dims()[d]).product();
+        Ok((x, kept_dims, inner))
+    }
+
+    fn reduce_rows(&self, op: &'static str, kind: Rows, axes: &[usize]) -> Result<Tensor> {
+        let (x, kept, inner) = self.axes_last(op, axes)?;
+        let out = Tensor::new(self.dtype(), self.device(), &kept)?;
+        let rows = out.numel();
+        let _w = out.buffer.write(op)?;
+        let _r = x.buffer.read(op)?;
+        dispatch!(self.dtype(), self.device(), T, D => {
+            let (src, dst) = (x.typed_ptr::<T>(), out.typed_ptr::<T>());
+            // SAFETY: `x` is dense with rows·inner elements, `out` with rows; different
+            // buffers held by the guards.
+            unsafe {
+                match kind {
+                    Rows::Sum => <D as Reduce<T>>::reduce(rows, inner, src, dst),
+                    Rows::Max => <D as ReduceExtreme<T>>::reduce_extreme(true, rows, inner, src, dst),
+                    Rows::Min => <D as ReduceExtreme<T>>::reduce_extreme(false, rows, inner, src, dst),
+                }
+            }
+        })?;
+        drop((_w, _r));
+        Ok(out)
+    }
+
+    /// Sum over `axes` (removed from the shape); `&[]` returns a copy. Half types
+    /// accumulate in `f32`, integers wrap.
+    pub fn sum(&self, axes: &[usize]) -> Result<Tensor> {
+        self.reduce_rows("sum", Rows::Sum, axes)
+    }
+
+    /// Sum of all elements, as a rank-0 tensor.
+    pub fn sum_all(&self) -> Result<Tensor> {
+        let all: Vec<usize> = (0..self.ndim()).collect();
+        self.sum(&all)
+    }
+
+    /// Mean over `axes`; for floating and complex types (cast integers first).
+    pub fn mean(&self, axes: &[usize]) -> Result<Tensor> {
+        if self.dtype().is_integer() {
+            return Err(Error::UnsupportedDType {
+                op: "mean",
+                dtype: self.dtype(),
+                supported: "f32, f64, c32, c64, f16, bf16 (cast integers to a float type first)",
+            });
+        }
+        let count: usize = axes.iter().filter_map(|&a| self.dims().get(a)).product();
+        let s = self.sum(axes)?;
+        s.mul_scalar(1.0 / count as f64)
+    }
+
+    /// Largest element over `axes` (NaN wins); not for complex types or empty axes.
+    pub fn max(&self, axes: &[usize]) -> Result<Tensor> {
+        self.reduce_rows("max", Rows::Max, axes)
+    }
+
+    /// Smallest element over `axes` (NaN wins); not for complex types or empty axes.
+    pub fn min(&self, axes: &[usize]) -> Result<Tensor> {
+        self.reduce_rows("min", Rows::Min, axes)
+    }
+
+    /// The Euclidean norm of all elements, `sqrt(Σ |x|²)` (the Frobenius norm of a
+    /// matrix), computed without overflow as BLAS `nrm2` does.
+    pub fn norm(&self) -> Result<f64> {
+        use ctensor_base::DataType::*;
+        // BLAS types go as they are; integers and half types via f64.
+        let x = match self.dtype() {
+            Float | Double | ComplexFloat | ComplexDouble => self.dense()?,
+            _ => self.cast(Double)?,
+        };
+        let _r = x.buffer.read("norm")?;
+        dispatch_blas!(x.dtype(), x.device(), "norm", T, D => {
+            // SAFETY: `x` is dense with `numel` elements of T, held by the guard.
+            let v = unsafe { <D as BlasNrm2<T>>::nrm2(x.numel(), x.typed_ptr::<T>(), 1) }?;
+            Ok(v.to_c64().re)
+        })
+    }
+
+    /// `Σ self[i] · other[i]` over all elements (same shape), unconjugated, as a rank-0
+    /// tensor. BLAS `dotu` for the BLAS types.
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        self.dot_impl("dot", other, false)
+    }
+
+    /// `Σ conj(self[i]) · other[i]` over all elements (same shape): the inner product
+    /// that conjugates its first argument (NumPy `vdot`, BLAS `dotc`).
+    pub fn vdot(&self, other: &Tensor) -> Result<Tensor> {
+        self.dot_impl("vdot", other, true)
+    }
+
+    fn dot_impl(&self, op: &'static str, other: &Tensor, conj: bool) -> Result<Tensor> {
+        check_same(op, self, other)?;
+        if self.dims() != other.dims() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("two tensors of one shape ({:?})", self.dims()),
+                got: format!("{:?}", other.dims()),
+            });
+        }
+        if !matches!(
+            self.dtype(),
+            ctensor_base::DataType::Float
+                | ctensor_base::DataType::Double
+                | ctensor_base::DataType::ComplexFloat
+                | ctensor_base::DataType::ComplexDouble
+        ) {
+            // No BLAS for these types: the product kernel, then a sum.
+            let x = if conj { self.conj()? } else { self.share() };
+            return x.mul(other)?.sum_all();
+        }
+        let (x, y) = (self.dense()?, other.dense()?);
+        let _r = (x.buffer.read(op)?, y.buffer.read(op)?);
+        let n = x.numel();
+        dispatch_blas!(x.dtype(), x.device(), op, T, D => {
+            // SAFETY: both dense with `n` elements of T, held by the guards.
+            let v = unsafe {
+                if conj {
+                    <D as BlasDot<T>>::dot(n, x.typed_ptr::<T>(), 1, y.typed_ptr::<T>(), 1)
+                } else {
+                    <D as BlasDot<T>>::dotu(n, x.typed_ptr::<T>(), 1, y.typed_ptr::<T>(), 1)
+                }
+            }?;
+            Tensor::scalar(v)?.to_device(x.device())
+        })
+    }
+}

@@ -1,0 +1,348 @@
+//! einsum against a brute-force sum over every index assignment, for every ABACUS form
+//! and the forms ABACUS gets wrong (two batch axes, batch broadcasting, conj on any
+//! operand and path, alpha/beta everywhere, `out` over the caller's memory).
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use common::*;
+use ctensor_aten::ops::einsum::{einsum, einsum_into, EinsumOptions};
+use ctensor_aten::{
+    c32, c64, CastFrom, DataType, DeviceType, Error, Order, Scalar, Tensor, TensorMap,
+};
+
+/// The brute-force reference for a letters-only equation with an explicit output:
+/// sums the product of the operands (conjugated as asked) over every assignment of
+/// every label. A size-1 axis broadcasts. Returns the output shape, values and the
+/// sum of |terms| per element (for the tolerance).
+fn brute(
+    eq: &str,
+    ops: &[(Vec<c64>, Vec<usize>)],
+    conj: [bool; 2],
+) -> (Vec<usize>, Vec<c64>, Vec<f64>) {
+    let (lhs, rhs) = eq.split_once("->").unwrap();
+    let terms: Vec<&[u8]> = lhs.split(',').map(|t| t.as_bytes()).collect();
+    let rhs = rhs.as_bytes();
+    let mut labels: Vec<u8> = Vec::new();
+    let mut size = [0usize; 256];
+    for (t, (_, dims)) in terms.iter().zip(ops) {
+        for (&l, &n) in t.iter().zip(dims) {
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+            size[l as usize] = size[l as usize].max(n);
+        }
+    }
+    let out_dims: Vec<usize> = rhs.iter().map(|&l| size[l as usize]).collect();
+    let n_out: usize = out_dims.iter().product();
+    let (mut out, mut mag) = (vec![c64::new(0.0, 0.0); n_out], vec![0.0; n_out]);
+    let ranges: Vec<usize> = labels.iter().map(|&l| size[l as usize]).collect();
+    for assign in all_indices(&ranges) {
+        let val = |l: u8| assign[labels.iter().position(|&k| k == l).unwrap()];
+        let mut p = c64::new(1.0, 0.0);
+        for (k, (t, (v, dims))) in terms.iter().zip(ops).enumerate() {
+            let idx: Vec<usize> = t
+                .iter()
+                .zip(dims)
+                .map(|(&l, &n)| if n == 1 { 0 } else { val(l) })
+                .collect();
+            let x = v[flat(dims, &idx)];
+            p *= if conj[k] { x.conj() } else { x };
+        }
+        let o = flat(&out_dims, &rhs.iter().map(|&l| val(l)).collect::<Vec<_>>());
+        out[o] += p;
+        mag[o] += p.norm();
+    }
+    (out_dims, out, mag)
+}
+
+fn eps_of(dt: DataType) -> f64 {
+    match dt {
+        DataType::Float | DataType::ComplexFloat => f32::EPSILON as f64,
+        DataType::Double | DataType::ComplexDouble => f64::EPSILON,
+        _ => 0.0,
+    }
+}
+
+fn assert_matches(got: &Tensor, dims: &[usize], want: &[c64], mag: &[f64], k: usize, what: &str) {
+    assert_eq!(got.dims(), dims, "{what}: shape");
+    let got = got
+        .cast(DataType::ComplexDouble)
+        .unwrap()
+        .to_vec::<c64>()
+        .unwrap();
+    let e = eps_of(got_dtype_hint(what));
+    for i in 0..want.len() {
+        let tol = 8.0 * (k as f64 + 2.0) * e * mag[i].max(1.0);
+        assert!(
+            (got[i] - want[i]).norm() <= tol,
+            "{what}: element {i}: got {}, want {} (tolerance {tol:e})",
+            got[i],
+            want[i]
+        );
+    }
+}
+
+/// The dtype is encoded at the start of each case's description.
+fn got_dtype_hint(what: &str) -> DataType {
+    DataType::from_name(what.split_whitespace().next().unwrap()).unwrap()
+}
+
+/// Runs `eq` (ctensor's) and `reference` (letters only) on random operands of `shapes`.
+fn case<T: Scalar>(eq: &str, reference: &str, shapes: &[&[usize]], opts: EinsumOptions) {
+    let mut r = rng(eq.len() as u64 * 31 + shapes.len() as u64);
+    let mut tensors = Vec::new();
+    let mut values = Vec::new();
+    for s in shapes {
+        let (t, v) = random_tensor::<T>(&mut r, s);
+        values.push((
+            v.iter()
+                .map(|&x| c64::cast_from(x.to_c64()))
+                .collect::<Vec<c64>>(),
+            s.to_vec(),
+        ));
+        tensors.push(t);
+    }
+    let refs: Vec<&Tensor> = tensors.iter().collect();
+    let got = einsum(eq, &refs, &opts).unwrap_or_else(|e| panic!("{eq}: {e}"));
+    let (dims, mut want, mut mag) = brute(reference, &values, [opts.conj_x, opts.conj_y]);
+    let alpha = c64::cast_from(T::cast_from(opts.alpha).to_c64());
+    for (w, m) in want.iter_mut().zip(mag.iter_mut()) {
+        *w *= alpha;
+        *m *= alpha.norm();
+    }
+    // Terms summed into each output element.
+    let assignments: usize = {
+        let mut sizes = std::collections::BTreeMap::new();
+        let lhs = reference.split_once("->").unwrap().0;
+        for (t, s) in lhs.split(',').zip(shapes) {
+            for (l, &n) in t.bytes().zip(s.iter()) {
+                let e = sizes.entry(l).or_insert(n);
+                *e = (*e).max(n);
+            }
+        }
+        sizes.values().product()
+    };
+    let k = assignments / want.len().max(1);
+    assert_matches(
+        &got,
+        &dims,
+        &want,
+        &mag,
+        k,
+        &format!("{} {eq} {shapes:?} {opts:?}", T::DTYPE),
+    );
+}
+
+fn all_forms<T: Scalar>() {
+    let d = EinsumOptions::default();
+    let cy = EinsumOptions::conj_y();
+    let cx = EinsumOptions { conj_x: true, ..d };
+    let scaled = EinsumOptions {
+        alpha: c64::new(2.0, -1.0),
+        ..d
+    };
+    // ABACUS's forms
+    case::<T>("ij->ji", "ij->ji", &[&[3, 4]], d);
+    case::<T>("ij->j", "ij->j", &[&[5, 7]], d);
+    case::<T>("ij->", "ij->", &[&[5, 7]], scaled);
+    case::<T>("ii->i", "ii->i", &[&[4, 4]], d);
+    case::<T>("i->ii", "i->ii", &[&[3]], scaled);
+    case::<T>("i,i->", "i,i->", &[&[257], &[257]], d);
+    case::<T>("i,i->", "i,i->", &[&[257], &[257]], cx);
+    case::<T>("i,i", "i,i->", &[&[3], &[3]], cy);
+    case::<T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], d);
+    case::<T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], cy);
+    case::<T>("ij,i->j", "ij,i->j", &[&[9, 17], &[9]], cx);
+    case::<T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], d);
+    case::<T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], cy);
+    case::<T>(
+        "ij,jk->ik",
+        "ij,jk->ik",
+        &[&[7, 5], &[5, 3]],
+        EinsumOptions {
+            conj_x: true,
+            conj_y: true,
+            ..scaled
+        },
+    );
+    case::<T>("ij,kj->ik", "ij,kj->ik", &[&[4, 9], &[6, 9]], cy);
+    case::<T>("ij,jk->ki", "ij,jk->ki", &[&[7, 5], &[5, 3]], scaled);
+    case::<T>("i,j->ij", "i,j->ij", &[&[3], &[4]], d);
+    case::<T>("bij,bjk->bik", "bij,bjk->bik", &[&[3, 4, 5], &[3, 5, 2]], d);
+    case::<T>(
+        "...ij,...jk->...ik",
+        "bij,bjk->bik",
+        &[&[3, 4, 5], &[3, 5, 2]],
+        cy,
+    );
+    case::<T>("ij,jk", "ij,jk->ik", &[&[2, 0], &[0, 3]], scaled); // empty sum
+    case::<T>("ij,jk->ik", "ij,jk->ik", &[&[0, 4], &[4, 3]], d);
+    // Forms ABACUS gets wrong
+    case::<T>(
+        "abij,abjk->abik",
+        "abij,abjk->abik",
+        &[&[2, 3, 4, 5], &[2, 3, 5, 2]],
+        d,
+    );
+    case::<T>(
+        "abij,abjk->abik",
+        "abij,abjk->abik",
+        &[&[2, 3, 4, 5], &[2, 3, 5, 2]],
+        cy,
+    );
+    case::<T>(
+        "...ij,jk->...ik",
+        "abij,jk->abik",
+        &[&[2, 3, 4, 5], &[5, 6]],
+        d,
+    );
+    case::<T>(
+        "...ij,...jk->...ik",
+        "abij,bjk->abik",
+        &[&[2, 1, 4, 5], &[3, 5, 2]],
+        scaled,
+    );
+    case::<T>("bij,jk->bki", "bij,jk->bki", &[&[2, 4, 5], &[5, 3]], cx);
+    case::<T>("iij,j->i", "iij,j->i", &[&[3, 3, 4], &[4]], d);
+    case::<T>("ijk,kj->i", "ijk,kj->i", &[&[3, 4, 5], &[5, 4]], cy);
+    case::<T>("ij,jk->", "ij,jk->", &[&[3, 4], &[4, 2]], d);
+    case::<T>("ij,ab->ijab", "ij,ab->ijab", &[&[2, 3], &[3, 2]], d);
+}
+
+#[test]
+fn einsum_matches_brute_force_for_every_form_and_dtype() {
+    all_forms::<f64>();
+    all_forms::<c64>();
+    all_forms::<f32>();
+    all_forms::<c32>();
+    all_forms::<i32>();
+}
+
+#[test]
+fn einsum_reads_transposed_views_and_fortran_maps_without_changing_the_result() {
+    let mut r = rng(3);
+    for conj in [false, true] {
+        let (a, av) = random_tensor::<c64>(&mut r, &[6, 4]);
+        let (b, bv) = random_tensor::<c64>(&mut r, &[6, 5]);
+        // aᵀ (a view) times b: "ij,jk->ik" with i=4, j=6, k=5.
+        let at = a.t().unwrap();
+        let opts = EinsumOptions {
+            conj_x: conj,
+            conj_y: conj,
+            ..Default::default()
+        };
+        let got = einsum("ij,jk->ik", &[&at, &b], &opts).unwrap();
+        let (dims, want, mag) = brute(
+            "ji,jk->ik",
+            &[(av.clone(), vec![6, 4]), (bv.clone(), vec![6, 5])],
+            [conj, conj],
+        );
+        assert_matches(&got, &dims, &want, &mag, 6, "c64 transposed view");
+        // The same product from a column-major map over a Fortran array.
+        let mut fortran = vec![c64::new(0.0, 0.0); 24];
+        for i in 0..6 {
+            for j in 0..4 {
+                fortran[i + j * 6] = av[i * 4 + j];
+            }
+        }
+        // SAFETY: `fortran` outlives the map and is only read through it.
+        let map = unsafe {
+            TensorMap::new(
+                fortran.as_mut_ptr(),
+                DeviceType::Cpu,
+                &[6, 4],
+                Order::ColMajor,
+            )
+        }
+        .unwrap();
+        let got = einsum("ji,jk->ik", &[&map, &b], &opts).unwrap();
+        assert_matches(&got, &dims, &want, &mag, 6, "c64 fortran map");
+    }
+}
+
+#[test]
+fn einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_memory() {
+    let mut r = rng(4);
+    let (a, av) = random_tensor::<c64>(&mut r, &[5, 3]);
+    let (b, bv) = random_tensor::<c64>(&mut r, &[4, 3]);
+    // The caller's column-major 5 × 4 array, with old contents.
+    let old: Vec<c64> = random_vec::<c64>(&mut r, 20);
+    for (alpha, beta) in [
+        (c64::new(-1.0, 0.0), c64::new(1.0, 0.0)),
+        (c64::new(0.5, 2.0), c64::new(0.0, 0.0)),
+    ] {
+        let mut caller = old.clone();
+        {
+            // SAFETY: `caller` outlives the map and is only touched through it.
+            let mut map = unsafe {
+                TensorMap::new(
+                    caller.as_mut_ptr(),
+                    DeviceType::Cpu,
+                    &[5, 4],
+                    Order::ColMajor,
+                )
+            }
+            .unwrap();
+            let opts = EinsumOptions {
+                conj_y: true,
+                alpha,
+                beta,
+                ..Default::default()
+            };
+            einsum_into("ij,kj->ik", &[&a, &b], &opts, &mut map).unwrap();
+        }
+        let (_, want, mag) = brute(
+            "ij,kj->ik",
+            &[(av.clone(), vec![5, 3]), (bv.clone(), vec![4, 3])],
+            [false, true],
+        );
+        for i in 0..5 {
+            for k in 0..4 {
+                let w = alpha * want[i * 4 + k] + beta * old[i + k * 5];
+                let got = caller[i + k * 5];
+                assert!(
+                    (got - w).norm() < 1e-12 * (mag[i * 4 + k] + w.norm()).max(1.0),
+                    "({i},{k}): {got} vs {w}"
+                );
+            }
+        }
+    }
+    // beta = 0 ignores NaN in the old contents; a repeated output label keeps the
+    // off-diagonal at beta · out.
+    let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap();
+    let mut out = Tensor::full(f64::NAN, DeviceType::Cpu, &[3, 3]).unwrap();
+    einsum_into("i->ii", &[&x], &EinsumOptions::default(), &mut out).unwrap();
+    assert_eq!(
+        out.to_vec::<f64>().unwrap(),
+        [1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0]
+    );
+    let mut out = Tensor::ones(DataType::Double, DeviceType::Cpu, &[3, 3]).unwrap();
+    let opts = EinsumOptions {
+        beta: c64::new(2.0, 0.0),
+        ..Default::default()
+    };
+    einsum_into("i->ii", &[&x], &opts, &mut out).unwrap();
+    assert_eq!(
+        out.to_vec::<f64>().unwrap(),
+        [3.0, 2.0, 2.0, 2.0, 4.0, 2.0, 2.0, 2.0, 5.0]
+    );
+}
+
+#[test]
+fn einsum_errors_name_the_problem() {
+    let a = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, 3]).unwrap();
+    let b = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 5]).unwrap();
+    let e = einsum("ij,j?->i", &[&a, &b], &Default::default()).unwrap_err();
+    assert!(matches!(e, Error::EinsumParse { position: 4, .. }), "{e}");
+    let e = einsum("ij,jk->ik", &[&a, &b], &Default::default()).unwrap_err();
+    assert!(e.to_string().contains("label 'j' to have one size"), "{e}");
+    let e = einsum("ijk->i", &[&a], &Default::default()).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    let c = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3]).unwrap();
+    let e = einsum("ij,j->i", &[&a, &c], &Default::default()).unwrap_err();
+    assert!(matches!(e, Error::DTypeMismatch { .. }), "{e}");
+    let mut wrong = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 3]).unwrap();
+    let e = einsum_into("ij->ji", &[&a], &Default::default(), &mut wrong).unwrap_err();
+    assert!(e.to_string().contains("[3, 2]"), "{e}");
+}
