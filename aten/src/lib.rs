@@ -24,7 +24,14 @@ pub use crate::core::buffer::TensorBuffer;
 pub use crate::core::shape::{Order, TensorShape};
 pub use crate::core::tensor::{DataMut, DataRef, Tensor};
 pub use crate::core::tensor_map::TensorMap;
+pub use crate::ops::einsum::{einsum, einsum_into, EinsumOptions};
+pub use crate::ops::linalg::{
+    cholesky, eigh, eigh_generalized, eigvalsh, inverse, matmul, overlap, set_matrix, solve,
+    tri_inverse, EigBackend, EighRange,
+};
 pub use ctensor_base::{
     bf16, c32, c64, f16, CastFrom, CpuDevice, DataType, Device, DeviceType, Error, GpuDevice,
     Result, Scalar,
 };
+pub use ctensor_kernels::lapack::{Diag, Uplo};
+pub use ctensor_kernels::parallel::{num_threads, set_num_threads};

@@ -9,6 +9,72 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use ctensor_base::{Error, Result};
+
+/// The pool set by [`set_num_threads`]; `None` means rayon's global pool.
+static POOL: RwLock<Option<Arc<rayon::ThreadPool>>> = RwLock::new(None);
+
+extern "C" {
+    // OpenBLAS's own thread count (linked through openblas-src in ctensor-base).
+    fn openblas_set_num_threads(n: std::ffi::c_int);
+    fn openblas_get_num_threads() -> std::ffi::c_int;
+}
+
+/// Sets how many threads ctensor uses: both OpenBLAS's (BLAS and LAPACK calls) and the
+/// pool that runs ctensor's own parallel kernels (and the faer eigensolver), so the two
+/// never oversubscribe the cores by adding up. `n` must be at least 1.
+pub fn set_num_threads(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::InvalidArgument {
+            op: "set_num_threads",
+            expected: "at least 1 thread".into(),
+            given: "0".into(),
+        });
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("ctensor-{i}"))
+        .build()
+        .map_err(|e| Error::InvalidArgument {
+            op: "set_num_threads",
+            expected: format!("a pool of {n} threads"),
+            given: format!("failure to start it: {e}"),
+        })?;
+    let n_c = std::ffi::c_int::try_from(n).unwrap_or(std::ffi::c_int::MAX);
+    // SAFETY: a plain setter of OpenBLAS's global thread count.
+    unsafe { openblas_set_num_threads(n_c) };
+    let mut slot = POOL.write().unwrap_or_else(|p| p.into_inner());
+    *slot = Some(Arc::new(pool));
+    Ok(())
+}
+
+/// The number of threads ctensor's own kernels use (rayon's default, one per core,
+/// until [`set_num_threads`]).
+pub fn num_threads() -> usize {
+    match &*POOL.read().unwrap_or_else(|p| p.into_inner()) {
+        Some(pool) => pool.current_num_threads(),
+        None => rayon::current_num_threads(),
+    }
+}
+
+/// OpenBLAS's current thread count.
+pub fn blas_num_threads() -> usize {
+    // SAFETY: a plain getter.
+    unsafe { openblas_get_num_threads() }.max(1) as usize
+}
+
+/// Runs `f` inside the pool chosen by [`set_num_threads`] (rayon's global pool
+/// otherwise), so that parallel iterators and rayon-based libraries inside it use that
+/// many threads.
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let pool = POOL.read().unwrap_or_else(|p| p.into_inner()).clone();
+    match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
 
 /// Default number of elements from which host element-wise kernels go parallel.
 pub const DEFAULT_PARALLEL_THRESHOLD: usize = 1 << 18;
@@ -33,7 +99,7 @@ pub(crate) fn for_each_range(n: usize, cost: usize, f: impl Fn(Range<usize>) + S
     use rayon::prelude::*;
     let threshold = parallel_threshold();
     let work = n.saturating_mul(cost.max(1));
-    let threads = rayon::current_num_threads();
+    let threads = num_threads();
     if work < threshold || threads < 2 || n < 2 {
         f(0..n);
         return;
@@ -42,9 +108,11 @@ pub(crate) fn for_each_range(n: usize, cost: usize, f: impl Fn(Range<usize>) + S
     let min_items = threshold.div_ceil(cost.max(1)).max(1);
     let chunk = n.div_ceil(threads * 4).max(min_items);
     let chunks = n.div_ceil(chunk);
-    (0..chunks)
-        .into_par_iter()
-        .for_each(|c| f(c * chunk..((c + 1) * chunk).min(n)));
+    install(|| {
+        (0..chunks)
+            .into_par_iter()
+            .for_each(|c| f(c * chunk..((c + 1) * chunk).min(n)))
+    });
 }
 
 /// A raw pointer that may cross threads: the kernels that use it hand each thread a

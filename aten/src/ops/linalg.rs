@@ -1,1 +1,403 @@
-//! Linear algebra on tensors (placeholder until the next commit).
+//! Linear algebra on tensors: `matmul`, the Hermitian eigensolvers (`eigh` with a
+//! choice of backend and a partial spectrum, `eigh_generalized`), `cholesky`,
+//! `tri_inverse`, `solve`, `inverse` and `set_matrix`.
+//!
+//! Matrices may be stored in either order (row-major tensors, column-major maps over
+//! Fortran arrays, transposed views); LAPACK works on a column-major copy (it overwrites
+//! its input anyway), and results come back in the memory order of the input.
+
+use ctensor_base::{Error, Result, Scalar};
+use ctensor_kernels::lapack::{
+    Diag, EigRange, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr, LapackHegvd,
+    LapackPotrf, LapackTrtri, SetMatrix, Uplo,
+};
+
+use super::einsum::{einsum, EinsumOptions};
+use crate::core::dispatch::{dispatch, dispatch_blas};
+use crate::core::shape::Order;
+use crate::core::tensor::Tensor;
+
+/// Which solver [`eigh`] uses on the CPU. All three return the same eigenpairs (up to
+/// the phase of each eigenvector); they differ in speed.
+///
+/// Measured by `make bench` on the 2-core development machine (c64, Hermitian, vectors
+/// included): see the `eigh` table in `target/bench/ops.md`. [`Default`] is the
+/// fastest there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum EigBackend {
+    /// LAPACK divide and conquer (`?syevd` / `?heevd`); a partial range is cut from the
+    /// full spectrum.
+    LapackEvd,
+    /// LAPACK MRRR (`?syevr` / `?heevr`), which computes only the requested range.
+    LapackEvr,
+    /// faer's self-adjoint eigendecomposition (pure Rust); a partial range is cut from the
+    /// full spectrum.
+    #[default]
+    Faer,
+}
+
+/// Which eigenpairs [`eigh`] returns, in ascending order of eigenvalue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EighRange {
+    /// All of them.
+    All,
+    /// Those with 0-based indices `lo..hi`, e.g. `Index(0, nbands)` for the lowest bands
+    /// (LAPACK's `il = lo + 1`, `iu = hi`).
+    Index(usize, usize),
+    /// Those with eigenvalues in the half-open interval `(lower, upper]`.
+    Value(f64, f64),
+}
+
+/// The order of a square matrix, or an error for anything else.
+fn square(op: &'static str, a: &Tensor) -> Result<usize> {
+    match a.dims() {
+        [n, m] if n == m => Ok(*n),
+        d => Err(Error::ShapeMismatch {
+            op,
+            expected: "a square matrix (rank 2, n × n)".into(),
+            got: format!("shape {d:?}"),
+        }),
+    }
+}
+
+/// A column-major copy of `a` (which LAPACK may overwrite).
+fn col_major(a: &Tensor) -> Result<Tensor> {
+    a.copy_in_order(Order::ColMajor)
+}
+
+/// `x` (column-major) in the memory order of `like`: column-major when `like` is,
+/// row-major otherwise.
+fn in_order_of(x: Tensor, like: &Tensor) -> Result<Tensor> {
+    if like.dense_order() == Some(Order::ColMajor) && like.ndim() == 2 && like.dims()[0] > 1 {
+        Ok(x)
+    } else {
+        x.copy_in_order(Order::RowMajor)
+    }
+}
+
+/// The indices `lo..hi` of the eigenvalues `w` (ascending) that `range` selects.
+fn select(op: &'static str, w: &[f64], range: EighRange) -> Result<(usize, usize)> {
+    let n = w.len();
+    match range {
+        EighRange::All => Ok((0, n)),
+        EighRange::Index(lo, hi) if lo <= hi && hi <= n => Ok((lo, hi)),
+        EighRange::Index(lo, hi) => Err(Error::OutOfRange {
+            op,
+            what: "eigenpair index range end".into(),
+            given: hi as i64,
+            valid: format!("lo <= hi <= n = {n}, got {lo}..{hi}"),
+        }),
+        EighRange::Value(l, u) if l < u => {
+            let lo = w.iter().position(|&x| x > l).unwrap_or(n);
+            let hi = w.iter().position(|&x| x > u).unwrap_or(n);
+            Ok((lo, hi.max(lo)))
+        }
+        EighRange::Value(l, u) => Err(Error::InvalidArgument {
+            op,
+            expected: "an eigenvalue interval (lower, upper] with lower < upper".into(),
+            given: format!("lower = {l}, upper = {u}"),
+        }),
+    }
+}
+
+/// `a · b` for matrices (`[m, k] · [k, n]`) and batches of them (`[..., m, k]`, the
+/// batch axes broadcasting). Operands in any layout; BLAS reads transposed or
+/// column-major operands through its transpose flags, without a copy.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() < 2 || b.ndim() < 2 {
+        return Err(Error::ShapeMismatch {
+            op: "matmul",
+            expected: "operands of rank 2 or more ([..., m, k] and [..., k, n])".into(),
+            got: format!("{:?} and {:?}", a.dims(), b.dims()),
+        });
+    }
+    einsum("...ij,...jk->...ik", &[a, b], &EinsumOptions::default())
+}
+
+/// Eigenvalues (ascending, real dtype) and eigenvectors (as columns, in `a`'s memory
+/// order) of the Hermitian matrix `a`, of which only the lower triangle is read. For
+/// f32, f64, c32 and c64.
+pub fn eigh(a: &Tensor, range: EighRange, backend: EigBackend) -> Result<(Tensor, Tensor)> {
+    let (w, v) = eigh_impl(a, range, backend, true)?;
+    Ok((w, v.expect("vectors were requested")))
+}
+
+/// Eigenvalues only (ascending), as [`eigh`].
+pub fn eigvalsh(a: &Tensor, range: EighRange, backend: EigBackend) -> Result<Tensor> {
+    Ok(eigh_impl(a, range, backend, false)?.0)
+}
+
+fn eigh_impl(
+    a: &Tensor,
+    range: EighRange,
+    backend: EigBackend,
+    vectors: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    let op = "eigh";
+    let n = square(op, a)?;
+    let real = a.dtype().real_type();
+    let mut work = col_major(a)?;
+    let jobz = if vectors {
+        Jobz::Vectors
+    } else {
+        Jobz::ValuesOnly
+    };
+    // The full or partial spectrum (`w`) and the matching eigenvectors (`n × m`).
+    let (w, v): (Vec<f64>, Option<Tensor>) = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+        let mut wt = vec![<<T as Scalar>::Real as Scalar>::zero(); n];
+        let p = work.as_mut_ptr::<T>()?;
+        match backend {
+            EigBackend::LapackEvr => {
+                let r = match range {
+                    EighRange::All => EigRange::All,
+                    EighRange::Index(lo, hi) => EigRange::Index(lo..hi),
+                    EighRange::Value(l, u) => EigRange::Value {
+                        lower: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(l),
+                        upper: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(u),
+                    },
+                };
+                let cols = match range {
+                    EighRange::Index(lo, hi) if lo <= hi => hi - lo,
+                    _ => n,
+                };
+                let z = Tensor::new_in_order(a.dtype(), a.device(), &[n, cols], Order::ColMajor)?;
+                let _g = z.buffer.write(op)?;
+                // SAFETY: `work` is n × n column-major (ld n), `wt` holds n values and
+                // `z` n × cols (ld n); all distinct memory.
+                let m = unsafe {
+                    <D as LapackHeevr<T>>::heevr(Uplo::Lower, n, p, n.max(1), r, wt.as_mut_ptr(), z.typed_ptr::<T>(), n.max(1))
+                }?;
+                drop(_g);
+                let w: Vec<f64> = wt[..m].iter().map(|x| x.to_c64().re).collect();
+                Ok((w, Some(z.narrow(1, 0, m)?)))
+            }
+            EigBackend::LapackEvd => {
+                // SAFETY: `work` is n × n column-major (ld n) and `wt` holds n values.
+                unsafe { <D as LapackHeevd<T>>::heevd(jobz, Uplo::Lower, n, p, n.max(1), wt.as_mut_ptr()) }?;
+                let w: Vec<f64> = wt.iter().map(|x| x.to_c64().re).collect();
+                Ok((w, vectors.then(|| work.share())))
+            }
+            EigBackend::Faer => faer_eigh::<T>(&work, n, vectors),
+        }
+    })?;
+    let (lo, hi) = match backend {
+        EigBackend::LapackEvr => (0, w.len()),
+        _ => select(op, &w, range)?,
+    };
+    let wt = Tensor::from_vec(w[lo..hi].to_vec(), &[hi - lo])?.cast(real)?;
+    let v = match v {
+        Some(v) if vectors => {
+            let v = if backend == EigBackend::LapackEvr {
+                v
+            } else {
+                v.narrow(1, lo, hi - lo)?
+            };
+            let v = v.copy_in_order(Order::ColMajor)?;
+            Some(in_order_of(v, a)?)
+        }
+        _ => None,
+    };
+    Ok((wt.to_device(a.device())?, v))
+}
+
+/// faer's self-adjoint eigensolver on the column-major `n × n` `work` (lower triangle).
+fn faer_eigh<T>(work: &Tensor, n: usize, vectors: bool) -> Result<(Vec<f64>, Option<Tensor>)>
+where
+    T: Scalar + faer::traits::ComplexField,
+{
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
+    let threads = ctensor_kernels::parallel::num_threads();
+    let par = if threads > 1 {
+        faer::Par::rayon(threads)
+    } else {
+        faer::Par::Seq
+    };
+    // `work` is column-major, so its transpose lists it in storage order.
+    let data = work.t()?.to_vec::<T>()?;
+    let a = faer::MatRef::from_column_major_slice(&data, n, n);
+    let mut s = vec![T::zero(); n];
+    let mut u = if vectors {
+        vec![T::zero(); n * n]
+    } else {
+        Vec::new()
+    };
+    let compute = if vectors {
+        ComputeEigenvectors::Yes
+    } else {
+        ComputeEigenvectors::No
+    };
+    let result = ctensor_kernels::parallel::install(|| {
+        let mut mem = MemBuffer::new(self_adjoint_evd_scratch::<T>(
+            n,
+            compute,
+            par,
+            Default::default(),
+        ));
+        let stack = MemStack::new(&mut mem);
+        let u_mut = vectors.then(|| faer::MatMut::from_column_major_slice_mut(&mut u, n, n));
+        self_adjoint_evd(
+            a,
+            faer::diag::DiagMut::from_slice_mut(&mut s),
+            u_mut,
+            par,
+            stack,
+            Default::default(),
+        )
+    });
+    result.map_err(|e| Error::InvalidArgument {
+        op: "eigh",
+        expected: "a converging eigendecomposition (faer)".into(),
+        given: format!("{e:?}"),
+    })?;
+    let w = s.iter().map(|x| x.to_c64().re).collect();
+    let v = if vectors {
+        let t = Tensor::from_vec(u, &[n, n])?; // row-major reading of column-major data: Vᵀ
+        Some(t.t()?) // a column-major view of V
+    } else {
+        None
+    };
+    Ok((w, v))
+}
+
+/// The generalized Hermitian-definite eigenproblem: `A x = λ B x` (`itype` 1),
+/// `A B x = λ x` (2) or `B A x = λ x` (3), `B` positive definite; eigenvalues ascending
+/// and eigenvectors (normalised so that `Vᴴ B V = I` for 1 and 2) in `a`'s memory order.
+/// A `B` that is not positive definite is `Error::Lapack`.
+pub fn eigh_generalized(
+    a: &Tensor,
+    b: &Tensor,
+    itype: i32,
+    range: EighRange,
+) -> Result<(Tensor, Tensor)> {
+    let op = "eigh_generalized";
+    let n = square(op, a)?;
+    super::check_same(op, a, b)?;
+    if square(op, b)? != n {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: format!("B of the same order as A ({n} × {n})"),
+            got: format!("{:?}", b.dims()),
+        });
+    }
+    let mut av = col_major(a)?;
+    let mut bv = col_major(b)?;
+    let w: Vec<f64> = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+        let mut wt = vec![<<T as Scalar>::Real as Scalar>::zero(); n];
+        let (pa, pb) = (av.as_mut_ptr::<T>()?, bv.as_mut_ptr::<T>()?);
+        // SAFETY: both n × n column-major copies (ld n) of their own, `wt` n values.
+        unsafe { <D as LapackHegvd<T>>::hegvd(itype, Jobz::Vectors, Uplo::Lower, n, pa, n.max(1), pb, n.max(1), wt.as_mut_ptr()) }?;
+        Ok::<_, Error>(wt.iter().map(|x| x.to_c64().re).collect())
+    })?;
+    let (lo, hi) = select(op, &w, range)?;
+    let wt = Tensor::from_vec(w[lo..hi].to_vec(), &[hi - lo])?.cast(a.dtype().real_type())?;
+    let v = av.narrow(1, lo, hi - lo)?.copy_in_order(Order::ColMajor)?;
+    Ok((wt, in_order_of(v, a)?))
+}
+
+/// The Cholesky factor of the Hermitian positive definite `a`: `L` with `A = L Lᴴ`
+/// (`Uplo::Lower`) or `U` with `A = Uᴴ U` (`Uplo::Upper`), the other triangle zero.
+/// Reads only that triangle of `a`. Not positive definite is `Error::Lapack`.
+pub fn cholesky(a: &Tensor, uplo: Uplo) -> Result<Tensor> {
+    let op = "cholesky";
+    let n = square(op, a)?;
+    let mut f = col_major(a)?;
+    dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+        let p = f.as_mut_ptr::<T>()?;
+        // SAFETY: `f` is a column-major n × n copy of its own (ld n).
+        unsafe {
+            <D as LapackPotrf<T>>::potrf(uplo, n, p, n.max(1))?;
+            <D as SetMatrix<T>>::set_matrix(uplo, n, p, n.max(1))
+        }
+    })?;
+    in_order_of(f, a)
+}
+
+/// The inverse of the triangular matrix in the `uplo` triangle of `a` (the other
+/// triangle of the result is zero). An exactly singular matrix is `Error::Lapack`.
+pub fn tri_inverse(a: &Tensor, uplo: Uplo, diag: Diag) -> Result<Tensor> {
+    let op = "tri_inverse";
+    let n = square(op, a)?;
+    let mut f = col_major(a)?;
+    dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+        let p = f.as_mut_ptr::<T>()?;
+        // SAFETY: `f` is a column-major n × n copy of its own (ld n).
+        unsafe {
+            <D as LapackTrtri<T>>::trtri(uplo, diag, n, p, n.max(1))?;
+            <D as SetMatrix<T>>::set_matrix(uplo, n, p, n.max(1))
+        }
+    })?;
+    in_order_of(f, a)
+}
+
+/// Keeps the `keep` triangle of the square matrix `a` (with the diagonal) and zeroes the
+/// other, in place, for any dtype and layout.
+pub fn set_matrix(a: &mut Tensor, keep: Uplo) -> Result<()> {
+    let op = "set_matrix";
+    let n = square(op, a)?;
+    let mut f = col_major(a)?;
+    dispatch!(a.dtype(), a.device(), T, D => {
+        let p = f.as_mut_ptr::<T>()?;
+        // SAFETY: `f` is a column-major n × n copy of its own (ld n).
+        unsafe { <D as SetMatrix<T>>::set_matrix(keep, n, p, n.max(1)) }
+    })?;
+    a.sync(&f)
+}
+
+/// The solution `X` of `A X = B` (`b` a vector `[n]` or a matrix `[n, k]`), by LU with
+/// partial pivoting. A singular `A` is `Error::Lapack`.
+pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let op = "solve";
+    let n = square(op, a)?;
+    super::check_same(op, a, b)?;
+    let (rows, k) = match b.dims() {
+        [r] => (*r, 1),
+        [r, k] => (*r, *k),
+        d => {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("a right-hand side [{n}] or [{n}, k]"),
+                got: format!("{d:?}"),
+            })
+        }
+    };
+    if rows != n {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: format!("a right-hand side with {n} rows"),
+            got: format!("{:?}", b.dims()),
+        });
+    }
+    let mut lu = col_major(a)?;
+    let mut x = b
+        .reshape(&[n as i64, k as i64])?
+        .copy_in_order(Order::ColMajor)?;
+    let mut ipiv = vec![0i32; n];
+    dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+        let (pa, px) = (lu.as_mut_ptr::<T>()?, x.as_mut_ptr::<T>()?);
+        // SAFETY: column-major copies of their own: `lu` n × n, `x` n × k (ld n).
+        unsafe {
+            <D as LapackGetrf<T>>::getrf(n, n, pa, n.max(1), ipiv.as_mut_ptr())?;
+            <D as LapackGetrs<T>>::getrs(ctensor_kernels::blas::Trans::N, n, k, pa, n.max(1), ipiv.as_ptr(), px, n.max(1))
+        }
+    })?;
+    if b.ndim() == 1 {
+        return x.reshape(&[n as i64]);
+    }
+    in_order_of(x, b)
+}
+
+/// The inverse of the square matrix `a` (LU with partial pivoting); singular is
+/// `Error::Lapack`.
+pub fn inverse(a: &Tensor) -> Result<Tensor> {
+    let n = square("inverse", a)?;
+    let id = Tensor::eye(a.dtype(), a.device(), n)?;
+    let x = solve(a, &id)?;
+    in_order_of(x.copy_in_order(Order::ColMajor)?, a)
+}
+
+/// `ψ ψᴴ` for the rows of `psi` (`[nband, nbasis]`): the overlap matrix of a set of
+/// wavefunctions, as `einsum("ij,kj->ik", psi, psi)` with `conj_y`.
+pub fn overlap(psi: &Tensor) -> Result<Tensor> {
+    einsum("ij,kj->ik", &[psi, psi], &EinsumOptions::conj_y())
+}
