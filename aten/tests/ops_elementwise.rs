@@ -1,0 +1,371 @@
+//! Element-wise ops, reductions and layout ops on tensors against plain loops, for all
+//! dtypes they support, contiguous inputs, transposed views, Fortran-order maps and
+//! broadcast shapes; in place including `a.add_(&a)`.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use common::*;
+use ctensor_aten::{c64, CastFrom, DataType, DeviceType, Error, Order, Scalar, Tensor, TensorMap};
+
+fn c64s(t: &Tensor) -> Vec<c64> {
+    t.cast(DataType::ComplexDouble)
+        .unwrap()
+        .to_vec::<c64>()
+        .unwrap()
+}
+
+fn eps(dt: DataType) -> f64 {
+    match dt {
+        DataType::Float | DataType::ComplexFloat => f32::EPSILON as f64,
+        DataType::Double | DataType::ComplexDouble => f64::EPSILON,
+        DataType::Half => 9.8e-4,
+        DataType::BFloat16 => 7.9e-3,
+        _ => 0.0,
+    }
+}
+
+fn close(got: c64, want: c64, dt: DataType, what: &str) {
+    let tol = 4.0 * eps(dt) * want.norm().max(1.0);
+    if dt.is_integer() {
+        assert_eq!(got, want, "{what}");
+    } else {
+        assert!((got - want).norm() <= tol, "{what}: got {got}, want {want}");
+    }
+}
+
+/// Reference value of the broadcast operand at output multi-index `idx`.
+fn at(v: &[c64], dims: &[usize], out: &[usize], idx: &[usize]) -> c64 {
+    let lead = out.len() - dims.len();
+    let i: Vec<usize> = dims
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| if n == 1 { 0 } else { idx[lead + d] })
+        .collect();
+    v[flat(dims, &i)]
+}
+
+fn binary_case<T: Scalar>() {
+    let mut r = rng(71);
+    let shapes: [(&[usize], &[usize]); 6] = [
+        (&[0], &[0]),
+        (&[7], &[7]),
+        (&[3, 4], &[4]),
+        (&[3, 1], &[1, 5]),
+        (&[2, 3, 4], &[3, 1]),
+        (&[300, 257], &[300, 257]),
+    ];
+    for (sa, sb) in shapes {
+        let (a, av) = random_tensor::<T>(&mut r, sa);
+        let (_, mut bv) = random_tensor::<T>(&mut r, sb);
+        for v in bv.iter_mut() {
+            if c(*v).norm() == 0.0 {
+                *v = T::one();
+            }
+        }
+        let b = Tensor::from_slice(&bv, sb).unwrap();
+        let (ac, bc): (Vec<c64>, Vec<c64>) = (
+            av.iter().map(|&x| c(x)).collect(),
+            bv.iter().map(|&x| c(x)).collect(),
+        );
+        let results = [
+            ("add", (&a + &b).unwrap()),
+            ("sub", (&a - &b).unwrap()),
+            ("mul", (&a * &b).unwrap()),
+            ("div", (&a / &b).unwrap()),
+            ("add_scaled", a.add_scaled(2.0, &b, -3.0).unwrap()),
+        ];
+        for (name, got) in results {
+            let out = got.dims().to_vec();
+            let g = c64s(&got);
+            for (k, idx) in all_indices(&out).iter().enumerate() {
+                let (x, y) = (at(&ac, sa, &out, idx), at(&bc, sb, &out, idx));
+                let want = match name {
+                    "add" => x + y,
+                    "sub" => x - y,
+                    "mul" => x * y,
+                    "div" if T::DTYPE.is_integer() => c64::new((x.re / y.re).trunc(), 0.0),
+                    "div" => x / y,
+                    _ => x * 2.0 - y * 3.0,
+                };
+                let want = c(T::cast_from(want));
+                close(
+                    g[k],
+                    want,
+                    T::DTYPE,
+                    &format!("{} {name} {sa:?} {sb:?} at {idx:?}", T::DTYPE),
+                );
+            }
+        }
+    }
+}
+
+fn c<T: Scalar>(x: T) -> c64 {
+    c64::cast_from(x.to_c64())
+}
+
+#[test]
+fn binary_ops_broadcast_and_match_loops_for_every_dtype() {
+    binary_case::<f32>();
+    binary_case::<f64>();
+    binary_case::<i32>();
+    binary_case::<i64>();
+    binary_case::<ctensor_aten::c32>();
+    binary_case::<c64>();
+    binary_case::<ctensor_aten::f16>();
+    binary_case::<ctensor_aten::bf16>();
+}
+
+#[test]
+fn ops_read_views_and_fortran_maps_and_write_in_place() {
+    let mut r = rng(72);
+    let (a, av) = random_tensor::<f64>(&mut r, &[5, 7]);
+    // A transposed view and a column-major map of the same logical 7 × 5 matrix.
+    let at_view = a.t().unwrap();
+    let mut fortran: Vec<f64> = av.clone(); // row-major a == column-major aᵀ
+                                            // SAFETY: `fortran` outlives the map and is only touched through it.
+    let mut map = unsafe {
+        TensorMap::new(
+            fortran.as_mut_ptr(),
+            DeviceType::Cpu,
+            &[7, 5],
+            Order::ColMajor,
+        )
+    }
+    .unwrap();
+    let sum = (&at_view + &*map).unwrap();
+    for i in 0..7 {
+        for j in 0..5 {
+            assert_eq!(sum.get_value::<f64>(&[i, j]).unwrap(), 2.0 * av[j * 7 + i]);
+        }
+    }
+    // In place into the map: the caller's memory changes, in its own layout.
+    map.mul_(&at_view).unwrap();
+    drop(map);
+    for k in 0..35 {
+        assert_eq!(fortran[k], av[k] * av[k]);
+    }
+    // a += a, a -= a[0] (broadcast row), a *= a, all in place on one buffer.
+    let mut b = Tensor::from_slice(&av, &[5, 7]).unwrap();
+    let alias = b.share();
+    b.add_(&alias).unwrap();
+    assert_eq!(
+        b.to_vec::<f64>().unwrap(),
+        av.iter().map(|x| 2.0 * x).collect::<Vec<_>>()
+    );
+    let row0 = b.index(0).unwrap();
+    b.sub_(&row0).unwrap();
+    for i in 0..5 {
+        for j in 0..7 {
+            assert_eq!(
+                b.get_value::<f64>(&[i, j]).unwrap(),
+                2.0 * (av[i * 7 + j] - av[j])
+            );
+        }
+    }
+    // In place on a strided view writes only the view.
+    let c = Tensor::from_slice(&av, &[5, 7]).unwrap();
+    let mut col = c.t().unwrap().index(2).unwrap(); // column 2, stride 7
+    col.scale_(-1.0).unwrap();
+    for i in 0..5 {
+        for j in 0..7 {
+            let want = if j == 2 {
+                -av[i * 7 + j]
+            } else {
+                av[i * 7 + j]
+            };
+            assert_eq!(c.get_value::<f64>(&[i, j]).unwrap(), want);
+        }
+    }
+    // A target that would need to grow is an error, not a resize.
+    let small = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[7]).unwrap();
+    let mut row = small.share();
+    let e = row.add_(&a).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+}
+
+#[test]
+fn unary_ops_match_loops_and_reject_what_has_no_meaning() {
+    let v = [c64::new(1.0, 2.0), c64::new(-3.0, 0.5), c64::new(0.0, -1.0)];
+    let t = Tensor::from_slice(&v, &[3]).unwrap();
+    let (neg, sq, ex, ab) = (
+        c64s(&(-&t).unwrap()),
+        c64s(&t.sqrt().unwrap()),
+        c64s(&t.exp().unwrap()),
+        t.abs().unwrap(),
+    );
+    assert_eq!(ab.dtype(), DataType::Double);
+    let ab = ab.to_vec::<f64>().unwrap();
+    for i in 0..3 {
+        assert_eq!(neg[i], -v[i]);
+        assert!((sq[i] - v[i].sqrt()).norm() < 1e-15);
+        assert!((ex[i] - v[i].exp()).norm() < 1e-14 * v[i].exp().norm());
+        assert!((ab[i] - v[i].norm()).abs() < 1e-15);
+    }
+    let ints = Tensor::from_slice(&[-2i32, 5], &[2]).unwrap();
+    assert_eq!(ints.abs().unwrap().to_vec::<i32>().unwrap(), [2, 5]);
+    assert_eq!(ints.neg().unwrap().to_vec::<i32>().unwrap(), [2, -5]);
+    assert!(matches!(
+        ints.sqrt().unwrap_err(),
+        Error::UnsupportedDType { op: "sqrt", .. }
+    ));
+    assert!(matches!(
+        ints.mean(&[0]).unwrap_err(),
+        Error::UnsupportedDType { .. }
+    ));
+    let z = Tensor::from_slice(&[0i32, 1], &[2]).unwrap();
+    assert!(
+        ints.div(&z).is_err(),
+        "integer division by zero is an error"
+    );
+    assert_eq!(
+        ints.mul_scalar(3.0).unwrap().to_vec::<i32>().unwrap(),
+        [-6, 15]
+    );
+    assert_eq!(
+        ints.add_scalar(1.0).unwrap().to_vec::<i32>().unwrap(),
+        [-1, 6]
+    );
+    let f = Tensor::from_slice(&[1.0f32, 4.0], &[2]).unwrap();
+    assert_eq!(
+        f.div_scalar(2.0).unwrap().to_vec::<f32>().unwrap(),
+        [0.5, 2.0]
+    );
+    assert_eq!(
+        f.sub_scalar(1.0).unwrap().to_vec::<f32>().unwrap(),
+        [0.0, 3.0]
+    );
+    let g = f.fma(&f, &f, 2.0, -1.0).unwrap(); // 2·f·f − f
+    assert_eq!(g.to_vec::<f32>().unwrap(), [1.0, 28.0]);
+    let e = (&f + &Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2]).unwrap()).unwrap_err();
+    assert!(matches!(e, Error::DTypeMismatch { .. }), "{e}");
+    let e = (&f + &Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3]).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("broadcast"), "{e}");
+}
+
+fn reduce_case<T: Scalar>() {
+    let mut r = rng(73);
+    for shape in [&[4usize, 5, 6][..], &[1, 257], &[3, 0]] {
+        let (t, v) = random_tensor::<T>(&mut r, shape);
+        let vc: Vec<c64> = v.iter().map(|&x| c(x)).collect();
+        let nd = shape.len();
+        let axes_sets: Vec<Vec<usize>> = (0..(1 << nd))
+            .map(|m| (0..nd).filter(|d| m >> d & 1 == 1).collect())
+            .collect();
+        for axes in axes_sets {
+            let kept: Vec<usize> = (0..nd).filter(|d| !axes.contains(d)).collect();
+            let out_dims: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+            let sum = t.sum(&axes).unwrap();
+            assert_eq!(sum.dims(), out_dims);
+            let got = c64s(&sum);
+            let mut want = vec![c64::new(0.0, 0.0); out_dims.iter().product()];
+            let mut mag = vec![0.0; want.len()];
+            let mut maxv = vec![f64::MIN; want.len()];
+            for idx in all_indices(shape) {
+                let o = flat(&out_dims, &kept.iter().map(|&d| idx[d]).collect::<Vec<_>>());
+                let x = vc[flat(shape, &idx)];
+                want[o] += x;
+                mag[o] += x.norm();
+                maxv[o] = maxv[o].max(x.re);
+            }
+            for k in 0..want.len() {
+                let acc = if matches!(T::DTYPE, DataType::Half | DataType::BFloat16) {
+                    f32::EPSILON as f64
+                } else {
+                    eps(T::DTYPE)
+                };
+                let tol = (shape.iter().product::<usize>() as f64 + 1.0) * acc * mag[k]
+                    + eps(T::DTYPE) * want[k].norm();
+                assert!(
+                    (got[k] - want[k]).norm() <= tol,
+                    "{} sum {shape:?} axes {axes:?}",
+                    T::DTYPE
+                );
+            }
+            if !T::DTYPE.is_complex() && !shape.contains(&0) {
+                let got = c64s(&t.max(&axes).unwrap());
+                for k in 0..want.len() {
+                    assert_eq!(
+                        got[k].re,
+                        maxv[k],
+                        "{} max {shape:?} axes {axes:?}",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sum_and_max_over_every_axis_set_match_loops_for_every_dtype() {
+    reduce_case::<f32>();
+    reduce_case::<f64>();
+    reduce_case::<i32>();
+    reduce_case::<i64>();
+    reduce_case::<ctensor_aten::c32>();
+    reduce_case::<c64>();
+    reduce_case::<ctensor_aten::f16>();
+    reduce_case::<ctensor_aten::bf16>();
+}
+
+#[test]
+fn mean_min_norm_dot_vdot_and_layout_ops() {
+    let x = Tensor::from_slice(&[1.0f64, -2.0, 3.0, 4.0, 5.0, -6.0], &[2, 3]).unwrap();
+    assert_eq!(
+        x.mean(&[1]).unwrap().to_vec::<f64>().unwrap(),
+        [2.0 / 3.0, 1.0]
+    );
+    assert_eq!(
+        x.min(&[0]).unwrap().to_vec::<f64>().unwrap(),
+        [1.0, -2.0, -6.0]
+    );
+    assert_eq!(x.sum_all().unwrap().to_vec::<f64>().unwrap(), [5.0]);
+    assert!((x.norm().unwrap() - 91f64.sqrt()).abs() < 1e-14);
+    assert!((x.t().unwrap().norm().unwrap() - 91f64.sqrt()).abs() < 1e-14);
+    let i = Tensor::from_slice(&[3i32, 4], &[2]).unwrap();
+    assert_eq!(i.norm().unwrap(), 5.0);
+    let z = Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(2.0, 0.0)], &[2]).unwrap();
+    let w = Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.0, 3.0)], &[2]).unwrap();
+    assert_eq!(
+        z.vdot(&w).unwrap().to_vec::<c64>().unwrap(),
+        [c64::new(0.0, 5.0)]
+    );
+    assert_eq!(
+        z.dot(&w).unwrap().to_vec::<c64>().unwrap(),
+        [c64::new(0.0, 7.0)]
+    );
+    let zi = Tensor::from_slice(&[2i64, 3], &[2]).unwrap();
+    assert_eq!(zi.dot(&zi).unwrap().to_vec::<i64>().unwrap(), [13]);
+    assert!(z.max(&[0]).is_err(), "complex numbers have no order");
+    // permute_copy with conjugation, stride and inflate.
+    let m = Tensor::from_slice(
+        &[
+            c64::new(1.0, 1.0),
+            c64::new(2.0, -1.0),
+            c64::new(3.0, 0.5),
+            c64::new(4.0, 2.0),
+        ],
+        &[2, 2],
+    )
+    .unwrap();
+    let h = m.permute_copy(&[1, 0], true).unwrap();
+    assert!(h.is_contiguous());
+    assert_eq!(h.get_value::<c64>(&[0, 1]).unwrap(), c64::new(3.0, -0.5));
+    let s = Tensor::arange(DataType::Int, DeviceType::Cpu, 0.0, 12.0, 1.0)
+        .unwrap()
+        .reshape(&[3, 4])
+        .unwrap();
+    let st = s.stride(&[2, 3]).unwrap();
+    assert_eq!(st.dims(), [2, 2]);
+    assert_eq!(st.to_vec::<i32>().unwrap(), [0, 3, 8, 11]);
+    let back = st.inflate(&[2, 3], &[3, 4]).unwrap();
+    assert_eq!(
+        back.to_vec::<i32>().unwrap(),
+        [0, 0, 0, 3, 0, 0, 0, 0, 8, 0, 0, 11]
+    );
+    let e = x.sum(&[2]).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    let e = x.sum(&[1, 1]).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+}
