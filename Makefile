@@ -12,13 +12,14 @@ demo: deps
 
 ## make test: every test of every crate (unit, integration, doc).
 test: deps
-	$(CARGO) test --workspace --all-targets
-	$(CARGO) test --workspace --doc
+	$(CARGO) test --workspace --exclude ctensor-bench --all-targets
+	$(CARGO) test --workspace --exclude ctensor-bench --doc
 
-## make bench: kernel timings against direct OpenBLAS/LAPACK calls and plain loops;
-## prints markdown tables and writes target/bench/kernels.md.
+## make bench: kernels and ops against direct OpenBLAS/LAPACK calls, plain loops and
+## peer libraries (faer, ndarray); prints markdown tables, writes target/bench/bench.md.
+## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
-	$(CARGO) bench -p ctensor-kernels --bench kernels
+	$(CARGO) run --release -p ctensor-bench
 
 ## make lint: formatting, clippy with warnings as errors, and docs without warnings.
 lint: deps

@@ -271,6 +271,23 @@ impl Tensor {
         Ok(out)
     }
 
+    /// `out = self + other` into an existing tensor of the broadcast shape (any layout,
+    /// e.g. a [`TensorMap`](crate::TensorMap)), without allocating a result.
+    pub fn add_into(&self, other: &Tensor, out: &mut Tensor) -> Result<()> {
+        let op = "add_into";
+        check_same(op, self, other)?;
+        check_same(op, self, out)?;
+        let shape = broadcast_shapes(op, self.dims(), other.dims())?;
+        if shape != out.dims() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("an output of the broadcast shape {shape:?}"),
+                got: format!("{:?}", out.dims()),
+            });
+        }
+        run_into(op, Kind::Add(ONE, ONE), &[self, other], out)
+    }
+
     /// `self += other` (broadcasting `other` to `self`'s shape), in place.
     pub fn add_(&mut self, other: &Tensor) -> Result<()> {
         compute_in_place("add_", Kind::Add(ONE, ONE), self, &[other])

@@ -1,108 +1,19 @@
-//! `make bench`: each kernel through its trait against the direct CBLAS/LAPACK call on
+//! Kernel tables: each kernel through its trait against the direct CBLAS/LAPACK call on
 //! the same data (the overhead we add), and the element-wise and transpose kernels
-//! against plain loops. Prints markdown tables and writes them to
-//! `target/bench/kernels.md`.
-//!
-//! Timing: every measurement repeats the call until a sample takes ≥ 20 ms, takes the
-//! median of 7 samples, and interleaves the two sides (alternating which goes first) so
-//! both see the same machine load; only the ratio within one run is meaningful.
+//! against plain loops.
 
-use std::fmt::Write as _;
 use std::hint::black_box;
-use std::time::Instant;
 
-use ctensor_base::{c64, CpuDevice, Scalar};
-use ctensor_kernels::blas::*;
-use ctensor_kernels::lapack::*;
-use ctensor_kernels::linalg::*;
-use ctensor_kernels::parallel::{parallel_threshold, set_parallel_threshold};
+use ctensor::base::{c64, CpuDevice};
+use ctensor::kernels::blas::*;
+use ctensor::kernels::lapack::*;
+use ctensor::kernels::linalg::*;
+use ctensor::kernels::parallel::{parallel_threshold, set_parallel_threshold};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
-const SAMPLES: usize = 7;
-const SAMPLE_SECONDS: f64 = 0.02;
+use crate::harness::{compare, random, us, Table};
 
-fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
-    (0..n)
-        .map(|_| T::cast_from(c64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))))
-        .collect()
-}
-
-/// Seconds per call of `a` and of `b`, medians over interleaved samples.
-fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
-    // Calibrate the repetitions on `a`.
-    let mut reps = 1usize;
-    loop {
-        let t = Instant::now();
-        for _ in 0..reps {
-            a();
-        }
-        let s = t.elapsed().as_secs_f64();
-        if s >= SAMPLE_SECONDS || reps >= 1 << 24 {
-            break;
-        }
-        reps = (reps * 2).max((reps as f64 * SAMPLE_SECONDS / s.max(1e-9)) as usize / 2);
-    }
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    let time = |f: &mut dyn FnMut()| {
-        let t = Instant::now();
-        for _ in 0..reps {
-            f();
-        }
-        t.elapsed().as_secs_f64() / reps as f64
-    };
-    for sample in 0..SAMPLES {
-        // Alternate which side runs first, so neither always inherits a warm cache or
-        // an idle core from the other.
-        if sample % 2 == 0 {
-            ta.push(time(&mut a));
-            tb.push(time(&mut b));
-        } else {
-            tb.push(time(&mut b));
-            ta.push(time(&mut a));
-        }
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
-        v[v.len() / 2]
-    };
-    (median(&mut ta), median(&mut tb))
-}
-
-fn us(s: f64) -> String {
-    if s < 1e-3 {
-        format!("{:.2} µs", s * 1e6)
-    } else {
-        format!("{:.3} ms", s * 1e3)
-    }
-}
-
-struct Table {
-    out: String,
-}
-
-impl Table {
-    fn new(title: &str, cols: [&str; 3]) -> Table {
-        let mut out = format!(
-            "\n### {title}\n\n| kernel | size | {} | {} | {} |\n",
-            cols[0], cols[1], cols[2]
-        );
-        out.push_str("|---|---|---:|---:|---:|\n");
-        Table { out }
-    }
-    fn row(&mut self, kernel: &str, size: &str, (a, b): (f64, f64)) {
-        let line = format!(
-            "| {kernel} | {size} | {} | {} | {:.3} |\n",
-            us(a),
-            us(b),
-            a / b
-        );
-        print!("{line}");
-        self.out.push_str(&line);
-    }
-}
-
-fn blas_overhead(rng: &mut StdRng) -> String {
+pub fn blas_overhead(rng: &mut StdRng) -> String {
     let mut t = Table::new(
         "BLAS: our trait vs the direct `cblas` call",
         ["ours", "direct", "ratio"],
@@ -393,7 +304,7 @@ fn hpd(rng: &mut StdRng, n: usize) -> Vec<f64> {
     a
 }
 
-fn lapack_overhead(rng: &mut StdRng) -> String {
+pub fn lapack_overhead(rng: &mut StdRng) -> String {
     let mut t = Table::new(
         "LAPACK: our trait vs the direct `lapack` call (both query the workspace and allocate it)",
         ["ours", "direct", "ratio"],
@@ -593,7 +504,7 @@ fn lapack_overhead(rng: &mut StdRng) -> String {
     t.out
 }
 
-fn elementwise_vs_loops(rng: &mut StdRng) -> String {
+pub fn elementwise_vs_loops(rng: &mut StdRng) -> String {
     let mut t = Table::new(
         "Element-wise and transpose kernels vs plain loops (default threshold)",
         ["ours", "plain loop", "ratio"],
@@ -719,7 +630,7 @@ fn elementwise_vs_loops(rng: &mut StdRng) -> String {
     t.out
 }
 
-fn threshold_table(rng: &mut StdRng) -> String {
+pub fn threshold_table(rng: &mut StdRng) -> String {
     let mut t = Table::new(
         &format!(
             "Parallel threshold: `add` f64 on one thread vs split across {} threads",
@@ -758,43 +669,4 @@ fn threshold_table(rng: &mut StdRng) -> String {
     }
     set_parallel_threshold(before);
     t.out
-}
-
-fn main() {
-    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without
-    // it, and timings have no place in a test run.
-    if !std::env::args().any(|a| a == "--bench") {
-        println!("kernels bench: timings run only under `make bench` (cargo bench)");
-        return;
-    }
-    // Any other argument filters the tables by name.
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let want = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
-    let mut rng = StdRng::seed_from_u64(7);
-    let mut md = String::from("## ctensor-kernels benchmarks\n");
-    let _ = writeln!(
-        md,
-        "\nMachine: {} threads (rayon), OpenBLAS threads as configured by the environment.",
-        rayon::current_num_threads()
-    );
-    if want("blas") {
-        md += &blas_overhead(&mut rng);
-    }
-    if want("lapack") {
-        md += &lapack_overhead(&mut rng);
-    }
-    if want("elementwise") {
-        md += &elementwise_vs_loops(&mut rng);
-    }
-    if want("threshold") {
-        md += &threshold_table(&mut rng);
-    }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
-    if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(dir.join("kernels.md"), &md).is_ok()
-    {
-        println!("\nwritten to target/bench/kernels.md");
-    }
 }

@@ -1,0 +1,105 @@
+//! Timing: every measurement repeats the call until a sample takes ≥ 20 ms, takes the
+//! median of 7 samples (3 for calls over 0.2 s), and interleaves the two sides
+//! (alternating which goes first) so both see the same machine load; only ratios
+//! within one run are meaningful.
+
+use std::time::Instant;
+
+use ctensor::base::{c64, Scalar};
+use rand::rngs::StdRng;
+use rand::Rng;
+
+/// Samples per measurement.
+const SAMPLES: usize = 7;
+/// Minimum duration of one sample.
+const SAMPLE_SECONDS: f64 = 0.02;
+
+/// `n` values with parts uniform in [-1, 1).
+pub fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
+    (0..n)
+        .map(|_| T::cast_from(c64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))))
+        .collect()
+}
+
+/// Seconds per call of `a` and of `b`, medians over interleaved samples.
+pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    // Calibrate the repetitions on `a`.
+    let mut reps = 1usize;
+    let per_call;
+    loop {
+        let t = Instant::now();
+        for _ in 0..reps {
+            a();
+        }
+        let s = t.elapsed().as_secs_f64();
+        if s >= SAMPLE_SECONDS || reps >= 1 << 24 {
+            per_call = s / reps as f64;
+            break;
+        }
+        reps = (reps * 2).max((reps as f64 * SAMPLE_SECONDS / s.max(1e-9)) as usize / 2);
+    }
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    let time = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        for _ in 0..reps {
+            f();
+        }
+        t.elapsed().as_secs_f64() / reps as f64
+    };
+    // Slow calls (eigensolvers, huge arrays) get fewer samples.
+    let samples = if per_call > 0.2 { 3 } else { SAMPLES };
+    for sample in 0..samples {
+        // Alternate which side runs first, so neither always inherits a warm cache or
+        // an idle core from the other.
+        if sample % 2 == 0 {
+            ta.push(time(&mut a));
+            tb.push(time(&mut b));
+        } else {
+            tb.push(time(&mut b));
+            ta.push(time(&mut a));
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        v[v.len() / 2]
+    };
+    (median(&mut ta), median(&mut tb))
+}
+
+/// A duration for a table cell.
+pub fn us(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.2} µs", s * 1e6)
+    } else {
+        format!("{:.3} ms", s * 1e3)
+    }
+}
+
+/// A markdown table being printed and collected.
+pub struct Table {
+    /// The markdown so far.
+    pub out: String,
+}
+
+impl Table {
+    /// A table with a title and three value columns.
+    pub fn new(title: &str, cols: [&str; 3]) -> Table {
+        let mut out = format!(
+            "\n### {title}\n\n| kernel | size | {} | {} | {} |\n",
+            cols[0], cols[1], cols[2]
+        );
+        out.push_str("|---|---|---:|---:|---:|\n");
+        Table { out }
+    }
+    /// One row: two timings and their ratio.
+    pub fn row(&mut self, kernel: &str, size: &str, (a, b): (f64, f64)) {
+        let line = format!(
+            "| {kernel} | {size} | {} | {} | {:.3} |\n",
+            us(a),
+            us(b),
+            a / b
+        );
+        print!("{line}");
+        self.out.push_str(&line);
+    }
+}
