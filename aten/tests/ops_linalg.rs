@@ -365,3 +365,19 @@ fn linalg_errors_are_reported() {
     .unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
 }
+
+#[test]
+fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() {
+    assert!(ctensor_aten::set_num_threads(0).is_err());
+    let (a, _) = hermitian::<c64>(21, 40, Order::RowMajor);
+    let mut results = Vec::new();
+    for threads in [1usize, 2] {
+        ctensor_aten::set_num_threads(threads).unwrap();
+        assert_eq!(ctensor_aten::num_threads(), threads);
+        assert_eq!(ctensor_aten::blas_num_threads(), threads);
+        results.push(eigvalsh(&a, EighRange::All, EigBackend::Faer).unwrap().c64s());
+    }
+    for (x, y) in results[0].iter().zip(&results[1]) {
+        assert!((x - y).norm() < 1e-12);
+    }
+}
