@@ -34,4 +34,4 @@ pub use ctensor_base::{
     Result, Scalar,
 };
 pub use ctensor_kernels::lapack::{Diag, Uplo};
-pub use ctensor_kernels::parallel::{blas_num_threads as blas_num_threads, num_threads, set_num_threads};
+pub use ctensor_kernels::parallel::{blas_num_threads, num_threads, set_num_threads};

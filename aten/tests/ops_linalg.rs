@@ -375,7 +375,11 @@ fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() {
         ctensor_aten::set_num_threads(threads).unwrap();
         assert_eq!(ctensor_aten::num_threads(), threads);
         assert_eq!(ctensor_aten::blas_num_threads(), threads);
-        results.push(eigvalsh(&a, EighRange::All, EigBackend::Faer).unwrap().c64s());
+        results.push(
+            eigvalsh(&a, EighRange::All, EigBackend::Faer)
+                .unwrap()
+                .c64s(),
+        );
     }
     for (x, y) in results[0].iter().zip(&results[1]) {
         assert!((x - y).norm() < 1e-12);
