@@ -1,6 +1,6 @@
 //! Operations on whole tensors: they take `&Tensor`s of any dtype, layout and device,
-//! check them, and dispatch once on `(dtype, device)` (in [`core::dispatch`]) to generic
-//! code over the kernel traits.
+//! check them, and dispatch once on `(dtype, device)` (in `core/dispatch.rs`, the one
+//! place that turns runtime tags into types) to generic code over the kernel traits.
 //!
 //! - [`elementwise`]: `add`, `sub`, `mul`, `div`, `fma`, scalar forms, `neg`, `abs`,
 //!   `sqrt`, `exp`, and `+ - * /` on references, with NumPy broadcasting.
@@ -10,8 +10,6 @@
 //! - [`einsum`]: Einstein summation with `conj_x`/`conj_y`, `alpha`/`beta` and `out`.
 //! - [`linalg`]: `matmul`, `eigh` (three backends), `eigh_generalized`, `cholesky`,
 //!   `tri_inverse`, `solve`, `inverse`, `set_matrix`.
-//!
-//! [`core::dispatch`]: crate::core::dispatch
 
 pub mod einsum;
 pub mod elementwise;
