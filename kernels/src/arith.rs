@@ -39,8 +39,10 @@ pub trait Arith: Scalar {
     fn is_nan(a: Self::Acc) -> bool;
 }
 
+/// Floating types compute in themselves; `$abs` and `$gt` differ between the real
+/// and complex ones (the modulus; no order).
 macro_rules! impl_arith_float {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $r:ty, |$x:ident| $abs:expr, |$a:ident, $b:ident| $gt:expr);* $(;)?) => {$(
         impl Arith for $t {
             type Acc = $t;
             #[inline(always)]
@@ -60,46 +62,21 @@ macro_rules! impl_arith_float {
             #[inline(always)]
             fn exp(a: Self) -> Option<Self> { Some(a.exp()) }
             #[inline(always)]
-            fn abs(self) -> Self { self.abs() }
+            fn abs(self) -> $r { let $x = self; $abs }
             #[inline(always)]
-            fn gt(a: Self, b: Self) -> Option<bool> { Some(a > b) }
-            #[inline(always)]
-            fn is_nan(a: Self) -> bool { a.is_nan() }
-        }
-    )*};
-}
-impl_arith_float!(f32, f64);
-
-macro_rules! impl_arith_complex {
-    ($($t:ty => $r:ty),*) => {$(
-        impl Arith for $t {
-            type Acc = $t;
-            #[inline(always)]
-            fn up(self) -> Self { self }
-            #[inline(always)]
-            fn down(a: Self) -> Self { a }
-            #[inline(always)]
-            fn add(a: Self, b: Self) -> Self { a + b }
-            #[inline(always)]
-            fn mul(a: Self, b: Self) -> Self { a * b }
-            #[inline(always)]
-            fn div(a: Self, b: Self) -> Self { a / b }
-            #[inline(always)]
-            fn neg(a: Self) -> Self { -a }
-            #[inline(always)]
-            fn sqrt(a: Self) -> Option<Self> { Some(a.sqrt()) }
-            #[inline(always)]
-            fn exp(a: Self) -> Option<Self> { Some(a.exp()) }
-            #[inline(always)]
-            fn abs(self) -> $r { self.norm() }
-            #[inline(always)]
-            fn gt(_: Self, _: Self) -> Option<bool> { None }
+            #[allow(unused_variables)]
+            fn gt($a: Self, $b: Self) -> Option<bool> { $gt }
             #[inline(always)]
             fn is_nan(a: Self) -> bool { a.is_nan() }
         }
     )*};
 }
-impl_arith_complex!(c32 => f32, c64 => f64);
+impl_arith_float! {
+    f32 => f32, |x| x.abs(), |a, b| Some(a > b);
+    f64 => f64, |x| x.abs(), |a, b| Some(a > b);
+    c32 => f32, |x| x.norm(), |a, b| None;
+    c64 => f64, |x| x.norm(), |a, b| None;
+}
 
 macro_rules! impl_arith_int {
     ($($t:ty),*) => {$(

@@ -596,6 +596,33 @@ impl<T: Arith> ReduceExtreme<T> for CpuDevice {
     }
 }
 
+/// Element `(r, c)` of `op(X)` for column-major `x` with leading dimension `ld`.
+///
+/// # Safety
+/// The element lies inside `x`'s allocation.
+#[inline(always)]
+unsafe fn op_at<T: Scalar>(
+    x: SendPtr<T>,
+    t: crate::blas::Trans,
+    ld: usize,
+    r: usize,
+    c: usize,
+) -> T {
+    use crate::blas::Trans;
+    // SAFETY: the caller's promise.
+    let v = unsafe {
+        match t {
+            Trans::N => x.get().add(r + c * ld).read(),
+            Trans::T | Trans::C => x.get().add(c + r * ld).read(),
+        }
+    };
+    if t == Trans::C {
+        v.conj()
+    } else {
+        v
+    }
+}
+
 impl<T: Arith> MatMul<T> for CpuDevice {
     unsafe fn matmul(
         transa: crate::blas::Trans,
@@ -612,7 +639,7 @@ impl<T: Arith> MatMul<T> for CpuDevice {
         c: *mut T,
         ldc: usize,
     ) -> Result<()> {
-        use crate::blas::{BlasGemm, Trans};
+        use crate::blas::BlasGemm;
         // The four BLAS types go to BLAS: `T` is exactly `$t` when the data types agree,
         // because `Scalar` is sealed and each type has its own tag.
         macro_rules! via_blas {
@@ -649,36 +676,14 @@ impl<T: Arith> MatMul<T> for CpuDevice {
         check::non_null(op, "a", a, p.spans[0])?;
         check::non_null(op, "b", b, p.spans[1])?;
         check::non_null(op, "c", c, p.spans[2])?;
-        let conj_a = transa == Trans::C;
-        let conj_b = transb == Trans::C;
         let (a, b) = (SendPtr(a as *mut T), SendPtr(b as *mut T));
         let at = move |i: usize, l: usize| {
             // SAFETY: `i < m`, `l < k`: inside the span of `a` checked above.
-            let v = unsafe {
-                match transa {
-                    Trans::N => a.get().add(i + l * lda).read(),
-                    _ => a.get().add(l + i * lda).read(),
-                }
-            };
-            if conj_a {
-                v.conj()
-            } else {
-                v
-            }
+            unsafe { op_at(a, transa, lda, i, l) }
         };
         let bt = move |l: usize, j: usize| {
             // SAFETY: `l < k`, `j < n`: inside the span of `b` checked above.
-            let v = unsafe {
-                match transb {
-                    Trans::N => b.get().add(l + j * ldb).read(),
-                    _ => b.get().add(j + l * ldb).read(),
-                }
-            };
-            if conj_b {
-                v.conj()
-            } else {
-                v
-            }
+            unsafe { op_at(b, transb, ldb, l, j) }
         };
         let (al, be) = (alpha.up(), beta.up());
         let beta_zero = beta == T::zero();
