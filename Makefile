@@ -6,8 +6,10 @@ CARGO ?= cargo
 deps:
 	@bash scripts/ensure-deps.sh
 
-## make demo: build and run the demo (a tour of the container for now).
+## make demo: the main job, band structures from the Cohen-Bergstresser model
+## (examples/silicon_bands.rs; --help lists the options), then the container tour.
 demo: deps
+	$(CARGO) run --release --example silicon_bands
 	$(CARGO) run --release --example tour
 
 ## make test: every test of every crate (unit, integration, doc).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages ctensor builds against, when they are missing:
-# pkg-config and the OpenBLAS development package (BLAS + LAPACK), from Debian/Ubuntu's
-# apt. As root it installs directly, otherwise through passwordless sudo; when neither
+# pkg-config, the OpenBLAS development package (BLAS + LAPACK), and for the demo's plot
+# fontconfig, freetype and the DejaVu fonts, from Debian/Ubuntu's apt. As root it installs directly, otherwise through passwordless sudo; when neither
 # is possible it prints the exact command and fails.
 set -euo pipefail
 
@@ -11,6 +11,14 @@ if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists openblas; th
   missing+=(libopenblas-dev)
 fi
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
+# The demo's plot (plotters' SVG text layout) needs fontconfig, freetype and a font.
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists fontconfig; then
+  missing+=(libfontconfig1-dev)
+fi
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists freetype2; then
+  missing+=(libfreetype-dev)
+fi
+ls /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"

@@ -369,3 +369,30 @@ fn mean_min_norm_dot_vdot_and_layout_ops() {
     let e = x.sum(&[1, 1]).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
 }
+
+#[test]
+fn eq_scalar_marks_equal_elements_for_every_kind_of_dtype() {
+    let x = Tensor::from_slice(&[3.0f64, 8.0, f64::NAN, 3.0], &[2, 2]).unwrap();
+    assert_eq!(
+        x.eq_scalar(3.0).unwrap().to_vec::<f64>().unwrap(),
+        [1.0, 0.0, 0.0, 1.0]
+    );
+    let i = Tensor::from_slice(&[11i64, 4, 11], &[3]).unwrap();
+    assert_eq!(
+        i.eq_scalar(11.0).unwrap().to_vec::<i64>().unwrap(),
+        [1, 0, 1]
+    );
+    let z = Tensor::from_slice(&[c64::new(1.0, 1.0), c64::new(1.0, 0.0)], &[2]).unwrap();
+    assert_eq!(
+        z.eq_scalar(c64::new(1.0, 1.0))
+            .unwrap()
+            .to_vec::<c64>()
+            .unwrap(),
+        [c64::new(1.0, 0.0), c64::new(0.0, 0.0)]
+    );
+    let t = x.t().unwrap();
+    assert_eq!(
+        t.eq_scalar(8.0).unwrap().to_vec::<f64>().unwrap(),
+        [0.0, 0.0, 1.0, 0.0]
+    );
+}

@@ -208,3 +208,13 @@ pub trait MatMul<T: Scalar>: Device {
         ldc: usize,
     ) -> Result<()>;
 }
+
+/// Element-wise equality with a scalar.
+pub trait EqScalar<T: Scalar>: Device {
+    /// `y[i] = 1` where `x[i] == s` (IEEE equality, so NaN matches nothing) and `0`
+    /// elsewhere, in `T`.
+    ///
+    /// # Safety
+    /// `x` is valid for reads and `y` for writes of `n` elements; identical or disjoint.
+    unsafe fn eq_scalar(n: usize, x: *const T, s: T, y: *mut T) -> Result<()>;
+}

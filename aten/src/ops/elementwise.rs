@@ -11,7 +11,7 @@
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
 use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
-use ctensor_kernels::linalg::{Abs, Add, Div, Fma, Mul, Unary, UnaryOp};
+use ctensor_kernels::linalg::{Abs, Add, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
 
 use super::{broadcast_shapes, check_same};
 use crate::core::dispatch::{dispatch, with_dtype};
@@ -33,6 +33,8 @@ enum Kind {
     Scale(c64),
     /// `op(x)`
     Unary(UnaryOp),
+    /// `x == s` as 1/0
+    EqScalar(c64),
 }
 
 impl Kind {
@@ -40,7 +42,7 @@ impl Kind {
         match self {
             Kind::Add(..) | Kind::Mul(_) | Kind::Div(_) => 2,
             Kind::Fma(..) => 3,
-            Kind::Scale(_) | Kind::Unary(_) => 1,
+            Kind::Scale(_) | Kind::Unary(_) | Kind::EqScalar(_) => 1,
         }
     }
 }
@@ -115,6 +117,7 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
                 Kind::Fma(a, b) => <D as Fma<T>>::fma(n, s(a), p[0], p[1], s(b), p[2], z),
                 Kind::Scale(a) => <D as Mul<T>>::scale(n, s(a), p[0], z),
                 Kind::Unary(u) => <D as Unary<T>>::unary(u, n, p[0], z),
+                Kind::EqScalar(v) => <D as EqScalar<T>>::eq_scalar(n, p[0], s(v), z),
             }
         }
     })
@@ -237,6 +240,12 @@ impl Tensor {
     /// `-self` (wrapping for integers).
     pub fn neg(&self) -> Result<Tensor> {
         compute("neg", Kind::Unary(UnaryOp::Neg), &[self])
+    }
+
+    /// `1` where the element equals `s` (cast to the dtype) and `0` elsewhere, in the
+    /// tensor's dtype (NumPy's `x == s`, as numbers); NaN equals nothing.
+    pub fn eq_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
+        compute("eq_scalar", Kind::EqScalar(s.into()), &[self])
     }
 
     /// Element-wise square root (principal branch for complex); not for integers.

@@ -715,3 +715,19 @@ impl<T: Arith> MatMul<T> for CpuDevice {
         Ok(())
     }
 }
+
+impl<T: Scalar> EqScalar<T> for CpuDevice {
+    unsafe fn eq_scalar(n: usize, x: *const T, s: T, y: *mut T) -> Result<()> {
+        let (one, zero) = (T::one(), T::zero());
+        // SAFETY: forwarded contract.
+        unsafe {
+            map_elements(
+                "eq_scalar",
+                n,
+                [x],
+                y,
+                move |[v]| if v == s { one } else { zero },
+            )
+        }
+    }
+}
