@@ -97,6 +97,14 @@ impl DataType {
         !self.is_integer()
     }
 
+    /// `true` for the types BLAS and LAPACK support: `f32`, `f64`, `c32`, `c64`.
+    pub const fn is_blas(self) -> bool {
+        matches!(
+            self,
+            DataType::Float | DataType::Double | DataType::ComplexFloat | DataType::ComplexDouble
+        )
+    }
+
     /// `true` for `i32` and `i64`.
     pub const fn is_integer(self) -> bool {
         matches!(self, DataType::Int | DataType::Int64)

@@ -116,8 +116,14 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// order) of the Hermitian matrix `a`, of which only the lower triangle is read. For
 /// f32, f64, c32 and c64.
 pub fn eigh(a: &Tensor, range: EighRange, backend: EigBackend) -> Result<(Tensor, Tensor)> {
-    let (w, v) = eigh_impl(a, range, backend, true)?;
-    Ok((w, v.expect("vectors were requested")))
+    match eigh_impl(a, range, backend, true)? {
+        (w, Some(v)) => Ok((w, v)),
+        (_, None) => Err(Error::InvalidArgument {
+            op: "eigh",
+            expected: "eigenvectors from the solver".into(),
+            given: "none (a bug in ctensor)".into(),
+        }),
+    }
 }
 
 /// Eigenvalues only (ascending), as [`eigh`].
@@ -185,13 +191,13 @@ fn eigh_impl(
                 let w: Vec<f64> = wt[..m].iter().map(|x| x.to_c64().re).collect();
                 Ok((w, Some(z.narrow(1, 0, m)?)))
             }
-            EigBackend::LapackEvd => {
+            // `Faer` returned above; the arm only completes the match.
+            EigBackend::LapackEvd | EigBackend::Faer => {
                 // SAFETY: `work` is n × n column-major (ld n) and `wt` holds n values.
                 unsafe { <D as LapackHeevd<T>>::heevd(jobz, Uplo::Lower, n, p, n.max(1), wt.as_mut_ptr()) }?;
                 let w: Vec<f64> = wt.iter().map(|x| x.to_c64().re).collect();
                 Ok((w, vectors.then(|| work.share())))
             }
-            EigBackend::Faer => unreachable!("handled above"),
         }
     })?;
     let (lo, hi) = match backend {

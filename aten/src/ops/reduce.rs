@@ -101,11 +101,11 @@ impl Tensor {
     /// The Euclidean norm of all elements, `sqrt(Σ |x|²)` (the Frobenius norm of a
     /// matrix), computed without overflow as BLAS `nrm2` does.
     pub fn norm(&self) -> Result<f64> {
-        use ctensor_base::DataType::*;
         // BLAS types go as they are; integers and half types via f64.
-        let x = match self.dtype() {
-            Float | Double | ComplexFloat | ComplexDouble => self.dense()?,
-            _ => self.cast(Double)?,
+        let x = if self.dtype().is_blas() {
+            self.dense()?
+        } else {
+            self.cast(ctensor_base::DataType::Double)?
         };
         let _r = x.buffer.read("norm")?;
         dispatch_blas!(x.dtype(), x.device(), "norm", T, D => {
@@ -136,13 +136,7 @@ impl Tensor {
                 got: format!("{:?}", other.dims()),
             });
         }
-        if !matches!(
-            self.dtype(),
-            ctensor_base::DataType::Float
-                | ctensor_base::DataType::Double
-                | ctensor_base::DataType::ComplexFloat
-                | ctensor_base::DataType::ComplexDouble
-        ) {
+        if !self.dtype().is_blas() {
             // No BLAS for these types: the product kernel, then a sum.
             let x = if conj { self.conj()? } else { self.share() };
             return x.mul(other)?.sum_all();
