@@ -1,7 +1,7 @@
 # ctensor — the commands a user and CI need. Each target installs what is missing first.
 CARGO ?= cargo
 
-.PHONY: deps demo test bench lint fmt doc
+.PHONY: deps demo test bench lint fmt doc header c-tests link-flags
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -12,10 +12,12 @@ demo: deps
 	$(CARGO) run --release --example silicon_bands
 	$(CARGO) run --release --example tour
 
-## make test: every test of every crate (unit, integration, doc).
+## make test: every test of every crate (unit, integration, doc), then the C, C++ and
+## Fortran clients of the C ABI against the static library (tests/c/run.sh).
 test: deps
 	$(CARGO) test --workspace --exclude ctensor-bench --all-targets
 	$(CARGO) test --workspace --exclude ctensor-bench --doc
+	bash tests/c/run.sh
 
 ## make bench: kernels and ops against direct OpenBLAS/LAPACK calls, plain loops and
 ## peer libraries (faer, ndarray); prints markdown tables, writes target/bench/bench.md.
@@ -31,3 +33,11 @@ lint: deps
 
 fmt:
 	$(CARGO) fmt --all
+
+## make header: regenerate include/ctensor.h from src/ffi (cbindgen) after an ABI change.
+header:
+	CTENSOR_WRITE_HEADER=1 $(CARGO) test --test header
+
+## make link-flags: what a C/C++/Fortran program links with besides libctensor.a.
+link-flags:
+	@echo "target/release/libctensor.a $$(pkg-config --libs openblas) -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"

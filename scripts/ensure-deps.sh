@@ -11,6 +11,9 @@ if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists openblas; th
   missing+=(libopenblas-dev)
 fi
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
+# The C ABI's client programs (tests/c): C++ and Fortran compilers.
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+command -v gfortran >/dev/null 2>&1 || missing+=(gfortran)
 # The demo's plot (plotters' SVG text layout) needs fontconfig, freetype and a font.
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists fontconfig; then
   missing+=(libfontconfig1-dev)

@@ -32,6 +32,8 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+pub mod ffi;
+
 pub use ctensor_aten::*;
 pub use ctensor_base as base;
 pub use ctensor_kernels as kernels;

@@ -20,6 +20,13 @@ impl Tensor {
         with_device!(self.device, D => self.fill_with::<T, D>(value))
     }
 
+    /// Sets every element of this view to `value` cast to the tensor's data type (by the
+    /// rules of [`CastFrom`](ctensor_base::CastFrom): real types take the real part).
+    pub fn fill(&mut self, value: impl Into<ctensor_base::c64>) -> Result<()> {
+        let v = value.into();
+        crate::core::dispatch::with_dtype!(self.dtype, T => self.set_value(<T as ctensor_base::CastFrom<ctensor_base::c64>>::cast_from(v)))
+    }
+
     /// The element offset (from the buffer start) of a multi-index, bounds-checked.
     fn offset_of(&self, op: &'static str, index: &[usize]) -> Result<usize> {
         if index.len() != self.ndim() {

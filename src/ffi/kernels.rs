@@ -1,0 +1,286 @@
+//! Raw kernels on caller-owned pointers, so C and Fortran codes can use ctensor's BLAS
+//! and LAPACK layer on their own arrays: typed (`ct_dgemm`, `ct_zgemm`, `ct_dsyevd`,
+//! `ct_zheevd`) and dtype-dispatched (`ct_gemm`, `ct_heevd`). Column-major, reference
+//! BLAS conventions; `trans`, `jobz` and `uplo` are characters ('N'/'T'/'C', 'N'/'V',
+//! 'U'/'L'). Complex scalars are passed by pointer to two doubles (`ct_c64`, the layout
+//! of C's `double _Complex`, C++'s `std::complex<double>` and Fortran's `complex(8)`).
+
+use std::ffi::{c_char, c_void};
+
+use ctensor_aten::{c32, c64, CpuDevice, DataType, DeviceType};
+use ctensor_kernels::blas::{BlasGemm, Trans};
+use ctensor_kernels::lapack::{Jobz, LapackHeevd, Uplo};
+
+use super::status::{ct_status, guard, non_null, Fail};
+use super::tensor::{device_of, dtype_of};
+
+/// A double-precision complex number, laid out as `{re, im}`.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ct_c64 {
+    /// Real part.
+    pub re: f64,
+    /// Imaginary part.
+    pub im: f64,
+}
+
+fn trans_of(c: c_char) -> Result<Trans, Fail> {
+    Ok(Trans::from_char(c as u8 as char)?)
+}
+
+fn jobz_of(c: c_char) -> Result<Jobz, Fail> {
+    Ok(Jobz::from_char(c as u8 as char)?)
+}
+
+fn uplo_of(c: c_char) -> Result<Uplo, Fail> {
+    Ok(Uplo::from_char(c as u8 as char)?)
+}
+
+/// The raw kernels here run on the host; a GPU pointer is `CT_ERR_DEVICE` until the GPU
+/// backend exists.
+fn cpu_only(device: i32) -> Result<(), Fail> {
+    match device_of(device)? {
+        DeviceType::Cpu => Ok(()),
+        DeviceType::Gpu => Err(Fail::Err(ctensor_base::alloc::gpu_unavailable())),
+    }
+}
+
+/// `C := alpha · op(A) · op(B) + beta · C` in double precision (`dgemm`).
+///
+/// # Safety
+/// As reference BLAS `dgemm`: `a`, `b`, `c` valid for their column-major extents.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ct_dgemm(
+    transa: c_char,
+    transb: c_char,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f64,
+    a: *const f64,
+    lda: usize,
+    b: *const f64,
+    ldb: usize,
+    beta: f64,
+    c: *mut f64,
+    ldc: usize,
+) -> ct_status {
+    guard("ct_dgemm", || {
+        let (ta, tb) = (trans_of(transa)?, trans_of(transb)?);
+        // SAFETY: the caller's promise; sizes and pointers are checked by the kernel.
+        unsafe {
+            <CpuDevice as BlasGemm<f64>>::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+        }?;
+        Ok(())
+    })
+}
+
+/// `C := alpha · op(A) · op(B) + beta · C` in double complex (`zgemm`); `alpha` and
+/// `beta` point to complex scalars.
+///
+/// # Safety
+/// As reference BLAS `zgemm`; `alpha` and `beta` valid for reads.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ct_zgemm(
+    transa: c_char,
+    transb: c_char,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: *const ct_c64,
+    a: *const ct_c64,
+    lda: usize,
+    b: *const ct_c64,
+    ldb: usize,
+    beta: *const ct_c64,
+    c: *mut ct_c64,
+    ldc: usize,
+) -> ct_status {
+    guard("ct_zgemm", || {
+        let (ta, tb) = (trans_of(transa)?, trans_of(transb)?);
+        // SAFETY: the caller's promise on the scalar pointers.
+        let (al, be) = unsafe { (non_null(alpha, "alpha")?, non_null(beta, "beta")?) };
+        let (al, be) = (c64::new(al.re, al.im), c64::new(be.re, be.im));
+        // SAFETY: `ct_c64` and `c64` are both two f64s, `{re, im}`; the caller's promise
+        // on the arrays; sizes and pointers are checked by the kernel.
+        unsafe {
+            <CpuDevice as BlasGemm<c64>>::gemm(
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                al,
+                a as *const c64,
+                lda,
+                b as *const c64,
+                ldb,
+                be,
+                c as *mut c64,
+                ldc,
+            )
+        }?;
+        Ok(())
+    })
+}
+
+/// All eigenvalues (`w`, ascending) and, with `jobz` 'V', eigenvectors (over `a`) of a
+/// real symmetric matrix (`dsyevd`).
+///
+/// # Safety
+/// `a` valid for `lda·n` doubles, `w` for `n`.
+#[no_mangle]
+pub unsafe extern "C" fn ct_dsyevd(
+    jobz: c_char,
+    uplo: c_char,
+    n: usize,
+    a: *mut f64,
+    lda: usize,
+    w: *mut f64,
+) -> ct_status {
+    guard("ct_dsyevd", || {
+        let (j, u) = (jobz_of(jobz)?, uplo_of(uplo)?);
+        // SAFETY: the caller's promise; checked by the kernel.
+        unsafe { <CpuDevice as LapackHeevd<f64>>::heevd(j, u, n, a, lda, w) }?;
+        Ok(())
+    })
+}
+
+/// All eigenvalues (`w`, ascending) and, with `jobz` 'V', eigenvectors (over `a`) of a
+/// complex Hermitian matrix (`zheevd`).
+///
+/// # Safety
+/// `a` valid for `lda·n` complex numbers, `w` for `n` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn ct_zheevd(
+    jobz: c_char,
+    uplo: c_char,
+    n: usize,
+    a: *mut ct_c64,
+    lda: usize,
+    w: *mut f64,
+) -> ct_status {
+    guard("ct_zheevd", || {
+        let (j, u) = (jobz_of(jobz)?, uplo_of(uplo)?);
+        // SAFETY: `ct_c64` is `c64`'s layout; the caller's promise; checked by the kernel.
+        unsafe { <CpuDevice as LapackHeevd<c64>>::heevd(j, u, n, a as *mut c64, lda, w) }?;
+        Ok(())
+    })
+}
+
+/// `gemm` for the element type `dtype` (f32, f64, c32, c64) on `device`; the scalars
+/// `alpha` and `beta` point to values of that type.
+///
+/// # Safety
+/// As reference BLAS `?gemm` for that type; `alpha`, `beta` valid for reads.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ct_gemm(
+    dtype: i32,
+    device: i32,
+    transa: c_char,
+    transb: c_char,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: *const c_void,
+    a: *const c_void,
+    lda: usize,
+    b: *const c_void,
+    ldb: usize,
+    beta: *const c_void,
+    c: *mut c_void,
+    ldc: usize,
+) -> ct_status {
+    guard("ct_gemm", || {
+        cpu_only(device)?;
+        let (ta, tb) = (trans_of(transa)?, trans_of(transb)?);
+        macro_rules! call {
+            ($t:ty) => {{
+                // SAFETY: the caller's promise that the scalars have type `$t`.
+                let (al, be) = unsafe {
+                    (
+                        *non_null(alpha as *const $t, "alpha")?,
+                        *non_null(beta as *const $t, "beta")?,
+                    )
+                };
+                // SAFETY: the caller's promise on the arrays; checked by the kernel.
+                unsafe {
+                    <CpuDevice as BlasGemm<$t>>::gemm(
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        al,
+                        a as *const $t,
+                        lda,
+                        b as *const $t,
+                        ldb,
+                        be,
+                        c as *mut $t,
+                        ldc,
+                    )
+                }?;
+                Ok(())
+            }};
+        }
+        match dtype_of(dtype)? {
+            DataType::Float => call!(f32),
+            DataType::Double => call!(f64),
+            DataType::ComplexFloat => call!(c32),
+            DataType::ComplexDouble => call!(c64),
+            other => Err(Fail::Err(ctensor_base::Error::UnsupportedDType {
+                op: "ct_gemm",
+                dtype: other,
+                supported: "f32, f64, c32, c64",
+            })),
+        }
+    })
+}
+
+/// `heevd` for the element type `dtype` (f32/f64: `syevd`; c32/c64: `heevd`) on
+/// `device`; `w` receives `n` values of the real type.
+///
+/// # Safety
+/// `a` valid for `lda·n` elements of `dtype`, `w` for `n` reals.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ct_heevd(
+    dtype: i32,
+    device: i32,
+    jobz: c_char,
+    uplo: c_char,
+    n: usize,
+    a: *mut c_void,
+    lda: usize,
+    w: *mut c_void,
+) -> ct_status {
+    guard("ct_heevd", || {
+        cpu_only(device)?;
+        let (j, u) = (jobz_of(jobz)?, uplo_of(uplo)?);
+        macro_rules! call {
+            ($t:ty, $r:ty) => {{
+                // SAFETY: the caller's promise on the arrays; checked by the kernel.
+                unsafe {
+                    <CpuDevice as LapackHeevd<$t>>::heevd(j, u, n, a as *mut $t, lda, w as *mut $r)
+                }?;
+                Ok(())
+            }};
+        }
+        match dtype_of(dtype)? {
+            DataType::Float => call!(f32, f32),
+            DataType::Double => call!(f64, f64),
+            DataType::ComplexFloat => call!(c32, f32),
+            DataType::ComplexDouble => call!(c64, f64),
+            other => Err(Fail::Err(ctensor_base::Error::UnsupportedDType {
+                op: "ct_heevd",
+                dtype: other,
+                supported: "f32, f64, c32, c64",
+            })),
+        }
+    })
+}

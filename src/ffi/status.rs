@@ -1,0 +1,148 @@
+//! Status codes, the thread's last error message, the version, and the guard every entry
+//! point runs its body in (null checks, panics caught, errors turned into a status).
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use ctensor_base::Error;
+
+/// The result of every `ct_*` function; `CT_OK` (0) on success, otherwise the cause,
+/// with the message in [`ct_last_error_message`].
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ct_status {
+    /// Success.
+    CT_OK = 0,
+    /// A required pointer argument was null.
+    CT_ERR_NULL = 1,
+    /// A tensor handle that is not live (freed, or never created by ctensor).
+    CT_ERR_INVALID_HANDLE = 2,
+    /// Shapes that do not fit together, an index or range out of bounds, an overflow.
+    CT_ERR_SHAPE = 3,
+    /// A data type mismatch, or an operation not defined for the data type.
+    CT_ERR_DTYPE = 4,
+    /// The device is unavailable, or operands are on different devices.
+    CT_ERR_DEVICE = 5,
+    /// A LAPACK routine reported failure (not positive definite, no convergence, ...).
+    CT_ERR_LAPACK = 6,
+    /// Any other invalid argument (a bad character code, a malformed equation, ...).
+    CT_ERR_INVALID_ARGUMENT = 7,
+    /// Memory could not be allocated.
+    CT_ERR_ALLOC = 8,
+    /// The tensor's memory is in use by a conflicting borrow.
+    CT_ERR_BORROW = 9,
+    /// A panic inside ctensor (a bug); it was caught at the border.
+    CT_ERR_PANIC = 10,
+}
+
+thread_local! {
+    static LAST: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Records `msg` as this thread's last error message.
+pub(crate) fn set_message(msg: &str) {
+    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    LAST.with(|l| *l.borrow_mut() = c);
+}
+
+/// The calling thread's last error message (empty after a success-only history). The
+/// pointer stays valid until the thread's next failing `ct_*` call.
+#[no_mangle]
+pub extern "C" fn ct_last_error_message() -> *const c_char {
+    LAST.with(|l| l.borrow().as_ptr())
+}
+
+/// The ctensor version, e.g. `"0.1.0"` (static storage).
+#[no_mangle]
+pub extern "C" fn ct_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}
+
+/// What went wrong inside an entry point.
+pub(crate) enum Fail {
+    /// A ctensor error.
+    Err(Error),
+    /// A null pointer argument, by name.
+    Null(&'static str),
+    /// A handle that is not live.
+    Handle(&'static str),
+    /// A bad argument detected at the border.
+    Arg(String),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Self {
+        Fail::Err(e)
+    }
+}
+
+fn status_of(e: &Error) -> ct_status {
+    use ct_status::*;
+    match e {
+        Error::ShapeMismatch { .. } | Error::OutOfRange { .. } | Error::Overflow { .. } => {
+            CT_ERR_SHAPE
+        }
+        Error::DTypeMismatch { .. } | Error::UnsupportedDType { .. } => CT_ERR_DTYPE,
+        Error::DeviceUnavailable { .. } => CT_ERR_DEVICE,
+        Error::Lapack { .. } => CT_ERR_LAPACK,
+        Error::Alloc { .. } => CT_ERR_ALLOC,
+        Error::BorrowConflict { .. } => CT_ERR_BORROW,
+        _ => CT_ERR_INVALID_ARGUMENT,
+    }
+}
+
+/// Runs `body` for the entry point `name`: a panic becomes `CT_ERR_PANIC`, a failure
+/// its status, and either one this thread's last message.
+pub(crate) fn guard(name: &str, body: impl FnOnce() -> Result<(), Fail>) -> ct_status {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => ct_status::CT_OK,
+        Ok(Err(f)) => {
+            let (status, msg) = match f {
+                Fail::Err(e) => (status_of(&e), e.to_string()),
+                Fail::Null(arg) => (ct_status::CT_ERR_NULL, format!("`{arg}` must not be null")),
+                Fail::Handle(arg) => (
+                    ct_status::CT_ERR_INVALID_HANDLE,
+                    format!("`{arg}` is not a live ct_tensor (freed already, or not from ctensor)"),
+                ),
+                Fail::Arg(m) => (ct_status::CT_ERR_INVALID_ARGUMENT, m),
+            };
+            set_message(&format!("{name}: {msg}"));
+            status
+        }
+        Err(p) => {
+            let what = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            set_message(&format!(
+                "{name}: internal error (panic caught at the C border): {what}"
+            ));
+            ct_status::CT_ERR_PANIC
+        }
+    }
+}
+
+/// `p` as a reference, or `Fail::Null(name)`.
+///
+/// # Safety
+/// A non-null `p` points to a valid `T` for the returned lifetime.
+pub(crate) unsafe fn non_null<'a, T>(p: *const T, name: &'static str) -> Result<&'a T, Fail> {
+    // SAFETY: the caller's promise for non-null pointers.
+    unsafe { p.as_ref() }.ok_or(Fail::Null(name))
+}
+
+/// Writes `v` through the out-pointer `p`, or `Fail::Null(name)`.
+///
+/// # Safety
+/// A non-null `p` is valid for a write of `T`.
+pub(crate) unsafe fn write_out<T>(p: *mut T, name: &'static str, v: T) -> Result<(), Fail> {
+    if p.is_null() {
+        return Err(Fail::Null(name));
+    }
+    // SAFETY: non-null and valid for writes (caller).
+    unsafe { p.write(v) };
+    Ok(())
+}

@@ -1,0 +1,139 @@
+/* A C client of ctensor's ABI: create, map a C array, matmul, eigh of a Hermitian
+ * matrix, einsum with conj_y and beta into a map over the caller's memory, the raw
+ * zgemm/zheevd kernels on plain arrays, and error handling. Exits non-zero on any
+ * mismatch. Built and run by `make test` (tests/c/run.sh). */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctensor.h"
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      fprintf(stderr, "client.c:%d: ", __LINE__);          \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fprintf(stderr, "\n");                               \
+      failures++;                                          \
+    }                                                      \
+  } while (0)
+
+#define OK(call)                                                              \
+  do {                                                                        \
+    ct_status s_ = (call);                                                    \
+    CHECK(s_ == CT_OK, "%s failed: %d %s", #call, (int)s_, ct_last_error_message()); \
+  } while (0)
+
+int main(void) {
+  printf("ctensor %s\n", ct_version());
+
+  /* A 2x3 row-major double matrix from host data, times a 3x2 Fortran-order map. */
+  double a_host[6] = {1, 2, 3, 4, 5, 6};
+  size_t a_shape[2] = {2, 3};
+  ct_tensor *a = NULL;
+  OK(ct_tensor_from_host(CT_F64, 2, a_shape, CT_ROW_MAJOR, a_host, &a));
+  double b_fortran[6] = {1, 0, 1, 0, 1, 1}; /* B(3,2) column-major: [[1,0],[0,1],[1,1]] */
+  size_t b_shape[2] = {3, 2};
+  ct_tensor *b = NULL;
+  OK(ct_tensor_map(b_fortran, CT_F64, CT_CPU, 2, b_shape, CT_COL_MAJOR, &b));
+  ct_tensor *c = NULL;
+  OK(ct_matmul(a, b, &c));
+  size_t c_shape[2] = {0, 0};
+  OK(ct_tensor_shape(c, c_shape));
+  CHECK(c_shape[0] == 2 && c_shape[1] == 2, "matmul shape %zu x %zu", c_shape[0], c_shape[1]);
+  double *cp = NULL;
+  OK(ct_tensor_data(c, (void **)&cp));
+  double want_c[4] = {4, 5, 10, 11};
+  for (int i = 0; i < 4; i++) CHECK(fabs(cp[i] - want_c[i]) < 1e-12, "C[%d] = %g, want %g", i, cp[i], want_c[i]);
+
+  /* eigh of the Hermitian [[2, 1-i], [1+i, 3]]: eigenvalues 1 and 4. */
+  double complex h[4] = {2, 1 - I, 1 + I, 3};
+  size_t h_shape[2] = {2, 2};
+  ct_tensor *ht = NULL, *w = NULL, *v = NULL;
+  OK(ct_tensor_from_host(CT_C64, 2, h_shape, CT_ROW_MAJOR, h, &ht));
+  OK(ct_eigh(ht, NULL, 0, &w, &v));
+  int32_t wdt = -1;
+  OK(ct_tensor_dtype(w, &wdt));
+  CHECK(wdt == CT_F64, "eigenvalues dtype %d", wdt);
+  double *wp = NULL;
+  OK(ct_tensor_data(w, (void **)&wp));
+  CHECK(fabs(wp[0] - 1.0) < 1e-12 && fabs(wp[1] - 4.0) < 1e-12, "eigenvalues %g %g", wp[0], wp[1]);
+  /* H v = λ v for the first column of V (row-major, like the input). */
+  double complex *vp = NULL;
+  OK(ct_tensor_data(v, (void **)&vp));
+  for (int i = 0; i < 2; i++) {
+    double complex hv = h[i * 2 + 0] * vp[0] + h[i * 2 + 1] * vp[2];
+    CHECK(cabs(hv - wp[0] * vp[i * 2]) < 1e-12, "H v != λ v at row %d", i);
+  }
+
+  /* S = alpha ψψᴴ + beta S into a Fortran-order map over the caller's 2x2 array. */
+  double complex psi[4] = {1 + I, 2, 0, 1 - I};
+  size_t psi_shape[2] = {2, 2};
+  ct_tensor *pt = NULL;
+  OK(ct_tensor_from_host(CT_C64, 2, psi_shape, CT_ROW_MAJOR, psi, &pt));
+  double complex s_mem[4] = {1, 1, 1, 1}; /* column-major, old contents */
+  ct_tensor *s = NULL;
+  OK(ct_tensor_map(s_mem, CT_C64, CT_CPU, 2, psi_shape, CT_COL_MAJOR, &s));
+  ct_einsum_options opts = ct_einsum_default_options();
+  opts.conj_y = 1;
+  opts.alpha_re = 2.0;
+  opts.beta_re = -1.0;
+  const ct_tensor *ops[2] = {pt, pt};
+  OK(ct_einsum_into("ij,kj->ik", 2, ops, &opts, s));
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 2; k++) {
+      double complex sum = 0;
+      for (int j = 0; j < 2; j++) sum += psi[i * 2 + j] * conj(psi[k * 2 + j]);
+      double complex want = 2.0 * sum - 1.0;
+      CHECK(cabs(s_mem[i + k * 2] - want) < 1e-12, "S(%d,%d) = %g%+gi, want %g%+gi", i, k,
+            creal(s_mem[i + k * 2]), cimag(s_mem[i + k * 2]), creal(want), cimag(want));
+    }
+
+  /* The raw kernels on plain arrays: zgemm and zheevd. */
+  ct_c64 one = {1, 0}, zero = {0, 0};
+  double complex zc[4];
+  OK(ct_zgemm('N', 'C', 2, 2, 2, &one, (const ct_c64 *)h, 2, (const ct_c64 *)h, 2, &zero, (ct_c64 *)zc, 2));
+  double complex hcopy[4];
+  memcpy(hcopy, h, sizeof h);
+  double wk[2];
+  OK(ct_zheevd('V', 'L', 2, (ct_c64 *)hcopy, 2, wk));
+  CHECK(fabs(wk[0] - 1.0) < 1e-12 && fabs(wk[1] - 4.0) < 1e-12, "zheevd %g %g", wk[0], wk[1]);
+  double one_d = 1.0, zero_d = 0.0, x[2] = {1, 2}, y[1];
+  OK(ct_gemm(CT_F64, CT_CPU, 'T', 'N', 1, 1, 2, &one_d, x, 2, x, 2, &zero_d, y, 1));
+  CHECK(fabs(y[0] - 5.0) < 1e-12, "ct_gemm dot %g", y[0]);
+
+  /* Errors: a status and a message, never a crash. */
+  ct_tensor *bad = NULL;
+  ct_status st = ct_matmul(a, a, &bad); /* 2x3 times 2x3 */
+  CHECK(st == CT_ERR_SHAPE, "shape error status %d", (int)st);
+  CHECK(strstr(ct_last_error_message(), "ct_matmul") != NULL, "message: %s", ct_last_error_message());
+  st = ct_tensor_zeros(42, CT_CPU, 2, a_shape, &bad);
+  CHECK(st == CT_ERR_INVALID_ARGUMENT, "bad dtype status %d", (int)st);
+  st = ct_tensor_zeros(CT_F64, CT_CPU, 2, NULL, &bad);
+  CHECK(st == CT_ERR_NULL, "null shape status %d", (int)st);
+  st = ct_tensor_zeros(CT_F64, CT_GPU, 2, a_shape, &bad);
+  CHECK(st == CT_ERR_DEVICE, "gpu status %d: %s", (int)st, ct_last_error_message());
+  st = ct_zgemm('X', 'N', 2, 2, 2, &one, (const ct_c64 *)h, 2, (const ct_c64 *)h, 2, &zero, (ct_c64 *)zc, 2);
+  CHECK(st == CT_ERR_INVALID_ARGUMENT, "bad trans status %d", (int)st);
+  double complex neg[4] = {-1, 0, 0, 1};
+  ct_tensor *nt = NULL, *chol = NULL;
+  OK(ct_tensor_from_host(CT_C64, 2, h_shape, CT_ROW_MAJOR, neg, &nt));
+  st = ct_cholesky(nt, 'L', &chol);
+  CHECK(st == CT_ERR_LAPACK, "cholesky of an indefinite matrix: %d", (int)st);
+  CHECK(strstr(ct_last_error_message(), "not positive definite") != NULL, "message: %s", ct_last_error_message());
+
+  ct_tensor *all[] = {a, b, c, ht, w, v, pt, s, nt};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(ct_tensor_free(all[i]));
+  st = ct_tensor_free(a); /* double free is detected */
+  CHECK(st == CT_ERR_INVALID_HANDLE, "double free status %d", (int)st);
+
+  if (failures) {
+    fprintf(stderr, "client.c: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("client.c: all checks passed\n");
+  return 0;
+}

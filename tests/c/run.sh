@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the static library, compiles and runs the C, C++ and Fortran clients against
+# it, and runs the C client under valgrind when valgrind is installed. Called by
+# `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo build --release --lib --quiet
+LIB=target/release/libctensor.a
+LIBS="$(pkg-config --libs openblas) -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
+OUT=target/c-tests
+mkdir -p "$OUT"
+cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/client.c "$LIB" $LIBS -o "$OUT/client"
+"$OUT/client"
+c++ -std=c++17 -Wall -Wextra -Werror -Iinclude tests/c/client.cpp "$LIB" $LIBS -o "$OUT/client_cpp"
+"$OUT/client_cpp"
+gfortran -std=f2008 -Wall -Werror -J "$OUT" tests/c/client.f90 "$LIB" $LIBS -o "$OUT/client_f90"
+"$OUT/client_f90"
+if command -v valgrind >/dev/null 2>&1; then
+  # OpenBLAS's thread pool keeps memory for the life of the process ("still
+  # reachable"); only errors and definite leaks fail the run.
+  OPENBLAS_NUM_THREADS=1 valgrind --quiet --error-exitcode=1 --leak-check=full --show-possibly-lost=no \
+    --errors-for-leak-kinds=definite "$OUT/client" >/dev/null
+  echo "valgrind: no errors, no definite leaks"
+else
+  echo "SKIP: valgrind is not installed"
+fi
