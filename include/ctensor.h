@@ -120,6 +120,16 @@ typedef struct ct_eig_range {
 extern "C" {
 #endif // __cplusplus
 
+// Writes 1 to `out` when `device` can hold tensors here, 0 otherwise (then
+// `ct_last_error_message` is not changed; `ct_tensor_zeros` on it reports why).
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_device_available(int32_t device, int32_t *out);
+
+// Sets the threads of OpenBLAS and of ctensor's own pool together (at least 1).
+enum ct_status ct_set_num_threads(size_t n);
+
 // `C := alpha · op(A) · op(B) + beta · C` in double precision (`dgemm`).
 //
 // # Safety

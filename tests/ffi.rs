@@ -614,3 +614,35 @@ fn raw_kernels_report_bad_characters_sizes_nulls_and_dtypes() {
         assert_eq!(w, [2.0, 3.0]);
     }
 }
+
+#[test]
+fn devices_report_availability_and_thread_counts_are_checked() {
+    use ctensor::ffi::devices::*;
+    let mut ok = -1;
+    // SAFETY: valid out-pointer, or deliberately null.
+    unsafe {
+        assert_eq!(ct_device_available(0, &mut ok), CT_OK);
+        assert_eq!(ok, 1);
+        assert_eq!(ct_device_available(1, &mut ok), CT_OK);
+        assert_eq!(ok, 0, "no GPU backend in this build");
+        expect(
+            ct_device_available(3, &mut ok),
+            CT_ERR_INVALID_ARGUMENT,
+            "ct_device_available",
+            "device code 3",
+        );
+        expect(
+            ct_device_available(0, null_mut()),
+            CT_ERR_NULL,
+            "ct_device_available",
+            "`out`",
+        );
+    }
+    expect(
+        ct_set_num_threads(0),
+        CT_ERR_INVALID_ARGUMENT,
+        "ct_set_num_threads",
+        "at least 1",
+    );
+    assert_eq!(ct_set_num_threads(2), CT_OK);
+}

@@ -5,9 +5,10 @@
 //! its results through out-pointers; on failure [`ct_last_error_message`]
 //! (status::ct_last_error_message) gives the calling thread's message. Null pointers
 //! and dead handles are reported, and no panic unwinds into C: each entry point runs
-//! inside `catch_unwind`. One file per topic: [`status`], [`tensor`], [`ops`],
-//! [`kernels`].
+//! inside `catch_unwind`. One file per topic: [`status`], [`tensor`] (lifetime, views,
+//! copies, queries), [`ops`], [`kernels`], [`devices`].
 
+pub mod devices;
 pub mod kernels;
 pub mod ops;
 pub mod status;

@@ -1,0 +1,27 @@
+//! Devices: which ones this build and machine can use, and ctensor's thread count.
+
+use super::status::{ct_status, guard, write_out, Fail};
+use super::tensor::device_of;
+
+/// Writes 1 to `out` when `device` can hold tensors here, 0 otherwise (then
+/// `ct_last_error_message` is not changed; `ct_tensor_zeros` on it reports why).
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_device_available(device: i32, out: *mut i32) -> ct_status {
+    guard("ct_device_available", || {
+        let d = device_of(device)?;
+        let ok = ctensor_aten::Tensor::zeros(ctensor_aten::DataType::Float, d, &[1]).is_ok();
+        // SAFETY: the caller's promise on `out`.
+        unsafe { write_out(out, "out", ok as i32) }
+    })
+}
+
+/// Sets the threads of OpenBLAS and of ctensor's own pool together (at least 1).
+#[no_mangle]
+pub extern "C" fn ct_set_num_threads(n: usize) -> ct_status {
+    guard("ct_set_num_threads", || {
+        ctensor_aten::set_num_threads(n).map_err(Fail::from)
+    })
+}
