@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --lib --quiet
-LIB=target/release/libctensor.a
+TARGET="${CARGO_TARGET_DIR:-target}"
+LIB="$TARGET/release/libctensor.a"
 LIBS="$(pkg-config --libs openblas) -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
-OUT=target/c-tests
+OUT="$TARGET/c-tests"
 mkdir -p "$OUT"
 cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/client.c "$LIB" $LIBS -o "$OUT/client"
 "$OUT/client"
