@@ -433,23 +433,31 @@ pub unsafe extern "C" fn ct_tensor_ndim(t: *const ct_tensor, out: *mut usize) ->
     })
 }
 
+/// Copies `v` to `out` (nothing to write, and `out` unread, when `v` is empty).
+///
+/// # Safety
+/// A non-null `out` is valid for writes of `v.len()` entries.
+unsafe fn write_list(v: &[usize], out: *mut usize) -> Result<(), Fail> {
+    if v.is_empty() {
+        return Ok(());
+    }
+    if out.is_null() {
+        return Err(Fail::Null("out"));
+    }
+    // SAFETY: the caller's promise: room for `v.len()` entries.
+    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), out, v.len()) };
+    Ok(())
+}
+
 /// Writes the `ndim` sizes into `out` (which holds at least `ct_tensor_ndim` entries).
 ///
 /// # Safety
 /// `out` is valid for writes of `ndim` entries.
 #[no_mangle]
 pub unsafe extern "C" fn ct_tensor_shape(t: *const ct_tensor, out: *mut usize) -> ct_status {
-    guard("ct_tensor_shape", || {
-        let d = handle(t, "t")?.dims();
-        if d.is_empty() {
-            return Ok(());
-        }
-        if out.is_null() {
-            return Err(Fail::Null("out"));
-        }
-        // SAFETY: the caller's promise: room for ndim entries.
-        unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), out, d.len()) };
-        Ok(())
+    // SAFETY: the caller's promise on `out`.
+    guard("ct_tensor_shape", || unsafe {
+        write_list(handle(t, "t")?.dims(), out)
     })
 }
 
@@ -459,17 +467,9 @@ pub unsafe extern "C" fn ct_tensor_shape(t: *const ct_tensor, out: *mut usize) -
 /// `out` is valid for writes of `ndim` entries.
 #[no_mangle]
 pub unsafe extern "C" fn ct_tensor_strides(t: *const ct_tensor, out: *mut usize) -> ct_status {
-    guard("ct_tensor_strides", || {
-        let s = handle(t, "t")?.strides();
-        if s.is_empty() {
-            return Ok(());
-        }
-        if out.is_null() {
-            return Err(Fail::Null("out"));
-        }
-        // SAFETY: the caller's promise: room for ndim entries.
-        unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), out, s.len()) };
-        Ok(())
+    // SAFETY: the caller's promise on `out`.
+    guard("ct_tensor_strides", || unsafe {
+        write_list(handle(t, "t")?.strides(), out)
     })
 }
 
