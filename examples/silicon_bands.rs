@@ -342,8 +342,15 @@ impl Model {
             .mul_scalar(self.kin)?
             .cast(DataType::ComplexDouble)?;
         let diag = einsum("i->ii", &[&kin], &EinsumOptions::default())?; // the kinetic diagonal
-        let h = v.add(&diag)?;
-        Ok(h.cast(self.dtype)?.to_device(self.device)?)
+        let mut h = v.add(&diag)?;
+        // Convert only what differs: each conversion is a full copy of H.
+        if self.dtype != h.dtype() {
+            h = h.cast(self.dtype)?;
+        }
+        if self.device != h.device() {
+            h = h.to_device(self.device)?;
+        }
+        Ok(h)
     }
 
     /// The lowest `nb` eigenvalues at `k`, in eV (not yet shifted).

@@ -206,15 +206,8 @@ fn eigh_impl(
     };
     let wt = Tensor::from_vec(w[lo..hi].to_vec(), &[hi - lo])?.cast(real)?;
     let v = match v {
-        Some(v) if vectors => {
-            let v = if backend == EigBackend::LapackEvr {
-                v
-            } else {
-                v.narrow(1, lo, hi - lo)?
-            };
-            let v = v.copy_in_order(Order::ColMajor)?;
-            Some(in_order_of(v, a)?)
-        }
+        // Whole columns of a column-major matrix stay column-major: no copy to select.
+        Some(v) if vectors => Some(in_order_of(v.narrow(1, lo, hi - lo)?, a)?),
         _ => None,
     };
     Ok((wt.to_device(a.device())?, v))
@@ -371,8 +364,8 @@ pub fn eigh_generalized(
     })?;
     let (lo, hi) = select(op, &w, range)?;
     let wt = Tensor::from_vec(w[lo..hi].to_vec(), &[hi - lo])?.cast(a.dtype().real_type())?;
-    let v = av.narrow(1, lo, hi - lo)?.copy_in_order(Order::ColMajor)?;
-    Ok((wt, in_order_of(v, a)?))
+    // Whole columns of the column-major result stay column-major: no copy to select.
+    Ok((wt, in_order_of(av.narrow(1, lo, hi - lo)?, a)?))
 }
 
 /// The Cholesky factor of the Hermitian positive definite `a`: `L` with `A = L Lᴴ`

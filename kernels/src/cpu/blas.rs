@@ -390,11 +390,11 @@ fn plan_gemv<T: Scalar>(
     })
 }
 
-impl GemvPlan {
-    /// One product, after the pointers were checked against `spans`.
-    ///
-    /// # Safety
-    /// `a`, `x`, `y` are valid for `spans` and `y` overlaps neither input.
+impl Product for GemvPlan {
+    fn spans(&self) -> [usize; 3] {
+        self.spans
+    }
+
     unsafe fn run<T: Cblas>(&self, alpha: T, a: *const T, x: *const T, beta: T, y: *mut T) {
         if self.ly == 0 {
             return;
@@ -488,27 +488,70 @@ impl<T: Cblas> BlasGemvBatched<T> for CpuDevice {
             &[a.len(), x.len(), y.len()],
         )?;
         let p = plan_gemv::<T>(op, trans, m, n, lda, incx, incy)?;
-        for b in 0..a.len() {
-            check::non_null(op, &format!("a[{b}]"), a[b], p.spans[0])?;
-            check::non_null(op, &format!("x[{b}]"), x[b], p.spans[1])?;
-            check::non_null(op, &format!("y[{b}]"), y[b], p.spans[2])?;
-        }
-        for b in 0..a.len() {
-            // SAFETY: arguments checked; the caller vouches for every triple.
-            unsafe { p.run(alpha, a[b], x[b], beta, y[b]) };
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { pointer_batch(op, ["a", "x", "y"], &p, alpha, a, x, beta, y) }
     }
 }
 
-/// The three operands of a strided batch (`batch > 0`): the last entry
-/// (`(batch-1)·stride + span`) must be addressable and a non-empty operand non-null.
-fn check_batch<T>(
+/// One checked matrix product (a gemv or a gemm plan), run on pointers that were
+/// checked against its spans; the batched forms of both share the loops below.
+trait Product {
+    /// Elements spanned by the two inputs and the output.
+    fn spans(&self) -> [usize; 3];
+
+    /// The product on one set of operands.
+    ///
+    /// # Safety
+    /// The pointers are valid for `spans()` and the output overlaps neither input.
+    unsafe fn run<T: Cblas>(&self, alpha: T, a: *const T, b: *const T, beta: T, c: *mut T);
+}
+
+/// A batch given by three pointer arrays of one length (`names` for the messages).
+///
+/// # Safety
+/// Every triple satisfies the contract of [`Product::run`]; no output overlaps another.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pointer_batch<T: Cblas, P: Product>(
     op: &'static str,
-    batch: usize,
-    operands: [(&str, *const T, usize, usize); 3],
+    names: [&str; 3],
+    p: &P,
+    alpha: T,
+    a: &[*const T],
+    b: &[*const T],
+    beta: T,
+    c: &[*mut T],
 ) -> Result<()> {
-    for (name, ptr, stride, span) in operands {
+    let [sa, sb, sc] = p.spans();
+    for i in 0..a.len() {
+        check::non_null(op, &format!("{}[{i}]", names[0]), a[i], sa)?;
+        check::non_null(op, &format!("{}[{i}]", names[1]), b[i], sb)?;
+        check::non_null(op, &format!("{}[{i}]", names[2]), c[i], sc)?;
+    }
+    for i in 0..a.len() {
+        // SAFETY: arguments checked; the caller vouches for every triple.
+        unsafe { p.run(alpha, a[i], b[i], beta, c[i]) };
+    }
+    Ok(())
+}
+
+/// A batch laid out with constant strides: `(name, pointer, stride)` per operand. The
+/// last entry of each (`(batch-1)·stride + span`) must be addressable and a non-empty
+/// operand non-null.
+///
+/// # Safety
+/// Every entry satisfies the contract of [`Product::run`]; no output overlaps another.
+unsafe fn strided_batch<T: Cblas, P: Product>(
+    op: &'static str,
+    p: &P,
+    alpha: T,
+    operands: [(&str, *const T, usize); 3],
+    beta: T,
+    batch: usize,
+) -> Result<()> {
+    if batch == 0 {
+        return Ok(());
+    }
+    for ((name, ptr, stride), span) in operands.into_iter().zip(p.spans()) {
         (batch - 1)
             .checked_mul(stride)
             .and_then(|v| v.checked_add(span))
@@ -520,6 +563,19 @@ fn check_batch<T>(
                 ),
             })?;
         check::non_null(op, name, ptr, span)?;
+    }
+    let [(_, a, sa), (_, b, sb), (_, c, sc)] = operands;
+    for i in 0..batch {
+        // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
+        unsafe {
+            p.run(
+                alpha,
+                a.wrapping_add(i * sa),
+                b.wrapping_add(i * sb),
+                beta,
+                (c as *mut T).wrapping_add(i * sc),
+            )
+        };
     }
     Ok(())
 }
@@ -544,31 +600,13 @@ impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
     ) -> Result<()> {
         let op = "gemv_batched_strided";
         let p = plan_gemv::<T>(op, trans, m, n, lda, incx, incy)?;
-        if batch == 0 {
-            return Ok(());
-        }
-        check_batch(
-            op,
-            batch,
-            [
-                ("a", a, stride_a, p.spans[0]),
-                ("x", x, stride_x, p.spans[1]),
-                ("y", y as *const T, stride_y, p.spans[2]),
-            ],
-        )?;
-        for b in 0..batch {
-            // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
-            unsafe {
-                p.run(
-                    alpha,
-                    a.wrapping_add(b * stride_a),
-                    x.wrapping_add(b * stride_x),
-                    beta,
-                    y.wrapping_add(b * stride_y),
-                )
-            };
-        }
-        Ok(())
+        let operands = [
+            ("a", a, stride_a),
+            ("x", x, stride_x),
+            ("y", y as *const T, stride_y),
+        ];
+        // SAFETY: forwarded contract.
+        unsafe { strided_batch(op, &p, alpha, operands, beta, batch) }
     }
 }
 
@@ -621,11 +659,11 @@ pub(crate) fn plan_gemm<T: Scalar>(
     })
 }
 
-impl GemmPlan {
-    /// One product, after the pointers were checked against `spans`.
-    ///
-    /// # Safety
-    /// `a`, `b`, `c` are valid for `spans` and `c` overlaps neither input.
+impl Product for GemmPlan {
+    fn spans(&self) -> [usize; 3] {
+        self.spans
+    }
+
     unsafe fn run<T: Cblas>(&self, alpha: T, a: *const T, b: *const T, beta: T, c: *mut T) {
         if self.m == 0 || self.n == 0 {
             return;
@@ -712,16 +750,8 @@ impl<T: Cblas> BlasGemmBatched<T> for CpuDevice {
             &[a.len(), b.len(), c.len()],
         )?;
         let p = plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
-        for i in 0..a.len() {
-            check::non_null(op, &format!("a[{i}]"), a[i], p.spans[0])?;
-            check::non_null(op, &format!("b[{i}]"), b[i], p.spans[1])?;
-            check::non_null(op, &format!("c[{i}]"), c[i], p.spans[2])?;
-        }
-        for i in 0..a.len() {
-            // SAFETY: arguments checked; the caller vouches for every triple.
-            unsafe { p.run(alpha, a[i], b[i], beta, c[i]) };
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { pointer_batch(op, ["a", "b", "c"], &p, alpha, a, b, beta, c) }
     }
 }
 
@@ -747,31 +777,13 @@ impl<T: Cblas> BlasGemmBatchedStrided<T> for CpuDevice {
     ) -> Result<()> {
         let op = "gemm_batched_strided";
         let p = plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
-        if batch == 0 {
-            return Ok(());
-        }
-        check_batch(
-            op,
-            batch,
-            [
-                ("a", a, stride_a, p.spans[0]),
-                ("b", b, stride_b, p.spans[1]),
-                ("c", c as *const T, stride_c, p.spans[2]),
-            ],
-        )?;
-        for i in 0..batch {
-            // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
-            unsafe {
-                p.run(
-                    alpha,
-                    a.wrapping_add(i * stride_a),
-                    b.wrapping_add(i * stride_b),
-                    beta,
-                    c.wrapping_add(i * stride_c),
-                )
-            };
-        }
-        Ok(())
+        let operands = [
+            ("a", a, stride_a),
+            ("b", b, stride_b),
+            ("c", c as *const T, stride_c),
+        ];
+        // SAFETY: forwarded contract.
+        unsafe { strided_batch(op, &p, alpha, operands, beta, batch) }
     }
 }
 

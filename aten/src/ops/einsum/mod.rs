@@ -343,7 +343,8 @@ impl Plan {
             k,
         };
         // Straight into `out` when it has no repeated labels and no shared memory.
-        if let Some(o) = out {
+        let mut out = out;
+        if let Some(o) = out.as_deref_mut() {
             let direct = uniq_out.len() == self.output.len()
                 && !operands.iter().any(|x| x.shares_memory_with(o));
             if direct {
@@ -352,15 +353,12 @@ impl Plan {
                     return Ok(c);
                 }
             }
-            let c = gemm.fresh_output()?;
-            gemm.run(&c, opts, opts.alpha, c64::new(0.0, 0.0))?;
-            let res = gemm.to_output_order(&c, &uniq_out)?;
-            return self.finish(res, &uniq_out, opts, true, Some(o));
         }
+        // Otherwise into a temporary (alpha applied), then placed and added into `out`.
         let c = gemm.fresh_output()?;
         gemm.run(&c, opts, opts.alpha, c64::new(0.0, 0.0))?;
         let res = gemm.to_output_order(&c, &uniq_out)?;
-        self.finish(res, &uniq_out, opts, true, None)
+        self.finish(res, &uniq_out, opts, true, out)
     }
 
     /// `res` holds the result over the distinct output labels `uniq`; place it (on a
