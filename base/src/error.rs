@@ -104,6 +104,27 @@ pub enum Error {
         /// Why it cannot be used.
         reason: String,
     },
+    /// The operands of one operation live on different devices.
+    #[error("{op}: device mismatch: expected every operand on {expected}, got one on {got}")]
+    DeviceMismatch {
+        /// The operation that failed.
+        op: &'static str,
+        /// The device of the first operand.
+        expected: DeviceType,
+        /// The device of the operand that differs.
+        got: DeviceType,
+    },
+    /// A call into the CUDA driver, cuBLAS, cuSOLVER or NVRTC failed.
+    #[error("{library}: {call} failed: {detail}")]
+    Cuda {
+        /// The library: `CUDA driver`, `cuBLAS`, `cuSOLVER` or `NVRTC`.
+        library: &'static str,
+        /// The function called (or the kernel launched).
+        call: String,
+        /// The library's own error name (e.g. `CUDA_ERROR_OUT_OF_MEMORY`), and for NVRTC
+        /// the compiler log.
+        detail: String,
+    },
 
     // ---- einsum ------------------------------------------------------------------
     /// A malformed einsum equation, with the byte position of the problem.
@@ -183,6 +204,15 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "narrow: dimension 3 is out of range: expected 0..2"
+        );
+        let e = Error::DeviceMismatch {
+            op: "add",
+            expected: DeviceType::Cpu,
+            got: DeviceType::Gpu,
+        };
+        assert_eq!(
+            e.to_string(),
+            "add: device mismatch: expected every operand on cpu, got one on gpu"
         );
     }
 }

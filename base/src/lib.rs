@@ -21,6 +21,7 @@ pub mod cast;
 pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod gpu;
 
 pub use cast::CastFrom;
 pub use device::{CpuDevice, Device, DeviceType, GpuDevice};

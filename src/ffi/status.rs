@@ -23,7 +23,7 @@ pub enum ct_status {
     CT_ERR_SHAPE = 3,
     /// A data type mismatch, or an operation not defined for the data type.
     CT_ERR_DTYPE = 4,
-    /// The device is unavailable, or operands are on different devices.
+    /// The device is unavailable, operands are on different devices, or a CUDA call failed.
     CT_ERR_DEVICE = 5,
     /// A LAPACK routine reported failure (not positive definite, no convergence, ...).
     CT_ERR_LAPACK = 6,
@@ -85,7 +85,9 @@ fn status_of(e: &Error) -> ct_status {
             CT_ERR_SHAPE
         }
         Error::DTypeMismatch { .. } | Error::UnsupportedDType { .. } => CT_ERR_DTYPE,
-        Error::DeviceUnavailable { .. } => CT_ERR_DEVICE,
+        Error::DeviceUnavailable { .. } | Error::DeviceMismatch { .. } | Error::Cuda { .. } => {
+            CT_ERR_DEVICE
+        }
         Error::Lapack { .. } => CT_ERR_LAPACK,
         Error::Alloc { .. } => CT_ERR_ALLOC,
         Error::BorrowConflict { .. } => CT_ERR_BORROW,

@@ -1,23 +1,58 @@
-//! Device memory on the GPU. The GPU backend is not part of this build yet: every request
-//! is answered with [`Error::DeviceUnavailable`], never a silent no-op.
+//! Device memory on the GPU, through the runtime in [`crate::gpu`]. In a build without
+//! the `cuda` feature, or on a machine without a usable GPU, every request is answered
+//! with [`Error::DeviceUnavailable`], never a silent no-op.
 
 use std::ptr::NonNull;
 
-use crate::device::DeviceType;
+use super::cpu::CPU_ALIGN;
 use crate::error::{Error, Result};
 
-/// The error every GPU path returns in a build without the GPU backend.
+/// The error every GPU path returns when the GPU cannot be used, with the reason.
 pub fn gpu_unavailable() -> Error {
-    Error::DeviceUnavailable {
-        device: DeviceType::Gpu,
-        reason: "this build of ctensor has no GPU backend; use DeviceType::Cpu".to_string(),
+    crate::gpu::unavailable(
+        crate::gpu::unavailable_reason().unwrap_or_else(|| "the GPU backend is not usable".into()),
+    )
+}
+
+/// A dangling, aligned, non-null pointer: the address of every zero-byte allocation.
+fn dangling() -> NonNull<u8> {
+    NonNull::new(CPU_ALIGN as *mut u8).expect("CPU_ALIGN is not zero")
+}
+
+#[cfg(feature = "cuda")]
+pub(super) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
+    if bytes == 0 {
+        // Still fail when there is no GPU: a zero-size GPU tensor should not appear to
+        // work on a machine where no other one can.
+        crate::gpu::context()?;
+        return Ok(dangling());
+    }
+    let ptr = crate::gpu::memory_alloc_zeroed(bytes)?;
+    NonNull::new(ptr as *mut u8).ok_or_else(|| Error::Alloc {
+        device: crate::DeviceType::Gpu,
+        bytes,
+        align: 256,
+        reason: "the driver returned a null device pointer".into(),
+    })
+}
+
+/// # Safety
+/// `ptr` and `bytes` are what `alloc_zeroed` returned and gave; freed once.
+#[cfg(feature = "cuda")]
+pub(super) unsafe fn dealloc(ptr: NonNull<u8>, bytes: usize) {
+    if bytes > 0 {
+        // SAFETY: the caller's contract.
+        unsafe { crate::gpu::memory_free(ptr.as_ptr() as u64) };
     }
 }
 
+#[cfg(not(feature = "cuda"))]
 pub(super) fn alloc_zeroed(_bytes: usize) -> Result<NonNull<u8>> {
+    let _ = dangling;
     Err(gpu_unavailable())
 }
 
 /// # Safety
 /// Never called: no GPU allocation can be made in this build.
+#[cfg(not(feature = "cuda"))]
 pub(super) unsafe fn dealloc(_ptr: NonNull<u8>, _bytes: usize) {}

@@ -1,0 +1,405 @@
+//! The process-wide GPU context: one per device ordinal, created on first use, with its
+//! stream, its cuBLAS and cuSOLVER handles, and the custom kernels compiled for it.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use cudarc::cublas::sys as cublas;
+use cudarc::cusolver::sys as cusolver;
+use cudarc::driver::result as drv;
+use cudarc::driver::sys;
+use cudarc::nvrtc::result as nvrtc;
+
+use super::memory::Staging;
+use super::{unavailable, DEVICE_ENV};
+use crate::error::{Error, Result};
+
+/// A CUDA C source of custom kernels, compiled by NVRTC the first time one of its
+/// kernels is launched and cached per context.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelSource {
+    /// A short name, unique among the sources (e.g. `elementwise`); it names the
+    /// program in compiler messages.
+    pub name: &'static str,
+    /// The CUDA C source text. It includes no headers, so it compiles with NVRTC alone.
+    pub code: &'static str,
+}
+
+impl KernelSource {
+    /// Compiles the source to PTX with NVRTC for `arch` (e.g. `compute_90`; NVRTC's
+    /// default when `None`). Needs only the NVRTC library, no driver and no GPU.
+    ///
+    /// Errors: [`Error::DeviceUnavailable`] when `libnvrtc` cannot be loaded;
+    /// [`Error::Cuda`] with the compiler's log when the source does not compile.
+    pub fn compile(&self, arch: Option<&str>) -> Result<String> {
+        // SAFETY: only loads the library to see whether it is there.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(unavailable(
+                "the NVRTC library (libnvrtc.so) was not found: install the CUDA toolkit \
+                 or add its lib directory to LD_LIBRARY_PATH"
+                    .into(),
+            ));
+        }
+        let nvrtc_err = |call: &str, e: nvrtc::NvrtcError| Error::Cuda {
+            library: "NVRTC",
+            call: format!("{call} ({})", self.name),
+            detail: format!("{:?}", e.0),
+        };
+        let code = CString::new(self.code).map_err(|_| Error::InvalidArgument {
+            op: "nvrtc",
+            expected: "a kernel source without NUL bytes".into(),
+            given: format!("source `{}` with a NUL byte", self.name),
+        })?;
+        let name = CString::new(format!("{}.cu", self.name)).unwrap_or_default();
+        let mut options = vec!["--std=c++17".to_string(), "--fmad=false".to_string()];
+        if let Some(arch) = arch {
+            options.push(format!("--gpu-architecture={arch}"));
+        }
+        catch_unwind(AssertUnwindSafe(|| {
+            let prog = nvrtc::create_program(&code, Some(&name))
+                .map_err(|e| nvrtc_err("nvrtcCreateProgram", e))?;
+            // SAFETY: `prog` was just created and is destroyed once, below.
+            let compiled = unsafe { nvrtc::compile_program(prog, &options) };
+            // SAFETY: as above; the log and PTX are copied out before the program goes.
+            let out = unsafe {
+                match compiled {
+                    Ok(()) => nvrtc::get_ptx(prog)
+                        .map(|p| c_chars_to_string(&p))
+                        .map_err(|e| nvrtc_err("nvrtcGetPTX", e)),
+                    Err(e) => {
+                        let log = nvrtc::get_program_log(prog)
+                            .map(|l| c_chars_to_string(&l))
+                            .unwrap_or_default();
+                        Err(Error::Cuda {
+                            library: "NVRTC",
+                            call: format!("nvrtcCompileProgram ({}.cu)", self.name),
+                            detail: format!("{:?}:\n{log}", e.0),
+                        })
+                    }
+                }
+            };
+            // SAFETY: `prog` is live and not used after this.
+            let _ = unsafe { nvrtc::destroy_program(prog) };
+            out
+        }))
+        .unwrap_or_else(|_| {
+            Err(unavailable(
+                "the NVRTC library lacks a function ctensor needs (too old?)".into(),
+            ))
+        })
+    }
+}
+
+fn c_chars_to_string(v: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = v.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The error for a failed driver call.
+pub(crate) fn driver_err(call: &str) -> impl FnOnce(drv::DriverError) -> Error + '_ {
+    move |e| Error::Cuda {
+        library: "CUDA driver",
+        call: call.to_string(),
+        detail: format!("{:?}", e.0),
+    }
+}
+
+/// Raw handles are plain pointers owned by the context; the mutexes around them decide
+/// who uses them.
+struct Handle<H>(H);
+// SAFETY: cuBLAS/cuSOLVER handles and CUDA modules may be used from any thread as long
+// as one thread at a time does (the mutex that holds them sees to that).
+unsafe impl<H> Send for Handle<H> {}
+
+/// One GPU: its context, its stream and what is created on it lazily.
+pub struct GpuContext {
+    ordinal: usize,
+    name: String,
+    compute_capability: (i32, i32),
+    cu_ctx: sys::CUcontext,
+    stream: sys::CUstream,
+    pools: bool,
+    pub(super) staging: Mutex<Option<Staging>>,
+    functions: Mutex<HashMap<(&'static str, String), Handle<sys::CUfunction>>>,
+    modules: Mutex<HashMap<&'static str, Handle<sys::CUmodule>>>,
+    cublas: Mutex<Option<Handle<cublas::cublasHandle_t>>>,
+    cusolver: Mutex<Option<Handle<cusolver::cusolverDnHandle_t>>>,
+}
+
+// SAFETY: the context and stream handles are process-wide driver objects usable from any
+// thread once the context is made current there (`bind`); the mutable state sits behind
+// mutexes.
+unsafe impl Send for GpuContext {}
+// SAFETY: see `Send`.
+unsafe impl Sync for GpuContext {}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuContext")
+            .field("ordinal", &self.ordinal)
+            .field("name", &self.name)
+            .field("compute_capability", &self.compute_capability)
+            .finish()
+    }
+}
+
+/// The context of the selected GPU (`CTENSOR_GPU_DEVICE`, default 0), created on the
+/// first call. Every later call returns the same context, or the same reason it could
+/// not be created.
+pub fn context() -> Result<&'static GpuContext> {
+    static SELECTED: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
+    let ordinal = SELECTED.get_or_init(|| match std::env::var(DEVICE_ENV) {
+        Err(_) => Ok(0),
+        Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+            format!("{DEVICE_ENV}={v:?} is not a device ordinal (expected 0, 1, ...)")
+        }),
+    });
+    match ordinal {
+        Ok(o) => GpuContext::for_ordinal(*o),
+        Err(reason) => Err(unavailable(reason.clone())),
+    }
+}
+
+impl GpuContext {
+    /// The context of device `ordinal`, created on first use and kept for the life of
+    /// the process.
+    pub fn for_ordinal(ordinal: usize) -> Result<&'static GpuContext> {
+        type Registry = HashMap<usize, std::result::Result<&'static GpuContext, String>>;
+        static CONTEXTS: OnceLock<Mutex<Registry>> = OnceLock::new();
+        let mut map = lock(CONTEXTS.get_or_init(Default::default));
+        let entry = map.entry(ordinal).or_insert_with(|| {
+            catch_unwind(|| GpuContext::create(ordinal))
+                .unwrap_or_else(|_| {
+                    Err("the CUDA driver library lacks a function ctensor needs".into())
+                })
+                .map(|c| &*Box::leak(Box::new(c)))
+        });
+        entry.clone().map_err(unavailable)
+    }
+
+    fn create(ordinal: usize) -> std::result::Result<GpuContext, String> {
+        // SAFETY: only loads the library to see whether it is there.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(
+                "the CUDA driver library (libcuda.so) was not found: no NVIDIA \
+                        driver is installed, or its directory is not on LD_LIBRARY_PATH"
+                    .into(),
+            );
+        }
+        let why = |call: &str, e: drv::DriverError| format!("{call} failed: {:?}", e.0);
+        drv::init().map_err(|e| why("cuInit", e))?;
+        let count = drv::device::get_count().map_err(|e| why("cuDeviceGetCount", e))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(format!(
+                "device {ordinal} was asked for ({DEVICE_ENV}) but the driver sees {count} device(s)"
+            ));
+        }
+        let dev = drv::device::get(ordinal as i32).map_err(|e| why("cuDeviceGet", e))?;
+        let name = drv::device::get_name(dev).unwrap_or_default();
+        let attr = |a| {
+            // SAFETY: `dev` came from `device::get`.
+            unsafe { drv::device::get_attribute(dev, a) }
+        };
+        use sys::CUdevice_attribute as A;
+        let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).unwrap_or(0);
+        let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).unwrap_or(0);
+        let pools = attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED).unwrap_or(0) != 0;
+        // SAFETY: `dev` came from `device::get`; the primary context is retained for the
+        // life of the process (never released).
+        let cu_ctx = unsafe { drv::primary_ctx::retain(dev) }
+            .map_err(|e| why("cuDevicePrimaryCtxRetain", e))?;
+        // SAFETY: `cu_ctx` is a live context.
+        unsafe { drv::ctx::set_current(cu_ctx) }.map_err(|e| why("cuCtxSetCurrent", e))?;
+        let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking)
+            .map_err(|e| why("cuStreamCreate", e))?;
+        Ok(GpuContext {
+            ordinal,
+            name,
+            compute_capability: (major, minor),
+            cu_ctx,
+            stream,
+            pools,
+            staging: Mutex::new(None),
+            functions: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::new()),
+            cublas: Mutex::new(None),
+            cusolver: Mutex::new(None),
+        })
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// The device's name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The compute capability (major, minor), e.g. (9, 0).
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.compute_capability
+    }
+
+    /// Whether device memory comes from the driver's stream-ordered memory pool.
+    pub fn uses_memory_pool(&self) -> bool {
+        self.pools
+    }
+
+    /// The stream every ctensor operation on this device is queued on.
+    pub fn stream(&self) -> sys::CUstream {
+        self.stream
+    }
+
+    /// Makes this context current on the calling thread; every driver call needs it.
+    pub fn bind(&self) -> Result<()> {
+        // SAFETY: `cu_ctx` is a retained, never released, primary context.
+        unsafe { drv::ctx::set_current(self.cu_ctx) }.map_err(driver_err("cuCtxSetCurrent"))
+    }
+
+    /// Waits for everything queued on the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the stream belongs to this context and lives as long as the process.
+        unsafe { drv::stream::synchronize(self.stream) }.map_err(driver_err("cuStreamSynchronize"))
+    }
+
+    /// The kernel `kernel` of `source`, compiling and loading the source on first use.
+    ///
+    /// Errors: [`Error::Cuda`] when NVRTC rejects the source, the driver cannot load the
+    /// PTX, or the source has no kernel of that name.
+    pub fn function(&self, source: &KernelSource, kernel: &str) -> Result<sys::CUfunction> {
+        let key = (source.name, kernel.to_string());
+        if let Some(f) = lock(&self.functions).get(&key) {
+            return Ok(f.0);
+        }
+        self.bind()?;
+        let module = {
+            let mut modules = lock(&self.modules);
+            match modules.get(source.name) {
+                Some(m) => m.0,
+                None => {
+                    let m = self.load(source)?;
+                    modules.insert(source.name, Handle(m));
+                    m
+                }
+            }
+        };
+        let cname = CString::new(kernel).unwrap_or_default();
+        // SAFETY: `module` is a loaded module of this context, never unloaded.
+        let f = unsafe { drv::module::get_function(module, cname) }
+            .map_err(driver_err(&format!("cuModuleGetFunction({kernel})")))?;
+        lock(&self.functions).insert(key, Handle(f));
+        Ok(f)
+    }
+
+    fn load(&self, source: &KernelSource) -> Result<sys::CUmodule> {
+        let (major, minor) = self.compute_capability;
+        let arch = format!("compute_{major}{minor}");
+        // An NVRTC older than the GPU does not know its architecture; PTX for an older
+        // one is compiled forward by the driver.
+        let ptx = source
+            .compile(Some(&arch))
+            .or_else(|_| source.compile(Some("compute_70")))?;
+        let ptx = CString::new(ptx).unwrap_or_default();
+        // SAFETY: `ptx` is a NUL-terminated PTX image; the context is current.
+        unsafe { drv::module::load_data(ptx.as_ptr() as *const c_void) }
+            .map_err(driver_err(&format!("cuModuleLoadData({}.cu)", source.name)))
+    }
+
+    /// Launches `f` on the stream with the grid and block given and `params` (pointers
+    /// to each argument's value, in order).
+    ///
+    /// # Safety
+    /// `params` match the kernel's parameter list in number, order and type, and every
+    /// device pointer among them is valid for what the kernel does with it.
+    pub unsafe fn launch(
+        &self,
+        f: sys::CUfunction,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_bytes: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the caller's contract; the stream belongs to this context.
+        unsafe { drv::launch_kernel(f, grid, block, shared_bytes, self.stream, params) }
+            .map_err(driver_err("cuLaunchKernel"))
+    }
+
+    /// Runs `body` with this context's cuBLAS handle (created on first use, bound to the
+    /// stream). One thread at a time holds the handle.
+    pub fn with_cublas<R>(
+        &self,
+        body: impl FnOnce(cublas::cublasHandle_t) -> Result<R>,
+    ) -> Result<R> {
+        let mut guard = lock(&self.cublas);
+        if guard.is_none() {
+            // SAFETY: only loads the library to see whether it is there.
+            if !unsafe { cublas::is_culib_present() } {
+                return Err(unavailable(
+                    "the cuBLAS library (libcublas.so) was not found".into(),
+                ));
+            }
+            self.bind()?;
+            let h = cudarc::cublas::result::create_handle().map_err(|e| Error::Cuda {
+                library: "cuBLAS",
+                call: "cublasCreate".into(),
+                detail: format!("{:?}", e.0),
+            })?;
+            // SAFETY: `h` is a fresh handle; the stream lives as long as the process.
+            unsafe { cudarc::cublas::result::set_stream(h, self.stream as _) }.map_err(|e| {
+                Error::Cuda {
+                    library: "cuBLAS",
+                    call: "cublasSetStream".into(),
+                    detail: format!("{:?}", e.0),
+                }
+            })?;
+            *guard = Some(Handle(h));
+        }
+        self.bind()?;
+        let h = guard.as_ref().map(|h| h.0).unwrap_or(std::ptr::null_mut());
+        body(h)
+    }
+
+    /// Runs `body` with this context's cuSOLVER dense handle (created on first use, bound
+    /// to the stream). One thread at a time holds the handle.
+    pub fn with_cusolver<R>(
+        &self,
+        body: impl FnOnce(cusolver::cusolverDnHandle_t) -> Result<R>,
+    ) -> Result<R> {
+        let mut guard = lock(&self.cusolver);
+        if guard.is_none() {
+            // SAFETY: only loads the library to see whether it is there.
+            if !unsafe { cusolver::is_culib_present() } {
+                return Err(unavailable(
+                    "the cuSOLVER library (libcusolver.so) was not found".into(),
+                ));
+            }
+            self.bind()?;
+            let err = |call: &str, e: cudarc::cusolver::result::CusolverError| Error::Cuda {
+                library: "cuSOLVER",
+                call: call.into(),
+                detail: format!("{:?}", e.0),
+            };
+            let h =
+                cudarc::cusolver::result::dn_create().map_err(|e| err("cusolverDnCreate", e))?;
+            // SAFETY: `h` is a fresh handle; the stream lives as long as the process.
+            unsafe { cudarc::cusolver::result::dn_set_stream(h, self.stream as _) }
+                .map_err(|e| err("cusolverDnSetStream", e))?;
+            *guard = Some(Handle(h));
+        }
+        self.bind()?;
+        let h = guard.as_ref().map(|h| h.0).unwrap_or(std::ptr::null_mut());
+        body(h)
+    }
+}
+
+/// Locks `m`, recovering the data of a mutex poisoned by a panic elsewhere (the maps and
+/// handles it guards stay consistent: each insertion is one step).
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,261 @@
+//! Device memory and copies between host and device.
+//!
+//! Allocation goes through the stream (the driver's memory pool where the device has
+//! one), so freeing is ordered after the work that uses the memory. Copies from and to
+//! ordinary (pageable) host memory pass through two pinned staging buffers of
+//! [`STAGING_CHUNK`] bytes, so the host-side `memcpy` of one chunk overlaps the DMA of
+//! the other.
+
+use std::ffi::c_void;
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys;
+
+use super::context::{context, driver_err, lock, GpuContext};
+use crate::device::DeviceType;
+use crate::error::{Error, Result};
+
+/// Bytes per pinned staging buffer.
+pub const STAGING_CHUNK: usize = 4 << 20;
+
+/// Two pinned host buffers and the events that say when the device is done with each.
+pub(crate) struct Staging {
+    bufs: [*mut u8; 2],
+    events: [sys::CUevent; 2],
+    pending: [bool; 2],
+}
+
+// SAFETY: the buffers and events are only touched while the context's staging mutex is held.
+unsafe impl Send for Staging {}
+
+impl Staging {
+    fn new(ctx: &GpuContext) -> Result<Staging> {
+        ctx.bind()?;
+        let mut bufs = [std::ptr::null_mut(); 2];
+        let mut events = [std::ptr::null_mut(); 2];
+        for k in 0..2 {
+            // SAFETY: a plain pinned allocation, owned by the context for the process's life.
+            bufs[k] = unsafe { drv::malloc_host(STAGING_CHUNK, 0) }
+                .map_err(driver_err("cuMemHostAlloc"))? as *mut u8;
+            events[k] = drv::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                .map_err(driver_err("cuEventCreate"))?;
+        }
+        Ok(Staging {
+            bufs,
+            events,
+            pending: [false; 2],
+        })
+    }
+
+    /// Waits until the device no longer reads or writes buffer `k`.
+    fn wait(&mut self, k: usize) -> Result<()> {
+        if self.pending[k] {
+            // SAFETY: a live event of this context.
+            unsafe { drv::event::synchronize(self.events[k]) }
+                .map_err(driver_err("cuEventSynchronize"))?;
+            self.pending[k] = false;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, k: usize, stream: sys::CUstream) -> Result<()> {
+        // SAFETY: a live event and stream of this context.
+        unsafe { drv::event::record(self.events[k], stream) }
+            .map_err(driver_err("cuEventRecord"))?;
+        self.pending[k] = true;
+        Ok(())
+    }
+}
+
+/// `bytes` bytes of device memory, zeroed, on the selected GPU; `None` for zero bytes.
+pub(crate) fn alloc_zeroed(bytes: usize) -> Result<u64> {
+    let ctx = context()?;
+    ctx.bind()?;
+    let stream = ctx.stream();
+    // SAFETY: a fresh allocation on this context's stream, zeroed on the same stream
+    // before any other use can be queued.
+    let ptr = unsafe {
+        if ctx.uses_memory_pool() {
+            drv::malloc_async(stream, bytes)
+        } else {
+            drv::malloc_sync(bytes)
+        }
+    }
+    .map_err(|e| Error::Alloc {
+        device: DeviceType::Gpu,
+        bytes,
+        align: 256,
+        reason: format!("{:?}", e.0),
+    })?;
+    // SAFETY: `ptr` is valid for `bytes` bytes.
+    unsafe { drv::memset_d8_async(ptr, 0, bytes, stream) }
+        .map_err(driver_err("cuMemsetD8Async"))?;
+    Ok(ptr)
+}
+
+/// Frees memory from [`alloc_zeroed`] once the work queued before it is done.
+///
+/// # Safety
+/// `ptr` came from `alloc_zeroed` and is freed once.
+pub(crate) unsafe fn free(ptr: u64) {
+    if let Ok(ctx) = context() {
+        if ctx.bind().is_ok() {
+            // SAFETY: the caller's contract. A failure here (the context is being torn
+            // down at exit) leaves nothing to do.
+            let _ = unsafe {
+                if ctx.uses_memory_pool() {
+                    drv::free_async(ptr, ctx.stream())
+                } else {
+                    drv::free_sync(ptr)
+                }
+            };
+        }
+    }
+}
+
+/// Copies `bytes` bytes from host memory `src` to device memory `dst`, through the
+/// pinned staging buffers. Returns once `src` has been read (the device side may still
+/// be in flight; later work on the stream sees the data).
+///
+/// # Safety
+/// `src` is valid for reads of `bytes` bytes; `dst` is device memory of the selected GPU
+/// valid for writes of `bytes` bytes.
+pub unsafe fn copy_h2d(dst: u64, src: *const u8, bytes: usize) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let ctx = context()?;
+    let mut guard = lock(&ctx.staging);
+    if guard.is_none() {
+        *guard = Some(Staging::new(ctx)?);
+    }
+    let st = guard.as_mut().expect("staging was just created");
+    ctx.bind()?;
+    for (k, off) in (0..bytes).step_by(STAGING_CHUNK).enumerate() {
+        let b = k % 2;
+        let len = STAGING_CHUNK.min(bytes - off);
+        st.wait(b)?;
+        // SAFETY: `src + off .. + len` lies in the caller's range; the staging buffer
+        // holds STAGING_CHUNK bytes and the device no longer reads it (waited above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.add(off), st.bufs[b], len);
+            sys::cuMemcpyHtoDAsync_v2(
+                dst + off as u64,
+                st.bufs[b] as *const c_void,
+                len,
+                ctx.stream(),
+            )
+            .result()
+            .map_err(driver_err("cuMemcpyHtoDAsync"))?;
+        }
+        st.record(b, ctx.stream())?;
+    }
+    Ok(())
+}
+
+/// Copies `bytes` bytes from device memory `src` to host memory `dst`, through the
+/// pinned staging buffers, after the work queued before it; returns when `dst` holds them.
+///
+/// # Safety
+/// `dst` is valid for writes of `bytes` bytes; `src` is device memory of the selected
+/// GPU valid for reads of `bytes` bytes.
+pub unsafe fn copy_d2h(dst: *mut u8, src: u64, bytes: usize) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let ctx = context()?;
+    let mut guard = lock(&ctx.staging);
+    if guard.is_none() {
+        *guard = Some(Staging::new(ctx)?);
+    }
+    let st = guard.as_mut().expect("staging was just created");
+    ctx.bind()?;
+    let chunks: Vec<(usize, usize)> = (0..bytes)
+        .step_by(STAGING_CHUNK)
+        .map(|off| (off, STAGING_CHUNK.min(bytes - off)))
+        .collect();
+    // Queue chunk k's DMA, then drain chunk k-1 while it runs.
+    for k in 0..=chunks.len() {
+        if let Some(&(off, len)) = chunks.get(k) {
+            let b = k % 2;
+            st.wait(b)?;
+            // SAFETY: `src + off .. + len` is in the caller's device range; the staging
+            // buffer is free (waited above) and holds STAGING_CHUNK bytes.
+            unsafe {
+                sys::cuMemcpyDtoHAsync_v2(
+                    st.bufs[b] as *mut c_void,
+                    src + off as u64,
+                    len,
+                    ctx.stream(),
+                )
+                .result()
+                .map_err(driver_err("cuMemcpyDtoHAsync"))?;
+            }
+            st.record(b, ctx.stream())?;
+        }
+        if k > 0 {
+            let (off, len) = chunks[k - 1];
+            let b = (k - 1) % 2;
+            st.wait(b)?;
+            // SAFETY: the chunk has arrived in the staging buffer (waited above);
+            // `dst + off .. + len` is in the caller's range.
+            unsafe { std::ptr::copy_nonoverlapping(st.bufs[b], dst.add(off), len) };
+        }
+    }
+    Ok(())
+}
+
+/// Copies `bytes` bytes between device buffers, after the work queued before it. The
+/// ranges may overlap (the copy then goes through a temporary).
+///
+/// # Safety
+/// Both are device memory of the selected GPU, valid for `bytes` bytes.
+pub unsafe fn copy_d2d(dst: u64, src: u64, bytes: usize) -> Result<()> {
+    if bytes == 0 || dst == src {
+        return Ok(());
+    }
+    let ctx = context()?;
+    ctx.bind()?;
+    let b = bytes as u64;
+    let overlap = dst < src + b && src < dst + b;
+    let copy = |d: u64, s: u64| {
+        // SAFETY: both ranges are valid device memory (caller, or the temporary).
+        unsafe { sys::cuMemcpyDtoDAsync_v2(d, s, bytes, ctx.stream()) }
+            .result()
+            .map_err(driver_err("cuMemcpyDtoDAsync"))
+    };
+    if overlap {
+        let tmp = crate::alloc::Allocation::zeroed(DeviceType::Gpu, bytes)?;
+        copy(tmp.as_ptr() as u64, src)?;
+        copy(dst, tmp.as_ptr() as u64)
+    } else {
+        copy(dst, src)
+    }
+}
+
+/// [`copy_h2d`] without the staging buffers: the driver copies from pageable memory
+/// itself and returns when done. For comparing the two in benchmarks.
+///
+/// # Safety
+/// As for [`copy_h2d`].
+pub unsafe fn copy_h2d_pageable(dst: u64, src: *const u8, bytes: usize) -> Result<()> {
+    let ctx = context()?;
+    ctx.bind()?;
+    // SAFETY: the caller's contract.
+    unsafe { sys::cuMemcpyHtoD_v2(dst, src as *const c_void, bytes) }
+        .result()
+        .map_err(driver_err("cuMemcpyHtoD"))
+}
+
+/// [`copy_d2h`] without the staging buffers (see [`copy_h2d_pageable`]).
+///
+/// # Safety
+/// As for [`copy_d2h`].
+pub unsafe fn copy_d2h_pageable(dst: *mut u8, src: u64, bytes: usize) -> Result<()> {
+    let ctx = context()?;
+    ctx.synchronize()?;
+    // SAFETY: the caller's contract.
+    unsafe { sys::cuMemcpyDtoH_v2(dst as *mut c_void, src, bytes) }
+        .result()
+        .map_err(driver_err("cuMemcpyDtoH"))
+}

@@ -1,0 +1,121 @@
+//! The GPU runtime: is a GPU usable, the process-wide context, its stream and library
+//! handles, device memory, transfers, and the cache of compiled custom kernels.
+//!
+//! Everything here is reached lazily. The first call that needs the GPU looks for the
+//! CUDA driver library (`libcuda.so`) without panicking, initialises the driver, and
+//! creates one context for the selected device: device 0, or the ordinal in the
+//! environment variable `CTENSOR_GPU_DEVICE`. Without a usable GPU, or in a build
+//! without the `cuda` feature, every request returns [`Error::DeviceUnavailable`] with
+//! the reason, and [`gpu_available`] answers `false`.
+//!
+//! All ctensor work on the GPU is queued on the context's one stream, in the order it
+//! is issued, so a kernel may read what the previous one wrote without waiting. Copies to
+//! the host wait for the stream before they return; [`synchronize`] waits for everything
+//! queued so far, which a caller needs before it reads device memory by other means (a
+//! a `TensorMap` over a buffer that its own kernels use, say).
+//!
+//! ```
+//! // Works with or without a GPU: without one, the reason is an error, not a panic.
+//! if ctensor_base::gpu::gpu_available() {
+//!     ctensor_base::gpu::synchronize()?;
+//! } else {
+//!     println!("no GPU: {}", ctensor_base::gpu::unavailable_reason().unwrap_or_default());
+//! }
+//! # Ok::<(), ctensor_base::Error>(())
+//! ```
+
+#[cfg(feature = "cuda")]
+mod context;
+#[cfg(feature = "cuda")]
+mod memory;
+
+#[cfg(feature = "cuda")]
+pub use context::{context, GpuContext, KernelSource};
+#[cfg(feature = "cuda")]
+pub(crate) use memory::{alloc_zeroed as memory_alloc_zeroed, free as memory_free};
+#[cfg(feature = "cuda")]
+pub use memory::{
+    copy_d2d, copy_d2h, copy_d2h_pageable, copy_h2d, copy_h2d_pageable, STAGING_CHUNK,
+};
+
+use crate::device::DeviceType;
+use crate::error::{Error, Result};
+
+/// The environment variable that selects the GPU (a device ordinal, default 0).
+pub const DEVICE_ENV: &str = "CTENSOR_GPU_DEVICE";
+
+/// `true` when a GPU can be used: the driver library loads, it finds the selected
+/// device, and a context could be created on it. The first call does that work (tens of
+/// milliseconds with a GPU); later calls return the remembered answer.
+pub fn gpu_available() -> bool {
+    unavailable_reason().is_none()
+}
+
+/// Why the GPU cannot be used, or `None` when it can.
+pub fn unavailable_reason() -> Option<String> {
+    #[cfg(feature = "cuda")]
+    {
+        context().err().map(|e| match e {
+            Error::DeviceUnavailable { reason, .. } => reason,
+            other => other.to_string(),
+        })
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Some(NOT_BUILT.to_string())
+    }
+}
+
+/// Waits until every operation queued on the GPU by ctensor has finished, and reports a
+/// failure of any of them (an asynchronous kernel fault surfaces here).
+pub fn synchronize() -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        context()?.synchronize()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(unavailable(NOT_BUILT.to_string()))
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+const NOT_BUILT: &str =
+    "this build of ctensor has no GPU backend (built without the `cuda` feature)";
+
+/// The `Error::DeviceUnavailable` for the GPU with `reason`.
+pub(crate) fn unavailable(reason: String) -> Error {
+    Error::DeviceUnavailable {
+        device: DeviceType::Gpu,
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a machine without a GPU (CI, this workspace's builders) every entry point
+    /// answers with the reason; with a GPU they succeed. Either way nothing panics.
+    #[test]
+    fn availability_is_answered_without_panicking() {
+        match unavailable_reason() {
+            None => {
+                assert!(gpu_available());
+                synchronize().unwrap();
+            }
+            Some(reason) => {
+                println!("SKIP: no GPU: {reason}");
+                assert!(!reason.is_empty());
+                assert!(!gpu_available());
+                match synchronize() {
+                    Err(Error::DeviceUnavailable { device, reason: r }) => {
+                        assert_eq!(device, DeviceType::Gpu);
+                        assert_eq!(r, reason);
+                    }
+                    other => panic!("expected DeviceUnavailable, got {other:?}"),
+                }
+            }
+        }
+    }
+}
