@@ -1,7 +1,7 @@
 # ctensor — the commands a user and CI need. Each target installs what is missing first.
 CARGO ?= cargo
 
-.PHONY: deps demo test bench lint fmt doc header c-tests link-flags
+.PHONY: deps demo test bench lint fmt doc header c-tests link-flags check-cuda
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -33,6 +33,14 @@ lint: deps
 
 fmt:
 	$(CARGO) fmt --all
+
+## make check-cuda: compiles every CUDA C source (kernels/src/gpu/cuda) to PTX with NVRTC
+## and checks that every kernel the Rust side launches is in it. No GPU needed: NVRTC
+## comes from PyPI into a virtual environment under target/ (scripts/nvrtc-env.sh).
+check-cuda: deps
+	lib=$$(bash scripts/nvrtc-env.sh) && \
+	LD_LIBRARY_PATH="$$lib$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" CTENSOR_REQUIRE_NVRTC=1 \
+	$(CARGO) test -p ctensor-kernels --test cuda_sources -- --nocapture
 
 ## make header: regenerate include/ctensor.h from src/ffi (cbindgen) after an ABI change.
 header:

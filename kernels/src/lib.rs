@@ -49,6 +49,8 @@ pub mod arith;
 pub mod blas;
 pub mod check;
 mod cpu;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 pub mod lapack;
 pub mod layout;
 pub mod linalg;

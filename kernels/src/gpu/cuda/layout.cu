@@ -1,0 +1,77 @@
+// Layout kernels: strided copies (permute, stride, inflate, strided sync), a tiled 2-D
+// transpose, strided fill, and clearing one triangle of a matrix. None of them is safe
+// in place; the host routes overlapping calls through a temporary.
+
+// dst[offset_a(i)] = (conj ? conj : id)(src[offset_b(i)]) for the i-th element of the
+// row-major walk of d.shape; d.a are the destination strides, d.b the source strides.
+template <class T> __device__ void ct_copy_strided(u64 n, CtDims d, const T* src, T* dst, int conj) {
+    typedef Ct<T> K;
+    CT_GRID_STRIDE(i, n) {
+        u64 oa, ob;
+        ct_offsets(d, i, &oa, &ob);
+        T v = src[ob];
+        dst[oa] = conj ? K::store(ct_conj(K::load(v))) : v;
+    }
+}
+
+template <class T> __device__ void ct_set_strided(u64 n, CtDims d, T value, T* dst) {
+    CT_GRID_STRIDE(i, n) {
+        u64 oa, ob;
+        ct_offsets(d, i, &oa, &ob);
+        dst[oa] = value;
+    }
+}
+
+// The transpose of a rows x cols row-major matrix (dst is cols x rows), through 32 x 33
+// shared-memory tiles so that both the reads and the writes are coalesced. Tiles are
+// walked with grid-stride loops in both directions (blockIdx.x over columns of tiles,
+// blockIdx.y over rows of tiles), so any grid covers any size.
+#define CT_TILE 32
+template <class T>
+__device__ void ct_transpose2d(u64 rows, u64 cols, const T* src, T* dst, int conj) {
+    typedef Ct<T> K;
+    __shared__ T tile[CT_TILE][CT_TILE + 1];
+    u64 tiles_r = (rows + CT_TILE - 1) / CT_TILE, tiles_c = (cols + CT_TILE - 1) / CT_TILE;
+    for (u64 tr = blockIdx.y; tr < tiles_r; tr += gridDim.y) {
+        for (u64 tc = blockIdx.x; tc < tiles_c; tc += gridDim.x) {
+            u64 r0 = tr * CT_TILE, c0 = tc * CT_TILE;
+            for (u32 k = threadIdx.y; k < CT_TILE; k += blockDim.y) {
+                u64 r = r0 + k, c = c0 + threadIdx.x;
+                if (r < rows && c < cols) tile[k][threadIdx.x] = src[r * cols + c];
+            }
+            __syncthreads();
+            for (u32 k = threadIdx.y; k < CT_TILE; k += blockDim.y) {
+                u64 c = c0 + k, r = r0 + threadIdx.x;  // dst row c, column r
+                if (r < rows && c < cols) {
+                    T v = tile[threadIdx.x][k];
+                    dst[c * rows + r] = conj ? K::store(ct_conj(K::load(v))) : v;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Zeroes the strict lower (keep_upper != 0) or upper triangle of the n x n column-major a.
+template <class T> __device__ void ct_set_matrix(int keep_upper, u64 n, T* a, u64 lda) {
+    const T zero = Ct<T>::store(ct_zero<typename Ct<T>::C>());
+    CT_GRID_STRIDE(idx, n * n) {
+        u64 i = idx % n, j = idx / n;  // row i, column j
+        if (keep_upper ? (i > j) : (i < j)) a[i + j * lda] = zero;
+    }
+}
+
+#define CT_LAYOUT(S, T)                                                                        \
+    extern "C" __global__ void copy_strided_##S(u64 n, CtDims d, const T* src, T* dst, int conj) { \
+        ct_copy_strided<T>(n, d, src, dst, conj);                                              \
+    }                                                                                          \
+    extern "C" __global__ void set_strided_##S(u64 n, CtDims d, T value, T* dst) {             \
+        ct_set_strided<T>(n, d, value, dst);                                                   \
+    }                                                                                          \
+    extern "C" __global__ void transpose2d_##S(u64 rows, u64 cols, const T* src, T* dst, int conj) { \
+        ct_transpose2d<T>(rows, cols, src, dst, conj);                                         \
+    }                                                                                          \
+    extern "C" __global__ void set_matrix_##S(int keep_upper, u64 n, T* a, u64 lda) {          \
+        ct_set_matrix<T>(keep_upper, n, a, lda);                                               \
+    }
+CT_ALL_TYPES(CT_LAYOUT)

@@ -1,0 +1,207 @@
+// ctensor's CUDA prelude: element types, their arithmetic and the grid-stride loop.
+// Every kernel source is compiled with this text in front of it (see gpu/source.rs);
+// it includes no header, so NVRTC alone compiles it.
+//
+// Element types and how they compute (the same rules as the CPU kernels):
+//   f32 f64      native
+//   i32 i64      wrapping (computed on the unsigned type, so overflow is defined)
+//   c32 c64      {re, im} structs, bit-compatible with num_complex and cuComplex
+//   f16 bf16     16-bit storage; loaded to f32, computed in f32, rounded once to
+//                nearest even on store
+// Sizes and indices are 64-bit throughout.
+
+typedef unsigned long long u64;
+typedef long long i64;
+typedef unsigned int u32;
+
+struct __align__(2) ct_f16 { unsigned short bits; };
+struct __align__(2) ct_bf16 { unsigned short bits; };
+struct __align__(8) ct_c32 { float re, im; };
+struct __align__(16) ct_c64 { double re, im; };
+
+// Every custom kernel walks its index space with this loop, so any grid size covers any n.
+#define CT_GRID_STRIDE(i, n)                                                          \
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < (u64)(n);           \
+         i += (u64)blockDim.x * gridDim.x)
+
+// ---- 16-bit floats -----------------------------------------------------------------
+
+__device__ inline float ct_f16_to_f32(unsigned short h) {
+    unsigned sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    float v;
+    if (exp == 0) v = ldexpf((float)man, -24);
+    else if (exp == 31) v = man ? __int_as_float(0x7fc00000) : __int_as_float(0x7f800000);
+    else v = ldexpf((float)(man | 0x400), (int)exp - 25);
+    return sign ? -v : v;
+}
+
+__device__ inline float ct_bf16_to_f32(unsigned short b) {
+    return __int_as_float(((unsigned)b) << 16);
+}
+
+// v / 2^s rounded to nearest, ties to even (s >= 0).
+__device__ inline u64 ct_rne_shift(u64 v, int s) {
+    if (s <= 0) return v;
+    if (s >= 64) return 0;
+    u64 q = v >> s, r = v & ((1ULL << s) - 1), half = 1ULL << (s - 1);
+    if (r > half || (r == half && (q & 1))) q++;
+    return q;
+}
+
+// A double rounded once to a binary float with `man` mantissa bits and exponent bias
+// `bias` (f16: 10, 15; bf16: 7, 127), as its bit pattern. Exact for f32 inputs too,
+// since every f32 is a double.
+__device__ inline unsigned short ct_round_small(double x, int man, int bias) {
+    u64 b = (u64)__double_as_longlong(x);
+    unsigned short sign = (unsigned short)((b >> 63) << 15);
+    int exp = (int)((b >> 52) & 0x7ff);
+    u64 frac = b & 0xfffffffffffffULL;
+    unsigned short inf = (unsigned short)(((2 * bias + 1) << man));
+    if (exp == 0x7ff) return sign | inf | (frac ? (1 << (man - 1)) : 0);
+    if (exp == 0) return sign;  // double subnormals are far below either type's range
+    int e = exp - 1023;
+    if (e > bias) return sign | inf;
+    u64 sig = frac | (1ULL << 52);
+    int emin = 1 - bias;
+    u64 bits;
+    if (e >= emin) bits = ((u64)(e + bias - 1) << man) + ct_rne_shift(sig, 52 - man);
+    else bits = ct_rne_shift(sig, 52 + emin - man - e);
+    if (bits >= inf) return sign | inf;
+    return sign | (unsigned short)bits;
+}
+
+// ---- the compute type of each element type -----------------------------------------
+
+template <class T> struct Ct;
+template <> struct Ct<float> {
+    typedef float C;
+    static __device__ float load(float x) { return x; }
+    static __device__ float store(float c) { return c; }
+};
+template <> struct Ct<double> {
+    typedef double C;
+    static __device__ double load(double x) { return x; }
+    static __device__ double store(double c) { return c; }
+};
+template <> struct Ct<int> {
+    typedef int C;
+    static __device__ int load(int x) { return x; }
+    static __device__ int store(int c) { return c; }
+};
+template <> struct Ct<i64> {
+    typedef i64 C;
+    static __device__ i64 load(i64 x) { return x; }
+    static __device__ i64 store(i64 c) { return c; }
+};
+template <> struct Ct<ct_c32> {
+    typedef ct_c32 C;
+    static __device__ ct_c32 load(ct_c32 x) { return x; }
+    static __device__ ct_c32 store(ct_c32 c) { return c; }
+};
+template <> struct Ct<ct_c64> {
+    typedef ct_c64 C;
+    static __device__ ct_c64 load(ct_c64 x) { return x; }
+    static __device__ ct_c64 store(ct_c64 c) { return c; }
+};
+template <> struct Ct<ct_f16> {
+    typedef float C;
+    static __device__ float load(ct_f16 x) { return ct_f16_to_f32(x.bits); }
+    static __device__ ct_f16 store(float c) { ct_f16 h; h.bits = ct_round_small((double)c, 10, 15); return h; }
+};
+template <> struct Ct<ct_bf16> {
+    typedef float C;
+    static __device__ float load(ct_bf16 x) { return ct_bf16_to_f32(x.bits); }
+    static __device__ ct_bf16 store(float c) { ct_bf16 h; h.bits = ct_round_small((double)c, 7, 127); return h; }
+};
+
+// ---- arithmetic on compute types -------------------------------------------------------
+
+__device__ inline float ct_add(float a, float b) { return a + b; }
+__device__ inline double ct_add(double a, double b) { return a + b; }
+__device__ inline int ct_add(int a, int b) { return (int)((u32)a + (u32)b); }
+__device__ inline i64 ct_add(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ inline ct_c32 ct_add(ct_c32 a, ct_c32 b) { ct_c32 r = {a.re + b.re, a.im + b.im}; return r; }
+__device__ inline ct_c64 ct_add(ct_c64 a, ct_c64 b) { ct_c64 r = {a.re + b.re, a.im + b.im}; return r; }
+
+__device__ inline float ct_mul(float a, float b) { return a * b; }
+__device__ inline double ct_mul(double a, double b) { return a * b; }
+__device__ inline int ct_mul(int a, int b) { return (int)((u32)a * (u32)b); }
+__device__ inline i64 ct_mul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+__device__ inline ct_c32 ct_mul(ct_c32 a, ct_c32 b) {
+    ct_c32 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; return r;
+}
+__device__ inline ct_c64 ct_mul(ct_c64 a, ct_c64 b) {
+    ct_c64 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; return r;
+}
+
+// Integer division truncates; MIN / -1 wraps to MIN; the host checks for zero divisors
+// before launching, so b == 0 never reaches here (it gives 0 rather than a trap).
+__device__ inline float ct_div(float a, float b) { return a / b; }
+__device__ inline double ct_div(double a, double b) { return a / b; }
+__device__ inline int ct_div(int a, int b) { return b == 0 ? 0 : (b == -1 ? (int)(0u - (u32)a) : a / b); }
+__device__ inline i64 ct_div(i64 a, i64 b) { return b == 0 ? 0 : (b == -1 ? (i64)(0ull - (u64)a) : a / b); }
+// (a · conj(b)) / |b|², the textbook formula (as num_complex computes it).
+__device__ inline ct_c32 ct_div(ct_c32 a, ct_c32 b) {
+    float d = b.re * b.re + b.im * b.im;
+    ct_c32 r = {(a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d}; return r;
+}
+__device__ inline ct_c64 ct_div(ct_c64 a, ct_c64 b) {
+    double d = b.re * b.re + b.im * b.im;
+    ct_c64 r = {(a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d}; return r;
+}
+
+__device__ inline float ct_neg(float a) { return -a; }
+__device__ inline double ct_neg(double a) { return -a; }
+__device__ inline int ct_neg(int a) { return (int)(0u - (u32)a); }
+__device__ inline i64 ct_neg(i64 a) { return (i64)(0ull - (u64)a); }
+__device__ inline ct_c32 ct_neg(ct_c32 a) { ct_c32 r = {-a.re, -a.im}; return r; }
+__device__ inline ct_c64 ct_neg(ct_c64 a) { ct_c64 r = {-a.re, -a.im}; return r; }
+
+template <class C> __device__ inline C ct_conj(C a) { return a; }
+template <> __device__ inline ct_c32 ct_conj(ct_c32 a) { ct_c32 r = {a.re, -a.im}; return r; }
+template <> __device__ inline ct_c64 ct_conj(ct_c64 a) { ct_c64 r = {a.re, -a.im}; return r; }
+
+__device__ inline bool ct_eq(float a, float b) { return a == b; }
+__device__ inline bool ct_eq(double a, double b) { return a == b; }
+__device__ inline bool ct_eq(int a, int b) { return a == b; }
+__device__ inline bool ct_eq(i64 a, i64 b) { return a == b; }
+__device__ inline bool ct_eq(ct_c32 a, ct_c32 b) { return a.re == b.re && a.im == b.im; }
+__device__ inline bool ct_eq(ct_c64 a, ct_c64 b) { return a.re == b.re && a.im == b.im; }
+
+template <class C> __device__ inline C ct_zero() { return (C)0; }
+template <> __device__ inline ct_c32 ct_zero() { ct_c32 r = {0.0f, 0.0f}; return r; }
+template <> __device__ inline ct_c64 ct_zero() { ct_c64 r = {0.0, 0.0}; return r; }
+template <class C> __device__ inline C ct_one() { return (C)1; }
+template <> __device__ inline ct_c32 ct_one() { ct_c32 r = {1.0f, 0.0f}; return r; }
+template <> __device__ inline ct_c64 ct_one() { ct_c64 r = {1.0, 0.0}; return r; }
+
+// The element types, as (suffix, storage type) pairs, for instantiating kernels.
+#define CT_REAL_FLOATS(X) X(f32, float) X(f64, double) X(f16, ct_f16) X(bf16, ct_bf16)
+#define CT_INTS(X) X(i32, int) X(i64, i64)
+#define CT_COMPLEX(X) X(c32, ct_c32) X(c64, ct_c64)
+#define CT_ORDERED(X) CT_REAL_FLOATS(X) CT_INTS(X)
+#define CT_FLOATING(X) CT_REAL_FLOATS(X) CT_COMPLEX(X)
+#define CT_ALL_TYPES(X) CT_ORDERED(X) CT_COMPLEX(X)
+
+// Shapes and strides of a strided view, passed by value (rank after merging axes).
+#define CT_MAX_RANK 16
+struct CtDims {
+    int rank;
+    u64 shape[CT_MAX_RANK];
+    u64 a[CT_MAX_RANK];  // strides (in elements) of the first view
+    u64 b[CT_MAX_RANK];  // strides of the second view
+};
+
+// The offsets in the two views of the i-th element in row-major order.
+__device__ inline void ct_offsets(const CtDims& d, u64 i, u64* oa, u64* ob) {
+    u64 a = 0, b = 0;
+    for (int k = d.rank - 1; k >= 0; --k) {
+        u64 s = d.shape[k];
+        u64 q = i / s, r = i - q * s;
+        a += r * d.a[k];
+        b += r * d.b[k];
+        i = q;
+    }
+    *oa = a;
+    *ob = b;
+}
