@@ -136,3 +136,59 @@ pub fn same_len(op: &'static str, names: &str, lens: &[usize]) -> Result<()> {
     }
     Ok(())
 }
+
+/// `perm` must be a permutation of `0..rank`.
+pub fn perm(op: &'static str, perm: &[usize], rank: usize) -> Result<()> {
+    let mut seen = vec![false; rank];
+    let ok = perm.len() == rank
+        && perm
+            .iter()
+            .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
+    if !ok {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: format!("a permutation of 0..{rank}"),
+            given: format!("{perm:?}"),
+        });
+    }
+    Ok(())
+}
+
+/// Steps must be one per axis and at least 1.
+pub fn steps(op: &'static str, shape: &[usize], steps: &[usize]) -> Result<()> {
+    strides_rank(op, "steps", steps, shape)?;
+    if let Some(d) = steps.iter().position(|&s| s == 0) {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "a step of at least 1 along every axis".into(),
+            given: format!("steps {steps:?} (axis {d} is 0)"),
+        });
+    }
+    Ok(())
+}
+
+/// `dst_shape` has one length per axis of `shape`, each at least
+/// `(shape[d] - 1) · steps[d] + 1` (the extent of an inflated axis).
+pub fn inflate_shape(
+    op: &'static str,
+    shape: &[usize],
+    steps: &[usize],
+    dst_shape: &[usize],
+) -> Result<()> {
+    strides_rank(op, "dst_shape", dst_shape, shape)?;
+    for d in 0..shape.len() {
+        let need = if shape[d] == 0 {
+            0
+        } else {
+            (shape[d] - 1) * steps[d] + 1
+        };
+        if dst_shape[d] < need {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("dst_shape[{d}] >= (shape[{d}] - 1) · steps[{d}] + 1 = {need}"),
+                got: format!("dst_shape {dst_shape:?} for shape {shape:?}, steps {steps:?}"),
+            });
+        }
+    }
+    Ok(())
+}

@@ -157,23 +157,6 @@ impl<T: Arith> Fma<T> for CpuDevice {
     }
 }
 
-/// `perm` must be a permutation of `0..rank`.
-fn check_perm(op: &'static str, perm: &[usize], rank: usize) -> Result<()> {
-    let mut seen = vec![false; rank];
-    let ok = perm.len() == rank
-        && perm
-            .iter()
-            .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
-    if !ok {
-        return Err(Error::InvalidArgument {
-            op,
-            expected: format!("a permutation of 0..{rank}"),
-            given: format!("{perm:?}"),
-        });
-    }
-    Ok(())
-}
-
 /// Tile edge of the blocked transpose: a 32 × 32 tile of 16-byte elements is 16 KiB, so
 /// the source and destination tiles of any element type share a 32–48 KiB L1 cache.
 const TILE: usize = 32;
@@ -317,7 +300,7 @@ impl<T: Scalar> Transpose<T> for CpuDevice {
         conj: bool,
     ) -> Result<()> {
         let op = "transpose";
-        check_perm(op, perm, shape.len())?;
+        check::perm(op, perm, shape.len())?;
         let n = check::numel(op, shape)?;
         check::non_null(op, "src", src, n)?;
         check::non_null(op, "dst", dst, n)?;
@@ -346,23 +329,10 @@ impl<T: Scalar> Transpose<T> for CpuDevice {
     }
 }
 
-/// Steps must be one per axis and at least 1.
-fn check_steps(op: &'static str, shape: &[usize], steps: &[usize]) -> Result<()> {
-    check::strides_rank(op, "steps", steps, shape)?;
-    if let Some(d) = steps.iter().position(|&s| s == 0) {
-        return Err(Error::InvalidArgument {
-            op,
-            expected: "a step of at least 1 along every axis".into(),
-            given: format!("steps {steps:?} (axis {d} is 0)"),
-        });
-    }
-    Ok(())
-}
-
 impl<T: Scalar> Stride<T> for CpuDevice {
     unsafe fn stride(shape: &[usize], steps: &[usize], src: *const T, dst: *mut T) -> Result<()> {
         let op = "stride";
-        check_steps(op, shape, steps)?;
+        check::steps(op, shape, steps)?;
         let n_in = check::numel(op, shape)?;
         let out_shape: Vec<usize> = shape
             .iter()
@@ -403,24 +373,8 @@ impl<T: Scalar> Inflate<T> for CpuDevice {
         dst: *mut T,
     ) -> Result<()> {
         let op = "inflate";
-        check_steps(op, shape, steps)?;
-        check::strides_rank(op, "dst_shape", dst_shape, shape)?;
-        for d in 0..shape.len() {
-            let need = if shape[d] == 0 {
-                0
-            } else {
-                (shape[d] - 1) * steps[d] + 1
-            };
-            if dst_shape[d] < need {
-                return Err(Error::ShapeMismatch {
-                    op,
-                    expected: format!(
-                        "dst_shape[{d}] >= (shape[{d}] - 1) · steps[{d}] + 1 = {need}"
-                    ),
-                    got: format!("dst_shape {dst_shape:?} for shape {shape:?}, steps {steps:?}"),
-                });
-            }
-        }
+        check::steps(op, shape, steps)?;
+        check::inflate_shape(op, shape, steps, dst_shape)?;
         let n_in = check::numel(op, shape)?;
         let n_out = check::numel(op, dst_shape)?;
         check::non_null(op, "src", src, n_in)?;

@@ -8,3 +8,7 @@
 //! divisor check), which waits for it.
 
 pub mod source;
+
+mod launch;
+mod linalg;
+mod memory;

@@ -1,0 +1,153 @@
+//! Launch helpers: grid sizes, argument lists, strided-view descriptors, temporaries.
+
+use std::ffi::c_void;
+
+use ctensor_base::alloc::Allocation;
+use ctensor_base::gpu::GpuContext;
+use ctensor_base::{DeviceType, Error, Result, Scalar};
+use cudarc::driver::sys::CUfunction;
+
+/// Threads per block of the one-dimensional kernels.
+pub(crate) const BLOCK: u32 = 256;
+/// The most blocks a one-dimensional launch uses; the grid-stride loops cover the rest.
+pub(crate) const MAX_GRID: usize = 65_535;
+
+/// A kernel argument list: pointers to each argument's value.
+macro_rules! args {
+    ($($x:expr),* $(,)?) => {
+        [$( ($x) as *const _ as *mut std::ffi::c_void ),*]
+    };
+}
+pub(crate) use args;
+
+/// Launches a grid-stride kernel over `n` elements (nothing for `n == 0`).
+///
+/// # Safety
+/// `args` match the kernel's parameters; every device pointer among them is valid for
+/// what the kernel does over `n` elements.
+pub(crate) unsafe fn launch_1d(
+    (ctx, f): (&GpuContext, CUfunction),
+    n: usize,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let grid = n.div_ceil(BLOCK as usize).clamp(1, MAX_GRID) as u32;
+    // SAFETY: the caller's contract.
+    unsafe { ctx.launch(f, (grid, 1, 1), (BLOCK, 1, 1), 0, args) }
+}
+
+/// A device pointer as the 64-bit value a kernel parameter holds.
+#[inline]
+pub(crate) fn dev<T>(p: *const T) -> u64 {
+    p as u64
+}
+
+/// Most axes a strided kernel takes after merging (`CT_MAX_RANK` in prelude.cu).
+pub(crate) const MAX_RANK: usize = 16;
+
+/// Two strided views over one shape, passed to kernels by value (`CtDims`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dims {
+    rank: i32,
+    shape: [u64; MAX_RANK],
+    a: [u64; MAX_RANK],
+    b: [u64; MAX_RANK],
+}
+
+impl Dims {
+    /// The descriptor of views `a` and `b` over `shape`: size-1 axes dropped, and
+    /// neighbouring axes merged where both views are dense across them. More than
+    /// [`MAX_RANK`] axes left after that is an error.
+    pub(crate) fn new(op: &'static str, shape: &[usize], a: &[usize], b: &[usize]) -> Result<Dims> {
+        let mut axes: Vec<(usize, usize, usize)> = Vec::with_capacity(shape.len());
+        for k in 0..shape.len() {
+            if shape[k] == 1 {
+                continue;
+            }
+            match axes.last_mut() {
+                Some(last) if last.1 == a[k] * shape[k] && last.2 == b[k] * shape[k] => {
+                    last.0 *= shape[k];
+                    last.1 = a[k];
+                    last.2 = b[k];
+                }
+                _ => axes.push((shape[k], a[k], b[k])),
+            }
+        }
+        if axes.len() > MAX_RANK {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: format!("at most {MAX_RANK} axes on the GPU after merging dense ones"),
+                given: format!("shape {shape:?} with strides {a:?} and {b:?}"),
+            });
+        }
+        let mut d = Dims {
+            rank: axes.len() as i32,
+            shape: [1; MAX_RANK],
+            a: [0; MAX_RANK],
+            b: [0; MAX_RANK],
+        };
+        for (k, &(n, sa, sb)) in axes.iter().enumerate() {
+            d.shape[k] = n as u64;
+            d.a[k] = sa as u64;
+            d.b[k] = sb as u64;
+        }
+        Ok(d)
+    }
+
+    /// The axes left: (length, stride in a, stride in b).
+    pub(crate) fn axes(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        (0..self.rank as usize).map(|k| (self.shape[k], self.a[k], self.b[k]))
+    }
+}
+
+/// A temporary device array of `n` elements of `T`, freed (stream-ordered) on drop.
+pub(crate) struct Scratch<T> {
+    alloc: Allocation,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Scalar> Scratch<T> {
+    pub(crate) fn new(op: &'static str, n: usize) -> Result<Scratch<T>> {
+        let bytes = n
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::Overflow {
+                op,
+                what: format!("{n} elements of {}", T::DTYPE),
+            })?;
+        Ok(Scratch {
+            alloc: Allocation::zeroed(DeviceType::Gpu, bytes)?,
+            _t: std::marker::PhantomData,
+        })
+    }
+
+    pub(crate) fn ptr(&self) -> *mut T {
+        self.alloc.as_ptr() as *mut T
+    }
+}
+
+/// A device copy of `src[..n]`, for kernels that cannot run in place.
+///
+/// # Safety
+/// `src` is device memory valid for reads of `n` elements.
+pub(crate) unsafe fn copy_of<T: Scalar>(
+    op: &'static str,
+    src: *const T,
+    n: usize,
+) -> Result<Scratch<T>> {
+    let tmp = Scratch::<T>::new(op, n)?;
+    // SAFETY: both are device buffers of `n` elements (caller; just allocated).
+    unsafe {
+        ctensor_base::gpu::copy_d2d(tmp.ptr() as u64, src as u64, n * std::mem::size_of::<T>())?
+    };
+    Ok(tmp)
+}
+
+/// `true` when the byte ranges `[a, a + na)` and `[b, b + nb)` overlap.
+pub(crate) fn overlaps<T>(a: *const T, na: usize, b: *const T, nb: usize) -> bool {
+    let s = std::mem::size_of::<T>();
+    let (a, b) = (a as usize, b as usize);
+    na > 0 && nb > 0 && a < b + nb * s && b < a + na * s
+}
