@@ -9,6 +9,7 @@
 
 pub mod source;
 
+mod blas;
 mod launch;
 mod linalg;
 mod memory;
