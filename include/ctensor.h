@@ -24,7 +24,7 @@ typedef enum ct_status {
   CT_ERR_SHAPE = 3,
   // A data type mismatch, or an operation not defined for the data type.
   CT_ERR_DTYPE = 4,
-  // The device is unavailable, or operands are on different devices.
+  // The device is unavailable, operands are on different devices, or a CUDA call failed.
   CT_ERR_DEVICE = 5,
   // A LAPACK routine reported failure (not positive definite, no convergence, ...).
   CT_ERR_LAPACK = 6,

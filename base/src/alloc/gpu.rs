@@ -7,11 +7,15 @@ use std::ptr::NonNull;
 use super::cpu::CPU_ALIGN;
 use crate::error::{Error, Result};
 
-/// The error every GPU path returns when the GPU cannot be used, with the reason.
+/// The error a tensor-level GPU request returns, with the reason: why the GPU cannot be
+/// used, or, on a machine where it can, that tensors do not dispatch to it yet (the
+/// kernels and the runtime work on device memory directly; the `Tensor` layer is next).
 pub fn gpu_unavailable() -> Error {
-    crate::gpu::unavailable(
-        crate::gpu::unavailable_reason().unwrap_or_else(|| "the GPU backend is not usable".into()),
-    )
+    crate::gpu::unavailable(crate::gpu::unavailable_reason().unwrap_or_else(|| {
+        "tensors do not dispatch to the GPU yet: use the GPU kernels (ctensor::kernels, \
+         GpuDevice) on device memory from ctensor::base::gpu"
+            .into()
+    }))
 }
 
 /// A dangling, aligned, non-null pointer: the address of every zero-byte allocation.
