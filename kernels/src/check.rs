@@ -192,3 +192,29 @@ pub fn inflate_shape(
     }
     Ok(())
 }
+
+/// The arguments of a row max/min: an ordered element type and non-empty rows. Returns
+/// the operation's name (`max` or `min`).
+pub fn extreme(
+    max: bool,
+    dtype: ctensor_base::DataType,
+    rows: usize,
+    inner: usize,
+) -> Result<&'static str> {
+    let op = if max { "max" } else { "min" };
+    if dtype.is_complex() {
+        return Err(Error::UnsupportedDType {
+            op,
+            dtype,
+            supported: "f32, f64, i32, i64, f16, bf16 (complex numbers have no order)",
+        });
+    }
+    if inner == 0 && rows > 0 {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "at least one element to take the extreme of".into(),
+            given: "an empty axis".into(),
+        });
+    }
+    Ok(op)
+}

@@ -507,21 +507,7 @@ impl<T: Arith> ReduceExtreme<T> for CpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        let op = if max { "max" } else { "min" };
-        if T::DTYPE.is_complex() {
-            return Err(Error::UnsupportedDType {
-                op,
-                dtype: T::DTYPE,
-                supported: "f32, f64, i32, i64, f16, bf16 (complex numbers have no order)",
-            });
-        }
-        if inner == 0 && rows > 0 {
-            return Err(Error::InvalidArgument {
-                op,
-                expected: "at least one element to take the extreme of".into(),
-                given: "an empty axis".into(),
-            });
-        }
+        let op = check::extreme(max, T::DTYPE, rows, inner)?;
         let n = check::numel(op, &[rows, inner])?;
         check::non_null(op, "src", src, n)?;
         check::non_null(op, "dst", dst, rows)?;

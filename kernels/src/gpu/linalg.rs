@@ -430,21 +430,7 @@ impl<T: Scalar> ReduceExtreme<T> for GpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        let op = if max { "max" } else { "min" };
-        if T::DTYPE.is_complex() {
-            return Err(Error::UnsupportedDType {
-                op,
-                dtype: T::DTYPE,
-                supported: "f32, f64, i32, i64, f16, bf16 (complex numbers have no order)",
-            });
-        }
-        if inner == 0 && rows > 0 {
-            return Err(Error::InvalidArgument {
-                op,
-                expected: "at least one element to take the extreme of".into(),
-                given: "an empty axis".into(),
-            });
-        }
+        let op = check::extreme(max, T::DTYPE, rows, inner)?;
         // SAFETY: forwarded contract.
         unsafe { reduce_any(&REDUCE_EXTREME, op, Some(max), rows, inner, src, dst) }
     }
