@@ -104,16 +104,6 @@ pub enum Error {
         /// Why it cannot be used.
         reason: String,
     },
-    /// The operands of one operation live on different devices.
-    #[error("{op}: device mismatch: expected every operand on {expected}, got one on {got}")]
-    DeviceMismatch {
-        /// The operation that failed.
-        op: &'static str,
-        /// The device of the first operand.
-        expected: DeviceType,
-        /// The device of the operand that differs.
-        got: DeviceType,
-    },
     /// A call into the CUDA driver, cuBLAS, cuSOLVER or NVRTC failed.
     #[error("{library}: {call} failed: {detail}")]
     Cuda {
@@ -204,15 +194,6 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "narrow: dimension 3 is out of range: expected 0..2"
-        );
-        let e = Error::DeviceMismatch {
-            op: "add",
-            expected: DeviceType::Cpu,
-            got: DeviceType::Gpu,
-        };
-        assert_eq!(
-            e.to_string(),
-            "add: device mismatch: expected every operand on cpu, got one on gpu"
         );
     }
 }

@@ -56,3 +56,4 @@ pub mod layout;
 pub mod linalg;
 pub mod memory;
 pub mod parallel;
+mod plan;

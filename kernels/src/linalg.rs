@@ -218,3 +218,42 @@ pub trait EqScalar<T: Scalar>: Device {
     /// `x` is valid for reads and `y` for writes of `n` elements; identical or disjoint.
     unsafe fn eq_scalar(n: usize, x: *const T, s: T, y: *mut T) -> Result<()>;
 }
+
+/// In a `MatMul<T>` impl for device `$D`: when `T` is one of the four BLAS types, returns
+/// the device's `BlasGemm` on the same arguments. `T` is exactly that type when the data
+/// types agree, because `Scalar` is sealed and each type has its own tag.
+macro_rules! matmul_via_gemm {
+    ($D:ty, $T:ty, $ta:expr, $tb:expr, $m:expr, $n:expr, $k:expr, $alpha:expr, $a:expr, $lda:expr,
+     $b:expr, $ldb:expr, $beta:expr, $c:expr, $ldc:expr) => {
+        macro_rules! via_gemm {
+            ($t:ty) => {
+                if <$T as ctensor_base::Scalar>::DTYPE == <$t as ctensor_base::Scalar>::DTYPE {
+                    // SAFETY: `$T` and `$t` are the same type (see above), so the
+                    // reinterpretations are identities; the caller's contract is gemm's.
+                    return unsafe {
+                        <$D as $crate::blas::BlasGemm<$t>>::gemm(
+                            $ta,
+                            $tb,
+                            $m,
+                            $n,
+                            $k,
+                            std::mem::transmute_copy::<$T, $t>(&$alpha),
+                            $a as *const $t,
+                            $lda,
+                            $b as *const $t,
+                            $ldb,
+                            std::mem::transmute_copy::<$T, $t>(&$beta),
+                            $c as *mut $t,
+                            $ldc,
+                        )
+                    };
+                }
+            };
+        }
+        via_gemm!(f32);
+        via_gemm!(f64);
+        via_gemm!(ctensor_base::c32);
+        via_gemm!(ctensor_base::c64);
+    };
+}
+pub(crate) use matmul_via_gemm;

@@ -96,3 +96,22 @@ fn cuda_a_source_that_does_not_compile_is_an_nvrtc_error_with_the_log() {
         other => panic!("expected an NVRTC error, got {other:?}"),
     }
 }
+
+/// An architecture NVRTC does not know is `NVRTC_ERROR_INVALID_OPTION`: the runtime
+/// recognises that status to retry for an older architecture (and only that status).
+#[test]
+fn cuda_an_unknown_architecture_is_an_invalid_option() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    match SOURCES[0].compile(Some("compute_1")) {
+        Err(Error::Cuda {
+            library: "NVRTC",
+            detail,
+            ..
+        }) => {
+            assert!(detail.starts_with("NVRTC_ERROR_INVALID_OPTION"), "{detail}");
+        }
+        other => panic!("expected NVRTC_ERROR_INVALID_OPTION, got {other:?}"),
+    }
+}

@@ -330,3 +330,54 @@ fn gpu_kernels_without_a_gpu_report_device_unavailable() {
     .unwrap_err();
     assert!(matches!(e, Error::DeviceUnavailable { .. }), "{e}");
 }
+
+/// Argument errors that the GPU kernels raise before they look for a device, so they are
+/// the same with or without one. The pointers are never dereferenced.
+#[test]
+fn gpu_kernels_reject_bad_arguments_before_touching_the_device() {
+    use ctensor_kernels::linalg::{Unary, UnaryOp};
+    let fake = 256 as *mut i32;
+    // SAFETY: each call fails its argument checks before any memory is touched.
+    let e = unsafe { <GpuDevice as Unary<i32>>::unary(UnaryOp::Sqrt, 4, fake, fake) }.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::UnsupportedDType {
+                op: "sqrt",
+                dtype: ctensor_base::DataType::Int,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("f32, f64, c32, c64, f16, bf16"),
+        "{e}"
+    );
+
+    // 17 axes that no merging can join: more than a GPU kernel takes.
+    let shape = [2usize; 17];
+    let strides: Vec<usize> = (0..17).map(|k| 1 << k).collect();
+    // SAFETY: as above.
+    let e = unsafe { <GpuDevice as SetMemory<i32>>::set_strided(fake, &shape, &strides, 1) }
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { .. }) && e.to_string().contains("at most 16 axes"),
+        "{e}"
+    );
+
+    // A cast whose source and destination overlap.
+    let fake64 = 256 as *mut i64;
+    // SAFETY: as above.
+    let e = unsafe { <GpuDevice as CastMemory<i64, i32>>::cast(fake64, fake, 8) }.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                op: "cast_memory",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

@@ -4,6 +4,7 @@
 
 use std::ptr::NonNull;
 
+#[cfg(feature = "cuda")]
 use super::cpu::CPU_ALIGN;
 use crate::error::{Error, Result};
 
@@ -19,6 +20,7 @@ pub fn gpu_unavailable() -> Error {
 }
 
 /// A dangling, aligned, non-null pointer: the address of every zero-byte allocation.
+#[cfg(feature = "cuda")]
 fn dangling() -> NonNull<u8> {
     NonNull::new(CPU_ALIGN as *mut u8).expect("CPU_ALIGN is not zero")
 }
@@ -52,7 +54,6 @@ pub(super) unsafe fn dealloc(ptr: NonNull<u8>, bytes: usize) {
 
 #[cfg(not(feature = "cuda"))]
 pub(super) fn alloc_zeroed(_bytes: usize) -> Result<NonNull<u8>> {
-    let _ = dangling;
     Err(gpu_unavailable())
 }
 

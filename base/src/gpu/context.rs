@@ -92,6 +92,26 @@ impl KernelSource {
     }
 }
 
+/// A kernel's name as its parts, joined by `_` (e.g. `["cast", "f16", "f64"]` names
+/// `cast_f16_f64`; empty parts are left out). Static parts make a cache key that needs
+/// no allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KernelName(pub [&'static str; 3]);
+
+impl std::fmt::Display for KernelName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for part in self.0.iter().filter(|p| !p.is_empty()) {
+            if !first {
+                f.write_str("_")?;
+            }
+            f.write_str(part)?;
+            first = false;
+        }
+        Ok(())
+    }
+}
+
 fn c_chars_to_string(v: &[std::ffi::c_char]) -> String {
     let bytes: Vec<u8> = v.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
     String::from_utf8_lossy(&bytes).into_owned()
@@ -122,7 +142,7 @@ pub struct GpuContext {
     stream: sys::CUstream,
     pools: bool,
     pub(super) staging: Mutex<Option<Staging>>,
-    functions: Mutex<HashMap<(&'static str, String), Handle<sys::CUfunction>>>,
+    functions: Mutex<HashMap<(&'static str, KernelName), Handle<sys::CUfunction>>>,
     modules: Mutex<HashMap<&'static str, Handle<sys::CUmodule>>>,
     cublas: Mutex<Option<Handle<cublas::cublasHandle_t>>>,
     cusolver: Mutex<Option<Handle<cusolver::cusolverDnHandle_t>>>,
@@ -149,34 +169,42 @@ impl std::fmt::Debug for GpuContext {
 /// first call. Every later call returns the same context, or the same reason it could
 /// not be created.
 pub fn context() -> Result<&'static GpuContext> {
-    static SELECTED: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
-    let ordinal = SELECTED.get_or_init(|| match std::env::var(DEVICE_ENV) {
-        Err(_) => Ok(0),
-        Ok(v) => v.trim().parse::<usize>().map_err(|_| {
-            format!("{DEVICE_ENV}={v:?} is not a device ordinal (expected 0, 1, ...)")
-        }),
+    // Resolved once: every kernel launch asks, so the answer must not cost a lock.
+    static SELECTED: OnceLock<std::result::Result<&'static GpuContext, String>> = OnceLock::new();
+    let selected = SELECTED.get_or_init(|| {
+        let ordinal = match std::env::var(DEVICE_ENV) {
+            Err(_) => 0,
+            Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+                format!("{DEVICE_ENV}={v:?} is not a device ordinal (expected 0, 1, ...)")
+            })?,
+        };
+        GpuContext::registered(ordinal)
     });
-    match ordinal {
-        Ok(o) => GpuContext::for_ordinal(*o),
-        Err(reason) => Err(unavailable(reason.clone())),
-    }
+    selected.clone().map_err(unavailable)
 }
 
 impl GpuContext {
     /// The context of device `ordinal`, created on first use and kept for the life of
     /// the process.
     pub fn for_ordinal(ordinal: usize) -> Result<&'static GpuContext> {
+        GpuContext::registered(ordinal).map_err(unavailable)
+    }
+
+    /// The registry behind [`GpuContext::for_ordinal`]: each ordinal's context, or the
+    /// reason it could not be created, decided once.
+    fn registered(ordinal: usize) -> std::result::Result<&'static GpuContext, String> {
         type Registry = HashMap<usize, std::result::Result<&'static GpuContext, String>>;
         static CONTEXTS: OnceLock<Mutex<Registry>> = OnceLock::new();
         let mut map = lock(CONTEXTS.get_or_init(Default::default));
-        let entry = map.entry(ordinal).or_insert_with(|| {
-            catch_unwind(|| GpuContext::create(ordinal))
-                .unwrap_or_else(|_| {
-                    Err("the CUDA driver library lacks a function ctensor needs".into())
-                })
-                .map(|c| &*Box::leak(Box::new(c)))
-        });
-        entry.clone().map_err(unavailable)
+        map.entry(ordinal)
+            .or_insert_with(|| {
+                catch_unwind(|| GpuContext::create(ordinal))
+                    .unwrap_or_else(|_| {
+                        Err("the CUDA driver library lacks a function ctensor needs".into())
+                    })
+                    .map(|c| &*Box::leak(Box::new(c)))
+            })
+            .clone()
     }
 
     fn create(ordinal: usize) -> std::result::Result<GpuContext, String> {
@@ -267,12 +295,13 @@ impl GpuContext {
         unsafe { drv::stream::synchronize(self.stream) }.map_err(driver_err("cuStreamSynchronize"))
     }
 
-    /// The kernel `kernel` of `source`, compiling and loading the source on first use.
+    /// The kernel `name` of `source`, compiling and loading the source on first use.
+    /// A cached kernel is found without allocating: the name's parts are the key.
     ///
     /// Errors: [`Error::Cuda`] when NVRTC rejects the source, the driver cannot load the
     /// PTX, or the source has no kernel of that name.
-    pub fn function(&self, source: &KernelSource, kernel: &str) -> Result<sys::CUfunction> {
-        let key = (source.name, kernel.to_string());
+    pub fn function(&self, source: &KernelSource, name: KernelName) -> Result<sys::CUfunction> {
+        let key = (source.name, name);
         if let Some(f) = lock(&self.functions).get(&key) {
             return Ok(f.0);
         }
@@ -288,7 +317,8 @@ impl GpuContext {
                 }
             }
         };
-        let cname = CString::new(kernel).unwrap_or_default();
+        let kernel = name.to_string();
+        let cname = CString::new(kernel.as_str()).unwrap_or_default();
         // SAFETY: `module` is a loaded module of this context, never unloaded.
         let f = unsafe { drv::module::get_function(module, cname) }
             .map_err(driver_err(&format!("cuModuleGetFunction({kernel})")))?;
@@ -301,9 +331,12 @@ impl GpuContext {
         let arch = format!("compute_{major}{minor}");
         // An NVRTC older than the GPU does not know its architecture; PTX for an older
         // one is compiled forward by the driver.
-        let ptx = source
-            .compile(Some(&arch))
-            .or_else(|_| source.compile(Some("compute_70")))?;
+        let ptx = match source.compile(Some(&arch)) {
+            Err(Error::Cuda { detail, .. }) if detail.starts_with("NVRTC_ERROR_INVALID_OPTION") => {
+                source.compile(Some("compute_70"))
+            }
+            other => other,
+        }?;
         let ptx = CString::new(ptx).unwrap_or_default();
         // SAFETY: `ptx` is a NUL-terminated PTX image; the context is current.
         unsafe { drv::module::load_data(ptx.as_ptr() as *const c_void) }
@@ -336,33 +369,26 @@ impl GpuContext {
         &self,
         body: impl FnOnce(cublas::cublasHandle_t) -> Result<R>,
     ) -> Result<R> {
-        let mut guard = lock(&self.cublas);
-        if guard.is_none() {
-            // SAFETY: only loads the library to see whether it is there.
-            if !unsafe { cublas::is_culib_present() } {
-                return Err(unavailable(
-                    "the cuBLAS library (libcublas.so) was not found".into(),
-                ));
-            }
-            self.bind()?;
-            let h = cudarc::cublas::result::create_handle().map_err(|e| Error::Cuda {
-                library: "cuBLAS",
-                call: "cublasCreate".into(),
-                detail: format!("{:?}", e.0),
-            })?;
+        let err = |call: &str, e: cudarc::cublas::result::CublasError| Error::Cuda {
+            library: "cuBLAS",
+            call: call.into(),
+            detail: format!("{:?}", e.0),
+        };
+        let create = |stream: sys::CUstream| {
+            let h = cudarc::cublas::result::create_handle().map_err(|e| err("cublasCreate", e))?;
             // SAFETY: `h` is a fresh handle; the stream lives as long as the process.
-            unsafe { cudarc::cublas::result::set_stream(h, self.stream as _) }.map_err(|e| {
-                Error::Cuda {
-                    library: "cuBLAS",
-                    call: "cublasSetStream".into(),
-                    detail: format!("{:?}", e.0),
-                }
-            })?;
-            *guard = Some(Handle(h));
-        }
-        self.bind()?;
-        let h = guard.as_ref().map(|h| h.0).unwrap_or(std::ptr::null_mut());
-        body(h)
+            unsafe { cudarc::cublas::result::set_stream(h, stream as _) }
+                .map_err(|e| err("cublasSetStream", e))?;
+            Ok(h)
+        };
+        let missing = "the cuBLAS library (libcublas.so) was not found";
+        self.with_handle(
+            &self.cublas,
+            cublas::is_culib_present,
+            missing,
+            create,
+            body,
+        )
     }
 
     /// Runs `body` with this context's cuSOLVER dense handle (created on first use, bound
@@ -371,29 +397,53 @@ impl GpuContext {
         &self,
         body: impl FnOnce(cusolver::cusolverDnHandle_t) -> Result<R>,
     ) -> Result<R> {
-        let mut guard = lock(&self.cusolver);
-        if guard.is_none() {
-            // SAFETY: only loads the library to see whether it is there.
-            if !unsafe { cusolver::is_culib_present() } {
-                return Err(unavailable(
-                    "the cuSOLVER library (libcusolver.so) was not found".into(),
-                ));
-            }
-            self.bind()?;
-            let err = |call: &str, e: cudarc::cusolver::result::CusolverError| Error::Cuda {
-                library: "cuSOLVER",
-                call: call.into(),
-                detail: format!("{:?}", e.0),
-            };
+        let err = |call: &str, e: cudarc::cusolver::result::CusolverError| Error::Cuda {
+            library: "cuSOLVER",
+            call: call.into(),
+            detail: format!("{:?}", e.0),
+        };
+        let create = |stream: sys::CUstream| {
             let h =
                 cudarc::cusolver::result::dn_create().map_err(|e| err("cusolverDnCreate", e))?;
             // SAFETY: `h` is a fresh handle; the stream lives as long as the process.
-            unsafe { cudarc::cusolver::result::dn_set_stream(h, self.stream as _) }
+            unsafe { cudarc::cusolver::result::dn_set_stream(h, stream as _) }
                 .map_err(|e| err("cusolverDnSetStream", e))?;
-            *guard = Some(Handle(h));
-        }
+            Ok(h)
+        };
+        let missing = "the cuSOLVER library (libcusolver.so) was not found";
+        self.with_handle(
+            &self.cusolver,
+            cusolver::is_culib_present,
+            missing,
+            create,
+            body,
+        )
+    }
+
+    /// The library handle in `slot`, created by `create` on first use when `present`
+    /// finds the library, then passed to `body` with the slot locked.
+    fn with_handle<H: Copy, R>(
+        &self,
+        slot: &Mutex<Option<Handle<H>>>,
+        present: unsafe fn() -> bool,
+        missing: &str,
+        create: impl FnOnce(sys::CUstream) -> Result<H>,
+        body: impl FnOnce(H) -> Result<R>,
+    ) -> Result<R> {
+        let mut guard = lock(slot);
         self.bind()?;
-        let h = guard.as_ref().map(|h| h.0).unwrap_or(std::ptr::null_mut());
+        let h = match guard.as_ref() {
+            Some(h) => h.0,
+            None => {
+                // SAFETY: only loads the library to see whether it is there.
+                if !unsafe { present() } {
+                    return Err(unavailable(missing.into()));
+                }
+                let h = create(self.stream)?;
+                *guard = Some(Handle(h));
+                h
+            }
+        };
         body(h)
     }
 }

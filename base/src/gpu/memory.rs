@@ -124,33 +124,27 @@ pub unsafe fn copy_h2d(dst: u64, src: *const u8, bytes: usize) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
-    let ctx = context()?;
-    let mut guard = lock(&ctx.staging);
-    if guard.is_none() {
-        *guard = Some(Staging::new(ctx)?);
-    }
-    let st = guard.as_mut().expect("staging was just created");
-    ctx.bind()?;
-    for (k, off) in (0..bytes).step_by(STAGING_CHUNK).enumerate() {
-        let b = k % 2;
-        let len = STAGING_CHUNK.min(bytes - off);
-        st.wait(b)?;
-        // SAFETY: `src + off .. + len` lies in the caller's range; the staging buffer
-        // holds STAGING_CHUNK bytes and the device no longer reads it (waited above).
-        unsafe {
-            std::ptr::copy_nonoverlapping(src.add(off), st.bufs[b], len);
-            sys::cuMemcpyHtoDAsync_v2(
-                dst + off as u64,
-                st.bufs[b] as *const c_void,
-                len,
-                ctx.stream(),
-            )
-            .result()
-            .map_err(driver_err("cuMemcpyHtoDAsync"))?;
+    with_staging(|ctx, st| {
+        for k in 0..bytes.div_ceil(STAGING_CHUNK) {
+            let (b, off, len) = chunk(k, bytes);
+            st.wait(b)?;
+            // SAFETY: `src + off .. + len` lies in the caller's range; the staging buffer
+            // holds STAGING_CHUNK bytes and the device no longer reads it (waited above).
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.add(off), st.bufs[b], len);
+                sys::cuMemcpyHtoDAsync_v2(
+                    dst + off as u64,
+                    st.bufs[b] as *const c_void,
+                    len,
+                    ctx.stream(),
+                )
+                .result()
+                .map_err(driver_err("cuMemcpyHtoDAsync"))?;
+            }
+            st.record(b, ctx.stream())?;
         }
-        st.record(b, ctx.stream())?;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Copies `bytes` bytes from device memory `src` to host memory `dst`, through the
@@ -163,46 +157,56 @@ pub unsafe fn copy_d2h(dst: *mut u8, src: u64, bytes: usize) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
+    with_staging(|ctx, st| {
+        let chunks = bytes.div_ceil(STAGING_CHUNK);
+        // Queue chunk k's DMA, then drain chunk k-1 while it runs.
+        for k in 0..=chunks {
+            if k < chunks {
+                let (b, off, len) = chunk(k, bytes);
+                st.wait(b)?;
+                // SAFETY: `src + off .. + len` is in the caller's device range; the
+                // staging buffer is free (waited above) and holds STAGING_CHUNK bytes.
+                unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(
+                        st.bufs[b] as *mut c_void,
+                        src + off as u64,
+                        len,
+                        ctx.stream(),
+                    )
+                    .result()
+                    .map_err(driver_err("cuMemcpyDtoHAsync"))?;
+                }
+                st.record(b, ctx.stream())?;
+            }
+            if k > 0 {
+                let (b, off, len) = chunk(k - 1, bytes);
+                st.wait(b)?;
+                // SAFETY: the chunk has arrived in the staging buffer (waited above);
+                // `dst + off .. + len` is in the caller's range.
+                unsafe { std::ptr::copy_nonoverlapping(st.bufs[b], dst.add(off), len) };
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Chunk `k` of a `bytes`-byte transfer: its staging buffer, offset and length.
+fn chunk(k: usize, bytes: usize) -> (usize, usize, usize) {
+    let off = k * STAGING_CHUNK;
+    (k % 2, off, STAGING_CHUNK.min(bytes - off))
+}
+
+/// Runs `body` with the selected context and its staging buffers (created on first
+/// use), held for the whole transfer.
+fn with_staging(body: impl FnOnce(&GpuContext, &mut Staging) -> Result<()>) -> Result<()> {
     let ctx = context()?;
     let mut guard = lock(&ctx.staging);
-    if guard.is_none() {
-        *guard = Some(Staging::new(ctx)?);
-    }
-    let st = guard.as_mut().expect("staging was just created");
+    let st = match &mut *guard {
+        Some(st) => st,
+        empty => empty.insert(Staging::new(ctx)?),
+    };
     ctx.bind()?;
-    let chunks: Vec<(usize, usize)> = (0..bytes)
-        .step_by(STAGING_CHUNK)
-        .map(|off| (off, STAGING_CHUNK.min(bytes - off)))
-        .collect();
-    // Queue chunk k's DMA, then drain chunk k-1 while it runs.
-    for k in 0..=chunks.len() {
-        if let Some(&(off, len)) = chunks.get(k) {
-            let b = k % 2;
-            st.wait(b)?;
-            // SAFETY: `src + off .. + len` is in the caller's device range; the staging
-            // buffer is free (waited above) and holds STAGING_CHUNK bytes.
-            unsafe {
-                sys::cuMemcpyDtoHAsync_v2(
-                    st.bufs[b] as *mut c_void,
-                    src + off as u64,
-                    len,
-                    ctx.stream(),
-                )
-                .result()
-                .map_err(driver_err("cuMemcpyDtoHAsync"))?;
-            }
-            st.record(b, ctx.stream())?;
-        }
-        if k > 0 {
-            let (off, len) = chunks[k - 1];
-            let b = (k - 1) % 2;
-            st.wait(b)?;
-            // SAFETY: the chunk has arrived in the staging buffer (waited above);
-            // `dst + off .. + len` is in the caller's range.
-            unsafe { std::ptr::copy_nonoverlapping(st.bufs[b], dst.add(off), len) };
-        }
-    }
-    Ok(())
+    body(ctx, st)
 }
 
 /// Copies `bytes` bytes between device buffers, after the work queued before it. The
@@ -231,31 +235,4 @@ pub unsafe fn copy_d2d(dst: u64, src: u64, bytes: usize) -> Result<()> {
     } else {
         copy(dst, src)
     }
-}
-
-/// [`copy_h2d`] without the staging buffers: the driver copies from pageable memory
-/// itself and returns when done. For comparing the two in benchmarks.
-///
-/// # Safety
-/// As for [`copy_h2d`].
-pub unsafe fn copy_h2d_pageable(dst: u64, src: *const u8, bytes: usize) -> Result<()> {
-    let ctx = context()?;
-    ctx.bind()?;
-    // SAFETY: the caller's contract.
-    unsafe { sys::cuMemcpyHtoD_v2(dst, src as *const c_void, bytes) }
-        .result()
-        .map_err(driver_err("cuMemcpyHtoD"))
-}
-
-/// [`copy_d2h`] without the staging buffers (see [`copy_h2d_pageable`]).
-///
-/// # Safety
-/// As for [`copy_d2h`].
-pub unsafe fn copy_d2h_pageable(dst: *mut u8, src: u64, bytes: usize) -> Result<()> {
-    let ctx = context()?;
-    ctx.synchronize()?;
-    // SAFETY: the caller's contract.
-    unsafe { sys::cuMemcpyDtoH_v2(dst as *mut c_void, src, bytes) }
-        .result()
-        .map_err(driver_err("cuMemcpyDtoH"))
 }

@@ -9,6 +9,7 @@ use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use super::{slice, slice_mut};
 use crate::blas::*;
 use crate::check;
+use crate::plan::{plan_gemv, vector, GemmPlan, GemvPlan};
 
 /// The CBLAS entry points of one element type, with the BLAS integer sizes already
 /// checked. Implemented for `f32`, `f64`, `c32` and `c64`.
@@ -213,20 +214,6 @@ fn cblas_trans<T: Scalar>(t: Trans) -> Transpose {
     }
 }
 
-/// A checked strided vector argument: its BLAS length/increment and its span.
-struct Vector {
-    inc: i32,
-    span: usize,
-}
-
-#[inline]
-fn vector<T>(op: &'static str, name: &str, n: usize, p: *const T, inc: isize) -> Result<Vector> {
-    let inc32 = check::blas_inc(op, name, inc)?;
-    let span = check::vector_span(op, name, n, inc)?;
-    check::non_null(op, name, p, span)?;
-    Ok(Vector { inc: inc32, span })
-}
-
 impl<T: Cblas> BlasDot<T> for CpuDevice {
     unsafe fn dot(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
         let (vx, vy) = (
@@ -344,53 +331,7 @@ impl<T: Cblas> BlasCopy<T> for CpuDevice {
     }
 }
 
-/// The checked arguments of one gemv, shared by the single and batched forms.
-struct GemvPlan {
-    trans: Transpose,
-    m: i32,
-    n: i32,
-    lda: i32,
-    incx: i32,
-    incy: i32,
-    /// Lengths of `x` and `y` (the columns and rows of `op(A)`).
-    lx: usize,
-    ly: usize,
-    spans: [usize; 3],
-}
-
-#[inline]
-fn plan_gemv<T: Scalar>(
-    op: &'static str,
-    trans: Trans,
-    m: usize,
-    n: usize,
-    lda: usize,
-    incx: isize,
-    incy: isize,
-) -> Result<GemvPlan> {
-    check::leading_dim(op, "lda", lda, m)?;
-    let (ly, lx) = match trans {
-        Trans::N => (m, n),
-        _ => (n, m),
-    };
-    Ok(GemvPlan {
-        trans: cblas_trans::<T>(trans),
-        m: check::blas_int(op, "m", m)?,
-        n: check::blas_int(op, "n", n)?,
-        lda: check::blas_int(op, "lda", lda)?,
-        incx: check::blas_inc(op, "incx", incx)?,
-        incy: check::blas_inc(op, "incy", incy)?,
-        lx,
-        ly,
-        spans: [
-            check::matrix_span(op, "a", m, n, lda)?,
-            check::vector_span(op, "x", lx, incx)?,
-            check::vector_span(op, "y", ly, incy)?,
-        ],
-    })
-}
-
-impl Product for GemvPlan {
+impl Product for GemvPlan<Transpose> {
     fn spans(&self) -> [usize; 3] {
         self.spans
     }
@@ -457,10 +398,24 @@ impl<T: Cblas> BlasGemv<T> for CpuDevice {
         y: *mut T,
         incy: isize,
     ) -> Result<()> {
-        let p = plan_gemv::<T>("gemv", trans, m, n, lda, incx, incy)?;
-        check::non_null("gemv", "a", a, p.spans[0])?;
-        check::non_null("gemv", "x", x, p.spans[1])?;
-        check::non_null("gemv", "y", y, p.spans[2])?;
+        let p = plan_gemv(
+            "gemv",
+            trans,
+            cblas_trans::<T>(trans),
+            m,
+            n,
+            lda,
+            incx,
+            incy,
+        )?;
+        crate::plan::operands(
+            "gemv",
+            [
+                ("a", a, p.spans[0]),
+                ("x", x, p.spans[1]),
+                ("y", y as *const T, p.spans[2]),
+            ],
+        )?;
         // SAFETY: arguments checked; the caller vouches for the memory.
         unsafe { p.run(alpha, a, x, beta, y) };
         Ok(())
@@ -487,7 +442,7 @@ impl<T: Cblas> BlasGemvBatched<T> for CpuDevice {
             "the pointer arrays a, x, y",
             &[a.len(), x.len(), y.len()],
         )?;
-        let p = plan_gemv::<T>(op, trans, m, n, lda, incx, incy)?;
+        let p = plan_gemv(op, trans, cblas_trans::<T>(trans), m, n, lda, incx, incy)?;
         // SAFETY: forwarded contract.
         unsafe { pointer_batch(op, ["a", "x", "y"], &p, alpha, a, x, beta, y) }
     }
@@ -521,12 +476,7 @@ unsafe fn pointer_batch<T: Cblas, P: Product>(
     beta: T,
     c: &[*mut T],
 ) -> Result<()> {
-    let [sa, sb, sc] = p.spans();
-    for i in 0..a.len() {
-        check::non_null(op, &format!("{}[{i}]", names[0]), a[i], sa)?;
-        check::non_null(op, &format!("{}[{i}]", names[1]), b[i], sb)?;
-        check::non_null(op, &format!("{}[{i}]", names[2]), c[i], sc)?;
-    }
+    crate::plan::pointer_batch(op, names, p.spans(), a, b, c)?;
     for i in 0..a.len() {
         // SAFETY: arguments checked; the caller vouches for every triple.
         unsafe { p.run(alpha, a[i], b[i], beta, c[i]) };
@@ -548,22 +498,7 @@ unsafe fn strided_batch<T: Cblas, P: Product>(
     beta: T,
     batch: usize,
 ) -> Result<()> {
-    if batch == 0 {
-        return Ok(());
-    }
-    for ((name, ptr, stride), span) in operands.into_iter().zip(p.spans()) {
-        (batch - 1)
-            .checked_mul(stride)
-            .and_then(|v| v.checked_add(span))
-            .ok_or_else(|| ctensor_base::Error::Overflow {
-                op,
-                what: format!(
-                    "batch entry {} of `{name}` (stride {stride}, {span} elements) lies beyond usize",
-                    batch - 1
-                ),
-            })?;
-        check::non_null(op, name, ptr, span)?;
-    }
+    crate::plan::strided_batch(op, p.spans(), operands, batch)?;
     let [(_, a, sa), (_, b, sb), (_, c, sc)] = operands;
     for i in 0..batch {
         // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
@@ -599,7 +534,7 @@ impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
         batch: usize,
     ) -> Result<()> {
         let op = "gemv_batched_strided";
-        let p = plan_gemv::<T>(op, trans, m, n, lda, incx, incy)?;
+        let p = plan_gemv(op, trans, cblas_trans::<T>(trans), m, n, lda, incx, incy)?;
         let operands = [
             ("a", a, stride_a),
             ("x", x, stride_x),
@@ -610,20 +545,7 @@ impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
     }
 }
 
-/// The checked arguments of one gemm, shared by the single and batched forms.
-pub(crate) struct GemmPlan {
-    ta: Transpose,
-    tb: Transpose,
-    m: i32,
-    n: i32,
-    k: i32,
-    lda: i32,
-    ldb: i32,
-    ldc: i32,
-    /// Elements spanned by `a`, `b` and `c`.
-    pub(crate) spans: [usize; 3],
-}
-
+/// [`crate::plan::plan_gemm`] with CBLAS's transpose flags for `T`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn plan_gemm<T: Scalar>(
@@ -636,30 +558,12 @@ pub(crate) fn plan_gemm<T: Scalar>(
     lda: usize,
     ldb: usize,
     ldc: usize,
-) -> Result<GemmPlan> {
-    let (ar, ac) = transa.stored(m, k);
-    let (br, bc) = transb.stored(k, n);
-    check::leading_dim(op, "lda", lda, ar)?;
-    check::leading_dim(op, "ldb", ldb, br)?;
-    check::leading_dim(op, "ldc", ldc, m)?;
-    Ok(GemmPlan {
-        ta: cblas_trans::<T>(transa),
-        tb: cblas_trans::<T>(transb),
-        m: check::blas_int(op, "m", m)?,
-        n: check::blas_int(op, "n", n)?,
-        k: check::blas_int(op, "k", k)?,
-        lda: check::blas_int(op, "lda", lda)?,
-        ldb: check::blas_int(op, "ldb", ldb)?,
-        ldc: check::blas_int(op, "ldc", ldc)?,
-        spans: [
-            check::matrix_span(op, "a", ar, ac, lda)?,
-            check::matrix_span(op, "b", br, bc, ldb)?,
-            check::matrix_span(op, "c", m, n, ldc)?,
-        ],
-    })
+) -> Result<GemmPlan<Transpose>> {
+    let flags = (cblas_trans::<T>(transa), cblas_trans::<T>(transb));
+    crate::plan::plan_gemm(op, (transa, transb), flags, m, n, k, lda, ldb, ldc)
 }
 
-impl Product for GemmPlan {
+impl Product for GemmPlan<Transpose> {
     fn spans(&self) -> [usize; 3] {
         self.spans
     }
@@ -718,9 +622,14 @@ impl<T: Cblas> BlasGemm<T> for CpuDevice {
         ldc: usize,
     ) -> Result<()> {
         let p = plan_gemm::<T>("gemm", transa, transb, m, n, k, lda, ldb, ldc)?;
-        check::non_null("gemm", "a", a, p.spans[0])?;
-        check::non_null("gemm", "b", b, p.spans[1])?;
-        check::non_null("gemm", "c", c, p.spans[2])?;
+        crate::plan::operands(
+            "gemm",
+            [
+                ("a", a, p.spans[0]),
+                ("b", b, p.spans[1]),
+                ("c", c as *const T, p.spans[2]),
+            ],
+        )?;
         // SAFETY: arguments checked; the caller vouches for the memory.
         unsafe { p.run(alpha, a, b, beta, c) };
         Ok(())

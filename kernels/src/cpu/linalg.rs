@@ -331,23 +331,8 @@ impl<T: Scalar> Transpose<T> for CpuDevice {
 
 impl<T: Scalar> Stride<T> for CpuDevice {
     unsafe fn stride(shape: &[usize], steps: &[usize], src: *const T, dst: *mut T) -> Result<()> {
-        let op = "stride";
-        check::steps(op, shape, steps)?;
-        let n_in = check::numel(op, shape)?;
-        let out_shape: Vec<usize> = shape
-            .iter()
-            .zip(steps)
-            .map(|(&n, &s)| n.div_ceil(s))
-            .collect();
-        let n_out = check::numel(op, &out_shape)?;
-        check::non_null(op, "src", src, n_in)?;
-        check::non_null(op, "dst", dst, n_out)?;
-        let src_strides: Vec<usize> = row_major_strides(shape)
-            .iter()
-            .zip(steps)
-            .map(|(&a, &s)| a * s)
-            .collect();
-        let dst_strides = row_major_strides(&out_shape);
+        let p = crate::plan::plan_stride("stride", shape, steps, src, dst)?;
+        let (out_shape, dst_strides, src_strides) = (p.out_shape, p.dst_strides, p.src_strides);
         // Row-major order with source index >= destination index at every element and
         // both increasing: reading ahead of writing keeps the in-place case correct.
         walk_rows(
@@ -579,43 +564,19 @@ impl<T: Arith> MatMul<T> for CpuDevice {
         c: *mut T,
         ldc: usize,
     ) -> Result<()> {
-        use crate::blas::BlasGemm;
-        // The four BLAS types go to BLAS: `T` is exactly `$t` when the data types agree,
-        // because `Scalar` is sealed and each type has its own tag.
-        macro_rules! via_blas {
-            ($t:ty) => {
-                if T::DTYPE == <$t as Scalar>::DTYPE {
-                    // SAFETY: `T` and `$t` are the same type (see above), so the
-                    // reinterpretations are identities; the caller's contract is gemm's.
-                    return unsafe {
-                        <CpuDevice as BlasGemm<$t>>::gemm(
-                            transa,
-                            transb,
-                            m,
-                            n,
-                            k,
-                            std::mem::transmute_copy::<T, $t>(&alpha),
-                            a as *const $t,
-                            lda,
-                            b as *const $t,
-                            ldb,
-                            std::mem::transmute_copy::<T, $t>(&beta),
-                            c as *mut $t,
-                            ldc,
-                        )
-                    };
-                }
-            };
-        }
-        via_blas!(f32);
-        via_blas!(f64);
-        via_blas!(ctensor_base::c32);
-        via_blas!(ctensor_base::c64);
+        crate::linalg::matmul_via_gemm!(
+            CpuDevice, T, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
+        );
         let op = "matmul";
         let p = super::blas::plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
-        check::non_null(op, "a", a, p.spans[0])?;
-        check::non_null(op, "b", b, p.spans[1])?;
-        check::non_null(op, "c", c, p.spans[2])?;
+        crate::plan::operands(
+            op,
+            [
+                ("a", a, p.spans[0]),
+                ("b", b, p.spans[1]),
+                ("c", c as *const T, p.spans[2]),
+            ],
+        )?;
         let (a, b) = (SendPtr(a as *mut T), SendPtr(b as *mut T));
         let at = move |i: usize, l: usize| {
             // SAFETY: `i < m`, `l < k`: inside the span of `a` checked above.

@@ -103,6 +103,15 @@ impl Dims {
     }
 }
 
+/// The bytes of `n` elements of `T`, or `Error::Overflow`.
+pub(crate) fn bytes_of<T: Scalar>(op: &'static str, n: usize) -> Result<usize> {
+    n.checked_mul(std::mem::size_of::<T>())
+        .ok_or_else(|| Error::Overflow {
+            op,
+            what: format!("{n} elements of {} do not fit in usize bytes", T::DTYPE),
+        })
+}
+
 /// A temporary device array of `n` elements of `T`, freed (stream-ordered) on drop.
 pub(crate) struct Scratch<T> {
     alloc: Allocation,

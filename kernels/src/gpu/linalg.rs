@@ -256,35 +256,21 @@ impl<T: Scalar> Transpose<T> for GpuDevice {
 impl<T: Scalar> Stride<T> for GpuDevice {
     unsafe fn stride(shape: &[usize], steps: &[usize], src: *const T, dst: *mut T) -> Result<()> {
         const OP: &str = "stride";
-        check::steps(OP, shape, steps)?;
-        let n_in = check::numel(OP, shape)?;
-        let out_shape: Vec<usize> = shape
-            .iter()
-            .zip(steps)
-            .map(|(&n, &s)| n.div_ceil(s))
-            .collect();
-        let n_out = check::numel(OP, &out_shape)?;
-        check::non_null(OP, "src", src, n_in)?;
-        check::non_null(OP, "dst", dst, n_out)?;
-        if n_out == 0 {
+        let p = crate::plan::plan_stride(OP, shape, steps, src, dst)?;
+        if p.n_out == 0 {
             return Ok(());
         }
         // SAFETY: `src` holds `n_in` device elements (caller).
-        let tmp = unsafe { unaliased(OP, src, dst, n_in)? };
+        let tmp = unsafe { unaliased(OP, src, dst, p.n_in)? };
         let src = tmp.as_ref().map_or(src, |t| t.ptr() as *const T);
-        let src_strides: Vec<usize> = row_major_strides(shape)
-            .iter()
-            .zip(steps)
-            .map(|(&a, &s)| a * s)
-            .collect();
         // SAFETY: offsets stay inside both arrays; they are disjoint (temporary above).
         unsafe {
             copy_strided(
                 OP,
-                &out_shape,
-                &row_major_strides(&out_shape),
+                &p.out_shape,
+                &p.dst_strides,
                 dst,
-                &src_strides,
+                &p.src_strides,
                 src,
                 false,
             )
@@ -313,11 +299,7 @@ impl<T: Scalar> Inflate<T> for GpuDevice {
         // SAFETY: `src` holds `n_in` device elements (caller).
         let tmp = unsafe { unaliased(OP, src, dst, n_in)? };
         let src = tmp.as_ref().map_or(src, |t| t.ptr() as *const T);
-        let dst_strides: Vec<usize> = row_major_strides(dst_shape)
-            .iter()
-            .zip(steps)
-            .map(|(&a, &s)| a * s)
-            .collect();
+        let dst_strides = crate::plan::stepped_strides(dst_shape, steps);
         // SAFETY: `dst` holds `n_out` device elements; the grid points lie inside it
         // (checked shapes), and `src` is disjoint from it (temporary above).
         unsafe {

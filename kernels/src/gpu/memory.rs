@@ -4,19 +4,11 @@
 use ctensor_base::gpu::{copy_d2d, copy_d2h, copy_h2d};
 use ctensor_base::{CastFrom, CpuDevice, GpuDevice, Result, Scalar};
 
-use super::launch::{args, dev, launch_1d, overlaps, Dims};
+use super::launch::{args, bytes_of, dev, launch_1d, overlaps, Dims};
 use super::source::{CAST_PAIRS, COPY_STRIDED, SET, SET_STRIDED};
 use crate::check;
 use crate::layout::row_major_strides;
 use crate::memory::{CastMemory, SetMemory, SyncMemory, SyncMemoryStrided};
-
-fn bytes<T>(op: &'static str, n: usize) -> Result<usize> {
-    n.checked_mul(std::mem::size_of::<T>())
-        .ok_or_else(|| ctensor_base::Error::Overflow {
-            op,
-            what: format!("{n} elements of {} bytes", std::mem::size_of::<T>()),
-        })
-}
 
 impl<T: Scalar> SetMemory<T> for GpuDevice {
     unsafe fn set(dst: *mut T, value: T, n: usize) -> Result<()> {
@@ -55,7 +47,7 @@ impl<T: Scalar> SyncMemory<T, CpuDevice> for GpuDevice {
         check::non_null("sync_memory", "dst", dst, n)?;
         check::non_null("sync_memory", "src", src, n)?;
         // SAFETY: host `src` and device `dst` are valid for `n` elements (caller).
-        unsafe { copy_h2d(dev(dst), src as *const u8, bytes::<T>("sync_memory", n)?) }
+        unsafe { copy_h2d(dev(dst), src as *const u8, bytes_of::<T>("sync_memory", n)?) }
     }
 }
 
@@ -64,7 +56,7 @@ impl<T: Scalar> SyncMemory<T, GpuDevice> for CpuDevice {
         check::non_null("sync_memory", "dst", dst, n)?;
         check::non_null("sync_memory", "src", src, n)?;
         // SAFETY: device `src` and host `dst` are valid for `n` elements (caller).
-        unsafe { copy_d2h(dst as *mut u8, dev(src), bytes::<T>("sync_memory", n)?) }
+        unsafe { copy_d2h(dst as *mut u8, dev(src), bytes_of::<T>("sync_memory", n)?) }
     }
 }
 
@@ -74,7 +66,7 @@ impl<T: Scalar> SyncMemory<T, GpuDevice> for GpuDevice {
         check::non_null("sync_memory", "src", src, n)?;
         // SAFETY: both are device memory valid for `n` elements (caller); overlap is
         // handled by `copy_d2d`.
-        unsafe { copy_d2d(dev(dst), dev(src), bytes::<T>("sync_memory", n)?) }
+        unsafe { copy_d2d(dev(dst), dev(src), bytes_of::<T>("sync_memory", n)?) }
     }
 }
 
@@ -161,7 +153,7 @@ impl<T: Scalar> SyncMemoryStrided<T, CpuDevice> for GpuDevice {
             copy_h2d(
                 tmp.ptr() as u64,
                 packed.as_ptr() as *const u8,
-                bytes::<T>(OP, n)?,
+                bytes_of::<T>(OP, n)?,
             )?;
             copy_strided(OP, shape, dst_strides, dst, &dense, tmp.ptr(), false)
         }
@@ -190,7 +182,7 @@ impl<T: Scalar> SyncMemoryStrided<T, GpuDevice> for CpuDevice {
                 copy_d2h(
                     packed.as_mut_ptr() as *mut u8,
                     tmp.ptr() as u64,
-                    bytes::<T>(OP, n)?,
+                    bytes_of::<T>(OP, n)?,
                 )?;
             }
         }

@@ -10,6 +10,7 @@
 pub mod source;
 
 mod blas;
+mod cublas;
 mod launch;
 mod linalg;
 mod memory;

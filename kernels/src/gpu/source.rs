@@ -2,7 +2,7 @@
 //! launches. Launches go through this table only, so `make check-cuda` can check that
 //! each name in it is in the PTX that NVRTC makes of its source.
 
-use ctensor_base::gpu::{context, GpuContext, KernelSource};
+use ctensor_base::gpu::{context, GpuContext, KernelName, KernelSource};
 use ctensor_base::{DataType, Error, Result, Scalar};
 
 use cudarc::driver::sys::CUfunction;
@@ -36,11 +36,36 @@ pub static MATMUL: KernelSource = source!("matmul");
 pub static SOURCES: [&KernelSource; 5] = [&ELEMENTWISE, &CAST, &LAYOUT, &REDUCE, &MATMUL];
 
 use DataType::*;
-const ALL: &[DataType] = &DataType::ALL;
-const FLOATING: &[DataType] = &[Float, Double, ComplexFloat, ComplexDouble, Half, BFloat16];
-const INTS: &[DataType] = &[Int, Int64];
-const ORDERED: &[DataType] = &[Float, Double, Int, Int64, Half, BFloat16];
-const NON_BLAS: &[DataType] = &[Int, Int64, Half, BFloat16];
+
+/// A set of element types and how messages name it.
+#[derive(Debug)]
+pub struct Types {
+    /// The element types.
+    pub list: &'static [DataType],
+    /// Their names, for `Error::UnsupportedDType`.
+    pub names: &'static str,
+}
+
+const ALL: Types = Types {
+    list: &DataType::ALL,
+    names: "every data type",
+};
+const FLOATING: Types = Types {
+    list: &[Float, Double, ComplexFloat, ComplexDouble, Half, BFloat16],
+    names: "f32, f64, c32, c64, f16, bf16",
+};
+const INTS: Types = Types {
+    list: &[Int, Int64],
+    names: "i32, i64",
+};
+const ORDERED: Types = Types {
+    list: &[Float, Double, Int, Int64, Half, BFloat16],
+    names: "f32, f64, i32, i64, f16, bf16",
+};
+const NON_BLAS: Types = Types {
+    list: &[Int, Int64, Half, BFloat16],
+    names: "i32, i64, f16, bf16",
+};
 
 /// One kernel, instantiated for a set of element types as `<base>_<suffix>` (or
 /// `<base>_<dst>_<src>` for every pair, when `pairs`).
@@ -51,7 +76,7 @@ pub struct Kernel {
     /// The name before the type suffix.
     pub base: &'static str,
     /// The element types it is instantiated for.
-    pub types: &'static [DataType],
+    pub types: Types,
     /// Instantiated for every (destination, source) pair of `types`.
     pub pairs: bool,
 }
@@ -109,34 +134,26 @@ impl Kernel {
     /// Every kernel name this entry stands for.
     pub fn names(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for &d in self.types {
+        for &d in self.types.list {
             if self.pairs {
-                for &s in self.types {
-                    out.push(format!("{}_{}_{}", self.base, suffix(d), suffix(s)));
+                for &s in self.types.list {
+                    out.push(KernelName([self.base, suffix(d), suffix(s)]).to_string());
                 }
             } else {
-                out.push(format!("{}_{}", self.base, suffix(d)));
+                out.push(KernelName([self.base, suffix(d), ""]).to_string());
             }
         }
         out
     }
 
     fn check(&self, dtype: DataType) -> Result<()> {
-        if self.types.contains(&dtype) {
+        if self.types.list.contains(&dtype) {
             Ok(())
         } else {
             Err(Error::UnsupportedDType {
                 op: self.base,
                 dtype,
-                supported: match self.types.len() {
-                    8 => "every data type",
-                    6 if self.types.contains(&Half) && self.types.contains(&Int) => {
-                        "f32, f64, i32, i64, f16, bf16"
-                    }
-                    6 => "f32, f64, c32, c64, f16, bf16",
-                    4 => "i32, i64, f16, bf16",
-                    _ => "i32, i64",
-                },
+                supported: self.types.names,
             })
         }
     }
@@ -145,8 +162,8 @@ impl Kernel {
     pub fn get<T: Scalar>(&self) -> Result<(&'static GpuContext, CUfunction)> {
         self.check(T::DTYPE)?;
         let ctx = context()?;
-        let f = ctx.function(self.source, &format!("{}_{}", self.base, suffix(T::DTYPE)))?;
-        Ok((ctx, f))
+        let name = KernelName([self.base, suffix(T::DTYPE), ""]);
+        Ok((ctx, ctx.function(self.source, name)?))
     }
 
     /// The context and the compiled kernel converting `S` to `D` (for `pairs` kernels).
@@ -154,7 +171,7 @@ impl Kernel {
         self.check(D::DTYPE)?;
         self.check(S::DTYPE)?;
         let ctx = context()?;
-        let name = format!("{}_{}_{}", self.base, suffix(D::DTYPE), suffix(S::DTYPE));
-        Ok((ctx, ctx.function(self.source, &name)?))
+        let name = KernelName([self.base, suffix(D::DTYPE), suffix(S::DTYPE)]);
+        Ok((ctx, ctx.function(self.source, name)?))
     }
 }

@@ -1,0 +1,231 @@
+//! Checked BLAS argument sets shared by the CPU and GPU kernels: each device checks a
+//! vector, a gemv or a gemm the same way and then only maps the transpose flag to its
+//! library's own type (`O`).
+
+use ctensor_base::{Error, Result};
+
+use crate::blas::Trans;
+use crate::check;
+use crate::layout::row_major_strides;
+
+/// A checked strided vector argument: its BLAS increment and the elements it spans.
+pub(crate) struct Vector {
+    pub(crate) inc: i32,
+    pub(crate) span: usize,
+}
+
+/// Checks a vector of `n` elements with increment `inc` at `p` (non-null unless empty).
+#[inline]
+pub(crate) fn vector<T>(
+    op: &'static str,
+    name: &str,
+    n: usize,
+    p: *const T,
+    inc: isize,
+) -> Result<Vector> {
+    let inc32 = check::blas_inc(op, name, inc)?;
+    let span = check::vector_span(op, name, n, inc)?;
+    check::non_null(op, name, p, span)?;
+    Ok(Vector { inc: inc32, span })
+}
+
+/// The checked arguments of one gemv, shared by the single and batched forms; `O` is
+/// the device library's transpose flag.
+pub(crate) struct GemvPlan<O> {
+    pub(crate) trans: O,
+    pub(crate) m: i32,
+    pub(crate) n: i32,
+    pub(crate) lda: i32,
+    pub(crate) incx: i32,
+    pub(crate) incy: i32,
+    /// Lengths of `x` and `y` (the columns and rows of `op(A)`).
+    pub(crate) lx: usize,
+    pub(crate) ly: usize,
+    /// Elements spanned by `a`, `x` and `y`.
+    pub(crate) spans: [usize; 3],
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn plan_gemv<O>(
+    op: &'static str,
+    trans: Trans,
+    flag: O,
+    m: usize,
+    n: usize,
+    lda: usize,
+    incx: isize,
+    incy: isize,
+) -> Result<GemvPlan<O>> {
+    check::leading_dim(op, "lda", lda, m)?;
+    let (ly, lx) = match trans {
+        Trans::N => (m, n),
+        _ => (n, m),
+    };
+    Ok(GemvPlan {
+        trans: flag,
+        m: check::blas_int(op, "m", m)?,
+        n: check::blas_int(op, "n", n)?,
+        lda: check::blas_int(op, "lda", lda)?,
+        incx: check::blas_inc(op, "incx", incx)?,
+        incy: check::blas_inc(op, "incy", incy)?,
+        lx,
+        ly,
+        spans: [
+            check::matrix_span(op, "a", m, n, lda)?,
+            check::vector_span(op, "x", lx, incx)?,
+            check::vector_span(op, "y", ly, incy)?,
+        ],
+    })
+}
+
+/// The checked arguments of one gemm, shared by the single and batched forms; `O` is
+/// the device library's transpose flag.
+pub(crate) struct GemmPlan<O> {
+    pub(crate) ta: O,
+    pub(crate) tb: O,
+    pub(crate) m: i32,
+    pub(crate) n: i32,
+    pub(crate) k: i32,
+    pub(crate) lda: i32,
+    pub(crate) ldb: i32,
+    pub(crate) ldc: i32,
+    /// Elements spanned by `a`, `b` and `c`.
+    pub(crate) spans: [usize; 3],
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn plan_gemm<O>(
+    op: &'static str,
+    (transa, transb): (Trans, Trans),
+    (ta, tb): (O, O),
+    m: usize,
+    n: usize,
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    ldc: usize,
+) -> Result<GemmPlan<O>> {
+    let (ar, ac) = transa.stored(m, k);
+    let (br, bc) = transb.stored(k, n);
+    check::leading_dim(op, "lda", lda, ar)?;
+    check::leading_dim(op, "ldb", ldb, br)?;
+    check::leading_dim(op, "ldc", ldc, m)?;
+    Ok(GemmPlan {
+        ta,
+        tb,
+        m: check::blas_int(op, "m", m)?,
+        n: check::blas_int(op, "n", n)?,
+        k: check::blas_int(op, "k", k)?,
+        lda: check::blas_int(op, "lda", lda)?,
+        ldb: check::blas_int(op, "ldb", ldb)?,
+        ldc: check::blas_int(op, "ldc", ldc)?,
+        spans: [
+            check::matrix_span(op, "a", ar, ac, lda)?,
+            check::matrix_span(op, "b", br, bc, ldb)?,
+            check::matrix_span(op, "c", m, n, ldc)?,
+        ],
+    })
+}
+
+/// Checks three operands `(name, pointer, span)`: a non-empty one must not be null.
+pub(crate) fn operands<T>(op: &'static str, operands: [(&str, *const T, usize); 3]) -> Result<()> {
+    for (name, ptr, span) in operands {
+        check::non_null(op, name, ptr, span)?;
+    }
+    Ok(())
+}
+
+/// Checks a batch given by three pointer arrays of one length against the spans.
+pub(crate) fn pointer_batch<T>(
+    op: &'static str,
+    names: [&str; 3],
+    spans: [usize; 3],
+    a: &[*const T],
+    b: &[*const T],
+    c: &[*mut T],
+) -> Result<()> {
+    check::same_len(op, &names.join(", "), &[a.len(), b.len(), c.len()])?;
+    for i in 0..a.len() {
+        check::non_null(op, &format!("{}[{i}]", names[0]), a[i], spans[0])?;
+        check::non_null(op, &format!("{}[{i}]", names[1]), b[i], spans[1])?;
+        check::non_null(op, &format!("{}[{i}]", names[2]), c[i], spans[2])?;
+    }
+    Ok(())
+}
+
+/// Checks a batch laid out with constant strides, `(name, pointer, stride)` per operand:
+/// the last entry of each (`(batch-1)·stride + span`) must be addressable and a
+/// non-empty operand non-null. Nothing to check for an empty batch.
+pub(crate) fn strided_batch<T>(
+    op: &'static str,
+    spans: [usize; 3],
+    operands: [(&str, *const T, usize); 3],
+    batch: usize,
+) -> Result<()> {
+    if batch == 0 {
+        return Ok(());
+    }
+    for ((name, ptr, stride), span) in operands.into_iter().zip(spans) {
+        (batch - 1)
+            .checked_mul(stride)
+            .and_then(|v| v.checked_add(span))
+            .ok_or_else(|| Error::Overflow {
+                op,
+                what: format!(
+                    "batch entry {} of `{name}` (stride {stride}, {span} elements) lies beyond usize",
+                    batch - 1
+                ),
+            })?;
+        check::non_null(op, name, ptr, span)?;
+    }
+    Ok(())
+}
+
+/// The checked layout of a [`Stride`](crate::linalg::Stride): the output shape and, for
+/// the walk over it, the row-major destination strides and the stepped source strides.
+pub(crate) struct StridePlan {
+    pub(crate) n_in: usize,
+    pub(crate) n_out: usize,
+    pub(crate) out_shape: Vec<usize>,
+    pub(crate) dst_strides: Vec<usize>,
+    pub(crate) src_strides: Vec<usize>,
+}
+
+/// Checks a stride's steps and pointers and lays it out (the same on every device).
+pub(crate) fn plan_stride<T>(
+    op: &'static str,
+    shape: &[usize],
+    steps: &[usize],
+    src: *const T,
+    dst: *mut T,
+) -> Result<StridePlan> {
+    check::steps(op, shape, steps)?;
+    let n_in = check::numel(op, shape)?;
+    let out_shape: Vec<usize> = shape
+        .iter()
+        .zip(steps)
+        .map(|(&n, &s)| n.div_ceil(s))
+        .collect();
+    let n_out = check::numel(op, &out_shape)?;
+    check::non_null(op, "src", src, n_in)?;
+    check::non_null(op, "dst", dst, n_out)?;
+    Ok(StridePlan {
+        n_in,
+        n_out,
+        dst_strides: row_major_strides(&out_shape),
+        src_strides: stepped_strides(shape, steps),
+        out_shape,
+    })
+}
+
+/// The row-major strides of `shape`, each multiplied by its axis's step: where element
+/// `idx` of the coarse grid lies in the fine one.
+pub(crate) fn stepped_strides(shape: &[usize], steps: &[usize]) -> Vec<usize> {
+    row_major_strides(shape)
+        .iter()
+        .zip(steps)
+        .map(|(&a, &s)| a * s)
+        .collect()
+}
