@@ -52,6 +52,7 @@ mod cpu;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod lapack;
+mod lapack_plan;
 pub mod layout;
 pub mod linalg;
 pub mod memory;

@@ -186,7 +186,10 @@ pub(crate) fn strided_batch<T>(
 /// The checked layout of a [`Stride`](crate::linalg::Stride): the output shape and, for
 /// the walk over it, the row-major destination strides and the stepped source strides.
 pub(crate) struct StridePlan {
+    /// Elements of the input (the GPU sizes its in-place temporary by it).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) n_in: usize,
+    /// Elements of the output.
     pub(crate) n_out: usize,
     pub(crate) out_shape: Vec<usize>,
     pub(crate) dst_strides: Vec<usize>,

@@ -205,9 +205,9 @@ fn check_eigenpairs<T: Scalar>(a: &M, w: &[c64], v: &M, what: &str) {
     assert_small::<T>(vhv.sub(&id).norm(), n, 1.0, &format!("{what}: ‖VᴴV − I‖"));
 }
 
-fn heevd_case<T: Scalar>()
+fn heevd_case<D, T: Scalar>()
 where
-    CpuDevice: LapackHeevd<T>,
+    D: TestDevice + LapackHeevd<T>,
 {
     let mut rng = rng(11);
     for n in EIG_SIZES {
@@ -223,32 +223,27 @@ where
                     }
                 }
             }
-            let mut vals_only = buf.clone();
-            let mut w = vec![<T::Real as Scalar>::zero(); n];
-            let mut w2 = w.clone();
+            let mut vals_only = Buf::on::<D>(buf.clone());
+            let mut buf = Buf::on::<D>(buf);
+            let mut w = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
+            let mut w2 = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
             // SAFETY: buffers of lda·n and n elements.
             unsafe {
-                <CpuDevice as LapackHeevd<T>>::heevd(
-                    Jobz::Vectors,
-                    uplo,
-                    n,
-                    buf.as_mut_ptr(),
-                    lda,
-                    w.as_mut_ptr(),
-                )
-                .unwrap();
-                <CpuDevice as LapackHeevd<T>>::heevd(
+                <D as LapackHeevd<T>>::heevd(Jobz::Vectors, uplo, n, buf.ptr(), lda, w.ptr())
+                    .unwrap();
+                <D as LapackHeevd<T>>::heevd(
                     Jobz::ValuesOnly,
                     uplo,
                     n,
-                    vals_only.as_mut_ptr(),
+                    vals_only.ptr(),
                     lda,
-                    w2.as_mut_ptr(),
+                    w2.ptr(),
                 )
                 .unwrap();
             }
+            let (w, w2) = (w.get(), w2.get());
             let wc: Vec<c64> = w.iter().map(|&x| c(x)).collect();
-            let v = M::load(&buf, n, n, lda);
+            let v = M::load(&buf.get(), n, n, lda);
             check_eigenpairs::<T>(&a, &wc, &v, &format!("heevd n={n} {uplo}"));
             for k in 0..n {
                 let tol = 30.0 * n as f64 * eps::<T>() * a.norm().max(1.0);
@@ -263,35 +258,34 @@ where
     }
 }
 
-#[test]
-fn heevd_eigenpairs_satisfy_av_eq_v_lambda_and_are_orthonormal() {
-    for_blas_dtypes!(heevd_case);
-}
+device_test!(heevd_eigenpairs_satisfy_av_eq_v_lambda_and_are_orthonormal, D => {
+    for_blas_dtypes!(heevd_case, D);
+});
 
-fn heevr_case<T: Scalar>()
+fn heevr_case<D, T: Scalar>()
 where
-    CpuDevice: LapackHeevr<T> + LapackHeevd<T>,
+    D: TestDevice + LapackHeevr<T> + LapackHeevd<T>,
 {
     let mut rng = rng(12);
     for n in [1usize, 2, 9, 300] {
         let a = M::hermitian::<T>(&mut rng, n);
         let lda = n + 1;
         // All eigenvalues from heevd, to pick ranges and compare.
-        let mut full = a.store::<T>(lda);
-        let mut w_all = vec![<T::Real as Scalar>::zero(); n];
+        let mut full = Buf::on::<D>(a.store::<T>(lda));
+        let mut w_all = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
         // SAFETY: lda·n and n elements.
         unsafe {
-            <CpuDevice as LapackHeevd<T>>::heevd(
+            <D as LapackHeevd<T>>::heevd(
                 Jobz::ValuesOnly,
                 Uplo::Lower,
                 n,
-                full.as_mut_ptr(),
+                full.ptr(),
                 lda,
-                w_all.as_mut_ptr(),
+                w_all.ptr(),
             )
         }
         .unwrap();
-        let w_all: Vec<f64> = w_all.iter().map(|&x| c(x).re).collect();
+        let w_all: Vec<f64> = w_all.get().iter().map(|&x| c(x).re).collect();
         let lo = n / 3;
         let hi = (lo + 1 + n / 4).min(n);
         let mid = |k: usize| (w_all[k - 1] + w_all[k]) / 2.0;
@@ -311,24 +305,25 @@ where
         }
         for (range, want) in ranges {
             for uplo in UPLOS {
-                let mut buf = a.store::<T>(lda);
+                let mut buf = Buf::on::<D>(a.store::<T>(lda));
                 let ldz = n + 3;
-                let mut z = vec![T::zero(); ldz * n];
-                let mut w = vec![<T::Real as Scalar>::zero(); n];
+                let mut z = Buf::on::<D>(vec![T::zero(); ldz * n]);
+                let mut w = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
                 // SAFETY: z has n columns of ldz, w n values.
                 let m = unsafe {
-                    <CpuDevice as LapackHeevr<T>>::heevr(
+                    <D as LapackHeevr<T>>::heevr(
                         uplo,
                         n,
-                        buf.as_mut_ptr(),
+                        buf.ptr(),
                         lda,
                         range.clone(),
-                        w.as_mut_ptr(),
-                        z.as_mut_ptr(),
+                        w.ptr(),
+                        z.ptr(),
                         ldz,
                     )
                 }
                 .unwrap();
+                let (w, z) = (w.get(), z.get());
                 let what = format!("heevr n={n} {range:?} {uplo}");
                 assert_eq!(m, want.len(), "{} {what}: eigenpair count", T::DTYPE);
                 let wc: Vec<c64> = w[..m].iter().map(|&x| c(x)).collect();
@@ -345,14 +340,13 @@ where
 
 type Range = std::ops::Range<usize>;
 
-#[test]
-fn heevr_index_and_value_ranges_give_the_right_eigenpairs() {
-    for_blas_dtypes!(heevr_case);
-}
+device_test!(heevr_index_and_value_ranges_give_the_right_eigenpairs, D => {
+    for_blas_dtypes!(heevr_case, D);
+});
 
-fn hegvd_case<T: Scalar>()
+fn hegvd_case<D, T: Scalar>()
 where
-    CpuDevice: LapackHegvd<T>,
+    D: TestDevice + LapackHegvd<T>,
 {
     let mut rng = rng(13);
     for n in [0usize, 1, 2, 7, 300] {
@@ -364,24 +358,26 @@ where
                 let a = M::hermitian::<T>(&mut rng, n);
                 let b = M::hpd::<T>(&mut rng, n);
                 let (lda, ldb) = (n + 1, n + 2);
-                let (mut abuf, mut bbuf) = (a.store::<T>(lda), b.store::<T>(ldb));
-                let mut w = vec![<T::Real as Scalar>::zero(); n];
+                let mut abuf = Buf::on::<D>(a.store::<T>(lda));
+                let mut bbuf = Buf::on::<D>(b.store::<T>(ldb));
+                let mut w = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
                 // SAFETY: buffers of lda·n, ldb·n and n elements.
                 unsafe {
-                    <CpuDevice as LapackHegvd<T>>::hegvd(
+                    <D as LapackHegvd<T>>::hegvd(
                         itype,
                         Jobz::Vectors,
                         uplo,
                         n,
-                        abuf.as_mut_ptr(),
+                        abuf.ptr(),
                         lda,
-                        bbuf.as_mut_ptr(),
+                        bbuf.ptr(),
                         ldb,
-                        w.as_mut_ptr(),
+                        w.ptr(),
                     )
                 }
                 .unwrap();
-                let v = M::load(&abuf, n, n, lda);
+                let w = w.get();
+                let v = M::load(&abuf.get(), n, n, lda);
                 let mut vl = v.clone();
                 for j in 0..n {
                     for i in 0..n {
@@ -405,34 +401,33 @@ where
     }
 }
 
-#[test]
-fn hegvd_solves_all_three_problem_types() {
-    for_blas_dtypes!(hegvd_case);
-}
+device_test!(hegvd_solves_all_three_problem_types, D => {
+    for_blas_dtypes!(hegvd_case, D);
+});
 
-fn hegvd_indefinite_case<T: Scalar>()
+fn hegvd_indefinite_case<D, T: Scalar>()
 where
-    CpuDevice: LapackHegvd<T>,
+    D: TestDevice + LapackHegvd<T>,
 {
     let n = 4;
     let a = M::eye(n).store::<T>(n);
     // B = diag(1, 1, -1, 1): its leading minor of order 3 is negative.
     let mut bm = M::eye(n);
     bm.set(2, 2, c64::new(-1.0, 0.0));
-    let (mut abuf, mut bbuf) = (a, bm.store::<T>(n));
-    let mut w = vec![<T::Real as Scalar>::zero(); n];
+    let (mut abuf, mut bbuf) = (Buf::on::<D>(a), Buf::on::<D>(bm.store::<T>(n)));
+    let mut w = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
     // SAFETY: n × n buffers and n values.
     let e = unsafe {
-        <CpuDevice as LapackHegvd<T>>::hegvd(
+        <D as LapackHegvd<T>>::hegvd(
             1,
             Jobz::Vectors,
             Uplo::Lower,
             n,
-            abuf.as_mut_ptr(),
+            abuf.ptr(),
             n,
-            bbuf.as_mut_ptr(),
+            bbuf.ptr(),
             n,
-            w.as_mut_ptr(),
+            w.ptr(),
         )
     }
     .unwrap_err();
@@ -450,31 +445,28 @@ where
     );
 }
 
-#[test]
-fn hegvd_with_indefinite_overlap_returns_the_lapack_error() {
-    for_blas_dtypes!(hegvd_indefinite_case);
-}
+device_test!(hegvd_with_indefinite_overlap_returns_the_lapack_error, D => {
+    for_blas_dtypes!(hegvd_indefinite_case, D);
+});
 
-fn potrf_potri_case<T: Scalar>()
+fn potrf_potri_case<D, T: Scalar>()
 where
-    CpuDevice: LapackPotrf<T> + LapackPotri<T> + SetMatrix<T>,
+    D: TestDevice + LapackPotrf<T> + LapackPotri<T> + SetMatrix<T>,
 {
     let mut rng = rng(14);
     for n in [0usize, 1, 2, 7, 300] {
         for uplo in UPLOS {
             let a = M::hpd::<T>(&mut rng, n);
             let lda = n + 3;
-            let mut buf = a.store::<T>(lda);
+            let mut buf = Buf::on::<D>(a.store::<T>(lda));
             // SAFETY: lda·n elements.
             unsafe {
-                <CpuDevice as LapackPotrf<T>>::potrf(uplo, n, buf.as_mut_ptr(), lda).unwrap();
+                <D as LapackPotrf<T>>::potrf(uplo, n, buf.ptr(), lda).unwrap();
             }
-            let mut factor = buf.clone();
+            let mut factor = Buf::on::<D>(buf.get());
             // SAFETY: as above.
-            unsafe {
-                <CpuDevice as SetMatrix<T>>::set_matrix(uplo, n, factor.as_mut_ptr(), lda).unwrap()
-            };
-            let f = M::load(&factor, n, n, lda);
+            unsafe { <D as SetMatrix<T>>::set_matrix(uplo, n, factor.ptr(), lda).unwrap() };
+            let f = M::load(&factor.get(), n, n, lda);
             let product = match uplo {
                 Uplo::Lower => f.mul(&f.adjoint()), // L Lᴴ
                 Uplo::Upper => f.adjoint().mul(&f), // Uᴴ U
@@ -483,9 +475,8 @@ where
             assert_small::<T>(product.sub(&a).norm(), n, a.norm(), &what);
             // potri: the same triangle of A⁻¹.
             // SAFETY: as above.
-            unsafe { <CpuDevice as LapackPotri<T>>::potri(uplo, n, buf.as_mut_ptr(), lda) }
-                .unwrap();
-            let inv = M::load(&buf, n, n, lda).hermitian_from(uplo);
+            unsafe { <D as LapackPotri<T>>::potri(uplo, n, buf.ptr(), lda) }.unwrap();
+            let inv = M::load(&buf.get(), n, n, lda).hermitian_from(uplo);
             let what = format!("potri n={n} {uplo}");
             let cond = a.norm() * inv.norm();
             assert_small::<T>(a.mul(&inv).sub(&M::eye(n)).norm(), n, cond, &what);
@@ -493,21 +484,19 @@ where
     }
 }
 
-#[test]
-fn potrf_gives_l_lh_eq_a_and_potri_the_inverse() {
-    for_blas_dtypes!(potrf_potri_case);
-}
+device_test!(potrf_gives_l_lh_eq_a_and_potri_the_inverse, D => {
+    for_blas_dtypes!(potrf_potri_case, D);
+});
 
-fn potrf_indefinite_case<T: Scalar>()
+fn potrf_indefinite_case<D, T: Scalar>()
 where
-    CpuDevice: LapackPotrf<T>,
+    D: TestDevice + LapackPotrf<T>,
 {
     let mut m = M::eye(3);
     m.set(1, 1, c64::new(-2.0, 0.0));
-    let mut buf = m.store::<T>(3);
+    let mut buf = Buf::on::<D>(m.store::<T>(3));
     // SAFETY: 3 × 3.
-    let e = unsafe { <CpuDevice as LapackPotrf<T>>::potrf(Uplo::Upper, 3, buf.as_mut_ptr(), 3) }
-        .unwrap_err();
+    let e = unsafe { <D as LapackPotrf<T>>::potrf(Uplo::Upper, 3, buf.ptr(), 3) }.unwrap_err();
     assert!(matches!(e, Error::Lapack { info: 2, .. }), "{e}");
     assert!(
         e.to_string()
@@ -516,14 +505,13 @@ where
     );
 }
 
-#[test]
-fn potrf_of_an_indefinite_matrix_returns_the_lapack_error() {
-    for_blas_dtypes!(potrf_indefinite_case);
-}
+device_test!(potrf_of_an_indefinite_matrix_returns_the_lapack_error, D => {
+    for_blas_dtypes!(potrf_indefinite_case, D);
+});
 
-fn trtri_case<T: Scalar>()
+fn trtri_case<D, T: Scalar>()
 where
-    CpuDevice: LapackTrtri<T>,
+    D: TestDevice + LapackTrtri<T>,
 {
     let mut rng = rng(15);
     for n in [0usize, 1, 2, 7, 300] {
@@ -550,12 +538,10 @@ where
                         t.set(j, j, c64::new(1.0, 0.0));
                     }
                 }
+                let mut buf = Buf::on::<D>(buf);
                 // SAFETY: lda·n elements.
-                unsafe {
-                    <CpuDevice as LapackTrtri<T>>::trtri(uplo, diag, n, buf.as_mut_ptr(), lda)
-                }
-                .unwrap();
-                let mut inv = M::load(&buf, n, n, lda).triangle(uplo);
+                unsafe { <D as LapackTrtri<T>>::trtri(uplo, diag, n, buf.ptr(), lda) }.unwrap();
+                let mut inv = M::load(&buf.get(), n, n, lda).triangle(uplo);
                 if diag == Diag::Unit {
                     for j in 0..n {
                         inv.set(j, j, c64::new(1.0, 0.0));
@@ -569,29 +555,25 @@ where
     }
 }
 
-#[test]
-fn trtri_gives_t_tinv_eq_i_for_both_triangles_and_diagonals() {
-    for_blas_dtypes!(trtri_case);
-}
+device_test!(trtri_gives_t_tinv_eq_i_for_both_triangles_and_diagonals, D => {
+    for_blas_dtypes!(trtri_case, D);
+});
 
-fn getrf_getrs_case<T: Scalar>()
+fn getrf_getrs_case<D, T: Scalar>()
 where
-    CpuDevice: LapackGetrf<T> + LapackGetrs<T>,
+    D: TestDevice + LapackGetrf<T> + LapackGetrs<T>,
 {
     let mut rng = rng(16);
     // P A = L U for non-square shapes.
     for (m, n) in [(0usize, 3usize), (1, 1), (7, 4), (4, 7), (300, 301)] {
         let a = M::random::<T>(&mut rng, m, n);
         let lda = m + 2;
-        let mut buf = a.store::<T>(lda);
+        let mut buf = Buf::on::<D>(a.store::<T>(lda));
         let k = m.min(n);
-        let mut ipiv = vec![0i32; k];
+        let mut ipiv = Buf::on::<D>(vec![0i32; k]);
         // SAFETY: lda·n elements and k pivots.
-        unsafe {
-            <CpuDevice as LapackGetrf<T>>::getrf(m, n, buf.as_mut_ptr(), lda, ipiv.as_mut_ptr())
-        }
-        .unwrap();
-        let lu = M::load(&buf, m, n, lda);
+        unsafe { <D as LapackGetrf<T>>::getrf(m, n, buf.ptr(), lda, ipiv.ptr()) }.unwrap();
+        let (lu, ipiv) = (M::load(&buf.get(), m, n, lda), ipiv.get());
         let mut l = M::zeros(m, k);
         let mut u = M::zeros(k, n);
         for i in 0..m {
@@ -629,32 +611,25 @@ where
             let nrhs = 3;
             let b = M::random::<T>(&mut rng, n, nrhs);
             let (lda, ldb) = (n + 1, n + 4);
-            let mut abuf = a.store::<T>(lda);
-            let mut bbuf = b.store::<T>(ldb);
-            let mut ipiv = vec![0i32; n];
+            let mut abuf = Buf::on::<D>(a.store::<T>(lda));
+            let mut bbuf = Buf::on::<D>(b.store::<T>(ldb));
+            let mut ipiv = Buf::on::<D>(vec![0i32; n]);
             // SAFETY: buffers match n, nrhs and the leading dimensions.
             unsafe {
-                <CpuDevice as LapackGetrf<T>>::getrf(
-                    n,
-                    n,
-                    abuf.as_mut_ptr(),
-                    lda,
-                    ipiv.as_mut_ptr(),
-                )
-                .unwrap();
-                <CpuDevice as LapackGetrs<T>>::getrs(
+                <D as LapackGetrf<T>>::getrf(n, n, abuf.ptr(), lda, ipiv.ptr()).unwrap();
+                <D as LapackGetrs<T>>::getrs(
                     trans,
                     n,
                     nrhs,
-                    abuf.as_ptr(),
+                    abuf.ptr(),
                     lda,
-                    ipiv.as_ptr(),
-                    bbuf.as_mut_ptr(),
+                    ipiv.ptr(),
+                    bbuf.ptr(),
                     ldb,
                 )
                 .unwrap();
             }
-            let x = M::load(&bbuf, n, nrhs, ldb);
+            let x = M::load(&bbuf.get(), n, nrhs, ldb);
             let op_a = match trans {
                 Trans::N => a.clone(),
                 Trans::C => a.adjoint(),
@@ -671,47 +646,38 @@ where
     }
 }
 
-#[test]
-fn getrf_gives_pa_eq_lu_and_getrs_solves_every_trans() {
-    for_blas_dtypes!(getrf_getrs_case);
-}
+device_test!(getrf_gives_pa_eq_lu_and_getrs_solves_every_trans, D => {
+    for_blas_dtypes!(getrf_getrs_case, D);
+});
 
-#[test]
-fn getrf_of_a_singular_matrix_returns_the_lapack_error() {
-    let mut a = [1.0f64, 2.0, 2.0, 4.0]; // rank 1
-    let mut ipiv = [0i32; 2];
+device_test!(getrf_of_a_singular_matrix_returns_the_lapack_error, D => {
+    let mut a = Buf::on::<D>(vec![1.0f64, 2.0, 2.0, 4.0]); // rank 1
+    let mut ipiv = Buf::on::<D>(vec![0i32; 2]);
     // SAFETY: 2 × 2 and two pivots.
-    let e = unsafe {
-        <CpuDevice as LapackGetrf<f64>>::getrf(2, 2, a.as_mut_ptr(), 2, ipiv.as_mut_ptr())
+    let e = unsafe { <D as LapackGetrf<f64>>::getrf(2, 2, a.ptr(), 2, ipiv.ptr()) }.unwrap_err();
+    match &e {
+        Error::Lapack { routine, info, .. } => {
+            assert!(routine.ends_with("getrf"), "{e}");
+            assert_eq!(*info, 2, "{e}");
+        }
+        _ => panic!("expected Error::Lapack, got {e}"),
     }
-    .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::Lapack {
-                routine: "dgetrf",
-                info: 2,
-                ..
-            }
-        ),
-        "{e}"
-    );
     assert!(e.to_string().contains("singular"), "{e}");
-}
+});
 
-fn set_matrix_case<T: Scalar>()
+fn set_matrix_case<D, T: Scalar>()
 where
-    CpuDevice: SetMatrix<T>,
+    D: TestDevice + SetMatrix<T>,
 {
     let mut rng = rng(17);
     for n in [0usize, 1, 5, 257] {
         for keep in UPLOS {
             let lda = n + 2;
             let orig = random_vec::<T>(&mut rng, lda * n);
-            let mut buf = orig.clone();
+            let mut buf = Buf::on::<D>(orig.clone());
             // SAFETY: lda·n elements.
-            unsafe { <CpuDevice as SetMatrix<T>>::set_matrix(keep, n, buf.as_mut_ptr(), lda) }
-                .unwrap();
+            unsafe { <D as SetMatrix<T>>::set_matrix(keep, n, buf.ptr(), lda) }.unwrap();
+            let buf = buf.get();
             for j in 0..n {
                 for i in 0..lda {
                     let k = i + j * lda;
@@ -733,15 +699,18 @@ where
     }
 }
 
-#[test]
-fn set_matrix_zeroes_exactly_the_other_triangle_for_every_dtype() {
-    for_all_dtypes!(set_matrix_case);
-}
+device_test!(set_matrix_zeroes_exactly_the_other_triangle_for_every_dtype, D => {
+    for_all_dtypes!(set_matrix_case, D);
+});
 
 // ---- bad arguments -----------------------------------------------------------------
 
-#[test]
-fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
+/// Argument errors come back before any memory is touched or any library is called, so
+/// this runs on every device, with or without a GPU.
+fn bad_arguments_case<D>()
+where
+    D: LapackPotrf<f64> + LapackHegvd<f64> + LapackHeevr<f64> + LapackHeevd<f64>,
+{
     let mut a = [0.0f64; 16];
     let mut b = [0.0f64; 16];
     let mut w = [0.0f64; 4];
@@ -749,9 +718,9 @@ fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
     let p = a.as_mut_ptr();
     // SAFETY: every call below is rejected before memory is touched.
     unsafe {
-        let e = <CpuDevice as LapackPotrf<f64>>::potrf(Uplo::Lower, 4, p, 3).unwrap_err();
+        let e = <D as LapackPotrf<f64>>::potrf(Uplo::Lower, 4, p, 3).unwrap_err();
         assert!(e.to_string().contains("`lda` >= max(1, 4)"), "{e}");
-        let e = <CpuDevice as LapackHegvd<f64>>::hegvd(
+        let e = <D as LapackHegvd<f64>>::hegvd(
             4,
             Jobz::Vectors,
             Uplo::Lower,
@@ -764,7 +733,7 @@ fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
         )
         .unwrap_err();
         assert!(matches!(e, Error::OutOfRange { given: 4, .. }), "{e}");
-        let e = <CpuDevice as LapackHeevr<f64>>::heevr(
+        let e = <D as LapackHeevr<f64>>::heevr(
             Uplo::Lower,
             4,
             p,
@@ -776,7 +745,7 @@ fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
         )
         .unwrap_err();
         assert!(matches!(e, Error::OutOfRange { given: 5, .. }), "{e}");
-        let e = <CpuDevice as LapackHeevr<f64>>::heevr(
+        let e = <D as LapackHeevr<f64>>::heevr(
             Uplo::Lower,
             4,
             p,
@@ -791,7 +760,7 @@ fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
         )
         .unwrap_err();
         assert!(e.to_string().contains("lower < upper"), "{e}");
-        let e = <CpuDevice as LapackHeevd<f64>>::heevd(
+        let e = <D as LapackHeevd<f64>>::heevd(
             Jobz::Vectors,
             Uplo::Upper,
             4,
@@ -802,6 +771,13 @@ fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
         .unwrap_err();
         assert!(e.to_string().contains("null pointer for `w`"), "{e}");
     }
+}
+
+#[test]
+fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
+    bad_arguments_case::<CpuDevice>();
+    #[cfg(feature = "cuda")]
+    bad_arguments_case::<ctensor_base::GpuDevice>();
     assert!(Uplo::from_char('x').is_err());
     assert_eq!(Uplo::from_char('l').unwrap(), Uplo::Lower);
     assert!(Diag::from_char('?').is_err());

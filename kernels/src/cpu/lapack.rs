@@ -10,6 +10,10 @@ use super::{slice, slice_mut};
 use crate::blas::Trans;
 use crate::check;
 use crate::lapack::*;
+use crate::lapack_plan::{
+    check_itype, evd_failure, getrf_failure, gvd_failure, info_result, potrf_failure,
+    potri_failure, select, square, trtri_failure, Select,
+};
 
 /// The LAPACK entry points of one element type, sizes already checked.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -475,31 +479,6 @@ const HEGVD: usize = 5;
 const GETRF: usize = 6;
 const GETRS: usize = 7;
 
-/// `Err(Error::Lapack)` for a non-zero `info`, with what it means for `routine`.
-/// `positive` explains a positive `info`; negative ones name the illegal argument.
-fn lapack_result(
-    routine: &'static str,
-    info: i32,
-    args: &[&str],
-    positive: impl FnOnce(i32) -> String,
-) -> Result<()> {
-    if info == 0 {
-        return Ok(());
-    }
-    let detail = if info < 0 {
-        let k = (-info) as usize;
-        let name = args.get(k - 1).copied().unwrap_or("?");
-        format!("argument {k} ({name}) had an illegal value")
-    } else {
-        positive(info)
-    };
-    Err(Error::Lapack {
-        routine,
-        info: info as i64,
-        detail,
-    })
-}
-
 /// Workspace length from a query result; single-precision LAPACK reports it as a float
 /// that may round below the true integer, so round up with a margin.
 fn work_len<R: Scalar>(v: R) -> Result<i32> {
@@ -541,16 +520,6 @@ fn query_then_run<T: Lapack>(
     check(call(&mut work, lw, &mut rwork, lr, &mut iwork, li))
 }
 
-/// The checked square matrix argument of the Cholesky/triangular/eigen routines.
-fn square(op: &'static str, name: &str, n: usize, lda: usize) -> Result<(i32, i32, usize)> {
-    check::leading_dim(op, &format!("ld{name}"), lda, n)?;
-    Ok((
-        check::blas_int(op, "n", n)?,
-        check::blas_int(op, &format!("ld{name}"), lda)?,
-        check::matrix_span(op, name, n, n, lda)?,
-    ))
-}
-
 fn uplo_u8(u: Uplo) -> u8 {
     u.as_char() as u8
 }
@@ -588,12 +557,12 @@ impl<T: Lapack> LapackPotrf<T> for CpuDevice {
             unsafe { T::potrf(uplo_u8(uplo), n32, a, lda32, &mut info) };
             info
         };
-        lapack_result(T::NAMES[POTRF], info, &["uplo", "n", "a", "lda"], |i| {
-            format!(
-                "the leading minor of order {i} is not positive definite, \
-                 so the Cholesky factorization could not be completed"
-            )
-        })
+        info_result(
+            T::NAMES[POTRF],
+            info,
+            &["uplo", "n", "a", "lda"],
+            potrf_failure,
+        )
     }
 }
 
@@ -612,12 +581,12 @@ impl<T: Lapack> LapackPotri<T> for CpuDevice {
             unsafe { T::potri(uplo_u8(uplo), n32, a, lda32, &mut info) };
             info
         };
-        lapack_result(T::NAMES[POTRI], info, &["uplo", "n", "a", "lda"], |i| {
-            format!(
-                "element ({i},{i}) of the Cholesky factor is zero: \
-                 the matrix is singular and has no inverse"
-            )
-        })
+        info_result(
+            T::NAMES[POTRI],
+            info,
+            &["uplo", "n", "a", "lda"],
+            potri_failure,
+        )
     }
 }
 
@@ -637,29 +606,12 @@ impl<T: Lapack> LapackTrtri<T> for CpuDevice {
             unsafe { T::trtri(uplo_u8(uplo), d, n32, a, lda32, &mut info) };
             info
         };
-        lapack_result(
+        info_result(
             T::NAMES[TRTRI],
             info,
             &["uplo", "diag", "n", "a", "lda"],
-            |i| format!("diagonal element {i} is exactly zero: the triangular matrix is singular"),
+            trtri_failure,
         )
-    }
-}
-
-/// What a positive `info` of the divide-and-conquer eigensolver means.
-fn evd_failure(jobz: Jobz, n: usize, i: i32) -> String {
-    match jobz {
-        Jobz::ValuesOnly => format!(
-            "the eigensolver failed to converge: {i} off-diagonal elements of an \
-             intermediate tridiagonal form did not converge to zero"
-        ),
-        Jobz::Vectors => {
-            let (lo, hi) = (i as usize / (n + 1), i as usize % (n + 1));
-            format!(
-                "the eigensolver failed to converge while working on the submatrix in rows \
-                 and columns {lo} through {hi}"
-            )
-        }
     }
 }
 
@@ -694,7 +646,7 @@ impl<T: Lapack> LapackHeevd<T> for CpuDevice {
                 info
             },
             |info| {
-                lapack_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
+                info_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
                     evd_failure(jobz, n, i)
                 })
             },
@@ -716,38 +668,14 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
         let op = "heevr";
         let (n32, lda32, span) = square(op, "a", n, lda)?;
         check::leading_dim(op, "ldz", ldz, n)?;
+        let Some((sel, cols)) = select(op, n, &range)? else {
+            return Ok(0);
+        };
         let zero = <T::Real as Scalar>::zero();
-        let (r, vl, vu, il, iu, cols) = match range {
-            EigRange::All => (b'A', zero, zero, 0, 0, n),
-            EigRange::Index(ref r) => {
-                if r.start > r.end || r.end > n {
-                    return Err(Error::OutOfRange {
-                        op,
-                        what: "eigenpair index range end".into(),
-                        given: r.end as i64,
-                        valid: format!(
-                            "a range start..end with start <= end <= n = {n}, got {r:?}"
-                        ),
-                    });
-                }
-                if r.is_empty() {
-                    return Ok(0);
-                }
-                let il = check::blas_int(op, "il", r.start + 1)?;
-                let iu = check::blas_int(op, "iu", r.end)?;
-                (b'I', zero, zero, il, iu, r.len())
-            }
-            EigRange::Value { lower, upper } => {
-                let (l, u) = (lower.to_c64().re, upper.to_c64().re);
-                if l.partial_cmp(&u) != Some(std::cmp::Ordering::Less) {
-                    return Err(Error::InvalidArgument {
-                        op,
-                        expected: "an eigenvalue interval (lower, upper] with lower < upper".into(),
-                        given: format!("lower = {l}, upper = {u}"),
-                    });
-                }
-                (b'V', lower, upper, 0, 0, n)
-            }
+        let (r, vl, vu, il, iu) = match sel {
+            Select::All => (b'A', zero, zero, 0, 0),
+            Select::Index { il, iu } => (b'I', zero, zero, il, iu),
+            Select::Value { vl, vu } => (b'V', vl, vu, 0, 0),
         };
         let ldz32 = check::blas_int(op, "ldz", ldz)?;
         let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
@@ -800,7 +728,7 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
                 };
                 info
             },
-            |info| lapack_result(T::NAMES[HEEVR], info, &ARGS, failure),
+            |info| info_result(T::NAMES[HEEVR], info, &ARGS, failure),
         )?;
         Ok(m as usize)
     }
@@ -819,14 +747,7 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
         w: *mut T::Real,
     ) -> Result<()> {
         let op = "hegvd";
-        if !(1..=3).contains(&itype) {
-            return Err(Error::OutOfRange {
-                op,
-                what: "itype".into(),
-                given: itype as i64,
-                valid: "1 (A x = λ B x), 2 (A B x = λ x) or 3 (B A x = λ x)".into(),
-            });
-        }
+        check_itype(op, itype)?;
         let (n32, lda32, aspan) = square(op, "a", n, lda)?;
         let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
         check::non_null(op, "a", a, aspan)?;
@@ -842,17 +763,7 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
             "itype", "jobz", "uplo", "n", "a", "lda", "b", "ldb", "w", "work", "lwork", "rwork",
             "lrwork", "iwork", "liwork",
         ];
-        let failure = |i: i32| {
-            if i as usize > n {
-                format!(
-                    "the leading minor of order {} of B is not positive definite, so B is \
-                     not a valid overlap matrix (its Cholesky factorization failed)",
-                    i as usize - n
-                )
-            } else {
-                evd_failure(jobz, n, i)
-            }
-        };
+        let failure = |i| gvd_failure(jobz, n, i);
         query_then_run::<T>(
             |wk, lw, rw, lr, iw, li| {
                 let mut info = 0;
@@ -865,7 +776,7 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
                 };
                 info
             },
-            |info| lapack_result(T::NAMES[HEGVD], info, &ARGS, failure),
+            |info| info_result(T::NAMES[HEGVD], info, &ARGS, failure),
         )
     }
 }
@@ -894,16 +805,11 @@ impl<T: Lapack> LapackGetrf<T> for CpuDevice {
             unsafe { T::getrf(m32, n32, a, lda32, ipiv, &mut info) };
             info
         })?;
-        lapack_result(
+        info_result(
             T::NAMES[GETRF],
             info,
             &["m", "n", "a", "lda", "ipiv"],
-            |i| {
-                format!(
-                    "U({i},{i}) is exactly zero: the matrix is singular \
-                 (the factors were computed but cannot be used to solve)"
-                )
-            },
+            getrf_failure,
         )
     }
 }
@@ -946,7 +852,7 @@ impl<T: Lapack> LapackGetrs<T> for CpuDevice {
             unsafe { T::getrs(t, n32, nrhs32, a, lda32, ipiv, b, ldb32, &mut info) };
             info
         })?;
-        lapack_result(
+        info_result(
             T::NAMES[GETRS],
             info,
             &["trans", "n", "nrhs", "a", "lda", "ipiv", "b", "ldb"],
@@ -960,13 +866,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn illegal_argument_info_names_the_argument() {
-        let e =
-            lapack_result("dpotrf", -4, &["uplo", "n", "a", "lda"], |_| String::new()).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "dpotrf failed with info = -4: argument 4 (lda) had an illegal value"
-        );
+    fn routine_names_follow_the_type() {
         assert_eq!(<c64 as Lapack>::NAMES[HEEVD], "zheevd");
         assert_eq!(<c32 as Lapack>::NAMES[HEGVD], "chegvd");
     }

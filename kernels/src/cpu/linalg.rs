@@ -332,6 +332,9 @@ impl<T: Scalar> Transpose<T> for CpuDevice {
 impl<T: Scalar> Stride<T> for CpuDevice {
     unsafe fn stride(shape: &[usize], steps: &[usize], src: *const T, dst: *mut T) -> Result<()> {
         let p = crate::plan::plan_stride("stride", shape, steps, src, dst)?;
+        if p.n_out == 0 {
+            return Ok(());
+        }
         let (out_shape, dst_strides, src_strides) = (p.out_shape, p.dst_strides, p.src_strides);
         // Row-major order with source index >= destination index at every element and
         // both increasing: reading ahead of writing keeps the in-place case correct.

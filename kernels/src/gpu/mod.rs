@@ -11,6 +11,8 @@ pub mod source;
 
 mod blas;
 mod cublas;
+mod cusolver;
+mod lapack;
 mod launch;
 mod linalg;
 mod memory;

@@ -23,9 +23,19 @@ pub fn random_vec<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
         .collect()
 }
 
-/// Runs `$f::<T>()` for each of the eight element types.
+/// Runs `$f::<T>()` (or `$f::<D, T>()`) for each of the eight element types.
 #[macro_export]
 macro_rules! for_all_dtypes {
+    ($f:ident, $D:ty) => {{
+        $f::<$D, f32>();
+        $f::<$D, f64>();
+        $f::<$D, i32>();
+        $f::<$D, i64>();
+        $f::<$D, ctensor_base::c32>();
+        $f::<$D, ctensor_base::c64>();
+        $f::<$D, ctensor_base::f16>();
+        $f::<$D, ctensor_base::bf16>();
+    }};
     ($f:ident) => {{
         $f::<f32>();
         $f::<f64>();
@@ -46,9 +56,15 @@ pub fn c<T: Scalar>(x: T) -> c64 {
     c64::cast_from(x.to_c64())
 }
 
-/// Runs `$f::<T>()` for the four BLAS/LAPACK element types.
+/// Runs `$f::<T>()` (or `$f::<D, T>()`) for the four BLAS/LAPACK element types.
 #[macro_export]
 macro_rules! for_blas_dtypes {
+    ($f:ident, $D:ty) => {{
+        $f::<$D, f32>();
+        $f::<$D, f64>();
+        $f::<$D, ctensor_base::c32>();
+        $f::<$D, ctensor_base::c64>();
+    }};
     ($f:ident) => {{
         $f::<f32>();
         $f::<f64>();
@@ -95,4 +111,101 @@ pub fn assert_close(got: c64, want: c64, tol: f64, what: &str) {
         err <= tol,
         "{what}: got {got}, want {want}, |error| {err:e} > tolerance {tol:e}"
     );
+}
+
+/// The devices a kernel test runs on: the CPU always, the GPU when one is usable.
+pub trait TestDevice: ctensor_base::Device {}
+impl TestDevice for ctensor_base::CpuDevice {}
+#[cfg(feature = "cuda")]
+impl TestDevice for ctensor_base::GpuDevice {}
+
+/// A test buffer on device `D`: the host vector itself on the CPU, a device copy of it
+/// on the GPU. Kernels take [`Buf::ptr`]; [`Buf::get`] reads the contents back.
+pub struct Buf<T: Scalar> {
+    host: Vec<T>,
+    #[cfg(feature = "cuda")]
+    dev: Option<ctensor_base::alloc::Allocation>,
+}
+
+impl<T: Scalar> Buf<T> {
+    /// `host` placed where device `D` computes.
+    pub fn on<D: TestDevice>(host: Vec<T>) -> Buf<T> {
+        #[cfg(feature = "cuda")]
+        if D::TYPE == ctensor_base::DeviceType::Gpu {
+            let bytes = std::mem::size_of_val(&host[..]);
+            let a = ctensor_base::alloc::Allocation::zeroed(ctensor_base::DeviceType::Gpu, bytes)
+                .unwrap();
+            // SAFETY: `a` holds `bytes` device bytes, `host` as many host bytes.
+            unsafe {
+                ctensor_base::gpu::copy_h2d(a.as_ptr() as u64, host.as_ptr() as *const u8, bytes)
+                    .unwrap()
+            };
+            return Buf { host, dev: Some(a) };
+        }
+        Buf {
+            host,
+            #[cfg(feature = "cuda")]
+            dev: None,
+        }
+    }
+
+    /// The pointer kernels on `D` take.
+    pub fn ptr(&mut self) -> *mut T {
+        #[cfg(feature = "cuda")]
+        if let Some(a) = &self.dev {
+            return a.as_ptr() as *mut T;
+        }
+        self.host.as_mut_ptr()
+    }
+
+    /// The contents now.
+    pub fn get(&self) -> Vec<T> {
+        #[cfg(feature = "cuda")]
+        if let Some(a) = &self.dev {
+            let mut out = self.host.clone();
+            // SAFETY: both hold `host.len()` elements.
+            unsafe {
+                ctensor_base::gpu::copy_d2h(
+                    out.as_mut_ptr() as *mut u8,
+                    a.as_ptr() as u64,
+                    a.bytes(),
+                )
+                .unwrap()
+            };
+            return out;
+        }
+        self.host.clone()
+    }
+}
+
+/// Declares test `$name` with a `cpu` and a `gpu` case, each running `$body` with the
+/// device marker bound to `$D`. Without a usable GPU the `gpu` case prints one
+/// `SKIP: <test>: <reason>` line and passes.
+#[macro_export]
+macro_rules! device_test {
+    ($name:ident, $D:ident => $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn cpu() {
+                #[allow(dead_code)]
+                type $D = ctensor_base::CpuDevice;
+                $body
+            }
+
+            #[cfg(feature = "cuda")]
+            #[test]
+            fn gpu() {
+                if let Some(reason) = ctensor_base::gpu::unavailable_reason() {
+                    println!("SKIP: {}::gpu: {reason}", module_path!());
+                    return;
+                }
+                #[allow(dead_code)]
+                type $D = ctensor_base::GpuDevice;
+                $body
+            }
+        }
+    };
 }

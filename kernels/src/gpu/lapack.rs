@@ -1,0 +1,420 @@
+//! LAPACK on the GPU through cuSOLVER ([`super::cusolver`]). The arguments go through
+//! the same checks as on the CPU (`lapack_plan.rs`); each call sizes its device
+//! workspace with the routine's `_bufferSize` query, and the device `info` is read back
+//! (which waits for the call) and turned into [`Error::Lapack`](ctensor_base::Error)
+//! with the same explanation as on the CPU.
+//!
+//! Differences from the host routines, none visible in the results: `heevr` runs the
+//! divide-and-conquer partial-spectrum driver (`syevdx`/`heevdx`, cuSOLVER has no MRRR)
+//! and copies the selected eigenvectors into `z`; `trtri` is the generic
+//! `cusolverDnXtrtri`.
+
+use ctensor_base::gpu::copy_d2h;
+use ctensor_base::{GpuDevice, Result, Scalar};
+use cudarc::cusolver::sys::{
+    cublasDiagType_t, cublasOperation_t, cusolverDnHandle_t, cusolverDnXtrtri,
+    cusolverDnXtrtri_bufferSize, cusolverEigRange_t, cusolverEigType_t, cusolverStatus_t,
+};
+
+use super::cusolver::{fill, mode, status, with_handle, Cusolver};
+use super::launch::Scratch;
+use super::memory::copy_strided;
+use crate::blas::Trans;
+use crate::check;
+use crate::lapack::*;
+use crate::lapack_plan::{
+    check_itype, evd_failure, getrf_failure, gvd_failure, info_result, potrf_failure,
+    potri_failure, select, square, trtri_failure, Select,
+};
+
+const POTRF: usize = 0;
+const POTRI: usize = 1;
+const TRTRI: usize = 2;
+const HEEVD: usize = 3;
+const HEEVDX: usize = 4;
+const HEGVD: usize = 5;
+const GETRF: usize = 6;
+const GETRS: usize = 7;
+
+/// The arguments of `potrf`/`potri` as cuSOLVER counts them (the handle not counted).
+const CHOLESKY_ARGS: [&str; 7] = ["uplo", "n", "A", "lda", "work", "lwork", "devInfo"];
+
+/// Runs `body` with the cuSOLVER handle and a device `info`, then reads `info` back
+/// (waiting for the queued work).
+fn run(
+    op: &'static str,
+    body: impl FnOnce(cusolverDnHandle_t, *mut i32) -> Result<()>,
+) -> Result<i32> {
+    let info = Scratch::<i32>::new(op, 1)?;
+    with_handle(|h| body(h, info.ptr()))?;
+    let mut v = 0i32;
+    // SAFETY: `info` holds one device i32; `v` is one host i32.
+    unsafe { copy_d2h(&mut v as *mut i32 as *mut u8, info.ptr() as u64, 4)? };
+    Ok(v)
+}
+
+/// The device workspace a `_bufferSize` query asks for, and its length as passed back.
+fn workspace<T: Scalar>(
+    op: &'static str,
+    routine: &str,
+    query: impl FnOnce(*mut i32) -> cusolverStatus_t,
+) -> Result<(Scratch<T>, i32)> {
+    let mut lw = 0i32;
+    status(query(&mut lw), format_args!("{routine}_bufferSize"))?;
+    Ok((Scratch::new(op, lw.max(1) as usize)?, lw))
+}
+
+impl<T: Cusolver> LapackPotrf<T> for GpuDevice {
+    unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        let (n32, lda32, span) = square("potrf", "a", n, lda)?;
+        check::non_null("potrf", "a", a, span)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (name, u) = (T::NAMES[POTRF], fill(uplo));
+        let info = run("potrf", |h, info| {
+            // SAFETY: sizes checked; `a` is device memory of the checked span (caller);
+            // the workspace has the length cuSOLVER asked for.
+            unsafe {
+                let (work, lw) =
+                    workspace::<T>("potrf", name, |lw| T::potrf_buffer(h, u, n32, a, lda32, lw))?;
+                status(T::potrf(h, u, n32, a, lda32, work.ptr(), lw, info), name)
+            }
+        })?;
+        info_result(name, info, &CHOLESKY_ARGS, potrf_failure)
+    }
+}
+
+impl<T: Cusolver> LapackPotri<T> for GpuDevice {
+    unsafe fn potri(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        let (n32, lda32, span) = square("potri", "a", n, lda)?;
+        check::non_null("potri", "a", a, span)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (name, u) = (T::NAMES[POTRI], fill(uplo));
+        let info = run("potri", |h, info| {
+            // SAFETY: as in `potrf`.
+            unsafe {
+                let (work, lw) =
+                    workspace::<T>("potri", name, |lw| T::potri_buffer(h, u, n32, a, lda32, lw))?;
+                status(T::potri(h, u, n32, a, lda32, work.ptr(), lw, info), name)
+            }
+        })?;
+        info_result(name, info, &CHOLESKY_ARGS, potri_failure)
+    }
+}
+
+impl<T: Cusolver> LapackTrtri<T> for GpuDevice {
+    unsafe fn trtri(uplo: Uplo, diag: Diag, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        let op = "trtri";
+        let (_, _, span) = square(op, "a", n, lda)?;
+        check::non_null(op, "a", a, span)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let name = T::NAMES[TRTRI];
+        let u = fill(uplo);
+        let d = match diag {
+            Diag::NonUnit => cublasDiagType_t::CUBLAS_DIAG_NON_UNIT,
+            Diag::Unit => cublasDiagType_t::CUBLAS_DIAG_UNIT,
+        };
+        let (n64, lda64) = (n as i64, lda as i64);
+        // The host workspace must outlive the call, so it lives here, past `run`'s wait.
+        let mut host = Vec::<u8>::new();
+        let info = run(op, |h, info| {
+            let (mut dev_bytes, mut host_bytes) = (0usize, 0usize);
+            // SAFETY: sizes checked; `a` is device memory of the checked span (caller).
+            let s = unsafe {
+                cusolverDnXtrtri_bufferSize(
+                    h,
+                    u,
+                    d,
+                    n64,
+                    T::DATA_TYPE,
+                    a.cast(),
+                    lda64,
+                    &mut dev_bytes,
+                    &mut host_bytes,
+                )
+            };
+            status(s, format_args!("{name}_bufferSize"))?;
+            let size = std::mem::size_of::<T>();
+            let work = Scratch::<T>::new(op, dev_bytes.div_ceil(size).max(1))?;
+            host.resize(host_bytes.max(1), 0);
+            // SAFETY: as above; the workspaces have at least the sizes asked for.
+            let s = unsafe {
+                cusolverDnXtrtri(
+                    h,
+                    u,
+                    d,
+                    n64,
+                    T::DATA_TYPE,
+                    a.cast(),
+                    lda64,
+                    work.ptr().cast(),
+                    dev_bytes,
+                    host.as_mut_ptr().cast(),
+                    host_bytes,
+                    info,
+                )
+            };
+            status(s, name)
+        })?;
+        const ARGS: [&str; 11] = [
+            "uplo",
+            "diag",
+            "n",
+            "dataTypeA",
+            "A",
+            "lda",
+            "bufferOnDevice",
+            "workspaceInBytesOnDevice",
+            "bufferOnHost",
+            "workspaceInBytesOnHost",
+            "devInfo",
+        ];
+        info_result(name, info, &ARGS, trtri_failure)
+    }
+}
+
+impl<T: Cusolver> LapackHeevd<T> for GpuDevice {
+    unsafe fn heevd(
+        jobz: Jobz,
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        w: *mut T::Real,
+    ) -> Result<()> {
+        let op = "heevd";
+        let (n32, lda32, span) = square(op, "a", n, lda)?;
+        check::non_null(op, "a", a, span)?;
+        check::non_null(op, "w", w, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (name, j, u) = (T::NAMES[HEEVD], mode(jobz), fill(uplo));
+        let info = run(op, |h, info| {
+            // SAFETY: sizes checked; `a` and `w` are device memory of the checked spans
+            // (caller); the workspace has the length cuSOLVER asked for.
+            unsafe {
+                let (work, lw) =
+                    workspace::<T>(op, name, |lw| T::evd_buffer(h, j, u, n32, a, lda32, w, lw))?;
+                status(
+                    T::evd(h, j, u, n32, a, lda32, w, work.ptr(), lw, info),
+                    name,
+                )
+            }
+        })?;
+        const ARGS: [&str; 9] = [
+            "jobz", "uplo", "n", "A", "lda", "W", "work", "lwork", "devInfo",
+        ];
+        // cuSOLVER reports a convergence failure as a count in both modes.
+        info_result(name, info, &ARGS, |i| evd_failure(Jobz::ValuesOnly, n, i))
+    }
+}
+
+impl<T: Cusolver> LapackHeevr<T> for GpuDevice {
+    unsafe fn heevr(
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        range: EigRange<T::Real>,
+        w: *mut T::Real,
+        z: *mut T,
+        ldz: usize,
+    ) -> Result<usize> {
+        let op = "heevr";
+        let (n32, lda32, span) = square(op, "a", n, lda)?;
+        check::leading_dim(op, "ldz", ldz, n)?;
+        let Some((sel, cols)) = select(op, n, &range)? else {
+            return Ok(0);
+        };
+        let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
+        check::non_null(op, "a", a, span)?;
+        check::non_null(op, "w", w, n)?;
+        check::non_null(op, "z", z, zspan)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        let zero = <T::Real as Scalar>::zero();
+        let (r, vl, vu, il, iu) = match sel {
+            Select::All => (cusolverEigRange_t::CUSOLVER_EIG_RANGE_ALL, zero, zero, 0, 0),
+            Select::Index { il, iu } => {
+                (cusolverEigRange_t::CUSOLVER_EIG_RANGE_I, zero, zero, il, iu)
+            }
+            Select::Value { vl, vu } => (cusolverEigRange_t::CUSOLVER_EIG_RANGE_V, vl, vu, 0, 0),
+        };
+        let (name, j, u) = (T::NAMES[HEEVDX], mode(Jobz::Vectors), fill(uplo));
+        let mut m = 0i32;
+        let info = run(op, |h, info| {
+            // SAFETY: sizes and the selection checked; `a`, `w` are device memory of the
+            // checked spans (caller); `m` is a host integer, as cuSOLVER expects.
+            unsafe {
+                let (work, lw) = workspace::<T>(op, name, |lw| {
+                    T::evdx_buffer(h, j, r, u, n32, a, lda32, vl, vu, il, iu, &mut m, w, lw)
+                })?;
+                let s = T::evdx(
+                    h,
+                    j,
+                    r,
+                    u,
+                    n32,
+                    a,
+                    lda32,
+                    vl,
+                    vu,
+                    il,
+                    iu,
+                    &mut m,
+                    w,
+                    work.ptr(),
+                    lw,
+                    info,
+                );
+                status(s, name)
+            }
+        })?;
+        const ARGS: [&str; 15] = [
+            "jobz", "range", "uplo", "n", "A", "lda", "vl", "vu", "il", "iu", "meig", "W", "work",
+            "lwork", "devInfo",
+        ];
+        info_result(name, info, &ARGS, |i| evd_failure(Jobz::ValuesOnly, n, i))?;
+        let m = (m.max(0) as usize).min(cols);
+        if m > 0 {
+            // SAFETY: the first `m` columns of `a` hold the eigenvectors; `z` has room
+            // for `cols >= m` columns of `n` (checked); they do not overlap (caller).
+            unsafe { copy_strided(op, &[m, n], &[ldz, 1], z, &[lda, 1], a, false)? };
+        }
+        Ok(m)
+    }
+}
+
+impl<T: Cusolver> LapackHegvd<T> for GpuDevice {
+    unsafe fn hegvd(
+        itype: i32,
+        jobz: Jobz,
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        b: *mut T,
+        ldb: usize,
+        w: *mut T::Real,
+    ) -> Result<()> {
+        let op = "hegvd";
+        check_itype(op, itype)?;
+        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
+        let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
+        check::non_null(op, "a", a, aspan)?;
+        check::non_null(op, "b", b, bspan)?;
+        check::non_null(op, "w", w, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let t = match itype {
+            1 => cusolverEigType_t::CUSOLVER_EIG_TYPE_1,
+            2 => cusolverEigType_t::CUSOLVER_EIG_TYPE_2,
+            _ => cusolverEigType_t::CUSOLVER_EIG_TYPE_3,
+        };
+        let (name, j, u) = (T::NAMES[HEGVD], mode(jobz), fill(uplo));
+        let info = run(op, |h, info| {
+            // SAFETY: sizes checked; `a`, `b`, `w` are device memory of the checked spans
+            // (caller); the workspace has the length cuSOLVER asked for.
+            unsafe {
+                let (work, lw) = workspace::<T>(op, name, |lw| {
+                    T::gvd_buffer(h, t, j, u, n32, a, lda32, b, ldb32, w, lw)
+                })?;
+                let s = T::gvd(h, t, j, u, n32, a, lda32, b, ldb32, w, work.ptr(), lw, info);
+                status(s, name)
+            }
+        })?;
+        const ARGS: [&str; 12] = [
+            "itype", "jobz", "uplo", "n", "A", "lda", "B", "ldb", "W", "work", "lwork", "devInfo",
+        ];
+        info_result(name, info, &ARGS, |i| gvd_failure(Jobz::ValuesOnly, n, i))
+    }
+}
+
+impl<T: Cusolver> LapackGetrf<T> for GpuDevice {
+    unsafe fn getrf(m: usize, n: usize, a: *mut T, lda: usize, ipiv: *mut i32) -> Result<()> {
+        let op = "getrf";
+        check::leading_dim(op, "lda", lda, m)?;
+        let span = check::matrix_span(op, "a", m, n, lda)?;
+        let k = m.min(n);
+        check::non_null(op, "a", a, span)?;
+        check::non_null(op, "ipiv", ipiv, k)?;
+        let (m32, n32, lda32) = (
+            check::blas_int(op, "m", m)?,
+            check::blas_int(op, "n", n)?,
+            check::blas_int(op, "lda", lda)?,
+        );
+        if k == 0 {
+            return Ok(());
+        }
+        let name = T::NAMES[GETRF];
+        let info = run(op, |h, info| {
+            // SAFETY: sizes checked; `a` and `ipiv` are device memory of the checked
+            // spans (caller); the workspace has the length cuSOLVER asked for.
+            unsafe {
+                let (work, _) =
+                    workspace::<T>(op, name, |lw| T::getrf_buffer(h, m32, n32, a, lda32, lw))?;
+                status(
+                    T::getrf(h, m32, n32, a, lda32, work.ptr(), ipiv, info),
+                    name,
+                )
+            }
+        })?;
+        const ARGS: [&str; 7] = ["m", "n", "A", "lda", "Workspace", "devIpiv", "devInfo"];
+        info_result(name, info, &ARGS, getrf_failure)
+    }
+}
+
+impl<T: Cusolver> LapackGetrs<T> for GpuDevice {
+    unsafe fn getrs(
+        trans: Trans,
+        n: usize,
+        nrhs: usize,
+        a: *const T,
+        lda: usize,
+        ipiv: *const i32,
+        b: *mut T,
+        ldb: usize,
+    ) -> Result<()> {
+        let op = "getrs";
+        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
+        check::leading_dim(op, "ldb", ldb, n)?;
+        let bspan = check::matrix_span(op, "b", n, nrhs, ldb)?;
+        let (nrhs32, ldb32) = (
+            check::blas_int(op, "nrhs", nrhs)?,
+            check::blas_int(op, "ldb", ldb)?,
+        );
+        check::non_null(op, "a", a, aspan)?;
+        check::non_null(op, "ipiv", ipiv, n)?;
+        check::non_null(op, "b", b, bspan)?;
+        if n == 0 || nrhs == 0 {
+            return Ok(());
+        }
+        // For real types `C` is `T`, as in BLAS.
+        let t = match trans {
+            Trans::N => cublasOperation_t::CUBLAS_OP_N,
+            Trans::C if T::DTYPE.is_complex() => cublasOperation_t::CUBLAS_OP_C,
+            _ => cublasOperation_t::CUBLAS_OP_T,
+        };
+        let name = T::NAMES[GETRS];
+        let info = run(op, |h, info| {
+            // SAFETY: sizes checked; `a`, `ipiv`, `b` are device memory of the checked
+            // spans (caller).
+            let s = unsafe { T::getrs(h, t, n32, nrhs32, a, lda32, ipiv, b, ldb32, info) };
+            status(s, name)
+        })?;
+        const ARGS: [&str; 9] = [
+            "trans", "n", "nrhs", "A", "lda", "devIpiv", "B", "ldb", "devInfo",
+        ];
+        info_result(name, info, &ARGS, |i| {
+            format!("unexpected positive info {i}")
+        })
+    }
+}
