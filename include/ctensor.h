@@ -181,8 +181,9 @@ enum ct_status ct_dsyevd(char jobz, char uplo, size_t n, double *a, size_t lda, 
 // `a` valid for `lda·n` complex numbers, `w` for `n` doubles.
 enum ct_status ct_zheevd(char jobz, char uplo, size_t n, struct ct_c64 *a, size_t lda, double *w);
 
-// `gemm` for the element type `dtype` (f32, f64, c32, c64) on `device`; the scalars
-// `alpha` and `beta` point to values of that type.
+// `gemm` for the element type `dtype` (f32, f64, c32, c64) on `device` (`a`, `b`, `c`
+// are device pointers for `CT_GPU`, queued on ctensor's stream); the scalars `alpha`
+// and `beta` point to host values of that type.
 //
 // # Safety
 // As reference BLAS `?gemm` for that type; `alpha`, `beta` valid for reads.
@@ -203,7 +204,8 @@ enum ct_status ct_gemm(int32_t dtype,
                        size_t ldc);
 
 // `heevd` for the element type `dtype` (f32/f64: `syevd`; c32/c64: `heevd`) on
-// `device`; `w` receives `n` values of the real type.
+// `device` (`a` and `w` are device pointers for `CT_GPU`; cuSOLVER); `w` receives `n`
+// values of the real type.
 //
 // # Safety
 // `a` valid for `lda·n` elements of `dtype`, `w` for `n` reals.

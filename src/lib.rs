@@ -36,8 +36,6 @@ pub mod ffi;
 
 pub use ctensor_aten::*;
 pub use ctensor_base as base;
-/// `true` when a GPU can be used here (driver found, device present, context created).
-pub use ctensor_base::gpu::gpu_available;
 pub use ctensor_kernels as kernels;
 
 /// The README's examples, compiled and run as doc tests so the README stays true.

@@ -29,6 +29,8 @@ pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, matmul, overlap, set_matrix, solve,
     tri_inverse, EigBackend, EighRange,
 };
+/// `true` when a GPU can be used here (driver found, device present, context created).
+pub use ctensor_base::gpu::gpu_available;
 pub use ctensor_base::{
     bf16, c32, c64, f16, CastFrom, CpuDevice, DataType, Device, DeviceType, Error, GpuDevice,
     Result, Scalar,

@@ -96,6 +96,17 @@ pub enum Error {
     },
 
     // ---- device ------------------------------------------------------------------
+    /// Operands of one operation live on different devices; ctensor never moves data
+    /// between devices behind the caller's back (use `to_device`).
+    #[error("{op}: device mismatch: expected every operand on {expected}, got one on {got}")]
+    DeviceMismatch {
+        /// The operation that failed.
+        op: &'static str,
+        /// The device of the first operand (or of the output).
+        expected: DeviceType,
+        /// The device of the operand that differs.
+        got: DeviceType,
+    },
     /// The device cannot be used: no driver, no device, or not built in.
     #[error("device {device} is unavailable: {reason}")]
     DeviceUnavailable {

@@ -37,13 +37,25 @@ fn uplo_of(c: c_char) -> Result<Uplo, Fail> {
     Ok(Uplo::from_char(c as u8 as char)?)
 }
 
-/// The raw kernels here run on the host; a GPU pointer is `CT_ERR_DEVICE` until the GPU
-/// backend exists.
-fn cpu_only(device: i32) -> Result<(), Fail> {
-    match device_of(device)? {
-        DeviceType::Cpu => Ok(()),
-        DeviceType::Gpu => Err(Fail::Err(ctensor_base::alloc::gpu_unavailable())),
-    }
+/// Evaluates `$body` with `$D` bound to the device marker of the C `device` code: the
+/// dtype-dispatched kernels run where the caller's pointers live (device pointers for
+/// `CT_GPU`). A GPU that cannot be used is `CT_ERR_DEVICE` with the reason.
+macro_rules! on_device {
+    ($device:expr, $D:ident => $body:expr) => {
+        match device_of($device)? {
+            DeviceType::Cpu => {
+                type $D = CpuDevice;
+                $body
+            }
+            #[cfg(feature = "cuda")]
+            DeviceType::Gpu => {
+                type $D = ctensor_base::GpuDevice;
+                $body
+            }
+            #[cfg(not(feature = "cuda"))]
+            DeviceType::Gpu => Err(Fail::Err(ctensor_base::alloc::gpu_unavailable())),
+        }
+    };
 }
 
 /// `C := alpha · op(A) · op(B) + beta · C` in double precision (`dgemm`).
@@ -171,8 +183,9 @@ pub unsafe extern "C" fn ct_zheevd(
     })
 }
 
-/// `gemm` for the element type `dtype` (f32, f64, c32, c64) on `device`; the scalars
-/// `alpha` and `beta` point to values of that type.
+/// `gemm` for the element type `dtype` (f32, f64, c32, c64) on `device` (`a`, `b`, `c`
+/// are device pointers for `CT_GPU`, queued on ctensor's stream); the scalars `alpha`
+/// and `beta` point to host values of that type.
 ///
 /// # Safety
 /// As reference BLAS `?gemm` for that type; `alpha`, `beta` valid for reads.
@@ -196,7 +209,6 @@ pub unsafe extern "C" fn ct_gemm(
     ldc: usize,
 ) -> ct_status {
     guard("ct_gemm", || {
-        cpu_only(device)?;
         let (ta, tb) = (trans_of(transa)?, trans_of(transb)?);
         macro_rules! call {
             ($t:ty) => {{
@@ -208,8 +220,8 @@ pub unsafe extern "C" fn ct_gemm(
                     )
                 };
                 // SAFETY: the caller's promise on the arrays; checked by the kernel.
-                unsafe {
-                    <CpuDevice as BlasGemm<$t>>::gemm(
+                on_device!(device, D => unsafe {
+                    <D as BlasGemm<$t>>::gemm(
                         ta,
                         tb,
                         m,
@@ -224,7 +236,8 @@ pub unsafe extern "C" fn ct_gemm(
                         c as *mut $t,
                         ldc,
                     )
-                }?;
+                    .map_err(Fail::Err)
+                })?;
                 Ok(())
             }};
         }
@@ -243,7 +256,8 @@ pub unsafe extern "C" fn ct_gemm(
 }
 
 /// `heevd` for the element type `dtype` (f32/f64: `syevd`; c32/c64: `heevd`) on
-/// `device`; `w` receives `n` values of the real type.
+/// `device` (`a` and `w` are device pointers for `CT_GPU`; cuSOLVER); `w` receives `n`
+/// values of the real type.
 ///
 /// # Safety
 /// `a` valid for `lda·n` elements of `dtype`, `w` for `n` reals.
@@ -260,14 +274,14 @@ pub unsafe extern "C" fn ct_heevd(
     w: *mut c_void,
 ) -> ct_status {
     guard("ct_heevd", || {
-        cpu_only(device)?;
         let (j, u) = (jobz_of(jobz)?, uplo_of(uplo)?);
         macro_rules! call {
             ($t:ty, $r:ty) => {{
                 // SAFETY: the caller's promise on the arrays; checked by the kernel.
-                unsafe {
-                    <CpuDevice as LapackHeevd<$t>>::heevd(j, u, n, a as *mut $t, lda, w as *mut $r)
-                }?;
+                on_device!(device, D => unsafe {
+                    <D as LapackHeevd<$t>>::heevd(j, u, n, a as *mut $t, lda, w as *mut $r)
+                        .map_err(Fail::Err)
+                })?;
                 Ok(())
             }};
         }

@@ -85,7 +85,9 @@ fn status_of(e: &Error) -> ct_status {
             CT_ERR_SHAPE
         }
         Error::DTypeMismatch { .. } | Error::UnsupportedDType { .. } => CT_ERR_DTYPE,
-        Error::DeviceUnavailable { .. } | Error::Cuda { .. } => CT_ERR_DEVICE,
+        Error::DeviceUnavailable { .. } | Error::DeviceMismatch { .. } | Error::Cuda { .. } => {
+            CT_ERR_DEVICE
+        }
         Error::Lapack { .. } => CT_ERR_LAPACK,
         Error::Alloc { .. } => CT_ERR_ALLOC,
         Error::BorrowConflict { .. } => CT_ERR_BORROW,

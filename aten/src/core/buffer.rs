@@ -56,11 +56,6 @@ impl fmt::Debug for TensorBuffer {
 impl TensorBuffer {
     /// A new zeroed buffer of `bytes` bytes on `device`.
     pub fn allocate(device: DeviceType, bytes: usize) -> Result<Arc<TensorBuffer>> {
-        if device == DeviceType::Gpu {
-            // The ops do not dispatch to the GPU yet; refuse GPU tensors up front rather
-            // than hand out ones no op can use.
-            return Err(ctensor_base::alloc::gpu_unavailable());
-        }
         let alloc = Allocation::zeroed(device, bytes)?;
         Ok(Arc::new(TensorBuffer {
             ptr: alloc.as_ptr(),

@@ -2,32 +2,30 @@
 //! `try_clone`), into existing memory (`sync`), and fresh memory (`allocate_from`,
 //! `resize`, `to_device`).
 
-use ctensor_base::alloc::gpu_unavailable;
 use ctensor_base::{Error, Result};
 use ctensor_kernels::memory::SyncMemoryStrided;
 
-use super::dispatch::dispatch;
+use super::dispatch::{with_device, with_dtype};
 use super::shape::{Order, TensorShape};
 use super::tensor::Tensor;
 
 impl Tensor {
-    /// Copies the values of `src` into the view `dst`; same dtype, device and shape
-    /// (checked by the callers). Overlapping views of one buffer go through a temporary.
+    /// Copies the values of `src` into the view `dst`; same dtype and shape (checked by
+    /// the callers), any two devices. Overlapping views of one buffer go through a
+    /// temporary.
     pub(crate) fn copy_values(dst: &Tensor, src: &Tensor, op: &'static str) -> Result<()> {
         if dst.shares_memory_with(src) {
             let tmp = src.copy_in_order(Order::RowMajor)?;
             return Tensor::copy_values(dst, &tmp, op);
         }
-        if dst.device != src.device {
-            return Err(gpu_unavailable());
-        }
         let _w = dst.buffer.write(op)?;
         let _r = src.buffer.read(op)?;
-        dispatch!(dst.dtype, dst.device, T, D => {
-            // SAFETY: both views lie inside their buffers and have dtype T; they are in
-            // different buffers, so they do not overlap; the guards exclude other access.
+        with_device!(dst.device, D => with_device!(src.device, S => with_dtype!(dst.dtype, T => {
+            // SAFETY: both views lie inside their buffers and have dtype T, each on its
+            // tensor's device; they are in different buffers, so they do not overlap; the
+            // guards exclude other access.
             unsafe {
-                <D as SyncMemoryStrided<T, D>>::sync_strided(
+                <D as SyncMemoryStrided<T, S>>::sync_strided(
                     dst.typed_ptr::<T>(),
                     &dst.strides,
                     src.typed_ptr::<T>(),
@@ -35,7 +33,7 @@ impl Tensor {
                     dst.dims(),
                 )
             }
-        })
+        })))
     }
 
     /// A deep copy into fresh memory in `order`.
@@ -138,12 +136,17 @@ impl Tensor {
         Ok(())
     }
 
-    /// A deep copy on `device` (a copy also when the device is the same).
+    /// A deep copy on `device` (a copy also when the device is the same): host to GPU,
+    /// GPU to host, or within one device. The layout is kept as in
+    /// [`try_clone`](Self::try_clone).
+    ///
+    /// Errors: `DeviceUnavailable` when the GPU cannot be used, allocation failure,
+    /// `BorrowConflict`.
     pub fn to_device(&self, device: ctensor_base::DeviceType) -> Result<Tensor> {
-        if device != self.device {
-            return Err(gpu_unavailable());
-        }
-        self.try_clone()
+        let order = self.dense_order().unwrap_or(Order::RowMajor);
+        let out = Tensor::new_in_order(self.dtype, device, self.dims(), order)?;
+        Tensor::copy_values(&out, self, "to_device")?;
+        Ok(out)
     }
 }
 

@@ -73,7 +73,8 @@ macro_rules! with_blas_dtype {
 }
 
 /// Evaluates `$body` (which returns a `Result`) with `$D` bound to the device marker of
-/// `$device`. Devices whose backend is not built return `Error::DeviceUnavailable`.
+/// `$device`. Without the `cuda` feature the GPU is `Error::DeviceUnavailable`; with it,
+/// a GPU that is not usable at run time gives the same error from the first kernel.
 macro_rules! with_device {
     ($device:expr, $D:ident => $body:expr) => {{
         match $device {
@@ -81,6 +82,12 @@ macro_rules! with_device {
                 type $D = ctensor_base::CpuDevice;
                 $body
             }
+            #[cfg(feature = "cuda")]
+            ctensor_base::DeviceType::Gpu => {
+                type $D = ctensor_base::GpuDevice;
+                $body
+            }
+            #[cfg(not(feature = "cuda"))]
             ctensor_base::DeviceType::Gpu => Err(ctensor_base::alloc::gpu_unavailable()),
         }
     }};

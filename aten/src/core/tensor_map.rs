@@ -6,7 +6,6 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use ctensor_base::alloc::gpu_unavailable;
 use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
 
 use super::buffer::TensorBuffer;
@@ -21,6 +20,31 @@ use super::tensor::Tensor;
 /// Fortran shape, e.g. `A(m, n)` maps as `[m, n]` with strides `[1, m]`.
 pub struct TensorMap {
     tensor: Tensor,
+}
+
+/// Checks that a foreign pointer given as GPU memory can be: the GPU is usable, and the
+/// CUDA driver knows the address (a host pointer passed as device memory would make the
+/// first kernel fault, long after the mistake).
+fn check_gpu_pointer(ptr: *mut std::ffi::c_void) -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        ctensor_base::gpu::context()?;
+        if !ptr.is_null() && !ctensor_base::gpu::is_cuda_pointer(ptr as u64)? {
+            return Err(Error::InvalidArgument {
+                op: "TensorMap",
+                expected: "a device pointer the CUDA driver knows (device, managed or \
+                           registered host memory)"
+                    .into(),
+                given: format!("{ptr:p}, which the driver does not know (host memory?)"),
+            });
+        }
+        Ok(())
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = ptr;
+        Err(ctensor_base::alloc::gpu_unavailable())
+    }
 }
 
 /// Checks a foreign view's strides: one per dimension, no two multi-indices on one
@@ -135,8 +159,8 @@ impl TensorMap {
         strides: &[usize],
         keep_alive: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Result<TensorMap> {
-        if device != DeviceType::Cpu {
-            return Err(gpu_unavailable());
+        if device == DeviceType::Gpu {
+            check_gpu_pointer(ptr)?;
         }
         let span = span_of(shape, strides)?;
         if span > 0 && ptr.is_null() {

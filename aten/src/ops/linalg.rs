@@ -6,7 +6,7 @@
 //! Fortran arrays, transposed views); LAPACK works on a column-major copy (it overwrites
 //! its input anyway), and results come back in the memory order of the input.
 
-use ctensor_base::{Error, Result, Scalar};
+use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::lapack::{
     Diag, EigRange, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr, LapackHegvd,
     LapackPotrf, LapackTrtri, SetMatrix, Uplo,
@@ -71,6 +71,11 @@ fn in_order_of(x: Tensor, like: &Tensor) -> Result<Tensor> {
         Order::ColMajor => Ok(x),
         Order::RowMajor => x.copy_in_order(Order::RowMajor),
     }
+}
+
+/// The values of the real vector `w` (any device) as host `f64`s.
+fn real_values(w: &Tensor) -> Result<Vec<f64>> {
+    w.cast(DataType::Double)?.to_vec::<f64>()
 }
 
 /// The indices `lo..hi` of the eigenvalues `w` (ascending) that `range` selects.
@@ -141,6 +146,12 @@ fn eigh_impl(
     let n = square(op, a)?;
     let real = a.dtype().real_type();
     let order = result_order(a);
+    // faer runs on the host; on the GPU the default backend is cuSOLVER's divide and
+    // conquer, like `LapackEvd`.
+    let backend = match (backend, a.device()) {
+        (EigBackend::Faer, DeviceType::Gpu) => EigBackend::LapackEvd,
+        (b, _) => b,
+    };
     if backend == EigBackend::Faer {
         // faer reads `a` through its strides and writes the vectors straight into a
         // tensor of `a`'s order: no copies.
@@ -163,8 +174,10 @@ fn eigh_impl(
         Jobz::ValuesOnly
     };
     // The full or partial spectrum (`w`) and the matching eigenvectors (`n × m`).
+    // The eigenvalues land on the solver's device, then come to the host to select.
+    let wd = Tensor::new(real, a.device(), &[n])?;
     let (w, v): (Vec<f64>, Option<Tensor>) = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
-        let mut wt = vec![<<T as Scalar>::Real as Scalar>::zero(); n];
+        let wp = wd.typed_ptr::<<T as Scalar>::Real>();
         let p = work.as_mut_ptr::<T>()?;
         match backend {
             EigBackend::LapackEvr => {
@@ -181,22 +194,25 @@ fn eigh_impl(
                     _ => n,
                 };
                 let z = Tensor::new_in_order(a.dtype(), a.device(), &[n, cols], Order::ColMajor)?;
-                let _g = z.buffer.write(op)?;
-                // SAFETY: `work` is n × n column-major (ld n), `wt` holds n values and
-                // `z` n × cols (ld n); all distinct memory.
+                let guards = (z.buffer.write(op)?, wd.buffer.write(op)?);
+                // SAFETY: `work` is n × n column-major (ld n), `wd` holds n values and
+                // `z` n × cols (ld n), all on the dispatched device; all distinct memory.
                 let m = unsafe {
-                    <D as LapackHeevr<T>>::heevr(Uplo::Lower, n, p, n.max(1), r, wt.as_mut_ptr(), z.typed_ptr::<T>(), n.max(1))
+                    <D as LapackHeevr<T>>::heevr(Uplo::Lower, n, p, n.max(1), r, wp, z.typed_ptr::<T>(), n.max(1))
                 }?;
-                drop(_g);
-                let w: Vec<f64> = wt[..m].iter().map(|x| x.to_c64().re).collect();
+                drop(guards);
+                let mut w = real_values(&wd)?;
+                w.truncate(m);
                 Ok((w, Some(z.narrow(1, 0, m)?)))
             }
             // `Faer` returned above; the arm only completes the match.
             EigBackend::LapackEvd | EigBackend::Faer => {
-                // SAFETY: `work` is n × n column-major (ld n) and `wt` holds n values.
-                unsafe { <D as LapackHeevd<T>>::heevd(jobz, Uplo::Lower, n, p, n.max(1), wt.as_mut_ptr()) }?;
-                let w: Vec<f64> = wt.iter().map(|x| x.to_c64().re).collect();
-                Ok((w, vectors.then(|| work.share())))
+                let guard = wd.buffer.write(op)?;
+                // SAFETY: `work` is n × n column-major (ld n) and `wd` holds n values,
+                // both on the dispatched device.
+                unsafe { <D as LapackHeevd<T>>::heevd(jobz, Uplo::Lower, n, p, n.max(1), wp) }?;
+                drop(guard);
+                Ok((real_values(&wd)?, vectors.then(|| work.share())))
             }
         }
     })?;
@@ -355,15 +371,17 @@ pub fn eigh_generalized(
     }
     let mut av = col_major(a)?;
     let mut bv = col_major(b)?;
-    let w: Vec<f64> = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
-        let mut wt = vec![<<T as Scalar>::Real as Scalar>::zero(); n];
+    let wd = Tensor::new(a.dtype().real_type(), a.device(), &[n])?;
+    dispatch_blas!(a.dtype(), a.device(), op, T, D => {
         let (pa, pb) = (av.as_mut_ptr::<T>()?, bv.as_mut_ptr::<T>()?);
-        // SAFETY: both n × n column-major copies (ld n) of their own, `wt` n values.
-        unsafe { <D as LapackHegvd<T>>::hegvd(itype, Jobz::Vectors, Uplo::Lower, n, pa, n.max(1), pb, n.max(1), wt.as_mut_ptr()) }?;
-        Ok::<_, Error>(wt.iter().map(|x| x.to_c64().re).collect())
+        let _g = wd.buffer.write(op)?;
+        // SAFETY: both n × n column-major copies (ld n) of their own, `wd` n values, all
+        // on the dispatched device.
+        unsafe { <D as LapackHegvd<T>>::hegvd(itype, Jobz::Vectors, Uplo::Lower, n, pa, n.max(1), pb, n.max(1), wd.typed_ptr()) }
     })?;
+    let w = real_values(&wd)?;
     let (lo, hi) = select(op, &w, range)?;
-    let wt = Tensor::from_vec(w[lo..hi].to_vec(), &[hi - lo])?.cast(a.dtype().real_type())?;
+    let wt = wd.narrow(0, lo, hi - lo)?.try_clone()?;
     // Whole columns of the column-major result stay column-major: no copy to select.
     Ok((wt, in_order_of(av.narrow(1, lo, hi - lo)?, a)?))
 }
@@ -445,13 +463,15 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let mut x = b
         .reshape(&[n as i64, k as i64])?
         .copy_in_order(Order::ColMajor)?;
-    let mut ipiv = vec![0i32; n];
+    // The pivots live where the solver runs.
+    let mut ipiv = Tensor::new(DataType::Int, a.device(), &[n])?;
     dispatch_blas!(a.dtype(), a.device(), op, T, D => {
-        let (pa, px) = (lu.as_mut_ptr::<T>()?, x.as_mut_ptr::<T>()?);
-        // SAFETY: column-major copies of their own: `lu` n × n, `x` n × k (ld n).
+        let (pa, px, pp) = (lu.as_mut_ptr::<T>()?, x.as_mut_ptr::<T>()?, ipiv.as_mut_ptr::<i32>()?);
+        // SAFETY: column-major copies of their own: `lu` n × n, `x` n × k (ld n), and
+        // `ipiv` n integers, all on the dispatched device.
         unsafe {
-            <D as LapackGetrf<T>>::getrf(n, n, pa, n.max(1), ipiv.as_mut_ptr())?;
-            <D as LapackGetrs<T>>::getrs(ctensor_kernels::blas::Trans::N, n, k, pa, n.max(1), ipiv.as_ptr(), px, n.max(1))
+            <D as LapackGetrf<T>>::getrf(n, n, pa, n.max(1), pp)?;
+            <D as LapackGetrs<T>>::getrs(ctensor_kernels::blas::Trans::N, n, k, pa, n.max(1), pp, px, n.max(1))
         }
     })?;
     if b.ndim() == 1 {

@@ -32,10 +32,10 @@ pub(crate) fn check_same(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()>
         });
     }
     if a.device() != b.device() {
-        return Err(Error::InvalidArgument {
+        return Err(Error::DeviceMismatch {
             op,
-            expected: format!("operands on one device ({})", a.device()),
-            given: format!("an operand on {}", b.device()),
+            expected: a.device(),
+            got: b.device(),
         });
     }
     Ok(())

@@ -8,15 +8,13 @@ use std::ptr::NonNull;
 use super::cpu::CPU_ALIGN;
 use crate::error::{Error, Result};
 
-/// The error a tensor-level GPU request returns, with the reason: why the GPU cannot be
-/// used, or, on a machine where it can, that tensors do not dispatch to it yet (the
-/// kernels and the runtime work on device memory directly; the `Tensor` layer is next).
+/// The `DeviceUnavailable` error for a GPU request that cannot be served, with the
+/// reason (no driver, no device, a build without the `cuda` feature, ...).
 pub fn gpu_unavailable() -> Error {
-    crate::gpu::unavailable(crate::gpu::unavailable_reason().unwrap_or_else(|| {
-        "tensors do not dispatch to the GPU yet: use the GPU kernels (ctensor::kernels, \
-         GpuDevice) on device memory from ctensor::base::gpu"
-            .into()
-    }))
+    crate::gpu::unavailable(
+        crate::gpu::unavailable_reason()
+            .unwrap_or_else(|| "the GPU could not be used for this request".into()),
+    )
 }
 
 /// A dangling, aligned, non-null pointer: the address of every zero-byte allocation.

@@ -236,3 +236,21 @@ pub unsafe fn copy_d2d(dst: u64, src: u64, bytes: usize) -> Result<()> {
         copy(dst, src)
     }
 }
+
+/// `true` when the CUDA driver knows `ptr` as memory it manages (device, managed, or
+/// registered/pinned host memory), which the kernels can address; `false` for an
+/// ordinary host pointer. A check for foreign pointers handed to ctensor as GPU memory.
+pub fn is_cuda_pointer(ptr: u64) -> Result<bool> {
+    let ctx = context()?;
+    ctx.bind()?;
+    let mut kind: u32 = 0;
+    // SAFETY: a query; `kind` has room for the attribute (an unsigned int).
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut kind as *mut u32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr,
+        )
+    };
+    Ok(r == sys::CUresult::CUDA_SUCCESS)
+}

@@ -34,7 +34,7 @@ pub use context::{context, GpuContext, KernelName, KernelSource};
 #[cfg(feature = "cuda")]
 pub(crate) use memory::{alloc_zeroed as memory_alloc_zeroed, free as memory_free};
 #[cfg(feature = "cuda")]
-pub use memory::{copy_d2d, copy_d2h, copy_h2d, STAGING_CHUNK};
+pub use memory::{copy_d2d, copy_d2h, copy_h2d, is_cuda_pointer, STAGING_CHUNK};
 
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
