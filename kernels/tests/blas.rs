@@ -37,9 +37,9 @@ fn tol<T: Scalar>(k: usize, scale: f64) -> f64 {
     4.0 * (k as f64 + 2.0) * eps::<T>() * scale.max(1.0)
 }
 
-fn dot_case<T: Scalar>()
+fn dot_case<D, T: Scalar>()
 where
-    CpuDevice: BlasDot<T>,
+    D: TestDevice + BlasDot<T>,
 {
     let mut rng = rng(1);
     for n in SIZES {
@@ -50,11 +50,13 @@ where
             let dotc: c64 = xs.iter().zip(&ys).map(|(a, b)| a.conj() * b).sum();
             let dotu: c64 = xs.iter().zip(&ys).map(|(a, b)| a * b).sum();
             let scale: f64 = xs.iter().zip(&ys).map(|(a, b)| a.norm() * b.norm()).sum();
+            let (mut dx, mut dy) = (Buf::on::<D>(x.clone()), Buf::on::<D>(y.clone()));
+            let (px, py) = (dx.ptr(), dy.ptr());
             // SAFETY: buffers span the vectors.
             let (gc, gu) = unsafe {
                 (
-                    <CpuDevice as BlasDot<T>>::dot(n, x.as_ptr(), incx, y.as_ptr(), incy).unwrap(),
-                    <CpuDevice as BlasDot<T>>::dotu(n, x.as_ptr(), incx, y.as_ptr(), incy).unwrap(),
+                    <D as BlasDot<T>>::dot(n, px, incx, py, incy).unwrap(),
+                    <D as BlasDot<T>>::dotu(n, px, incx, py, incy).unwrap(),
                 )
             };
             let what = format!("{} dot n={n} inc=({incx},{incy})", T::DTYPE);
@@ -64,30 +66,29 @@ where
     }
 }
 
-#[test]
-fn dot_and_dotu_match_reference_for_every_dtype_size_and_increment() {
-    for_blas_dtypes!(dot_case);
-}
+device_test!(dot_and_dotu_match_reference_for_every_dtype_size_and_increment, D => {
+    for_blas_dtypes!(dot_case, D);
+});
 
-#[test]
-fn dot_conjugates_the_first_argument_and_dotu_does_not() {
-    let x = [c64::new(0.0, 1.0), c64::new(2.0, 0.0)];
-    let y = [c64::new(1.0, 0.0), c64::new(0.0, 3.0)];
+device_test!(dot_conjugates_the_first_argument_and_dotu_does_not, D => {
+    let mut x = Buf::on::<D>(vec![c64::new(0.0, 1.0), c64::new(2.0, 0.0)]);
+    let mut y = Buf::on::<D>(vec![c64::new(1.0, 0.0), c64::new(0.0, 3.0)]);
+    let (px, py) = (x.ptr(), y.ptr());
     // SAFETY: two elements each.
     let (dc, du) = unsafe {
         (
-            <CpuDevice as BlasDot<c64>>::dot(2, x.as_ptr(), 1, y.as_ptr(), 1).unwrap(),
-            <CpuDevice as BlasDot<c64>>::dotu(2, x.as_ptr(), 1, y.as_ptr(), 1).unwrap(),
+            <D as BlasDot<c64>>::dot(2, px, 1, py, 1).unwrap(),
+            <D as BlasDot<c64>>::dotu(2, px, 1, py, 1).unwrap(),
         )
     };
     // conj(i)·1 + 2·3i = -i + 6i; i·1 + 2·3i = 7i.
     assert_eq!(dc, c64::new(0.0, 5.0));
     assert_eq!(du, c64::new(0.0, 7.0));
-}
+});
 
-fn nrm2_case<T: Scalar>()
+fn nrm2_case<D, T: Scalar>()
 where
-    CpuDevice: BlasNrm2<T>,
+    D: TestDevice + BlasNrm2<T>,
 {
     let mut rng = rng(2);
     for n in SIZES {
@@ -98,22 +99,22 @@ where
                 .map(|v| v.norm_sqr())
                 .sum::<f64>()
                 .sqrt();
+            let mut dx = Buf::on::<D>(x.clone());
             // SAFETY: the buffer spans the vector.
-            let got = unsafe { <CpuDevice as BlasNrm2<T>>::nrm2(n, x.as_ptr(), inc) }.unwrap();
+            let got = unsafe { <D as BlasNrm2<T>>::nrm2(n, dx.ptr(), inc) }.unwrap();
             let what = format!("{} nrm2 n={n} inc={inc}", T::DTYPE);
             assert_close(c(got), c64::new(want, 0.0), tol::<T>(n, want), &what);
         }
     }
 }
 
-#[test]
-fn nrm2_matches_reference_for_every_dtype_size_and_increment() {
-    for_blas_dtypes!(nrm2_case);
-}
+device_test!(nrm2_matches_reference_for_every_dtype_size_and_increment, D => {
+    for_blas_dtypes!(nrm2_case, D);
+});
 
-fn scal_case<T: Scalar>()
+fn scal_case<D, T: Scalar>()
 where
-    CpuDevice: BlasScal<T>,
+    D: TestDevice + BlasScal<T>,
 {
     let mut rng = rng(3);
     for n in SIZES {
@@ -121,12 +122,13 @@ where
             let x0 = random_vec::<T>(&mut rng, vspan(n, inc));
             let alpha: T = rand_scalar(&mut rng);
             let ar = <T::Real as CastFrom<f64>>::cast_from(1.5);
-            let (mut x, mut xr) = (x0.clone(), x0.clone());
+            let (mut dx, mut dxr) = (Buf::on::<D>(x0.clone()), Buf::on::<D>(x0.clone()));
             // SAFETY: the buffers span the vector.
             unsafe {
-                <CpuDevice as BlasScal<T>>::scal(n, alpha, x.as_mut_ptr(), inc).unwrap();
-                <CpuDevice as BlasScal<T>>::scal_real(n, ar, xr.as_mut_ptr(), inc).unwrap();
+                <D as BlasScal<T>>::scal(n, alpha, dx.ptr(), inc).unwrap();
+                <D as BlasScal<T>>::scal_real(n, ar, dxr.ptr(), inc).unwrap();
             }
+            let (x, xr) = (dx.get(), dxr.get());
             for j in 0..x0.len() {
                 let on = inc.unsigned_abs() == 1 || j % inc.unsigned_abs() == 0;
                 let (want, want_r) = if on {
@@ -142,14 +144,13 @@ where
     }
 }
 
-#[test]
-fn scal_and_scal_real_match_reference_and_skip_gaps() {
-    for_blas_dtypes!(scal_case);
-}
+device_test!(scal_and_scal_real_match_reference_and_skip_gaps, D => {
+    for_blas_dtypes!(scal_case, D);
+});
 
-fn axpy_copy_case<T: Scalar>()
+fn axpy_copy_case<D, T: Scalar>()
 where
-    CpuDevice: BlasAxpy<T> + BlasCopy<T>,
+    D: TestDevice + BlasAxpy<T> + BlasCopy<T>,
 {
     let mut rng = rng(4);
     for n in SIZES {
@@ -157,14 +158,14 @@ where
             let x = random_vec::<T>(&mut rng, vspan(n, incx));
             let y0 = random_vec::<T>(&mut rng, vspan(n, incy));
             let alpha: T = rand_scalar(&mut rng);
-            let (mut y, mut yc) = (y0.clone(), y0.clone());
+            let mut dx = Buf::on::<D>(x.clone());
+            let (mut dy, mut dyc) = (Buf::on::<D>(y0.clone()), Buf::on::<D>(y0.clone()));
             // SAFETY: buffers span the vectors and are distinct.
             unsafe {
-                <CpuDevice as BlasAxpy<T>>::axpy(n, alpha, x.as_ptr(), incx, y.as_mut_ptr(), incy)
-                    .unwrap();
-                <CpuDevice as BlasCopy<T>>::copy(n, x.as_ptr(), incx, yc.as_mut_ptr(), incy)
-                    .unwrap();
+                <D as BlasAxpy<T>>::axpy(n, alpha, dx.ptr(), incx, dy.ptr(), incy).unwrap();
+                <D as BlasCopy<T>>::copy(n, dx.ptr(), incx, dyc.ptr(), incy).unwrap();
             }
+            let (y, yc) = (dy.get(), dyc.get());
             for i in 0..n {
                 let (xi, yi) = (c(x[vidx(i, n, incx)]), c(y0[vidx(i, n, incy)]));
                 let want = c(alpha) * xi + yi;
@@ -177,10 +178,9 @@ where
     }
 }
 
-#[test]
-fn axpy_matches_reference_and_copy_is_exact_for_every_increment() {
-    for_blas_dtypes!(axpy_copy_case);
-}
+device_test!(axpy_matches_reference_and_copy_is_exact_for_every_increment, D => {
+    for_blas_dtypes!(axpy_copy_case, D);
+});
 
 /// Reference `y := alpha op(A) x + beta y` on logical vectors.
 #[allow(clippy::too_many_arguments)]
@@ -218,9 +218,9 @@ fn gemv_ref<T: Scalar>(
 const GEMV_SHAPES: [(usize, usize); 7] =
     [(0, 3), (3, 0), (1, 1), (7, 5), (5, 7), (300, 17), (17, 300)];
 
-fn gemv_case<T: Scalar>()
+fn gemv_case<D, T: Scalar>()
 where
-    CpuDevice: BlasGemv<T>,
+    D: TestDevice + BlasGemv<T>,
 {
     let mut rng = rng(5);
     for (m, n) in GEMV_SHAPES {
@@ -253,23 +253,26 @@ where
                         beta,
                         &gather(&y, ly, incy),
                     );
+                    let (mut da, mut dx) = (Buf::on::<D>(a.clone()), Buf::on::<D>(x.clone()));
+                    let mut dy = Buf::on::<D>(y);
                     // SAFETY: buffers match the shapes, increments and lda.
                     unsafe {
-                        <CpuDevice as BlasGemv<T>>::gemv(
+                        <D as BlasGemv<T>>::gemv(
                             t,
                             m,
                             n,
                             alpha,
-                            a.as_ptr(),
+                            da.ptr(),
                             lda,
-                            x.as_ptr(),
+                            dx.ptr(),
                             incx,
                             beta,
-                            y.as_mut_ptr(),
+                            dy.ptr(),
                             incy,
                         )
                         .unwrap()
                     };
+                    let y = dy.get();
                     for i in 0..ly {
                         let what = format!(
                             "{} gemv {t} m={m} n={n} inc=({incx},{incy}) beta0={zero_beta} i={i}",
@@ -284,14 +287,13 @@ where
     }
 }
 
-#[test]
-fn gemv_matches_reference_for_every_trans_shape_increment_and_lda() {
-    for_blas_dtypes!(gemv_case);
-}
+device_test!(gemv_matches_reference_for_every_trans_shape_increment_and_lda, D => {
+    for_blas_dtypes!(gemv_case, D);
+});
 
-fn gemv_batched_case<T: Scalar>()
+fn gemv_batched_case<D, T: Scalar>()
 where
-    CpuDevice: BlasGemvBatched<T> + BlasGemvBatchedStrided<T>,
+    D: TestDevice + BlasGemvBatched<T> + BlasGemvBatchedStrided<T>,
 {
     let mut rng = rng(6);
     let (m, n, batch) = (9, 4, 5);
@@ -304,36 +306,43 @@ where
         let x = random_vec::<T>(&mut rng, sx * batch);
         let y0 = random_vec::<T>(&mut rng, sy * batch);
         let (alpha, beta): (T, T) = (rand_scalar(&mut rng), rand_scalar(&mut rng));
-        let mut y_ptrs = y0.clone();
-        let mut y_strided = y0.clone();
-        let ap: Vec<*const T> = (0..batch).map(|b| a[b * sa..].as_ptr()).collect();
-        let xp: Vec<*const T> = (0..batch).map(|b| x[b * sx..].as_ptr()).collect();
-        let yp: Vec<*mut T> = (0..batch).map(|b| y_ptrs[b * sy..].as_mut_ptr()).collect();
+        let (mut da, mut dx) = (Buf::on::<D>(a.clone()), Buf::on::<D>(x.clone()));
+        let (mut dyp, mut dys) = (Buf::on::<D>(y0.clone()), Buf::on::<D>(y0.clone()));
+        let (pa, px, py) = (da.ptr(), dx.ptr(), dyp.ptr());
+        // Entry pointers are offsets into the buffers (device addresses on the GPU).
+        let ap: Vec<*const T> = (0..batch)
+            .map(|b| pa.wrapping_add(b * sa) as *const T)
+            .collect();
+        let xp: Vec<*const T> = (0..batch)
+            .map(|b| px.wrapping_add(b * sx) as *const T)
+            .collect();
+        let yp: Vec<*mut T> = (0..batch).map(|b| py.wrapping_add(b * sy)).collect();
         // SAFETY: each entry spans its matrix/vectors; the y entries are disjoint.
         unsafe {
-            <CpuDevice as BlasGemvBatched<T>>::gemv_batched(
+            <D as BlasGemvBatched<T>>::gemv_batched(
                 t, m, n, alpha, &ap, lda, &xp, incx, beta, &yp, incy,
             )
             .unwrap();
-            <CpuDevice as BlasGemvBatchedStrided<T>>::gemv_batched_strided(
+            <D as BlasGemvBatchedStrided<T>>::gemv_batched_strided(
                 t,
                 m,
                 n,
                 alpha,
-                a.as_ptr(),
+                pa,
                 lda,
                 sa,
-                x.as_ptr(),
+                px,
                 incx,
                 sx,
                 beta,
-                y_strided.as_mut_ptr(),
+                dys.ptr(),
                 incy,
                 sy,
                 batch,
             )
             .unwrap();
         }
+        let (y_ptrs, y_strided) = (dyp.get(), dys.get());
         for b in 0..batch {
             let (want, mag) = gemv_ref(
                 t,
@@ -361,10 +370,9 @@ where
     }
 }
 
-#[test]
-fn gemv_batched_and_gemv_batched_strided_match_reference_with_different_increments() {
-    for_blas_dtypes!(gemv_batched_case);
-}
+device_test!(gemv_batched_and_gemv_batched_strided_match_reference_with_different_increments, D => {
+    for_blas_dtypes!(gemv_batched_case, D);
+});
 
 /// Reference `C := alpha op(A) op(B) + beta C` with magnitudes for the tolerance.
 #[allow(clippy::too_many_arguments)]
@@ -416,9 +424,9 @@ const GEMM_SHAPES: [(usize, usize, usize); 8] = [
     (4, 300, 6),
 ];
 
-fn gemm_case<T: Scalar>()
+fn gemm_case<D, T: Scalar>()
 where
-    CpuDevice: BlasGemm<T>,
+    D: TestDevice + BlasGemm<T>,
 {
     let mut rng = rng(7);
     for (m, n, k) in GEMM_SHAPES {
@@ -443,25 +451,28 @@ where
                 let c0 = cm.clone();
                 let (want, mag) =
                     gemm_ref(ta, tb, m, n, k, alpha, &a, lda, &b, ldb, beta, &c0, ldc);
+                let (mut da, mut db) = (Buf::on::<D>(a.clone()), Buf::on::<D>(b.clone()));
+                let mut dc = Buf::on::<D>(cm);
                 // SAFETY: buffers match the stored shapes and leading dimensions.
                 unsafe {
-                    <CpuDevice as BlasGemm<T>>::gemm(
+                    <D as BlasGemm<T>>::gemm(
                         ta,
                         tb,
                         m,
                         n,
                         k,
                         alpha,
-                        a.as_ptr(),
+                        da.ptr(),
                         lda,
-                        b.as_ptr(),
+                        db.ptr(),
                         ldb,
                         beta,
-                        cm.as_mut_ptr(),
+                        dc.ptr(),
                         ldc,
                     )
                     .unwrap()
                 };
+                let cm = dc.get();
                 for j in 0..n {
                     for i in 0..ldc {
                         let got = cm[i + j * ldc];
@@ -487,14 +498,13 @@ where
     }
 }
 
-#[test]
-fn gemm_matches_reference_for_every_trans_pair_shape_and_ld() {
-    for_blas_dtypes!(gemm_case);
-}
+device_test!(gemm_matches_reference_for_every_trans_pair_shape_and_ld, D => {
+    for_blas_dtypes!(gemm_case, D);
+});
 
-fn gemm_batched_case<T: Scalar>()
+fn gemm_batched_case<D, T: Scalar>()
 where
-    CpuDevice: BlasGemmBatched<T> + BlasGemmBatchedStrided<T>,
+    D: TestDevice + BlasGemmBatched<T> + BlasGemmBatchedStrided<T>,
 {
     let mut rng = rng(8);
     let (m, n, k, batch) = (6, 5, 7, 4);
@@ -511,37 +521,45 @@ where
         let b = random_vec::<T>(&mut rng, sb * batch);
         let c0 = random_vec::<T>(&mut rng, sc * batch);
         let (alpha, beta): (T, T) = (rand_scalar(&mut rng), rand_scalar(&mut rng));
-        let (mut c_ptrs, mut c_strided) = (c0.clone(), c0.clone());
-        let ap: Vec<*const T> = (0..batch).map(|i| a[i * sa..].as_ptr()).collect();
-        let bp: Vec<*const T> = (0..batch).map(|i| b[i * sb..].as_ptr()).collect();
-        let cp: Vec<*mut T> = (0..batch).map(|i| c_ptrs[i * sc..].as_mut_ptr()).collect();
+        let (mut da, mut db) = (Buf::on::<D>(a.clone()), Buf::on::<D>(b.clone()));
+        let (mut dcp, mut dcs) = (Buf::on::<D>(c0.clone()), Buf::on::<D>(c0.clone()));
+        let (pa, pb, pc) = (da.ptr(), db.ptr(), dcp.ptr());
+        // Entry pointers are offsets into the buffers (device addresses on the GPU).
+        let ap: Vec<*const T> = (0..batch)
+            .map(|i| pa.wrapping_add(i * sa) as *const T)
+            .collect();
+        let bp: Vec<*const T> = (0..batch)
+            .map(|i| pb.wrapping_add(i * sb) as *const T)
+            .collect();
+        let cp: Vec<*mut T> = (0..batch).map(|i| pc.wrapping_add(i * sc)).collect();
         // SAFETY: each entry spans its matrices; the C entries are disjoint.
         unsafe {
-            <CpuDevice as BlasGemmBatched<T>>::gemm_batched(
+            <D as BlasGemmBatched<T>>::gemm_batched(
                 ta, tb, m, n, k, alpha, &ap, lda, &bp, ldb, beta, &cp, ldc,
             )
             .unwrap();
-            <CpuDevice as BlasGemmBatchedStrided<T>>::gemm_batched_strided(
+            <D as BlasGemmBatchedStrided<T>>::gemm_batched_strided(
                 ta,
                 tb,
                 m,
                 n,
                 k,
                 alpha,
-                a.as_ptr(),
+                pa,
                 lda,
                 sa,
-                b.as_ptr(),
+                pb,
                 ldb,
                 sb,
                 beta,
-                c_strided.as_mut_ptr(),
+                dcs.ptr(),
                 ldc,
                 sc,
                 batch,
             )
             .unwrap();
         }
+        let (c_ptrs, c_strided) = (dcp.get(), dcs.get());
         for i in 0..batch {
             let (want, mag) = gemm_ref(
                 ta,
@@ -572,10 +590,9 @@ where
     }
 }
 
-#[test]
-fn gemm_batched_and_gemm_batched_strided_match_reference() {
-    for_blas_dtypes!(gemm_batched_case);
-}
+device_test!(gemm_batched_and_gemm_batched_strided_match_reference, D => {
+    for_blas_dtypes!(gemm_batched_case, D);
+});
 
 // ---- bad arguments -----------------------------------------------------------------
 
