@@ -62,31 +62,31 @@ enum Out {
 }
 
 /// Runs `kernel(x, y, z, out)` with `out` placed as `place` says and returns `out`.
-fn run<T: Scalar>(
+fn run<D: TestDevice, T: Scalar>(
     place: Out,
     [x, y, z]: &[Vec<T>; 3],
     kernel: impl Fn(*const T, *const T, *const T, *mut T),
 ) -> Vec<T> {
-    let (mut x, mut y, mut z) = (x.clone(), y.clone(), z.clone());
-    let mut fresh = vec![T::zero(); x.len()];
+    let [mut x, mut y, mut z] = [x, y, z].map(|v| Buf::on::<D>(v.clone()));
+    let mut fresh = Buf::on::<D>(vec![T::zero(); x.get().len()]);
     let out = match place {
-        Out::Fresh => fresh.as_mut_ptr(),
-        Out::OverX => x.as_mut_ptr(),
-        Out::OverY => y.as_mut_ptr(),
-        Out::OverZ => z.as_mut_ptr(),
+        Out::Fresh => fresh.ptr(),
+        Out::OverX => x.ptr(),
+        Out::OverY => y.ptr(),
+        Out::OverZ => z.ptr(),
     };
-    kernel(x.as_ptr(), y.as_ptr(), z.as_ptr(), out);
+    kernel(x.ptr(), y.ptr(), z.ptr(), out);
     match place {
-        Out::Fresh => fresh,
-        Out::OverX => x,
-        Out::OverY => y,
-        Out::OverZ => z,
+        Out::Fresh => fresh.get(),
+        Out::OverX => x.get(),
+        Out::OverY => y.get(),
+        Out::OverZ => z.get(),
     }
 }
 
-fn elementwise_case<T: Arith>()
+fn elementwise_case<D, T: Arith>()
 where
-    CpuDevice: Add<T> + Mul<T> + Div<T> + Fma<T>,
+    D: TestDevice + Add<T> + Mul<T> + Div<T> + Fma<T>,
 {
     let (a, b) = (alpha::<T>(), beta::<T>());
     let (ac, bc) = (c(a), c(b));
@@ -101,8 +101,8 @@ where
         for place in [Out::Fresh, Out::OverX, Out::OverY] {
             // SAFETY (all closures below): every buffer holds `n` elements and the output
             // is a fresh buffer or exactly one of the inputs.
-            let got = run(place, &data, |x, y, _, o| unsafe {
-                <CpuDevice as Add<T>>::add(n, a, x, b, y, o).unwrap()
+            let got = run::<D, T>(place, &data, |x, y, _, o| unsafe {
+                <D as Add<T>>::add(n, a, x, b, y, o).unwrap()
             });
             for i in 0..n {
                 let (p, q) = (ac * xs[i], bc * ys[i]);
@@ -113,15 +113,15 @@ where
                     &format!("add {place:?} n={n} i={i}"),
                 );
             }
-            let got = run(place, &data, |x, y, _, o| unsafe {
-                <CpuDevice as Mul<T>>::mul(n, a, x, y, o).unwrap()
+            let got = run::<D, T>(place, &data, |x, y, _, o| unsafe {
+                <D as Mul<T>>::mul(n, a, x, y, o).unwrap()
             });
             for i in 0..n {
                 let w = ac * xs[i] * ys[i];
                 check(got[i], w, w.norm(), &format!("mul {place:?} n={n} i={i}"));
             }
-            let got = run(place, &data, |x, y, _, o| unsafe {
-                <CpuDevice as Div<T>>::div(n, a, x, y, o).unwrap()
+            let got = run::<D, T>(place, &data, |x, y, _, o| unsafe {
+                <D as Div<T>>::div(n, a, x, y, o).unwrap()
             });
             for i in 0..n {
                 let w = if T::DTYPE.is_integer() {
@@ -138,8 +138,8 @@ where
             }
         }
         for place in [Out::Fresh, Out::OverX] {
-            let got = run(place, &data, |x, _, _, o| unsafe {
-                <CpuDevice as Mul<T>>::scale(n, a, x, o).unwrap()
+            let got = run::<D, T>(place, &data, |x, _, _, o| unsafe {
+                <D as Mul<T>>::scale(n, a, x, o).unwrap()
             });
             for i in 0..n {
                 let w = ac * xs[i];
@@ -147,8 +147,8 @@ where
             }
         }
         for place in [Out::Fresh, Out::OverX, Out::OverY, Out::OverZ] {
-            let got = run(place, &data, |x, y, z, o| unsafe {
-                <CpuDevice as Fma<T>>::fma(n, a, x, y, b, z, o).unwrap()
+            let got = run::<D, T>(place, &data, |x, y, z, o| unsafe {
+                <D as Fma<T>>::fma(n, a, x, y, b, z, o).unwrap()
             });
             for i in 0..n {
                 let (p, q) = (ac * xs[i] * ys[i], bc * zs[i]);
@@ -163,10 +163,9 @@ where
     }
 }
 
-#[test]
-fn add_mul_div_fma_match_reference_for_every_dtype_in_and_out_of_place() {
-    for_all_dtypes!(elementwise_case);
-}
+device_test!(add_mul_div_fma_match_reference_for_every_dtype_in_and_out_of_place, D => {
+    for_all_dtypes!(elementwise_case, D);
+});
 
 #[test]
 fn add_gives_the_same_result_on_one_thread_and_many() {
@@ -278,9 +277,9 @@ fn transpose_ref<T: Scalar>(shape: &[usize], perm: &[usize], src: &[T], conj: bo
         .collect()
 }
 
-fn transpose_case<T: Scalar>()
+fn transpose_case<D, T: Scalar>()
 where
-    CpuDevice: Transpose<T>,
+    D: TestDevice + Transpose<T>,
 {
     let mut r = rng(31);
     let shapes: Vec<Vec<usize>> = vec![
@@ -309,21 +308,17 @@ where
         for perm in perms {
             for conj in [false, true] {
                 let want = transpose_ref(&shape, &perm, &src, conj && T::DTYPE.is_complex());
-                let mut dst = vec![T::zero(); n];
-                let mut inplace = src.clone();
+                let (mut dsrc, mut ddst) =
+                    (Buf::on::<D>(src.clone()), Buf::on::<D>(vec![T::zero(); n]));
+                let mut dinplace = Buf::on::<D>(src.clone());
                 // SAFETY: n elements each; the second call is in place.
                 unsafe {
-                    <CpuDevice as Transpose<T>>::transpose(
-                        &shape,
-                        &perm,
-                        src.as_ptr(),
-                        dst.as_mut_ptr(),
-                        conj,
-                    )
-                    .unwrap();
-                    let p = inplace.as_mut_ptr();
-                    <CpuDevice as Transpose<T>>::transpose(&shape, &perm, p, p, conj).unwrap();
+                    <D as Transpose<T>>::transpose(&shape, &perm, dsrc.ptr(), ddst.ptr(), conj)
+                        .unwrap();
+                    let p = dinplace.ptr();
+                    <D as Transpose<T>>::transpose(&shape, &perm, p, p, conj).unwrap();
                 }
+                let (dst, inplace) = (ddst.get(), dinplace.get());
                 let what = format!("{} transpose {shape:?} perm {perm:?} conj={conj}", T::DTYPE);
                 assert!(
                     dst.iter().zip(&want).all(|(a, b)| a.same_value(*b)),
@@ -338,10 +333,9 @@ where
     }
 }
 
-#[test]
-fn transpose_matches_reference_for_every_permutation_dtype_and_conj() {
-    for_all_dtypes!(transpose_case);
-}
+device_test!(transpose_matches_reference_for_every_permutation_dtype_and_conj, D => {
+    for_all_dtypes!(transpose_case, D);
+});
 
 #[test]
 fn transpose_rejects_a_non_permutation() {
@@ -406,9 +400,9 @@ fn inflate_ref<T: Scalar>(
         .collect()
 }
 
-fn stride_inflate_case<T: Scalar>()
+fn stride_inflate_case<D, T: Scalar>()
 where
-    CpuDevice: Stride<T> + Inflate<T>,
+    D: TestDevice + Stride<T> + Inflate<T>,
 {
     let mut r = rng(41);
     let cases: Vec<(Vec<usize>, Vec<usize>)> = vec![
@@ -426,15 +420,16 @@ where
         let what = format!("{} {shape:?} steps {steps:?}", T::DTYPE);
         // stride, fresh and in place
         let want = stride_ref(&shape, &steps, &src);
-        let mut dst = vec![T::zero(); want.len()];
-        let mut inplace = src.clone();
+        let mut dsrc = Buf::on::<D>(src.clone());
+        let mut ddst = Buf::on::<D>(vec![T::zero(); want.len()]);
+        let mut dinplace = Buf::on::<D>(src.clone());
         // SAFETY: buffers hold the input and output sizes; in place shares the start.
         unsafe {
-            <CpuDevice as Stride<T>>::stride(&shape, &steps, src.as_ptr(), dst.as_mut_ptr())
-                .unwrap();
-            let p = inplace.as_mut_ptr();
-            <CpuDevice as Stride<T>>::stride(&shape, &steps, p, p).unwrap();
+            <D as Stride<T>>::stride(&shape, &steps, dsrc.ptr(), ddst.ptr()).unwrap();
+            let p = dinplace.ptr();
+            <D as Stride<T>>::stride(&shape, &steps, p, p).unwrap();
         }
+        let (dst, inplace) = (ddst.get(), dinplace.get());
         assert_eq!(dst, want, "stride {what}");
         assert_eq!(&inplace[..want.len()], &want[..], "stride in place {what}");
         // inflate onto the tight grid and one a row larger, fresh and in place
@@ -451,47 +446,36 @@ where
                 })
                 .collect();
             let want = inflate_ref(&shape, &steps, &src, &dst_shape);
-            let mut dst = vec![T::one(); want.len()];
+            let mut ddst = Buf::on::<D>(vec![T::one(); want.len()]);
             let mut inplace = src.clone();
             inplace.resize(want.len().max(n), T::one());
+            let mut dinplace = Buf::on::<D>(inplace);
             // SAFETY: as above.
             unsafe {
-                <CpuDevice as Inflate<T>>::inflate(
-                    &shape,
-                    &steps,
-                    src.as_ptr(),
-                    &dst_shape,
-                    dst.as_mut_ptr(),
-                )
-                .unwrap();
-                let p = inplace.as_mut_ptr();
-                <CpuDevice as Inflate<T>>::inflate(&shape, &steps, p, &dst_shape, p).unwrap();
+                <D as Inflate<T>>::inflate(&shape, &steps, dsrc.ptr(), &dst_shape, ddst.ptr())
+                    .unwrap();
+                let p = dinplace.ptr();
+                <D as Inflate<T>>::inflate(&shape, &steps, p, &dst_shape, p).unwrap();
             }
+            let (dst, inplace) = (ddst.get(), dinplace.get());
             assert_eq!(dst, want, "inflate {what} extra={extra}");
             assert_eq!(&inplace[..want.len()], &want[..], "inflate in place {what}");
             if extra == 0 {
                 // stride undoes inflate on the tight grid
-                let mut back = vec![T::zero(); n];
+                let mut dback = Buf::on::<D>(vec![T::zero(); n]);
                 // SAFETY: the inflated array and n outputs.
-                unsafe {
-                    <CpuDevice as Stride<T>>::stride(
-                        &dst_shape,
-                        &steps,
-                        dst.as_ptr(),
-                        back.as_mut_ptr(),
-                    )
-                }
-                .unwrap();
+                unsafe { <D as Stride<T>>::stride(&dst_shape, &steps, ddst.ptr(), dback.ptr()) }
+                    .unwrap();
+                let back = dback.get();
                 assert_eq!(back, src, "stride ∘ inflate {what}");
             }
         }
     }
 }
 
-#[test]
-fn stride_and_inflate_match_reference_and_invert_each_other() {
-    for_all_dtypes!(stride_inflate_case);
-}
+device_test!(stride_and_inflate_match_reference_and_invert_each_other, D => {
+    for_all_dtypes!(stride_inflate_case, D);
+});
 
 #[test]
 fn stride_and_inflate_reject_zero_steps_and_small_targets() {
@@ -518,9 +502,9 @@ fn stride_and_inflate_reject_zero_steps_and_small_targets() {
 
 // ---- reduce ------------------------------------------------------------------------
 
-fn reduce_case<T: Arith>()
+fn reduce_case<D, T: Arith>()
 where
-    CpuDevice: Reduce<T>,
+    D: TestDevice + Reduce<T>,
 {
     let mut r = rng(51);
     let half = matches!(T::DTYPE, DataType::Half | DataType::BFloat16);
@@ -541,15 +525,20 @@ where
         (2, 1000),
     ] {
         let src = random_vec::<T>(&mut r, rows * inner);
-        let mut dst = vec![T::one(); rows];
+        let (mut dsrc, mut ddst) = (
+            Buf::on::<D>(src.clone()),
+            Buf::on::<D>(vec![T::one(); rows]),
+        );
         let mut inplace = src.clone();
         inplace.resize((rows * inner).max(rows), T::one());
+        let mut dinplace = Buf::on::<D>(inplace);
         // SAFETY: rows·inner inputs, rows outputs; in place starts at the same address.
         unsafe {
-            <CpuDevice as Reduce<T>>::reduce(rows, inner, src.as_ptr(), dst.as_mut_ptr()).unwrap();
-            let p = inplace.as_mut_ptr();
-            <CpuDevice as Reduce<T>>::reduce(rows, inner, p, p).unwrap();
+            <D as Reduce<T>>::reduce(rows, inner, dsrc.ptr(), ddst.ptr()).unwrap();
+            let p = dinplace.ptr();
+            <D as Reduce<T>>::reduce(rows, inner, p, p).unwrap();
         }
+        let (dst, inplace) = (ddst.get(), dinplace.get());
         for i in 0..rows {
             let row = &src[i * inner..(i + 1) * inner];
             let want: c64 = row.iter().map(|&v| c(v)).sum();
@@ -567,10 +556,9 @@ where
     }
 }
 
-#[test]
-fn reduce_matches_reference_for_every_dtype_in_and_out_of_place() {
-    for_all_dtypes!(reduce_case);
-}
+device_test!(reduce_matches_reference_for_every_dtype_in_and_out_of_place, D => {
+    for_all_dtypes!(reduce_case, D);
+});
 
 #[test]
 fn reduce_rejects_null_pointers() {
@@ -583,9 +571,9 @@ fn reduce_rejects_null_pointers() {
 
 // ---- unary, abs, extremes, matmul ------------------------------------------------------
 
-fn unary_case<T: Arith>()
+fn unary_case<D, T: Arith>()
 where
-    CpuDevice: Unary<T> + Abs<T>,
+    D: TestDevice + Unary<T> + Abs<T>,
 {
     let mut r = rng(61);
     for n in [0usize, 1, 7, 1000] {
@@ -594,19 +582,20 @@ where
             .map(|v| T::cast_from(c(v) / 64.0)) // keep exp in range for f16
             .collect();
         for op in [UnaryOp::Neg, UnaryOp::Sqrt, UnaryOp::Exp] {
-            let mut y = vec![T::zero(); n];
-            let mut inplace = x.clone();
+            let (mut dx, mut dy) = (Buf::on::<D>(x.clone()), Buf::on::<D>(vec![T::zero(); n]));
+            let mut dinplace = Buf::on::<D>(x.clone());
             // SAFETY: n elements each; the second call is in place.
-            let res = unsafe { <CpuDevice as Unary<T>>::unary(op, n, x.as_ptr(), y.as_mut_ptr()) };
+            let res = unsafe { <D as Unary<T>>::unary(op, n, dx.ptr(), dy.ptr()) };
             if T::DTYPE.is_integer() && op != UnaryOp::Neg {
                 let e = res.unwrap_err();
                 assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
                 continue;
             }
             res.unwrap();
-            let p = inplace.as_mut_ptr();
+            let p = dinplace.ptr();
             // SAFETY: as above.
-            unsafe { <CpuDevice as Unary<T>>::unary(op, n, p, p) }.unwrap();
+            unsafe { <D as Unary<T>>::unary(op, n, p, p) }.unwrap();
+            let (y, inplace) = (dy.get(), dinplace.get());
             for i in 0..n {
                 let xi = c(x[i]);
                 let want = match op {
@@ -628,9 +617,11 @@ where
                 }
             }
         }
-        let mut a = vec![<T::Real as Scalar>::zero(); n];
+        let mut dx = Buf::on::<D>(x.clone());
+        let mut da = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
         // SAFETY: n elements each, distinct buffers.
-        unsafe { <CpuDevice as Abs<T>>::abs(n, x.as_ptr(), a.as_mut_ptr()) }.unwrap();
+        unsafe { <D as Abs<T>>::abs(n, dx.ptr(), da.ptr()) }.unwrap();
+        let a = da.get();
         for i in 0..n {
             let want = c(x[i]).norm();
             check(
@@ -643,35 +634,32 @@ where
     }
 }
 
-#[test]
-fn unary_neg_sqrt_exp_and_abs_match_reference_for_every_dtype() {
-    for_all_dtypes!(unary_case);
-}
+device_test!(unary_neg_sqrt_exp_and_abs_match_reference_for_every_dtype, D => {
+    for_all_dtypes!(unary_case, D);
+});
 
-fn extreme_case<T: Arith>()
+fn extreme_case<D, T: Arith>()
 where
-    CpuDevice: ReduceExtreme<T>,
+    D: TestDevice + ReduceExtreme<T>,
 {
     let mut r = rng(62);
     for (rows, inner) in [(0usize, 3usize), (1, 1), (5, 7), (3, 1000)] {
         let src = random_vec::<T>(&mut r, rows * inner);
         for max in [true, false] {
-            let mut dst = vec![T::zero(); rows];
+            let (mut dsrc, mut ddst) = (
+                Buf::on::<D>(src.clone()),
+                Buf::on::<D>(vec![T::zero(); rows]),
+            );
             // SAFETY: rows·inner inputs and rows outputs.
             let res = unsafe {
-                <CpuDevice as ReduceExtreme<T>>::reduce_extreme(
-                    max,
-                    rows,
-                    inner,
-                    src.as_ptr(),
-                    dst.as_mut_ptr(),
-                )
+                <D as ReduceExtreme<T>>::reduce_extreme(max, rows, inner, dsrc.ptr(), ddst.ptr())
             };
             if T::DTYPE.is_complex() {
                 assert!(matches!(res.unwrap_err(), Error::UnsupportedDType { .. }));
                 continue;
             }
             res.unwrap();
+            let dst = ddst.get();
             for i in 0..rows {
                 let row = src[i * inner..(i + 1) * inner].iter().map(|&v| c(v).re);
                 let want = if max {
@@ -685,40 +673,23 @@ where
     }
 }
 
-#[test]
-fn reduce_extreme_matches_reference_and_rejects_complex_and_empty_rows() {
-    for_all_dtypes!(extreme_case);
-    let nan = [1.0f64, f64::NAN, 3.0];
-    let mut out = [0.0f64];
+device_test!(reduce_extreme_matches_reference_and_rejects_complex_and_empty_rows, D => {
+    for_all_dtypes!(extreme_case, D);
+    let mut nan = Buf::on::<D>(vec![1.0f64, f64::NAN, 3.0]);
+    let mut out = Buf::on::<D>(vec![0.0f64]);
     // SAFETY: three inputs, one output.
-    unsafe {
-        <CpuDevice as ReduceExtreme<f64>>::reduce_extreme(
-            true,
-            1,
-            3,
-            nan.as_ptr(),
-            out.as_mut_ptr(),
-        )
-    }
-    .unwrap();
-    assert!(out[0].is_nan(), "NaN wins, as in NumPy");
+    unsafe { <D as ReduceExtreme<f64>>::reduce_extreme(true, 1, 3, nan.ptr(), out.ptr()) }
+        .unwrap();
+    assert!(out.get()[0].is_nan(), "NaN wins, as in NumPy");
     // SAFETY: rejected before memory is touched.
-    let e = unsafe {
-        <CpuDevice as ReduceExtreme<f64>>::reduce_extreme(
-            true,
-            2,
-            0,
-            nan.as_ptr(),
-            out.as_mut_ptr(),
-        )
-    }
-    .unwrap_err();
+    let e = unsafe { <D as ReduceExtreme<f64>>::reduce_extreme(true, 2, 0, nan.ptr(), out.ptr()) }
+        .unwrap_err();
     assert!(e.to_string().contains("empty axis"), "{e}");
-}
+});
 
-fn matmul_case<T: Arith>()
+fn matmul_case<D, T: Arith>()
 where
-    CpuDevice: MatMul<T>,
+    D: TestDevice + MatMul<T>,
 {
     use ctensor_kernels::blas::Trans;
     let mut r = rng(63);
@@ -754,27 +725,29 @@ where
                 .map(small)
                 .collect();
             let c0 = random_vec::<T>(&mut r, ldc * n);
-            let mut cm = c0.clone();
+            let (mut da, mut db) = (Buf::on::<D>(a.clone()), Buf::on::<D>(b.clone()));
+            let mut dc = Buf::on::<D>(c0.clone());
             let (al, be) = (alpha::<T>(), beta::<T>());
             // SAFETY: buffers match the stored shapes and leading dimensions.
             unsafe {
-                <CpuDevice as MatMul<T>>::matmul(
+                <D as MatMul<T>>::matmul(
                     ta,
                     tb,
                     m,
                     n,
                     k,
                     al,
-                    a.as_ptr(),
+                    da.ptr(),
                     lda,
-                    b.as_ptr(),
+                    db.ptr(),
                     ldb,
                     be,
-                    cm.as_mut_ptr(),
+                    dc.ptr(),
                     ldc,
                 )
             }
             .unwrap();
+            let cm = dc.get();
             let op = |t: Trans, buf: &[T], ld: usize, i: usize, l: usize| match t {
                 Trans::N => c(buf[i + l * ld]),
                 Trans::T => c(buf[l + i * ld]),
@@ -808,7 +781,6 @@ where
     }
 }
 
-#[test]
-fn matmul_matches_reference_for_every_dtype_and_trans() {
-    for_all_dtypes!(matmul_case);
-}
+device_test!(matmul_matches_reference_for_every_dtype_and_trans, D => {
+    for_all_dtypes!(matmul_case, D);
+});
