@@ -19,7 +19,8 @@ test: deps
 	$(CARGO) test --workspace --exclude ctensor-bench --doc
 	bash tests/c/run.sh
 
-## make bench: kernels and ops against direct OpenBLAS/LAPACK calls, plain loops and
+## make bench: kernels and ops against direct OpenBLAS/LAPACK calls (cuBLAS/cuSOLVER and
+## copy bandwidth on a GPU, when one is usable), plain loops and
 ## peer libraries (faer, ndarray); prints markdown tables, writes target/bench/bench.md.
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps

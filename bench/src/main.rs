@@ -1,8 +1,10 @@
 //! `make bench`: ctensor's kernels and ops against direct OpenBLAS/LAPACK calls, plain
 //! loops and peer libraries, printed as markdown tables and written to
 //! `target/bench/bench.md`. Arguments filter the tables by name (`blas`, `lapack`,
-//! `elementwise`, `threshold`, `gemm`, `eigh`, `large`).
+//! `elementwise`, `threshold`, `gemm`, `eigh`, `large`, `gpu`; the GPU tables print
+//! why they are skipped when no GPU is usable).
 
+mod gpu;
 mod harness;
 mod kernels;
 mod ops;
@@ -22,7 +24,7 @@ fn main() {
         rayon::current_num_threads(),
         ctensor::kernels::parallel::blas_num_threads()
     );
-    let tables: [(&str, TableFn); 7] = [
+    let tables: [(&str, TableFn); 8] = [
         ("blas", kernels::blas_overhead),
         ("lapack", kernels::lapack_overhead),
         ("elementwise", kernels::elementwise_vs_loops),
@@ -30,6 +32,7 @@ fn main() {
         ("gemm", ops::gemm_vs_zgemm),
         ("eigh", ops::eigh_table),
         ("large", ops::add_and_permute),
+        ("gpu", gpu::gpu_tables),
     ];
     for (name, table) in tables {
         if want(name) {
