@@ -1,22 +1,28 @@
-//! Memory kernels on `CpuDevice` against plain reference loops, for every dtype.
+//! Memory kernels on `CpuDevice` and `GpuDevice` against plain reference loops, for
+//! every dtype (the GPU cases print `SKIP` without a GPU).
 #![allow(clippy::needless_range_loop)] // reference loops read best with explicit indices
 
 mod common;
 
-use common::{random_vec, rng, SIZES};
+use common::{random_vec, rng, Buf, TestDevice, SIZES};
 use ctensor_base::{bf16, c32, c64, f16, CastFrom, CpuDevice, Error, Scalar};
 use ctensor_kernels::layout::{col_major_strides, row_major_strides};
 use ctensor_kernels::linalg::Conj;
 use ctensor_kernels::memory::{CastMemory, SetMemory, SyncMemory, SyncMemoryStrided};
 
-fn set_fills_exactly_n<T: Scalar>() {
+fn set_fills_exactly_n<D, T: Scalar>()
+where
+    D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
+{
     let mut r = rng(1);
     for n in SIZES {
         let value = random_vec::<T>(&mut r, 1)[0];
-        let mut buf = random_vec::<T>(&mut r, n + 3);
+        let buf = random_vec::<T>(&mut r, n + 3);
         let before = buf.clone();
+        let mut dbuf = Buf::on::<D>(buf);
         // SAFETY: `buf` has n + 3 elements; only the first n are written.
-        unsafe { <CpuDevice as SetMemory<T>>::set(buf.as_mut_ptr(), value, n) }.unwrap();
+        unsafe { <D as SetMemory<T>>::set(dbuf.ptr(), value, n) }.unwrap();
+        let buf = dbuf.get();
         for i in 0..n + 3 {
             let want = if i < n { value } else { before[i] };
             assert!(buf[i] == want, "{} n={n} i={i}", T::DTYPE);
@@ -24,12 +30,14 @@ fn set_fills_exactly_n<T: Scalar>() {
     }
 }
 
-#[test]
-fn set_memory_all_dtypes_and_sizes() {
-    for_all_dtypes!(set_fills_exactly_n);
-}
+device_test!(set_memory_all_dtypes_and_sizes, D => {
+    for_all_dtypes!(set_fills_exactly_n, D);
+});
 
-fn set_strided_touches_only_the_view<T: Scalar>() {
+fn set_strided_touches_only_the_view<D, T: Scalar>()
+where
+    D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
+{
     let mut r = rng(2);
     // A 3 x 5 view with row stride 8 inside a 3 x 8 buffer, and a transposed 4 x 3 view.
     for (shape, strides, len) in [
@@ -39,7 +47,7 @@ fn set_strided_touches_only_the_view<T: Scalar>() {
         (vec![2, 0, 3], vec![0, 3, 1], 4),
     ] {
         let value = random_vec::<T>(&mut r, 1)[0];
-        let mut buf = random_vec::<T>(&mut r, len);
+        let buf = random_vec::<T>(&mut r, len);
         let mut want = buf.clone();
         for i in 0..shape.iter().product::<usize>() {
             let (mut flat, mut off) = (i, 0);
@@ -49,46 +57,49 @@ fn set_strided_touches_only_the_view<T: Scalar>() {
             }
             want[off] = value;
         }
+        let mut dbuf = Buf::on::<D>(buf);
         // SAFETY: every offset the view reaches is below `len`.
-        unsafe {
-            <CpuDevice as SetMemory<T>>::set_strided(buf.as_mut_ptr(), &shape, &strides, value)
-        }
-        .unwrap();
+        unsafe { <D as SetMemory<T>>::set_strided(dbuf.ptr(), &shape, &strides, value) }.unwrap();
+        let buf = dbuf.get();
         assert!(buf == want, "{} shape {shape:?}", T::DTYPE);
     }
 }
 
-#[test]
-fn set_memory_strided_all_dtypes() {
-    for_all_dtypes!(set_strided_touches_only_the_view);
-}
+device_test!(set_memory_strided_all_dtypes, D => {
+    for_all_dtypes!(set_strided_touches_only_the_view, D);
+});
 
-fn sync_copies_and_allows_overlap<T: Scalar>() {
+fn sync_copies_and_allows_overlap<D, T: Scalar>()
+where
+    D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
+{
     let mut r = rng(3);
     for n in SIZES {
         let src = random_vec::<T>(&mut r, n);
-        let mut dst = random_vec::<T>(&mut r, n);
+        let mut dsrc = Buf::on::<D>(src.clone());
+        let mut ddst = Buf::on::<D>(random_vec::<T>(&mut r, n));
         // SAFETY: both hold n elements.
-        unsafe { <CpuDevice as SyncMemory<T, CpuDevice>>::sync(dst.as_mut_ptr(), src.as_ptr(), n) }
-            .unwrap();
-        assert!(dst == src, "{} n={n}", T::DTYPE);
+        unsafe { <D as SyncMemory<T, D>>::sync(ddst.ptr(), dsrc.ptr(), n) }.unwrap();
+        assert!(ddst.get() == src, "{} n={n}", T::DTYPE);
         // Overlapping move by one element to the right, as memmove.
         if n > 1 {
-            let mut buf = src.clone();
-            let p = buf.as_mut_ptr();
-            // SAFETY: both ranges lie inside `buf`.
-            unsafe { <CpuDevice as SyncMemory<T, CpuDevice>>::sync(p.add(1), p, n - 1) }.unwrap();
+            let p = dsrc.ptr();
+            // SAFETY: both ranges lie inside `dsrc`.
+            unsafe { <D as SyncMemory<T, D>>::sync(p.wrapping_add(1), p, n - 1) }.unwrap();
+            let buf = dsrc.get();
             assert!(buf[1..] == src[..n - 1] && buf[0] == src[0]);
         }
     }
 }
 
-#[test]
-fn sync_memory_all_dtypes_and_sizes() {
-    for_all_dtypes!(sync_copies_and_allows_overlap);
-}
+device_test!(sync_memory_all_dtypes_and_sizes, D => {
+    for_all_dtypes!(sync_copies_and_allows_overlap, D);
+});
 
-fn strided_copy_matches_reference<T: Scalar>() {
+fn strided_copy_matches_reference<D, T: Scalar>()
+where
+    D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
+{
     let mut r = rng(4);
     let shapes: [&[usize]; 7] = [&[], &[0], &[1], &[7], &[3, 5], &[2, 3, 4], &[17, 1, 19]];
     for shape in shapes {
@@ -97,18 +108,13 @@ fn strided_copy_matches_reference<T: Scalar>() {
         // Row-major source into a column-major destination, then back; the round trip
         // must give the source, and the middle must be the transpose by a plain loop.
         let (rm, cm) = (row_major_strides(shape), col_major_strides(shape));
-        let mut mid = vec![T::zero(); n];
+        let (mut dsrc, mut dmid) = (Buf::on::<D>(src.clone()), Buf::on::<D>(vec![T::zero(); n]));
         // SAFETY: both buffers hold exactly the n elements the dense views reach.
         unsafe {
-            <CpuDevice as SyncMemoryStrided<T, CpuDevice>>::sync_strided(
-                mid.as_mut_ptr(),
-                &cm,
-                src.as_ptr(),
-                &rm,
-                shape,
-            )
+            <D as SyncMemoryStrided<T, D>>::sync_strided(dmid.ptr(), &cm, dsrc.ptr(), &rm, shape)
         }
         .unwrap();
+        let mid = dmid.get();
         for flat in 0..n {
             let (mut rest, mut off_c) = (flat, 0);
             for d in (0..shape.len()).rev() {
@@ -117,34 +123,32 @@ fn strided_copy_matches_reference<T: Scalar>() {
             }
             assert!(mid[off_c] == src[flat], "{} {shape:?}", T::DTYPE);
         }
-        let mut back = vec![T::zero(); n];
+        let mut dback = Buf::on::<D>(vec![T::zero(); n]);
         // SAFETY: as above.
         unsafe {
-            <CpuDevice as SyncMemoryStrided<T, CpuDevice>>::sync_strided(
-                back.as_mut_ptr(),
-                &rm,
-                mid.as_ptr(),
-                &cm,
-                shape,
-            )
+            <D as SyncMemoryStrided<T, D>>::sync_strided(dback.ptr(), &rm, dmid.ptr(), &cm, shape)
         }
         .unwrap();
-        assert!(back == src);
+        assert!(dback.get() == src);
     }
     // A padded sub-block: 300 x 3 source with leading dimension 5 into a dense block.
     let src = random_vec::<T>(&mut r, 300 * 5);
-    let mut dst = vec![T::zero(); 300 * 3];
+    let (mut dsrc, mut ddst) = (
+        Buf::on::<D>(src.clone()),
+        Buf::on::<D>(vec![T::zero(); 900]),
+    );
     // SAFETY: the source view reaches offsets below 1500, the destination below 900.
     unsafe {
-        <CpuDevice as SyncMemoryStrided<T, CpuDevice>>::sync_strided(
-            dst.as_mut_ptr(),
+        <D as SyncMemoryStrided<T, D>>::sync_strided(
+            ddst.ptr(),
             &[3, 1],
-            src.as_ptr(),
+            dsrc.ptr(),
             &[5, 1],
             &[300, 3],
         )
     }
     .unwrap();
+    let dst = ddst.get();
     for i in 0..300 {
         for j in 0..3 {
             assert!(dst[i * 3 + j] == src[i * 5 + j]);
@@ -152,19 +156,24 @@ fn strided_copy_matches_reference<T: Scalar>() {
     }
 }
 
-#[test]
-fn sync_memory_strided_all_dtypes() {
-    for_all_dtypes!(strided_copy_matches_reference);
-}
+device_test!(sync_memory_strided_all_dtypes, D => {
+    for_all_dtypes!(strided_copy_matches_reference, D);
+});
 
-fn cast_to<D: Scalar + CastFrom<S>, S: Scalar>() {
+fn cast_to<Dev, D: Scalar + CastFrom<S>, S: Scalar>()
+where
+    Dev: TestDevice + CastMemory<D, S>,
+{
     let mut r = rng(5);
     for n in SIZES {
         let src = random_vec::<S>(&mut r, n);
-        let mut dst = vec![D::zero(); n];
+        let (mut dsrc, mut ddst) = (
+            Buf::on::<Dev>(src.clone()),
+            Buf::on::<Dev>(vec![D::zero(); n]),
+        );
         // SAFETY: both hold n elements and do not overlap.
-        unsafe { <CpuDevice as CastMemory<D, S>>::cast(dst.as_mut_ptr(), src.as_ptr(), n) }
-            .unwrap();
+        unsafe { <Dev as CastMemory<D, S>>::cast(ddst.ptr(), dsrc.ptr(), n) }.unwrap();
+        let dst = ddst.get();
         for i in 0..n {
             assert!(
                 dst[i] == D::cast_from(src[i]),
@@ -176,8 +185,17 @@ fn cast_to<D: Scalar + CastFrom<S>, S: Scalar>() {
     }
 }
 
-fn cast_from_all<S: Scalar>()
+fn cast_from_all<Dev, S: Scalar>()
 where
+    Dev: TestDevice
+        + CastMemory<f32, S>
+        + CastMemory<f64, S>
+        + CastMemory<i32, S>
+        + CastMemory<i64, S>
+        + CastMemory<c32, S>
+        + CastMemory<c64, S>
+        + CastMemory<f16, S>
+        + CastMemory<bf16, S>,
     f32: CastFrom<S>,
     f64: CastFrom<S>,
     i32: CastFrom<S>,
@@ -187,54 +205,53 @@ where
     f16: CastFrom<S>,
     bf16: CastFrom<S>,
 {
-    cast_to::<f32, S>();
-    cast_to::<f64, S>();
-    cast_to::<i32, S>();
-    cast_to::<i64, S>();
-    cast_to::<c32, S>();
-    cast_to::<c64, S>();
-    cast_to::<f16, S>();
-    cast_to::<bf16, S>();
+    cast_to::<Dev, f32, S>();
+    cast_to::<Dev, f64, S>();
+    cast_to::<Dev, i32, S>();
+    cast_to::<Dev, i64, S>();
+    cast_to::<Dev, c32, S>();
+    cast_to::<Dev, c64, S>();
+    cast_to::<Dev, f16, S>();
+    cast_to::<Dev, bf16, S>();
 }
 
-#[test]
-fn cast_memory_all_64_pairs() {
-    cast_from_all::<f32>();
-    cast_from_all::<f64>();
-    cast_from_all::<i32>();
-    cast_from_all::<i64>();
-    cast_from_all::<c32>();
-    cast_from_all::<c64>();
-    cast_from_all::<f16>();
-    cast_from_all::<bf16>();
-}
+device_test!(cast_memory_all_64_pairs, D => {
+    cast_from_all::<D, f32>();
+    cast_from_all::<D, f64>();
+    cast_from_all::<D, i32>();
+    cast_from_all::<D, i64>();
+    cast_from_all::<D, c32>();
+    cast_from_all::<D, c64>();
+    cast_from_all::<D, f16>();
+    cast_from_all::<D, bf16>();
+});
 
-fn conj_in_place_and_out_of_place<T: Scalar>() {
+fn conj_in_place_and_out_of_place<D, T: Scalar>()
+where
+    D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
+{
     let mut r = rng(6);
     for n in SIZES {
         let src = random_vec::<T>(&mut r, n);
         let want: Vec<T> = src.iter().map(|x| x.conj()).collect();
-        let mut out = vec![T::zero(); n];
+        let (mut dsrc, mut dout) = (Buf::on::<D>(src.clone()), Buf::on::<D>(vec![T::zero(); n]));
         // SAFETY: disjoint buffers of n elements.
-        unsafe { <CpuDevice as Conj<T>>::conj(out.as_mut_ptr(), src.as_ptr(), n) }.unwrap();
-        assert!(out == want);
-        let mut inplace = src.clone();
-        let p = inplace.as_mut_ptr();
+        unsafe { <D as Conj<T>>::conj(dout.ptr(), dsrc.ptr(), n) }.unwrap();
+        assert!(dout.get() == want);
+        let p = dsrc.ptr();
         // SAFETY: identical ranges, allowed.
-        unsafe { <CpuDevice as Conj<T>>::conj(p, p, n) }.unwrap();
-        assert!(inplace == want, "{} n={n}", T::DTYPE);
+        unsafe { <D as Conj<T>>::conj(p, p, n) }.unwrap();
+        assert!(dsrc.get() == want, "{} n={n}", T::DTYPE);
     }
 }
 
-#[test]
-fn conj_all_dtypes() {
-    for_all_dtypes!(conj_in_place_and_out_of_place);
-    let z = [c64::new(1.0, 2.0)];
-    let mut out = [c64::new(0.0, 0.0)];
+device_test!(conj_all_dtypes, D => {
+    for_all_dtypes!(conj_in_place_and_out_of_place, D);
+    let (mut z, mut out) = (Buf::on::<D>(vec![c64::new(1.0, 2.0)]), Buf::on::<D>(vec![c64::new(0.0, 0.0)]));
     // SAFETY: one element each.
-    unsafe { <CpuDevice as Conj<c64>>::conj(out.as_mut_ptr(), z.as_ptr(), 1) }.unwrap();
-    assert_eq!(out[0], c64::new(1.0, -2.0));
-}
+    unsafe { <D as Conj<c64>>::conj(out.ptr(), z.ptr(), 1) }.unwrap();
+    assert_eq!(out.get()[0], c64::new(1.0, -2.0));
+});
 
 #[test]
 fn memory_kernels_reject_null_pointers_and_bad_strides() {
