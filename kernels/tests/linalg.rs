@@ -185,57 +185,44 @@ fn add_gives_the_same_result_on_one_thread_and_many() {
     assert_eq!(z[0], z[1]);
 }
 
-#[test]
-fn div_of_integers_by_zero_is_an_error_and_min_over_minus_one_wraps() {
-    let x = [7i32, i32::MIN, 3];
-    let y = [1i32, -1, 0];
-    let mut z = [99i32; 3];
+device_test!(div_of_integers_by_zero_is_an_error_and_min_over_minus_one_wraps, D => {
+    let mut x = Buf::on::<D>(vec![7i32, i32::MIN, 3]);
+    let mut y = Buf::on::<D>(vec![1i32, -1, 0]);
+    let mut z = Buf::on::<D>(vec![99i32; 3]);
     // SAFETY: three elements each.
-    let e = unsafe { <CpuDevice as Div<i32>>::div(3, 1, x.as_ptr(), y.as_ptr(), z.as_mut_ptr()) }
-        .unwrap_err();
+    let e = unsafe { <D as Div<i32>>::div(3, 1, x.ptr(), y.ptr(), z.ptr()) }.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "div", .. }), "{e}");
     assert!(e.to_string().contains("y[2] = 0"), "{e}");
-    assert_eq!(z, [99; 3], "nothing is written when a divisor is zero");
+    assert_eq!(z.get(), [99; 3], "nothing is written when a divisor is zero");
     // SAFETY: two elements each.
-    unsafe { <CpuDevice as Div<i32>>::div(2, 1, x.as_ptr(), y.as_ptr(), z.as_mut_ptr()) }.unwrap();
-    assert_eq!(&z[..2], &[7, i32::MIN]);
+    unsafe { <D as Div<i32>>::div(2, 1, x.ptr(), y.ptr(), z.ptr()) }.unwrap();
+    assert_eq!(&z.get()[..2], &[7, i32::MIN]);
     // Floats follow IEEE.
-    let (xf, yf) = ([1.0f64, -1.0, 0.0], [0.0f64, 0.0, 0.0]);
-    let mut zf = [0.0f64; 3];
+    let mut xf = Buf::on::<D>(vec![1.0f64, -1.0, 0.0]);
+    let mut yf = Buf::on::<D>(vec![0.0f64; 3]);
+    let mut zf = Buf::on::<D>(vec![0.0f64; 3]);
     // SAFETY: three elements each.
-    unsafe { <CpuDevice as Div<f64>>::div(3, 1.0, xf.as_ptr(), yf.as_ptr(), zf.as_mut_ptr()) }
-        .unwrap();
+    unsafe { <D as Div<f64>>::div(3, 1.0, xf.ptr(), yf.ptr(), zf.ptr()) }.unwrap();
+    let zf = zf.get();
     assert_eq!(zf[0], f64::INFINITY);
     assert_eq!(zf[1], f64::NEG_INFINITY);
     assert!(zf[2].is_nan());
-}
+});
 
-#[test]
-fn fma_of_half_precision_computes_in_f32_and_rounds_once() {
+device_test!(fma_of_half_precision_computes_in_f32_and_rounds_once, D => {
     use ctensor_base::f16;
     // α·x·y = 256·256·1 = 65536 overflows f16 (max 65504); computed in f32 and rounded
     // once, 65536 − 32768 = 32768 is exact. Computed in f16 steps it would be inf.
-    let (x, y, z) = (
-        [f16::from_f32(256.0)],
-        [f16::ONE],
-        [f16::from_f32(-32768.0)],
-    );
-    let mut out = [f16::ZERO];
+    let mut x = Buf::on::<D>(vec![f16::from_f32(256.0)]);
+    let mut y = Buf::on::<D>(vec![f16::ONE]);
+    let mut z = Buf::on::<D>(vec![f16::from_f32(-32768.0)]);
+    let mut out = Buf::on::<D>(vec![f16::ZERO]);
+    let a = f16::from_f32(256.0);
     // SAFETY: one element each.
-    unsafe {
-        <CpuDevice as Fma<f16>>::fma(
-            1,
-            f16::from_f32(256.0),
-            x.as_ptr(),
-            y.as_ptr(),
-            f16::ONE,
-            z.as_ptr(),
-            out.as_mut_ptr(),
-        )
-    }
-    .unwrap();
-    assert_eq!(out[0].to_f32(), 32768.0);
-}
+    unsafe { <D as Fma<f16>>::fma(1, a, x.ptr(), y.ptr(), f16::ONE, z.ptr(), out.ptr()) }
+        .unwrap();
+    assert_eq!(out.get()[0].to_f32(), 32768.0);
+});
 
 // ---- transpose ---------------------------------------------------------------------
 

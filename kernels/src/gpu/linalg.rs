@@ -126,20 +126,20 @@ impl<T: Scalar> Div<T> for GpuDevice {
         check::non_null("div", "y", y, n)?;
         if T::DTYPE.is_integer() && n > 0 {
             // Integer division by zero is reported before anything is written, as on the
-            // host: one pass sets a device flag, which is read back.
-            let flag = Scratch::<i32>::new("div", 1)?;
-            let (n64, yp, fp) = (n as u64, dev(y), dev(flag.ptr()));
-            let mut found = 0i32;
-            // SAFETY: `y` is valid for `n` device reads (caller); `flag` holds one i32.
+            // host: one pass finds the first zero divisor on the device, which is read back.
+            let first = Scratch::<i64>::new("div", 1)?;
+            let (n64, yp, fp) = (n as u64, dev(y), dev(first.ptr()));
+            let mut found = 0u64;
+            // SAFETY: `y` is valid for `n` device reads (caller); `first` holds one u64.
             unsafe {
                 launch_1d(ANY_ZERO.get::<T>()?, n, &mut args![&n64, &yp, &fp])?;
-                copy_d2h(&mut found as *mut i32 as *mut u8, fp, 4)?;
+                copy_d2h(&mut found as *mut u64 as *mut u8, fp, 8)?;
             }
             if found != 0 {
                 return Err(Error::InvalidArgument {
                     op: "div",
                     expected: format!("non-zero divisors for integer ({}) division", T::DTYPE),
-                    given: "a zero in y".into(),
+                    given: format!("y[{}] = 0", n as u64 - found),
                 });
             }
         }

@@ -61,9 +61,10 @@ template <class T> __device__ void ct_eq_scalar(u64 n, const T* x, T s, T* y) {
     CT_GRID_STRIDE(i, n) y[i] = K::store(ct_eq(K::load(x[i]), c) ? ct_one<C>() : ct_zero<C>());
 }
 
-// *flag = 1 when some y[i] is zero (the host checks integer divisors before dividing).
-template <class T> __device__ void ct_any_zero(u64 n, const T* y, int* flag) {
-    CT_GRID_STRIDE(i, n) if (y[i] == 0) *flag = 1;
+// *first = n - i for the lowest i with y[i] == 0, 0 when there is none (the host checks
+// integer divisors before dividing, and names the first zero as the CPU does).
+template <class T> __device__ void ct_any_zero(u64 n, const T* y, u64* first) {
+    CT_GRID_STRIDE(i, n) if (y[i] == 0) atomicMax(first, n - i);
 }
 
 // ---- functions of floating types ------------------------------------------------------
@@ -134,7 +135,7 @@ CT_ALL_TYPES(CT_EW_ALL)
 CT_FLOATING(CT_EW_FLOATING)
 
 #define CT_EW_INTS(S, T)                                                                      \
-    extern "C" __global__ void any_zero_##S(u64 n, const T* y, int* flag) { ct_any_zero<T>(n, y, flag); }
+    extern "C" __global__ void any_zero_##S(u64 n, const T* y, u64* first) { ct_any_zero<T>(n, y, first); }
 CT_INTS(CT_EW_INTS)
 
 #define CT_EW_ABS(S, T, R)                                                                    \
