@@ -5,8 +5,8 @@
 //! - integer/float to integer/float: Rust's `as` — floats to integers truncate toward zero
 //!   and saturate at the integer's range (`NaN` becomes 0); integers to floats round to
 //!   nearest, ties to even; `i64 -> i32` keeps the low 32 bits (two's complement wrap).
-//! - to `f16`/`bf16`: round to nearest, ties to even, from the exact `f32`/`f64` value;
-//!   integers go through `f64` first (exact for `i32`; `i64` beyond 2^53 rounds twice).
+//! - to `f16`/`bf16`: round to nearest, ties to even, once, from the exact value of any
+//!   `f32`, `f64`, `i32` or `i64` (the GPU kernels round the same way, bit for bit).
 //! - from `f16`/`bf16`: exactly through `f32`, then as above.
 //! - real to complex: imaginary part zero. Complex to real: the real part, the
 //!   imaginary part is dropped. Complex to complex: each part as its real type.
@@ -46,13 +46,53 @@ macro_rules! half_to_prims {
 half_to_prims!(f16 => f32, f64, i32, i64);
 half_to_prims!(bf16 => f32, f64, i32, i64);
 
-// The four primitives to f16/bf16: one rounding from the exact value where possible.
+/// `x` rounded to `f32` by round-to-odd: toward zero, then the last mantissa bit set when
+/// anything was dropped. A value rounded to odd with at least two more bits than the
+/// final format rounds from there to nearest-even exactly as the exact value would
+/// (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms
+/// using rounding to odd", IEEE Trans. Computers 57(4), 2008), so `f16`/`bf16` (11 and 8
+/// bits) from this `f32` (24 bits) are rounded once. The `half` crate's own `from_f64`
+/// goes through a nearest-even `f32` on x86 with F16C, which rounds twice.
+fn f32_odd(x: f64) -> f32 {
+    let t = x as f32; // nearest, ties to even
+    if x.is_nan() || t as f64 == x {
+        return t;
+    }
+    // Inexact (or beyond f32's range): step back toward zero when `t` overshot, then
+    // mark inexact in the last bit.
+    let bits = t.to_bits();
+    let toward_zero = if (t as f64).abs() > x.abs() {
+        bits - 1
+    } else {
+        bits
+    };
+    f32::from_bits(toward_zero | 1)
+}
+
+/// `x` rounded to `f64` by round-to-odd (see [`f32_odd`]); exact below 2^53.
+fn f64_odd(x: i64) -> f64 {
+    let m = x.unsigned_abs();
+    if m < 1 << 53 {
+        return x as f64;
+    }
+    let shift = 11 - m.leading_zeros(); // keep 53 significant bits
+    let q = (m >> shift) | ((m & ((1 << shift) - 1) != 0) as u64);
+    let v = q as f64 * (1u64 << shift) as f64; // both exact
+    if x < 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+// The four primitives to f16/bf16: rounded once from the exact value (through an f32
+// rounded to odd).
 macro_rules! prims_to_half {
     ($($dst:ty),*) => {$(
         impl_cast!($dst, f32, |x| <$dst>::from_f32(x));
-        impl_cast!($dst, f64, |x| <$dst>::from_f64(x));
-        impl_cast!($dst, i32, |x| <$dst>::from_f64(x as f64));
-        impl_cast!($dst, i64, |x| <$dst>::from_f64(x as f64));
+        impl_cast!($dst, f64, |x| <$dst>::from_f32(f32_odd(x)));
+        impl_cast!($dst, i32, |x| <$dst>::from_f32(f32_odd(x as f64)));
+        impl_cast!($dst, i64, |x| <$dst>::from_f32(f32_odd(f64_odd(x))));
     )*};
 }
 prims_to_half!(f16, bf16);
@@ -100,6 +140,24 @@ mod tests {
     fn int_narrowing_wraps_like_c() {
         assert_eq!(i32::cast_from((1i64 << 32) + 5), 5);
         assert_eq!(i32::cast_from(-1i64), -1);
+    }
+
+    #[test]
+    fn half_is_rounded_once_from_doubles_and_wide_integers() {
+        // 1 + 2^-11 + 2^-40 lies just above the f16 tie between 1 and 1 + 2^-10; through
+        // a nearest-even f32 it would become the tie and round down to 1.
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(f16::cast_from(x).to_f64(), 1.0 + 2f64.powi(-10));
+        assert_eq!(f16::cast_from(-x).to_f64(), -(1.0 + 2f64.powi(-10)));
+        // 2^60 + 2^52 + 1 lies just above the bf16 tie between 2^60 and 2^60 + 2^53; a
+        // nearest-even f64 would be the tie itself.
+        let n = (1i64 << 60) + (1 << 52) + 1;
+        assert_eq!(bf16::cast_from(n).to_f64(), (1u64 << 60) as f64 + (1u64 << 53) as f64);
+        assert_eq!(bf16::cast_from((1i64 << 60) + (1 << 52)).to_f64(), (1u64 << 60) as f64);
+        // Beyond f32's range, and below its smallest subnormal.
+        assert!(bf16::cast_from(1e300f64).to_f32().is_infinite());
+        assert_eq!(f16::cast_from(-1e-300f64).to_bits(), 0x8000);
+        assert!(f16::cast_from(f64::NAN).is_nan());
     }
 
     #[test]

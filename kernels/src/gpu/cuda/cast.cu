@@ -44,8 +44,8 @@ __device__ inline void ct_put(float* d, i64 v, double) { *d = (float)v; }
 __device__ inline void ct_put(double* d, i64 v, double) { *d = (double)v; }
 __device__ inline void ct_put(int* d, i64 v, double) { *d = (int)(u32)(u64)v; }
 __device__ inline void ct_put(i64* d, i64 v, double) { *d = v; }
-__device__ inline void ct_put(ct_f16* d, i64 v, double) { d->bits = ct_round_small((double)v, 10, 15); }
-__device__ inline void ct_put(ct_bf16* d, i64 v, double) { d->bits = ct_round_small((double)v, 7, 127); }
+__device__ inline void ct_put(ct_f16* d, i64 v, double) { d->bits = ct_round_small(ct_i64_odd(v), 10, 15); }
+__device__ inline void ct_put(ct_bf16* d, i64 v, double) { d->bits = ct_round_small(ct_i64_odd(v), 7, 127); }
 __device__ inline void ct_put(ct_c32* d, i64 v, double) { d->re = (float)v; d->im = 0.0f; }
 __device__ inline void ct_put(ct_c64* d, i64 v, double) { d->re = (double)v; d->im = 0.0; }
 

@@ -70,6 +70,19 @@ __device__ inline unsigned short ct_round_small(double x, int man, int bias) {
     return sign | (unsigned short)bits;
 }
 
+// An i64 as a double rounded to odd (toward zero, last bit set when inexact), so that
+// ct_round_small of it rounds once, as from the exact integer (see base/src/cast.rs).
+__device__ inline double ct_i64_odd(i64 x) {
+    u64 m = x < 0 ? 0ULL - (u64)x : (u64)x;
+    if (m < (1ULL << 53)) return (double)x;
+    int top = 63;
+    while (!((m >> top) & 1)) --top;
+    int shift = top - 52;  // keep 53 significant bits
+    u64 q = (m >> shift) | ((m & ((1ULL << shift) - 1)) ? 1ULL : 0ULL);
+    double v = (double)q * (double)(1ULL << shift);  // both exact
+    return x < 0 ? -v : v;
+}
+
 // ---- the compute type of each element type -----------------------------------------
 
 template <class T> struct Ct;
