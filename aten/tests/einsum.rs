@@ -1,15 +1,14 @@
 //! einsum against a brute-force sum over every index assignment, for every ABACUS form
 //! and the forms ABACUS gets wrong (two batch axes, batch broadcasting, conj on any
-//! operand and path, alpha/beta everywhere, `out` over the caller's memory).
+//! operand and path, alpha/beta everywhere, `out` over the caller's memory). On the
+//! CPU and, through `device_test!`, on the GPU (one `SKIP` line per test without one).
 #![allow(clippy::needless_range_loop)]
 
 mod common;
 
 use common::*;
 use ctensor_aten::ops::einsum::{einsum, einsum_into, EinsumOptions};
-use ctensor_aten::{
-    c32, c64, CastFrom, DataType, DeviceType, Error, Order, Scalar, Tensor, TensorMap,
-};
+use ctensor_aten::{c32, c64, CastFrom, DataType, Device, Error, Scalar, Tensor};
 
 /// The brute-force reference for a letters-only equation with an explicit output:
 /// sums the product of the operands (conjugated as asked) over every assignment of
@@ -89,12 +88,12 @@ fn got_dtype_hint(what: &str) -> DataType {
 }
 
 /// Runs `eq` (ctensor's) and `reference` (letters only) on random operands of `shapes`.
-fn case<T: Scalar>(eq: &str, reference: &str, shapes: &[&[usize]], opts: EinsumOptions) {
+fn case<D: Device, T: Scalar>(eq: &str, reference: &str, shapes: &[&[usize]], opts: EinsumOptions) {
     let mut r = rng(eq.len() as u64 * 31 + shapes.len() as u64);
     let mut tensors = Vec::new();
     let mut values = Vec::new();
     for s in shapes {
-        let (t, v) = random_tensor::<T>(&mut r, s);
+        let (t, v) = random_on::<D, T>(&mut r, s);
         values.push((
             v.iter()
                 .map(|&x| c64::cast_from(x.to_c64()))
@@ -134,7 +133,7 @@ fn case<T: Scalar>(eq: &str, reference: &str, shapes: &[&[usize]], opts: EinsumO
     );
 }
 
-fn all_forms<T: Scalar>() {
+fn all_forms<D: Device, T: Scalar>() {
     let d = EinsumOptions::default();
     let cy = EinsumOptions::conj_y();
     let cx = EinsumOptions { conj_x: true, ..d };
@@ -143,20 +142,20 @@ fn all_forms<T: Scalar>() {
         ..d
     };
     // ABACUS's forms
-    case::<T>("ij->ji", "ij->ji", &[&[3, 4]], d);
-    case::<T>("ij->j", "ij->j", &[&[5, 7]], d);
-    case::<T>("ij->", "ij->", &[&[5, 7]], scaled);
-    case::<T>("ii->i", "ii->i", &[&[4, 4]], d);
-    case::<T>("i->ii", "i->ii", &[&[3]], scaled);
-    case::<T>("i,i->", "i,i->", &[&[257], &[257]], d);
-    case::<T>("i,i->", "i,i->", &[&[257], &[257]], cx);
-    case::<T>("i,i", "i,i->", &[&[3], &[3]], cy);
-    case::<T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], d);
-    case::<T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], cy);
-    case::<T>("ij,i->j", "ij,i->j", &[&[9, 17], &[9]], cx);
-    case::<T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], d);
-    case::<T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], cy);
-    case::<T>(
+    case::<D, T>("ij->ji", "ij->ji", &[&[3, 4]], d);
+    case::<D, T>("ij->j", "ij->j", &[&[5, 7]], d);
+    case::<D, T>("ij->", "ij->", &[&[5, 7]], scaled);
+    case::<D, T>("ii->i", "ii->i", &[&[4, 4]], d);
+    case::<D, T>("i->ii", "i->ii", &[&[3]], scaled);
+    case::<D, T>("i,i->", "i,i->", &[&[257], &[257]], d);
+    case::<D, T>("i,i->", "i,i->", &[&[257], &[257]], cx);
+    case::<D, T>("i,i", "i,i->", &[&[3], &[3]], cy);
+    case::<D, T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], d);
+    case::<D, T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], cy);
+    case::<D, T>("ij,i->j", "ij,i->j", &[&[9, 17], &[9]], cx);
+    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], d);
+    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], cy);
+    case::<D, T>(
         "ij,jk->ik",
         "ij,jk->ik",
         &[&[7, 5], &[5, 3]],
@@ -166,65 +165,63 @@ fn all_forms<T: Scalar>() {
             ..scaled
         },
     );
-    case::<T>("ij,kj->ik", "ij,kj->ik", &[&[4, 9], &[6, 9]], cy);
-    case::<T>("ij,jk->ki", "ij,jk->ki", &[&[7, 5], &[5, 3]], scaled);
-    case::<T>("i,j->ij", "i,j->ij", &[&[3], &[4]], d);
-    case::<T>("bij,bjk->bik", "bij,bjk->bik", &[&[3, 4, 5], &[3, 5, 2]], d);
-    case::<T>(
+    case::<D, T>("ij,kj->ik", "ij,kj->ik", &[&[4, 9], &[6, 9]], cy);
+    case::<D, T>("ij,jk->ki", "ij,jk->ki", &[&[7, 5], &[5, 3]], scaled);
+    case::<D, T>("i,j->ij", "i,j->ij", &[&[3], &[4]], d);
+    case::<D, T>("bij,bjk->bik", "bij,bjk->bik", &[&[3, 4, 5], &[3, 5, 2]], d);
+    case::<D, T>(
         "...ij,...jk->...ik",
         "bij,bjk->bik",
         &[&[3, 4, 5], &[3, 5, 2]],
         cy,
     );
-    case::<T>("ij,jk", "ij,jk->ik", &[&[2, 0], &[0, 3]], scaled); // empty sum
-    case::<T>("ij,jk->ik", "ij,jk->ik", &[&[0, 4], &[4, 3]], d);
+    case::<D, T>("ij,jk", "ij,jk->ik", &[&[2, 0], &[0, 3]], scaled); // empty sum
+    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[0, 4], &[4, 3]], d);
     // Forms ABACUS gets wrong
-    case::<T>(
+    case::<D, T>(
         "abij,abjk->abik",
         "abij,abjk->abik",
         &[&[2, 3, 4, 5], &[2, 3, 5, 2]],
         d,
     );
-    case::<T>(
+    case::<D, T>(
         "abij,abjk->abik",
         "abij,abjk->abik",
         &[&[2, 3, 4, 5], &[2, 3, 5, 2]],
         cy,
     );
-    case::<T>(
+    case::<D, T>(
         "...ij,jk->...ik",
         "abij,jk->abik",
         &[&[2, 3, 4, 5], &[5, 6]],
         d,
     );
-    case::<T>(
+    case::<D, T>(
         "...ij,...jk->...ik",
         "abij,bjk->abik",
         &[&[2, 1, 4, 5], &[3, 5, 2]],
         scaled,
     );
-    case::<T>("bij,jk->bki", "bij,jk->bki", &[&[2, 4, 5], &[5, 3]], cx);
-    case::<T>("iij,j->i", "iij,j->i", &[&[3, 3, 4], &[4]], d);
-    case::<T>("ijk,kj->i", "ijk,kj->i", &[&[3, 4, 5], &[5, 4]], cy);
-    case::<T>("ij,jk->", "ij,jk->", &[&[3, 4], &[4, 2]], d);
-    case::<T>("ij,ab->ijab", "ij,ab->ijab", &[&[2, 3], &[3, 2]], d);
+    case::<D, T>("bij,jk->bki", "bij,jk->bki", &[&[2, 4, 5], &[5, 3]], cx);
+    case::<D, T>("iij,j->i", "iij,j->i", &[&[3, 3, 4], &[4]], d);
+    case::<D, T>("ijk,kj->i", "ijk,kj->i", &[&[3, 4, 5], &[5, 4]], cy);
+    case::<D, T>("ij,jk->", "ij,jk->", &[&[3, 4], &[4, 2]], d);
+    case::<D, T>("ij,ab->ijab", "ij,ab->ijab", &[&[2, 3], &[3, 2]], d);
 }
 
-#[test]
-fn einsum_matches_brute_force_for_every_form_and_dtype() {
-    all_forms::<f64>();
-    all_forms::<c64>();
-    all_forms::<f32>();
-    all_forms::<c32>();
-    all_forms::<i32>();
-}
+device_test!(einsum_matches_brute_force_for_every_form_and_dtype, D => {
+    all_forms::<D, f64>();
+    all_forms::<D, c64>();
+    all_forms::<D, f32>();
+    all_forms::<D, c32>();
+    all_forms::<D, i32>();
+});
 
-#[test]
-fn einsum_reads_transposed_views_and_fortran_maps_without_changing_the_result() {
+device_test!(einsum_reads_transposed_views_and_fortran_maps_without_changing_the_result, D => {
     let mut r = rng(3);
     for conj in [false, true] {
-        let (a, av) = random_tensor::<c64>(&mut r, &[6, 4]);
-        let (b, bv) = random_tensor::<c64>(&mut r, &[6, 5]);
+        let (a, av) = random_on::<D, c64>(&mut r, &[6, 4]);
+        let (b, bv) = random_on::<D, c64>(&mut r, &[6, 5]);
         // aᵀ (a view) times b: "ij,jk->ik" with i=4, j=6, k=5.
         let at = a.t().unwrap();
         let opts = EinsumOptions {
@@ -246,52 +243,32 @@ fn einsum_reads_transposed_views_and_fortran_maps_without_changing_the_result() 
                 fortran[i + j * 6] = av[i * 4 + j];
             }
         }
-        // SAFETY: `fortran` outlives the map and is only read through it.
-        let map = unsafe {
-            TensorMap::new(
-                fortran.as_mut_ptr(),
-                DeviceType::Cpu,
-                &[6, 4],
-                Order::ColMajor,
-            )
-        }
-        .unwrap();
+        let (_owner, map) = fortran_map::<D, c64>(&fortran, &[6, 4]);
         let got = einsum("ji,jk->ik", &[&map, &b], &opts).unwrap();
         assert_matches(&got, &dims, &want, &mag, 6, "c64 fortran map");
     }
-}
+});
 
-#[test]
-fn einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_memory() {
+device_test!(einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_memory, D => {
     let mut r = rng(4);
-    let (a, av) = random_tensor::<c64>(&mut r, &[5, 3]);
-    let (b, bv) = random_tensor::<c64>(&mut r, &[4, 3]);
+    let (a, av) = random_on::<D, c64>(&mut r, &[5, 3]);
+    let (b, bv) = random_on::<D, c64>(&mut r, &[4, 3]);
     // The caller's column-major 5 × 4 array, with old contents.
     let old: Vec<c64> = random_vec::<c64>(&mut r, 20);
     for (alpha, beta) in [
         (c64::new(-1.0, 0.0), c64::new(1.0, 0.0)),
         (c64::new(0.5, 2.0), c64::new(0.0, 0.0)),
     ] {
-        let mut caller = old.clone();
-        {
-            // SAFETY: `caller` outlives the map and is only touched through it.
-            let mut map = unsafe {
-                TensorMap::new(
-                    caller.as_mut_ptr(),
-                    DeviceType::Cpu,
-                    &[5, 4],
-                    Order::ColMajor,
-                )
-            }
-            .unwrap();
-            let opts = EinsumOptions {
-                conj_y: true,
-                alpha,
-                beta,
-                ..Default::default()
-            };
-            einsum_into("ij,kj->ik", &[&a, &b], &opts, &mut map).unwrap();
-        }
+        let (caller, mut map) = fortran_map::<D, c64>(&old, &[5, 4]);
+        let opts = EinsumOptions {
+            conj_y: true,
+            alpha,
+            beta,
+            ..Default::default()
+        };
+        einsum_into("ij,kj->ik", &[&a, &b], &opts, &mut map).unwrap();
+        drop(map);
+        let caller = caller.to_vec::<c64>().unwrap();
         let (_, want, mag) = brute(
             "ij,kj->ik",
             &[(av.clone(), vec![5, 3]), (bv.clone(), vec![4, 3])],
@@ -310,14 +287,14 @@ fn einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_memory() {
     }
     // beta = 0 ignores NaN in the old contents; a repeated output label keeps the
     // off-diagonal at beta · out.
-    let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap();
-    let mut out = Tensor::full(f64::NAN, DeviceType::Cpu, &[3, 3]).unwrap();
+    let x = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap());
+    let mut out = Tensor::full(f64::NAN, D::TYPE, &[3, 3]).unwrap();
     einsum_into("i->ii", &[&x], &EinsumOptions::default(), &mut out).unwrap();
     assert_eq!(
         out.to_vec::<f64>().unwrap(),
         [1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0]
     );
-    let mut out = Tensor::ones(DataType::Double, DeviceType::Cpu, &[3, 3]).unwrap();
+    let mut out = Tensor::ones(DataType::Double, D::TYPE, &[3, 3]).unwrap();
     let opts = EinsumOptions {
         beta: c64::new(2.0, 0.0),
         ..Default::default()
@@ -327,22 +304,21 @@ fn einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_memory() {
         out.to_vec::<f64>().unwrap(),
         [3.0, 2.0, 2.0, 2.0, 4.0, 2.0, 2.0, 2.0, 5.0]
     );
-}
+});
 
-#[test]
-fn einsum_errors_name_the_problem() {
-    let a = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, 3]).unwrap();
-    let b = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 5]).unwrap();
+device_test!(einsum_errors_name_the_problem, D => {
+    let a = Tensor::zeros(DataType::Double, D::TYPE, &[2, 3]).unwrap();
+    let b = Tensor::zeros(DataType::Double, D::TYPE, &[4, 5]).unwrap();
     let e = einsum("ij,j?->i", &[&a, &b], &Default::default()).unwrap_err();
     assert!(matches!(e, Error::EinsumParse { position: 4, .. }), "{e}");
     let e = einsum("ij,jk->ik", &[&a, &b], &Default::default()).unwrap_err();
     assert!(e.to_string().contains("label 'j' to have one size"), "{e}");
     let e = einsum("ijk->i", &[&a], &Default::default()).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-    let c = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3]).unwrap();
+    let c = Tensor::zeros(DataType::Float, D::TYPE, &[3]).unwrap();
     let e = einsum("ij,j->i", &[&a, &c], &Default::default()).unwrap_err();
     assert!(matches!(e, Error::DTypeMismatch { .. }), "{e}");
-    let mut wrong = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 3]).unwrap();
+    let mut wrong = Tensor::zeros(DataType::Double, D::TYPE, &[3, 3]).unwrap();
     let e = einsum_into("ij->ji", &[&a], &Default::default(), &mut wrong).unwrap_err();
     assert!(e.to_string().contains("[3, 2]"), "{e}");
-}
+});

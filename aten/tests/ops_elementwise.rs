@@ -1,12 +1,13 @@
 //! Element-wise ops, reductions and layout ops on tensors against plain loops, for all
 //! dtypes they support, contiguous inputs, transposed views, Fortran-order maps and
-//! broadcast shapes; in place including `a.add_(&a)`.
+//! broadcast shapes; in place including `a.add_(&a)`. On the CPU and, through
+//! `device_test!`, on the GPU (one `SKIP` line per test without one).
 #![allow(clippy::needless_range_loop)]
 
 mod common;
 
 use common::*;
-use ctensor_aten::{c64, CastFrom, DataType, DeviceType, Error, Order, Scalar, Tensor, TensorMap};
+use ctensor_aten::{c64, CastFrom, DataType, Device, Error, Scalar, Tensor};
 
 fn c64s(t: &Tensor) -> Vec<c64> {
     t.cast(DataType::ComplexDouble)
@@ -45,7 +46,7 @@ fn at(v: &[c64], dims: &[usize], out: &[usize], idx: &[usize]) -> c64 {
     v[flat(dims, &i)]
 }
 
-fn binary_case<T: Scalar>() {
+fn binary_case<D: Device, T: Scalar>() {
     let mut r = rng(71);
     let shapes: [(&[usize], &[usize]); 6] = [
         (&[0], &[0]),
@@ -56,14 +57,14 @@ fn binary_case<T: Scalar>() {
         (&[300, 257], &[300, 257]),
     ];
     for (sa, sb) in shapes {
-        let (a, av) = random_tensor::<T>(&mut r, sa);
-        let (_, mut bv) = random_tensor::<T>(&mut r, sb);
+        let (a, av) = random_on::<D, T>(&mut r, sa);
+        let (_, mut bv) = random_on::<D, T>(&mut r, sb);
         for v in bv.iter_mut() {
             if c(*v).norm() == 0.0 {
                 *v = T::one();
             }
         }
-        let b = Tensor::from_slice(&bv, sb).unwrap();
+        let b = on::<D>(Tensor::from_slice(&bv, sb).unwrap());
         let (ac, bc): (Vec<c64>, Vec<c64>) = (
             av.iter().map(|&x| c(x)).collect(),
             bv.iter().map(|&x| c(x)).collect(),
@@ -104,49 +105,39 @@ fn c<T: Scalar>(x: T) -> c64 {
     c64::cast_from(x.to_c64())
 }
 
-#[test]
-fn binary_ops_broadcast_and_match_loops_for_every_dtype() {
-    binary_case::<f32>();
-    binary_case::<f64>();
-    binary_case::<i32>();
-    binary_case::<i64>();
-    binary_case::<ctensor_aten::c32>();
-    binary_case::<c64>();
-    binary_case::<ctensor_aten::f16>();
-    binary_case::<ctensor_aten::bf16>();
-}
+device_test!(binary_ops_broadcast_and_match_loops_for_every_dtype, D => {
+    binary_case::<D, f32>();
+    binary_case::<D, f64>();
+    binary_case::<D, i32>();
+    binary_case::<D, i64>();
+    binary_case::<D, ctensor_aten::c32>();
+    binary_case::<D, c64>();
+    binary_case::<D, ctensor_aten::f16>();
+    binary_case::<D, ctensor_aten::bf16>();
+});
 
-#[test]
-fn ops_read_views_and_fortran_maps_and_write_in_place() {
+device_test!(ops_read_views_and_fortran_maps_and_write_in_place, D => {
     let mut r = rng(72);
-    let (a, av) = random_tensor::<f64>(&mut r, &[5, 7]);
+    let (a, av) = random_on::<D, f64>(&mut r, &[5, 7]);
     // A transposed view and a column-major map of the same logical 7 × 5 matrix.
     let at_view = a.t().unwrap();
-    let mut fortran: Vec<f64> = av.clone(); // row-major a == column-major aᵀ
-                                            // SAFETY: `fortran` outlives the map and is only touched through it.
-    let mut map = unsafe {
-        TensorMap::new(
-            fortran.as_mut_ptr(),
-            DeviceType::Cpu,
-            &[7, 5],
-            Order::ColMajor,
-        )
-    }
-    .unwrap();
+    // row-major a == column-major aᵀ: map a device copy of it as a Fortran array.
+    let (fortran, mut map) = fortran_map::<D, f64>(&av, &[7, 5]);
     let sum = (&at_view + &*map).unwrap();
     for i in 0..7 {
         for j in 0..5 {
             assert_eq!(sum.get_value::<f64>(&[i, j]).unwrap(), 2.0 * av[j * 7 + i]);
         }
     }
-    // In place into the map: the caller's memory changes, in its own layout.
+    // In place into the map: the owner's memory changes, in its own layout.
     map.mul_(&at_view).unwrap();
     drop(map);
+    let fortran = fortran.to_vec::<f64>().unwrap();
     for k in 0..35 {
         assert_eq!(fortran[k], av[k] * av[k]);
     }
     // a += a, a -= a[0] (broadcast row), a *= a, all in place on one buffer.
-    let mut b = Tensor::from_slice(&av, &[5, 7]).unwrap();
+    let mut b = on::<D>(Tensor::from_slice(&av, &[5, 7]).unwrap());
     let alias = b.share();
     b.add_(&alias).unwrap();
     assert_eq!(
@@ -164,7 +155,7 @@ fn ops_read_views_and_fortran_maps_and_write_in_place() {
         }
     }
     // In place on a strided view writes only the view.
-    let c = Tensor::from_slice(&av, &[5, 7]).unwrap();
+    let c = on::<D>(Tensor::from_slice(&av, &[5, 7]).unwrap());
     let mut col = c.t().unwrap().index(2).unwrap(); // column 2, stride 7
     col.scale_(-1.0).unwrap();
     for i in 0..5 {
@@ -178,16 +169,15 @@ fn ops_read_views_and_fortran_maps_and_write_in_place() {
         }
     }
     // A target that would need to grow is an error, not a resize.
-    let small = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[7]).unwrap();
+    let small = Tensor::zeros(DataType::Double, D::TYPE, &[7]).unwrap();
     let mut row = small.share();
     let e = row.add_(&a).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-}
+});
 
-#[test]
-fn unary_ops_match_loops_and_reject_what_has_no_meaning() {
+device_test!(unary_ops_match_loops_and_reject_what_has_no_meaning, D => {
     let v = [c64::new(1.0, 2.0), c64::new(-3.0, 0.5), c64::new(0.0, -1.0)];
-    let t = Tensor::from_slice(&v, &[3]).unwrap();
+    let t = on::<D>(Tensor::from_slice(&v, &[3]).unwrap());
     let (neg, sq, ex, ab) = (
         c64s(&(-&t).unwrap()),
         c64s(&t.sqrt().unwrap()),
@@ -202,7 +192,7 @@ fn unary_ops_match_loops_and_reject_what_has_no_meaning() {
         assert!((ex[i] - v[i].exp()).norm() < 1e-14 * v[i].exp().norm());
         assert!((ab[i] - v[i].norm()).abs() < 1e-15);
     }
-    let ints = Tensor::from_slice(&[-2i32, 5], &[2]).unwrap();
+    let ints = on::<D>(Tensor::from_slice(&[-2i32, 5], &[2]).unwrap());
     assert_eq!(ints.abs().unwrap().to_vec::<i32>().unwrap(), [2, 5]);
     assert_eq!(ints.neg().unwrap().to_vec::<i32>().unwrap(), [2, -5]);
     assert!(matches!(
@@ -213,7 +203,7 @@ fn unary_ops_match_loops_and_reject_what_has_no_meaning() {
         ints.mean(&[0]).unwrap_err(),
         Error::UnsupportedDType { .. }
     ));
-    let z = Tensor::from_slice(&[0i32, 1], &[2]).unwrap();
+    let z = on::<D>(Tensor::from_slice(&[0i32, 1], &[2]).unwrap());
     assert!(
         ints.div(&z).is_err(),
         "integer division by zero is an error"
@@ -226,7 +216,7 @@ fn unary_ops_match_loops_and_reject_what_has_no_meaning() {
         ints.add_scalar(1.0).unwrap().to_vec::<i32>().unwrap(),
         [-1, 6]
     );
-    let f = Tensor::from_slice(&[1.0f32, 4.0], &[2]).unwrap();
+    let f = on::<D>(Tensor::from_slice(&[1.0f32, 4.0], &[2]).unwrap());
     assert_eq!(
         f.div_scalar(2.0).unwrap().to_vec::<f32>().unwrap(),
         [0.5, 2.0]
@@ -237,16 +227,16 @@ fn unary_ops_match_loops_and_reject_what_has_no_meaning() {
     );
     let g = f.fma(&f, &f, 2.0, -1.0).unwrap(); // 2·f·f − f
     assert_eq!(g.to_vec::<f32>().unwrap(), [1.0, 28.0]);
-    let e = (&f + &Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2]).unwrap()).unwrap_err();
+    let e = (&f + &Tensor::zeros(DataType::Double, D::TYPE, &[2]).unwrap()).unwrap_err();
     assert!(matches!(e, Error::DTypeMismatch { .. }), "{e}");
-    let e = (&f + &Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3]).unwrap()).unwrap_err();
+    let e = (&f + &Tensor::zeros(DataType::Float, D::TYPE, &[3]).unwrap()).unwrap_err();
     assert!(e.to_string().contains("broadcast"), "{e}");
-}
+});
 
-fn reduce_case<T: Scalar>() {
+fn reduce_case<D: Device, T: Scalar>() {
     let mut r = rng(73);
     for shape in [&[4usize, 5, 6][..], &[1, 257], &[3, 0]] {
-        let (t, v) = random_tensor::<T>(&mut r, shape);
+        let (t, v) = random_on::<D, T>(&mut r, shape);
         let vc: Vec<c64> = v.iter().map(|&x| c(x)).collect();
         let nd = shape.len();
         let axes_sets: Vec<Vec<usize>> = (0..(1 << nd))
@@ -297,21 +287,19 @@ fn reduce_case<T: Scalar>() {
     }
 }
 
-#[test]
-fn sum_and_max_over_every_axis_set_match_loops_for_every_dtype() {
-    reduce_case::<f32>();
-    reduce_case::<f64>();
-    reduce_case::<i32>();
-    reduce_case::<i64>();
-    reduce_case::<ctensor_aten::c32>();
-    reduce_case::<c64>();
-    reduce_case::<ctensor_aten::f16>();
-    reduce_case::<ctensor_aten::bf16>();
-}
+device_test!(sum_and_max_over_every_axis_set_match_loops_for_every_dtype, D => {
+    reduce_case::<D, f32>();
+    reduce_case::<D, f64>();
+    reduce_case::<D, i32>();
+    reduce_case::<D, i64>();
+    reduce_case::<D, ctensor_aten::c32>();
+    reduce_case::<D, c64>();
+    reduce_case::<D, ctensor_aten::f16>();
+    reduce_case::<D, ctensor_aten::bf16>();
+});
 
-#[test]
-fn mean_min_norm_dot_vdot_and_layout_ops() {
-    let x = Tensor::from_slice(&[1.0f64, -2.0, 3.0, 4.0, 5.0, -6.0], &[2, 3]).unwrap();
+device_test!(mean_min_norm_dot_vdot_and_layout_ops, D => {
+    let x = on::<D>(Tensor::from_slice(&[1.0f64, -2.0, 3.0, 4.0, 5.0, -6.0], &[2, 3]).unwrap());
     assert_eq!(
         x.mean(&[1]).unwrap().to_vec::<f64>().unwrap(),
         [2.0 / 3.0, 1.0]
@@ -323,10 +311,10 @@ fn mean_min_norm_dot_vdot_and_layout_ops() {
     assert_eq!(x.sum_all().unwrap().to_vec::<f64>().unwrap(), [5.0]);
     assert!((x.norm().unwrap() - 91f64.sqrt()).abs() < 1e-14);
     assert!((x.t().unwrap().norm().unwrap() - 91f64.sqrt()).abs() < 1e-14);
-    let i = Tensor::from_slice(&[3i32, 4], &[2]).unwrap();
+    let i = on::<D>(Tensor::from_slice(&[3i32, 4], &[2]).unwrap());
     assert_eq!(i.norm().unwrap(), 5.0);
-    let z = Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(2.0, 0.0)], &[2]).unwrap();
-    let w = Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.0, 3.0)], &[2]).unwrap();
+    let z = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(2.0, 0.0)], &[2]).unwrap());
+    let w = on::<D>(Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.0, 3.0)], &[2]).unwrap());
     assert_eq!(
         z.vdot(&w).unwrap().to_vec::<c64>().unwrap(),
         [c64::new(0.0, 5.0)]
@@ -335,11 +323,11 @@ fn mean_min_norm_dot_vdot_and_layout_ops() {
         z.dot(&w).unwrap().to_vec::<c64>().unwrap(),
         [c64::new(0.0, 7.0)]
     );
-    let zi = Tensor::from_slice(&[2i64, 3], &[2]).unwrap();
+    let zi = on::<D>(Tensor::from_slice(&[2i64, 3], &[2]).unwrap());
     assert_eq!(zi.dot(&zi).unwrap().to_vec::<i64>().unwrap(), [13]);
     assert!(z.max(&[0]).is_err(), "complex numbers have no order");
     // permute_copy with conjugation, stride and inflate.
-    let m = Tensor::from_slice(
+    let m = on::<D>(Tensor::from_slice(
         &[
             c64::new(1.0, 1.0),
             c64::new(2.0, -1.0),
@@ -347,12 +335,11 @@ fn mean_min_norm_dot_vdot_and_layout_ops() {
             c64::new(4.0, 2.0),
         ],
         &[2, 2],
-    )
-    .unwrap();
+    ).unwrap());
     let h = m.permute_copy(&[1, 0], true).unwrap();
     assert!(h.is_contiguous());
     assert_eq!(h.get_value::<c64>(&[0, 1]).unwrap(), c64::new(3.0, -0.5));
-    let s = Tensor::arange(DataType::Int, DeviceType::Cpu, 0.0, 12.0, 1.0)
+    let s = Tensor::arange(DataType::Int, D::TYPE, 0.0, 12.0, 1.0)
         .unwrap()
         .reshape(&[3, 4])
         .unwrap();
@@ -368,21 +355,20 @@ fn mean_min_norm_dot_vdot_and_layout_ops() {
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
     let e = x.sum(&[1, 1]).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
-}
+});
 
-#[test]
-fn eq_scalar_marks_equal_elements_for_every_kind_of_dtype() {
-    let x = Tensor::from_slice(&[3.0f64, 8.0, f64::NAN, 3.0], &[2, 2]).unwrap();
+device_test!(eq_scalar_marks_equal_elements_for_every_kind_of_dtype, D => {
+    let x = on::<D>(Tensor::from_slice(&[3.0f64, 8.0, f64::NAN, 3.0], &[2, 2]).unwrap());
     assert_eq!(
         x.eq_scalar(3.0).unwrap().to_vec::<f64>().unwrap(),
         [1.0, 0.0, 0.0, 1.0]
     );
-    let i = Tensor::from_slice(&[11i64, 4, 11], &[3]).unwrap();
+    let i = on::<D>(Tensor::from_slice(&[11i64, 4, 11], &[3]).unwrap());
     assert_eq!(
         i.eq_scalar(11.0).unwrap().to_vec::<i64>().unwrap(),
         [1, 0, 1]
     );
-    let z = Tensor::from_slice(&[c64::new(1.0, 1.0), c64::new(1.0, 0.0)], &[2]).unwrap();
+    let z = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0), c64::new(1.0, 0.0)], &[2]).unwrap());
     assert_eq!(
         z.eq_scalar(c64::new(1.0, 1.0))
             .unwrap()
@@ -395,4 +381,4 @@ fn eq_scalar_marks_equal_elements_for_every_kind_of_dtype() {
         t.eq_scalar(8.0).unwrap().to_vec::<f64>().unwrap(),
         [0.0, 0.0, 1.0, 0.0]
     );
-}
+});

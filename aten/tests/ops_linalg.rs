@@ -1,6 +1,7 @@
 //! Linear algebra on tensors: eigensolvers (every backend, ranges, generalized), the
 //! Cholesky orthonormalisation pipeline of a BPCG solver, solve/inverse, matmul in
-//! every layout, and the errors.
+//! every layout, and the errors; on the CPU and, through `device_test!`, on the GPU
+//! (one `SKIP` line per test without one).
 #![allow(clippy::needless_range_loop)]
 
 mod common;
@@ -9,7 +10,7 @@ use common::*;
 use ctensor_aten::ops::einsum::{einsum, EinsumOptions};
 use ctensor_aten::{
     c32, c64, cholesky, eigh, eigh_generalized, eigvalsh, inverse, matmul, overlap, set_matrix,
-    solve, tri_inverse, DataType, DeviceType, Diag, EigBackend, EighRange, Error, Order, Scalar,
+    solve, tri_inverse, DataType, Device, Diag, EigBackend, EighRange, Error, Order, Scalar,
     Tensor, Uplo,
 };
 use rand::Rng;
@@ -28,7 +29,7 @@ fn eps(dt: DataType) -> f64 {
 }
 
 /// A random Hermitian matrix of dtype `T` (entries in [-1, 1]), in `order`.
-fn hermitian<T: Scalar>(seed: u64, n: usize, order: Order) -> (Tensor, Vec<c64>) {
+fn hermitian<D: Device, T: Scalar>(seed: u64, n: usize, order: Order) -> (Tensor, Vec<c64>) {
     let mut r = rng(seed);
     let mut h = vec![c64::new(0.0, 0.0); n * n];
     for i in 0..n {
@@ -44,7 +45,7 @@ fn hermitian<T: Scalar>(seed: u64, n: usize, order: Order) -> (Tensor, Vec<c64>)
         }
     }
     let vals: Vec<T> = h.iter().map(|&v| T::cast_from(v)).collect();
-    let t = Tensor::from_slice(&vals, &[n, n]).unwrap();
+    let t = on::<D>(on::<D>(Tensor::from_slice(&vals, &[n, n]).unwrap()));
     let t = if order == Order::ColMajor {
         t.copy_to_col_major()
     } else {
@@ -113,10 +114,10 @@ fn check_eig(h: &[c64], n: usize, w: &[c64], v: &[c64], m: usize, tol: f64, what
     }
 }
 
-fn eigh_case<T: Scalar>() {
+fn eigh_case<D: Device, T: Scalar>() {
     for n in [1usize, 2, 9, 64] {
         for order in [Order::RowMajor, Order::ColMajor] {
-            let (a, h) = hermitian::<T>(n as u64 + 7, n, order);
+            let (a, h) = hermitian::<D, T>(n as u64 + 7, n, order);
             let tol = 200.0 * n as f64 * eps(T::DTYPE);
             for backend in BACKENDS {
                 let what = format!("{} eigh n={n} {order:?} {backend:?}", T::DTYPE);
@@ -180,18 +181,16 @@ fn eigh_case<T: Scalar>() {
     }
 }
 
-#[test]
-fn eigh_gives_av_eq_v_lambda_for_every_backend_order_range_and_dtype() {
-    eigh_case::<f64>();
-    eigh_case::<c64>();
-    eigh_case::<f32>();
-    eigh_case::<c32>();
-}
+device_test!(eigh_gives_av_eq_v_lambda_for_every_backend_order_range_and_dtype, D => {
+    eigh_case::<D, f64>();
+    eigh_case::<D, c64>();
+    eigh_case::<D, f32>();
+    eigh_case::<D, c32>();
+});
 
-#[test]
-fn eigh_at_n_300_agrees_across_backends() {
+device_test!(eigh_at_n_300_agrees_across_backends, D => {
     let n = 300;
-    let (a, h) = hermitian::<c64>(11, n, Order::RowMajor);
+    let (a, h) = hermitian::<D, c64>(11, n, Order::RowMajor);
     let tol = 200.0 * n as f64 * f64::EPSILON;
     let mut first: Option<Vec<c64>> = None;
     for backend in BACKENDS {
@@ -207,12 +206,11 @@ fn eigh_at_n_300_agrees_across_backends() {
             }
         }
     }
-}
+});
 
-#[test]
-fn eigh_generalized_solves_all_three_types_and_rejects_indefinite_b() {
+device_test!(eigh_generalized_solves_all_three_types_and_rejects_indefinite_b, D => {
     let n = 12;
-    let (a, h) = hermitian::<c64>(5, n, Order::RowMajor);
+    let (a, h) = hermitian::<D, c64>(5, n, Order::RowMajor);
     // B = R Rᴴ / n + I, Hermitian positive definite.
     let mut r = rng(6);
     let rv: Vec<c64> = (0..n * n)
@@ -228,7 +226,7 @@ fn eigh_generalized_solves_all_three_types_and_rejects_indefinite_b() {
         }
         bv[i * n + i] += 1.0;
     }
-    let b = Tensor::from_slice(&bv, &[n, n]).unwrap();
+    let b = on::<D>(Tensor::from_slice(&bv, &[n, n]).unwrap());
     for itype in 1..=3 {
         let (w, v) = eigh_generalized(&a, &b, itype, EighRange::All).unwrap();
         let (w, v) = (w.c64s(), v.c64s());
@@ -246,21 +244,20 @@ fn eigh_generalized_solves_all_three_types_and_rejects_indefinite_b() {
     }
     let mut bad = bv.clone();
     bad[0] = c64::new(-5.0, 0.0);
-    let bad = Tensor::from_slice(&bad, &[n, n]).unwrap();
+    let bad = on::<D>(Tensor::from_slice(&bad, &[n, n]).unwrap());
     let e = eigh_generalized(&a, &bad, 1, EighRange::All).unwrap_err();
     assert!(matches!(e, Error::Lapack { .. }), "{e}");
     assert!(e.to_string().contains("not positive definite"), "{e}");
-}
+});
 
-#[test]
-fn bpcg_cholesky_orthonormalisation_gives_orthonormal_bands_to_1e_12() {
+device_test!(bpcg_cholesky_orthonormalisation_gives_orthonormal_bands_to_1e_12, D => {
     // ψ (nband × nbasis), S = ψψᴴ, S = L Lᴴ, ψ' = L⁻¹ ψ: then ψ'ψ'ᴴ = I.
     let (nband, nbasis) = (8, 257);
     let mut r = rng(9);
     let psi_v: Vec<c64> = (0..nband * nbasis)
         .map(|_| c64::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
         .collect();
-    let psi = Tensor::from_slice(&psi_v, &[nband, nbasis]).unwrap();
+    let psi = on::<D>(Tensor::from_slice(&psi_v, &[nband, nbasis]).unwrap());
     let s = overlap(&psi).unwrap();
     let l = cholesky(&s, Uplo::Lower).unwrap();
     let linv = tri_inverse(&l, Uplo::Lower, Diag::NonUnit).unwrap();
@@ -290,18 +287,17 @@ fn bpcg_cholesky_orthonormalisation_gives_orthonormal_bands_to_1e_12() {
     for k in 0..nband * nband {
         assert!((llh[k] - sv[k]).norm() < 1e-10);
     }
-}
+});
 
-#[test]
-fn solve_inverse_and_matmul_in_every_layout() {
+device_test!(solve_inverse_and_matmul_in_every_layout, D => {
     let n = 17;
     let mut r = rng(12);
     let av: Vec<f64> = (0..n * n)
         .map(|i| r.gen_range(-1.0..1.0) + if i % (n + 1) == 0 { 4.0 } else { 0.0 })
         .collect();
-    let a = Tensor::from_slice(&av, &[n, n]).unwrap();
+    let a = on::<D>(Tensor::from_slice(&av, &[n, n]).unwrap());
     let bv: Vec<f64> = (0..n * 3).map(|_| r.gen_range(-1.0..1.0)).collect();
-    let b = Tensor::from_slice(&bv, &[n, 3]).unwrap();
+    let b = on::<D>(Tensor::from_slice(&bv, &[n, 3]).unwrap());
     let x = solve(&a, &b).unwrap();
     let ax = matmul(&a, &x).unwrap();
     assert!(ax.allclose(&b, 1e-12, 1e-12).unwrap());
@@ -311,7 +307,7 @@ fn solve_inverse_and_matmul_in_every_layout() {
     let id = matmul(&a, &ainv).unwrap();
     assert!(id
         .allclose(
-            &Tensor::eye(DataType::Double, DeviceType::Cpu, n).unwrap(),
+            &Tensor::eye(DataType::Double, D::TYPE, n).unwrap(),
             1e-12,
             1e-12
         )
@@ -331,7 +327,7 @@ fn solve_inverse_and_matmul_in_every_layout() {
     for k in 0..n * 3 {
         assert!((got[k] - want[k]).norm() < 1e-12);
     }
-    let batch = Tensor::from_slice(&[av.clone(), av.clone()].concat(), &[2, n, n]).unwrap();
+    let batch = on::<D>(Tensor::from_slice(&[av.clone(), av.clone()].concat(), &[2, n, n]).unwrap());
     let y = matmul(&batch, &b).unwrap();
     assert_eq!(y.dims(), [2, n, 3]);
     assert!(y
@@ -340,36 +336,35 @@ fn solve_inverse_and_matmul_in_every_layout() {
         .allclose(&matmul(&a, &b).unwrap(), 1e-14, 0.0)
         .unwrap());
     // A singular matrix is an error.
-    let z = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 3]).unwrap();
+    let z = Tensor::zeros(DataType::Double, D::TYPE, &[3, 3]).unwrap();
     assert!(matches!(inverse(&z).unwrap_err(), Error::Lapack { .. }));
-}
+});
 
-#[test]
-fn linalg_errors_are_reported() {
-    let rect = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[3, 4]).unwrap();
+device_test!(linalg_errors_are_reported, D => {
+    let rect = Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[3, 4]).unwrap();
     let e = eigh(&rect, EighRange::All, EigBackend::default()).unwrap_err();
     assert!(e.to_string().contains("square matrix"), "{e}");
-    let ints = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[3, 3]).unwrap();
+    let ints = Tensor::zeros(DataType::Int, D::TYPE, &[3, 3]).unwrap();
     let e = eigh(&ints, EighRange::All, EigBackend::LapackEvd).unwrap_err();
     assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
-    let (a, _) = hermitian::<f64>(1, 4, Order::RowMajor);
+    let (a, _) = hermitian::<D, f64>(1, 4, Order::RowMajor);
     let e = eigh(&a, EighRange::Index(2, 9), EigBackend::Faer).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
-    let mut m = Tensor::ones(DataType::Int, DeviceType::Cpu, &[3, 3]).unwrap();
+    let mut m = Tensor::ones(DataType::Int, D::TYPE, &[3, 3]).unwrap();
     set_matrix(&mut m, Uplo::Upper).unwrap();
     assert_eq!(m.to_vec::<i32>().unwrap(), [1, 1, 1, 0, 1, 1, 0, 0, 1]);
     let e = matmul(
-        &Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3]).unwrap(),
+        &Tensor::zeros(DataType::Double, D::TYPE, &[3]).unwrap(),
         &a,
     )
     .unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-}
+});
 
 #[test]
 fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() {
     assert!(ctensor_aten::set_num_threads(0).is_err());
-    let (a, _) = hermitian::<c64>(21, 40, Order::RowMajor);
+    let (a, _) = hermitian::<ctensor_aten::CpuDevice, c64>(21, 40, Order::RowMajor);
     let mut results = Vec::new();
     for threads in [1usize, 2] {
         ctensor_aten::set_num_threads(threads).unwrap();

@@ -152,8 +152,14 @@ mod tests {
         // 2^60 + 2^52 + 1 lies just above the bf16 tie between 2^60 and 2^60 + 2^53; a
         // nearest-even f64 would be the tie itself.
         let n = (1i64 << 60) + (1 << 52) + 1;
-        assert_eq!(bf16::cast_from(n).to_f64(), (1u64 << 60) as f64 + (1u64 << 53) as f64);
-        assert_eq!(bf16::cast_from((1i64 << 60) + (1 << 52)).to_f64(), (1u64 << 60) as f64);
+        assert_eq!(
+            bf16::cast_from(n).to_f64(),
+            (1u64 << 60) as f64 + (1u64 << 53) as f64
+        );
+        assert_eq!(
+            bf16::cast_from((1i64 << 60) + (1 << 52)).to_f64(),
+            (1u64 << 60) as f64
+        );
         // Beyond f32's range, and below its smallest subnormal.
         assert!(bf16::cast_from(1e300f64).to_f32().is_infinite());
         assert_eq!(f16::cast_from(-1e-300f64).to_bits(), 0x8000);

@@ -10,6 +10,46 @@ pub use kernel_common::{random_vec, rng};
 use ctensor_aten::{Scalar, Tensor};
 use rand::rngs::StdRng;
 
+/// `t` moved to device `D` (the host data a test builds goes where the case runs).
+pub fn on<D: ctensor_aten::Device>(t: Tensor) -> Tensor {
+    t.to_device(D::TYPE).unwrap()
+}
+
+/// [`random_tensor`] on device `D`.
+pub fn random_on<D: ctensor_aten::Device, T: Scalar>(
+    rng: &mut StdRng,
+    shape: &[usize],
+) -> (Tensor, Vec<T>) {
+    let (t, v) = random_tensor::<T>(rng, shape);
+    (on::<D>(t), v)
+}
+
+/// A column-major map of `shape` over a device-`D` copy of `data`: a stand-in for a
+/// caller's Fortran array on that device. The map keeps the copy alive; the returned
+/// tensor shares it, to read what was written through the map.
+pub fn fortran_map<D: ctensor_aten::Device, T: Scalar>(
+    data: &[T],
+    shape: &[usize],
+) -> (Tensor, ctensor_aten::TensorMap) {
+    let owner = on::<D>(Tensor::from_slice(data, &[data.len()]).unwrap());
+    let strides = ctensor_aten::Order::ColMajor.strides(shape);
+    let keep: std::sync::Arc<dyn std::any::Any + Send + Sync> = std::sync::Arc::new(owner.share());
+    // SAFETY: `owner` holds `data.len()` elements of T on D, at least the span of
+    // `shape` (the callers' data matches it), and the map keeps that memory alive.
+    let map = unsafe {
+        ctensor_aten::TensorMap::from_raw(
+            owner.data_ptr(),
+            T::DTYPE,
+            D::TYPE,
+            shape,
+            &strides,
+            Some(keep),
+        )
+    }
+    .unwrap();
+    (owner, map)
+}
+
 pub fn random_tensor<T: Scalar>(rng: &mut StdRng, shape: &[usize]) -> (Tensor, Vec<T>) {
     let v = random_vec::<T>(rng, shape.iter().product());
     (Tensor::from_slice(&v, shape).unwrap(), v)
