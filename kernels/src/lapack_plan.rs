@@ -96,7 +96,7 @@ pub(crate) fn gvd_failure(jobz: Jobz, n: usize, i: i32) -> String {
 
 /// The checked square `n × n` matrix argument `name` with leading dimension `lda`:
 /// `(n, lda)` as LAPACK integers and the element span.
-pub(crate) fn square(
+fn square(
     op: &'static str,
     name: &str,
     n: usize,
@@ -111,7 +111,7 @@ pub(crate) fn square(
 }
 
 /// Checks `itype` of the generalized eigenproblem (1, 2 or 3).
-pub(crate) fn check_itype(op: &'static str, itype: i32) -> Result<()> {
+fn check_itype(op: &'static str, itype: i32) -> Result<()> {
     if (1..=3).contains(&itype) {
         return Ok(());
     }
@@ -146,7 +146,7 @@ pub(crate) enum Select<R> {
 
 /// The checked selection of `range` for an `n × n` problem and how many eigenvector
 /// columns it may fill; `None` for an empty index range (nothing to compute).
-pub(crate) fn select<R: Scalar>(
+fn select<R: Scalar>(
     op: &'static str,
     n: usize,
     range: &EigRange<R>,
@@ -187,6 +187,165 @@ pub(crate) fn select<R: Scalar>(
             )))
         }
     }
+}
+
+/// A checked `n × n` matrix argument with its LAPACK integers and element span.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Square {
+    /// The order, as a LAPACK integer.
+    pub(crate) n: i32,
+    /// The leading dimension, as a LAPACK integer.
+    pub(crate) ld: i32,
+    /// Elements from the first to the last one the matrix reaches.
+    pub(crate) span: usize,
+}
+
+/// Checks the `n × n` matrix `a` (leading dimension, integer range, null pointer);
+/// `None` when `n == 0` leaves nothing to do.
+pub(crate) fn plan_square<T>(
+    op: &'static str,
+    name: &str,
+    n: usize,
+    a: *const T,
+    lda: usize,
+) -> Result<Option<Square>> {
+    let (n32, ld, span) = square(op, name, n, lda)?;
+    check::non_null(op, name, a, span)?;
+    Ok((n > 0).then_some(Square { n: n32, ld, span }))
+}
+
+/// Checks `heevd`'s arguments: `a` as in [`plan_square`] and `w` for `n` values.
+pub(crate) fn plan_heevd<T, R>(
+    n: usize,
+    a: *const T,
+    lda: usize,
+    w: *const R,
+) -> Result<Option<Square>> {
+    let sq = plan_square("heevd", "a", n, a, lda)?;
+    check::non_null("heevd", "w", w, n)?;
+    Ok(sq)
+}
+
+/// Checked arguments of `heevr`.
+pub(crate) struct HeevrPlan<R> {
+    /// The matrix `a`.
+    pub(crate) a: Square,
+    /// Which eigenpairs.
+    pub(crate) select: Select<R>,
+    /// The columns `z` may receive (the GPU copies at most these).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) cols: usize,
+    /// The leading dimension of `z`, as a LAPACK integer.
+    pub(crate) ldz: i32,
+    /// Elements of `z` the call may write.
+    pub(crate) zspan: usize,
+}
+
+/// Checks `heevr`'s arguments; `None` when there is nothing to compute (`n == 0` or
+/// an empty index range).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plan_heevr<T, R: Scalar>(
+    n: usize,
+    a: *const T,
+    lda: usize,
+    range: &EigRange<R>,
+    w: *const R,
+    z: *const T,
+    ldz: usize,
+) -> Result<Option<HeevrPlan<R>>> {
+    let op = "heevr";
+    let (n32, ld, span) = square(op, "a", n, lda)?;
+    check::leading_dim(op, "ldz", ldz, n)?;
+    let Some((select, cols)) = select(op, n, range)? else {
+        return Ok(None);
+    };
+    let ldz32 = check::blas_int(op, "ldz", ldz)?;
+    let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
+    check::non_null(op, "a", a, span)?;
+    check::non_null(op, "w", w, n)?;
+    check::non_null(op, "z", z, zspan)?;
+    Ok((n > 0).then_some(HeevrPlan {
+        a: Square { n: n32, ld, span },
+        select,
+        cols,
+        ldz: ldz32,
+        zspan,
+    }))
+}
+
+/// Checks `hegvd`'s arguments; `None` when `n == 0`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plan_hegvd<T, R>(
+    itype: i32,
+    n: usize,
+    a: *const T,
+    lda: usize,
+    b: *const T,
+    ldb: usize,
+    w: *const R,
+) -> Result<Option<(Square, Square)>> {
+    let op = "hegvd";
+    check_itype(op, itype)?;
+    let (n32, lda32, aspan) = square(op, "a", n, lda)?;
+    let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
+    check::non_null(op, "a", a, aspan)?;
+    check::non_null(op, "b", b, bspan)?;
+    check::non_null(op, "w", w, n)?;
+    let sq = |ld, span| Square { n: n32, ld, span };
+    Ok((n > 0).then_some((sq(lda32, aspan), sq(ldb32, bspan))))
+}
+
+/// Checked arguments of `getrf`: `(m, n, lda)` as LAPACK integers and the span of `a`;
+/// `None` when `min(m, n) == 0`.
+pub(crate) fn plan_getrf<T>(
+    m: usize,
+    n: usize,
+    a: *const T,
+    lda: usize,
+    ipiv: *const i32,
+) -> Result<Option<([i32; 3], usize)>> {
+    let op = "getrf";
+    check::leading_dim(op, "lda", lda, m)?;
+    let span = check::matrix_span(op, "a", m, n, lda)?;
+    check::non_null(op, "a", a, span)?;
+    check::non_null(op, "ipiv", ipiv, m.min(n))?;
+    let ints = [
+        check::blas_int(op, "m", m)?,
+        check::blas_int(op, "n", n)?,
+        check::blas_int(op, "lda", lda)?,
+    ];
+    Ok((m.min(n) > 0).then_some((ints, span)))
+}
+
+/// Checked arguments of `getrs`: `a` as a [`Square`], `(nrhs, ldb)` as LAPACK integers
+/// and the span of `b`; `None` when `n == 0` or `nrhs == 0`.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn plan_getrs<T>(
+    n: usize,
+    nrhs: usize,
+    a: *const T,
+    lda: usize,
+    ipiv: *const i32,
+    b: *const T,
+    ldb: usize,
+) -> Result<Option<(Square, [i32; 2], usize)>> {
+    let op = "getrs";
+    let (n32, lda32, aspan) = square(op, "a", n, lda)?;
+    check::leading_dim(op, "ldb", ldb, n)?;
+    let bspan = check::matrix_span(op, "b", n, nrhs, ldb)?;
+    let ints = [
+        check::blas_int(op, "nrhs", nrhs)?,
+        check::blas_int(op, "ldb", ldb)?,
+    ];
+    check::non_null(op, "a", a, aspan)?;
+    check::non_null(op, "ipiv", ipiv, n)?;
+    check::non_null(op, "b", b, bspan)?;
+    let a = Square {
+        n: n32,
+        ld: lda32,
+        span: aspan,
+    };
+    Ok((n > 0 && nrhs > 0).then_some((a, ints, bspan)))
 }
 
 #[cfg(test)]

@@ -8,11 +8,11 @@ use ctensor_base::{c32, c64, CpuDevice, Error, Result, Scalar};
 
 use super::{slice, slice_mut};
 use crate::blas::Trans;
-use crate::check;
 use crate::lapack::*;
 use crate::lapack_plan::{
-    check_itype, evd_failure, getrf_failure, gvd_failure, info_result, potrf_failure,
-    potri_failure, select, square, trtri_failure, Select,
+    evd_failure, getrf_failure, gvd_failure, info_result, plan_getrf, plan_getrs, plan_heevd,
+    plan_heevr, plan_hegvd, plan_square, potrf_failure, potri_failure, trtri_failure, Select,
+    Square,
 };
 
 /// The LAPACK entry points of one element type, sizes already checked.
@@ -526,8 +526,9 @@ fn uplo_u8(u: Uplo) -> u8 {
 
 impl<T: Scalar> SetMatrix<T> for CpuDevice {
     unsafe fn set_matrix(keep: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let (_, _, span) = square("set_matrix", "a", n, lda)?;
-        check::non_null("set_matrix", "a", a, span)?;
+        let Some(Square { span, .. }) = plan_square("set_matrix", "a", n, a, lda)? else {
+            return Ok(());
+        };
         // SAFETY: the caller vouches for the span checked above.
         let a = unsafe { slice_mut(a, span) };
         for j in 0..n {
@@ -544,11 +545,14 @@ impl<T: Scalar> SetMatrix<T> for CpuDevice {
 
 impl<T: Lapack> LapackPotrf<T> for CpuDevice {
     unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let (n32, lda32, span) = square("potrf", "a", n, lda)?;
-        check::non_null("potrf", "a", a, span)?;
-        if n == 0 {
+        let Some(Square {
+            n: n32,
+            ld: lda32,
+            span,
+        }) = plan_square("potrf", "a", n, a, lda)?
+        else {
             return Ok(());
-        }
+        };
         // SAFETY: the caller vouches for the span checked above.
         let a = unsafe { slice_mut(a, span) };
         let info = {
@@ -568,11 +572,14 @@ impl<T: Lapack> LapackPotrf<T> for CpuDevice {
 
 impl<T: Lapack> LapackPotri<T> for CpuDevice {
     unsafe fn potri(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let (n32, lda32, span) = square("potri", "a", n, lda)?;
-        check::non_null("potri", "a", a, span)?;
-        if n == 0 {
+        let Some(Square {
+            n: n32,
+            ld: lda32,
+            span,
+        }) = plan_square("potri", "a", n, a, lda)?
+        else {
             return Ok(());
-        }
+        };
         // SAFETY: the caller vouches for the span checked above.
         let a = unsafe { slice_mut(a, span) };
         let info = {
@@ -592,11 +599,14 @@ impl<T: Lapack> LapackPotri<T> for CpuDevice {
 
 impl<T: Lapack> LapackTrtri<T> for CpuDevice {
     unsafe fn trtri(uplo: Uplo, diag: Diag, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let (n32, lda32, span) = square("trtri", "a", n, lda)?;
-        check::non_null("trtri", "a", a, span)?;
-        if n == 0 {
+        let Some(Square {
+            n: n32,
+            ld: lda32,
+            span,
+        }) = plan_square("trtri", "a", n, a, lda)?
+        else {
             return Ok(());
-        }
+        };
         let d = diag.as_char() as u8;
         // SAFETY: the caller vouches for the span checked above.
         let a = unsafe { slice_mut(a, span) };
@@ -628,12 +638,14 @@ impl<T: Lapack> LapackHeevd<T> for CpuDevice {
         lda: usize,
         w: *mut T::Real,
     ) -> Result<()> {
-        let (n32, lda32, span) = square("heevd", "a", n, lda)?;
-        check::non_null("heevd", "a", a, span)?;
-        check::non_null("heevd", "w", w, n)?;
-        if n == 0 {
+        let Some(Square {
+            n: n32,
+            ld: lda32,
+            span,
+        }) = plan_heevd(n, a, lda, w)?
+        else {
             return Ok(());
-        }
+        };
         let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
         // SAFETY: the caller vouches for `a` (span checked) and `w` (n values).
         let (a, w) = unsafe { (slice_mut(a, span), slice_mut(w, n)) };
@@ -665,26 +677,16 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
         z: *mut T,
         ldz: usize,
     ) -> Result<usize> {
-        let op = "heevr";
-        let (n32, lda32, span) = square(op, "a", n, lda)?;
-        check::leading_dim(op, "ldz", ldz, n)?;
-        let Some((sel, cols)) = select(op, n, &range)? else {
+        let Some(p) = plan_heevr(n, a, lda, &range, w, z, ldz)? else {
             return Ok(0);
         };
+        let (n32, lda32, span, ldz32, zspan) = (p.a.n, p.a.ld, p.a.span, p.ldz, p.zspan);
         let zero = <T::Real as Scalar>::zero();
-        let (r, vl, vu, il, iu) = match sel {
+        let (r, vl, vu, il, iu) = match p.select {
             Select::All => (b'A', zero, zero, 0, 0),
             Select::Index { il, iu } => (b'I', zero, zero, il, iu),
             Select::Value { vl, vu } => (b'V', vl, vu, 0, 0),
         };
-        let ldz32 = check::blas_int(op, "ldz", ldz)?;
-        let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
-        check::non_null(op, "a", a, span)?;
-        check::non_null(op, "w", w, n)?;
-        check::non_null(op, "z", z, zspan)?;
-        if n == 0 {
-            return Ok(0);
-        }
         let u = uplo_u8(uplo);
         // SAFETY: the caller vouches for `a`, `w` and `z` over the spans checked above.
         let (a, w, z) = unsafe { (slice_mut(a, span), slice_mut(w, n), slice_mut(z, zspan)) };
@@ -746,16 +748,10 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
         ldb: usize,
         w: *mut T::Real,
     ) -> Result<()> {
-        let op = "hegvd";
-        check_itype(op, itype)?;
-        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
-        let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
-        check::non_null(op, "a", a, aspan)?;
-        check::non_null(op, "b", b, bspan)?;
-        check::non_null(op, "w", w, n)?;
-        if n == 0 {
+        let Some((pa, pb)) = plan_hegvd(itype, n, a, lda, b, ldb, w)? else {
             return Ok(());
-        }
+        };
+        let (n32, lda32, ldb32, aspan, bspan) = (pa.n, pa.ld, pb.ld, pa.span, pb.span);
         let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
         // SAFETY: the caller vouches for `a`, `b`, `w` over the spans checked above.
         let (a, b, w) = unsafe { (slice_mut(a, aspan), slice_mut(b, bspan), slice_mut(w, n)) };
@@ -783,20 +779,10 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
 
 impl<T: Lapack> LapackGetrf<T> for CpuDevice {
     unsafe fn getrf(m: usize, n: usize, a: *mut T, lda: usize, ipiv: *mut i32) -> Result<()> {
-        let op = "getrf";
-        check::leading_dim(op, "lda", lda, m)?;
-        let span = check::matrix_span(op, "a", m, n, lda)?;
-        let k = m.min(n);
-        check::non_null(op, "a", a, span)?;
-        check::non_null(op, "ipiv", ipiv, k)?;
-        let (m32, n32, lda32) = (
-            check::blas_int(op, "m", m)?,
-            check::blas_int(op, "n", n)?,
-            check::blas_int(op, "lda", lda)?,
-        );
-        if k == 0 {
+        let Some(([m32, n32, lda32], span)) = plan_getrf(m, n, a, lda, ipiv)? else {
             return Ok(());
-        }
+        };
+        let k = m.min(n);
         // SAFETY: the caller vouches for the spans checked above.
         let (a, ipiv) = unsafe { (slice_mut(a, span), slice_mut(ipiv, k)) };
         let info = on_large_stack(T::NAMES[GETRF], m * n, || {
@@ -825,20 +811,10 @@ impl<T: Lapack> LapackGetrs<T> for CpuDevice {
         b: *mut T,
         ldb: usize,
     ) -> Result<()> {
-        let op = "getrs";
-        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
-        check::leading_dim(op, "ldb", ldb, n)?;
-        let bspan = check::matrix_span(op, "b", n, nrhs, ldb)?;
-        let (nrhs32, ldb32) = (
-            check::blas_int(op, "nrhs", nrhs)?,
-            check::blas_int(op, "ldb", ldb)?,
-        );
-        check::non_null(op, "a", a, aspan)?;
-        check::non_null(op, "ipiv", ipiv, n)?;
-        check::non_null(op, "b", b, bspan)?;
-        if n == 0 || nrhs == 0 {
+        let Some((pa, [nrhs32, ldb32], bspan)) = plan_getrs(n, nrhs, a, lda, ipiv, b, ldb)? else {
             return Ok(());
-        }
+        };
+        let (n32, lda32, aspan) = (pa.n, pa.ld, pa.span);
         // For real types `C` is `T`, as in BLAS.
         let t = match trans {
             Trans::C if !T::DTYPE.is_complex() => b'T',

@@ -20,11 +20,11 @@ use super::cusolver::{fill, mode, status, with_handle, Cusolver};
 use super::launch::Scratch;
 use super::memory::copy_strided;
 use crate::blas::Trans;
-use crate::check;
 use crate::lapack::*;
 use crate::lapack_plan::{
-    check_itype, evd_failure, getrf_failure, gvd_failure, info_result, potrf_failure,
-    potri_failure, select, square, trtri_failure, Select,
+    evd_failure, getrf_failure, gvd_failure, info_result, plan_getrf, plan_getrs, plan_heevd,
+    plan_heevr, plan_hegvd, plan_square, potrf_failure, potri_failure, trtri_failure, Select,
+    Square,
 };
 
 const POTRF: usize = 0;
@@ -66,11 +66,12 @@ fn workspace<T: Scalar>(
 
 impl<T: Cusolver> LapackPotrf<T> for GpuDevice {
     unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let (n32, lda32, span) = square("potrf", "a", n, lda)?;
-        check::non_null("potrf", "a", a, span)?;
-        if n == 0 {
+        let Some(Square {
+            n: n32, ld: lda32, ..
+        }) = plan_square("potrf", "a", n, a, lda)?
+        else {
             return Ok(());
-        }
+        };
         let (name, u) = (T::NAMES[POTRF], fill(uplo));
         let info = run("potrf", |h, info| {
             // SAFETY: sizes checked; `a` is device memory of the checked span (caller);
@@ -87,11 +88,12 @@ impl<T: Cusolver> LapackPotrf<T> for GpuDevice {
 
 impl<T: Cusolver> LapackPotri<T> for GpuDevice {
     unsafe fn potri(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let (n32, lda32, span) = square("potri", "a", n, lda)?;
-        check::non_null("potri", "a", a, span)?;
-        if n == 0 {
+        let Some(Square {
+            n: n32, ld: lda32, ..
+        }) = plan_square("potri", "a", n, a, lda)?
+        else {
             return Ok(());
-        }
+        };
         let (name, u) = (T::NAMES[POTRI], fill(uplo));
         let info = run("potri", |h, info| {
             // SAFETY: as in `potrf`.
@@ -108,9 +110,7 @@ impl<T: Cusolver> LapackPotri<T> for GpuDevice {
 impl<T: Cusolver> LapackTrtri<T> for GpuDevice {
     unsafe fn trtri(uplo: Uplo, diag: Diag, n: usize, a: *mut T, lda: usize) -> Result<()> {
         let op = "trtri";
-        let (_, _, span) = square(op, "a", n, lda)?;
-        check::non_null(op, "a", a, span)?;
-        if n == 0 {
+        if plan_square(op, "a", n, a, lda)?.is_none() {
             return Ok(());
         }
         let name = T::NAMES[TRTRI];
@@ -188,12 +188,12 @@ impl<T: Cusolver> LapackHeevd<T> for GpuDevice {
         w: *mut T::Real,
     ) -> Result<()> {
         let op = "heevd";
-        let (n32, lda32, span) = square(op, "a", n, lda)?;
-        check::non_null(op, "a", a, span)?;
-        check::non_null(op, "w", w, n)?;
-        if n == 0 {
+        let Some(Square {
+            n: n32, ld: lda32, ..
+        }) = plan_heevd(n, a, lda, w)?
+        else {
             return Ok(());
-        }
+        };
         let (name, j, u) = (T::NAMES[HEEVD], mode(jobz), fill(uplo));
         let info = run(op, |h, info| {
             // SAFETY: sizes checked; `a` and `w` are device memory of the checked spans
@@ -227,20 +227,12 @@ impl<T: Cusolver> LapackHeevr<T> for GpuDevice {
         ldz: usize,
     ) -> Result<usize> {
         let op = "heevr";
-        let (n32, lda32, span) = square(op, "a", n, lda)?;
-        check::leading_dim(op, "ldz", ldz, n)?;
-        let Some((sel, cols)) = select(op, n, &range)? else {
+        let Some(p) = plan_heevr(n, a, lda, &range, w, z, ldz)? else {
             return Ok(0);
         };
-        let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
-        check::non_null(op, "a", a, span)?;
-        check::non_null(op, "w", w, n)?;
-        check::non_null(op, "z", z, zspan)?;
-        if n == 0 {
-            return Ok(0);
-        }
+        let (n32, lda32, cols) = (p.a.n, p.a.ld, p.cols);
         let zero = <T::Real as Scalar>::zero();
-        let (r, vl, vu, il, iu) = match sel {
+        let (r, vl, vu, il, iu) = match p.select {
             Select::All => (cusolverEigRange_t::CUSOLVER_EIG_RANGE_ALL, zero, zero, 0, 0),
             Select::Index { il, iu } => {
                 (cusolverEigRange_t::CUSOLVER_EIG_RANGE_I, zero, zero, il, iu)
@@ -305,15 +297,10 @@ impl<T: Cusolver> LapackHegvd<T> for GpuDevice {
         w: *mut T::Real,
     ) -> Result<()> {
         let op = "hegvd";
-        check_itype(op, itype)?;
-        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
-        let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
-        check::non_null(op, "a", a, aspan)?;
-        check::non_null(op, "b", b, bspan)?;
-        check::non_null(op, "w", w, n)?;
-        if n == 0 {
+        let Some((pa, pb)) = plan_hegvd(itype, n, a, lda, b, ldb, w)? else {
             return Ok(());
-        }
+        };
+        let (n32, lda32, ldb32) = (pa.n, pa.ld, pb.ld);
         let t = match itype {
             1 => cusolverEigType_t::CUSOLVER_EIG_TYPE_1,
             2 => cusolverEigType_t::CUSOLVER_EIG_TYPE_2,
@@ -341,19 +328,9 @@ impl<T: Cusolver> LapackHegvd<T> for GpuDevice {
 impl<T: Cusolver> LapackGetrf<T> for GpuDevice {
     unsafe fn getrf(m: usize, n: usize, a: *mut T, lda: usize, ipiv: *mut i32) -> Result<()> {
         let op = "getrf";
-        check::leading_dim(op, "lda", lda, m)?;
-        let span = check::matrix_span(op, "a", m, n, lda)?;
-        let k = m.min(n);
-        check::non_null(op, "a", a, span)?;
-        check::non_null(op, "ipiv", ipiv, k)?;
-        let (m32, n32, lda32) = (
-            check::blas_int(op, "m", m)?,
-            check::blas_int(op, "n", n)?,
-            check::blas_int(op, "lda", lda)?,
-        );
-        if k == 0 {
+        let Some(([m32, n32, lda32], _)) = plan_getrf(m, n, a, lda, ipiv)? else {
             return Ok(());
-        }
+        };
         let name = T::NAMES[GETRF];
         let info = run(op, |h, info| {
             // SAFETY: sizes checked; `a` and `ipiv` are device memory of the checked
@@ -384,19 +361,10 @@ impl<T: Cusolver> LapackGetrs<T> for GpuDevice {
         ldb: usize,
     ) -> Result<()> {
         let op = "getrs";
-        let (n32, lda32, aspan) = square(op, "a", n, lda)?;
-        check::leading_dim(op, "ldb", ldb, n)?;
-        let bspan = check::matrix_span(op, "b", n, nrhs, ldb)?;
-        let (nrhs32, ldb32) = (
-            check::blas_int(op, "nrhs", nrhs)?,
-            check::blas_int(op, "ldb", ldb)?,
-        );
-        check::non_null(op, "a", a, aspan)?;
-        check::non_null(op, "ipiv", ipiv, n)?;
-        check::non_null(op, "b", b, bspan)?;
-        if n == 0 || nrhs == 0 {
+        let Some((pa, [nrhs32, ldb32], _)) = plan_getrs(n, nrhs, a, lda, ipiv, b, ldb)? else {
             return Ok(());
-        }
+        };
+        let (n32, lda32) = (pa.n, pa.ld);
         // For real types `C` is `T`, as in BLAS.
         let t = match trans {
             Trans::N => cublasOperation_t::CUBLAS_OP_N,
