@@ -12,38 +12,10 @@ use ctensor_aten::{
     TensorMap,
 };
 use ctensor_base::alloc::Allocation;
-use ctensor_base::gpu::{copy_d2h, unavailable_reason};
+use ctensor_base::gpu::copy_d2h;
 
 const GPU: DeviceType = DeviceType::Gpu;
 const CPU: DeviceType = DeviceType::Cpu;
-
-/// Runs `body` when a GPU is usable, otherwise prints why not and passes.
-macro_rules! gpu_test {
-    ($name:ident, $body:block) => {
-        #[test]
-        fn $name() {
-            if let Some(reason) = unavailable_reason() {
-                println!("SKIP: {}: {reason}", stringify!($name));
-                return;
-            }
-            $body
-        }
-    };
-}
-
-/// Runs `$f::<T>()` for every element type.
-macro_rules! each_dtype {
-    ($f:ident) => {{
-        $f::<f32>();
-        $f::<f64>();
-        $f::<i32>();
-        $f::<i64>();
-        $f::<ctensor_aten::c32>();
-        $f::<ctensor_aten::c64>();
-        $f::<ctensor_aten::f16>();
-        $f::<ctensor_aten::bf16>();
-    }};
-}
 
 fn round_trip_case<T: Scalar>() {
     let mut r = rng(1);
@@ -63,7 +35,7 @@ fn round_trip_case<T: Scalar>() {
 }
 
 gpu_test!(gpu_tensors_round_trip_every_dtype_and_size, {
-    each_dtype!(round_trip_case);
+    for_all_dtypes!(round_trip_case);
 });
 
 fn views_case<T: Scalar>() {
@@ -92,7 +64,7 @@ fn views_case<T: Scalar>() {
 }
 
 gpu_test!(gpu_views_read_the_same_elements_as_on_the_host, {
-    each_dtype!(views_case);
+    for_all_dtypes!(views_case);
 });
 
 gpu_test!(gpu_cast_matches_the_host_cast_for_every_pair, {

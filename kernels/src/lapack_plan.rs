@@ -96,12 +96,7 @@ pub(crate) fn gvd_failure(jobz: Jobz, n: usize, i: i32) -> String {
 
 /// The checked square `n × n` matrix argument `name` with leading dimension `lda`:
 /// `(n, lda)` as LAPACK integers and the element span.
-fn square(
-    op: &'static str,
-    name: &str,
-    n: usize,
-    lda: usize,
-) -> Result<(i32, i32, usize)> {
+fn square(op: &'static str, name: &str, n: usize, lda: usize) -> Result<(i32, i32, usize)> {
     check::leading_dim(op, &format!("ld{name}"), lda, n)?;
     Ok((
         check::blas_int(op, "n", n)?,

@@ -3,66 +3,24 @@
 //! through `gpu_test!`: without a GPU it prints one `SKIP: <reason>` line and passes.
 #![cfg(feature = "cuda")]
 
-use ctensor_base::alloc::Allocation;
-use ctensor_base::gpu::{copy_d2h, copy_h2d, unavailable_reason};
+mod common;
+
+use common::Buf;
+use ctensor_base::gpu::unavailable_reason;
 use ctensor_base::{bf16, c64, f16, CpuDevice, DeviceType, Error, GpuDevice, Scalar};
 use ctensor_kernels::blas::{BlasDot, BlasGemm, BlasNrm2, Trans};
 use ctensor_kernels::linalg::{Add, Div, Mul, Reduce, Transpose};
 use ctensor_kernels::memory::{CastMemory, SetMemory, SyncMemory};
 use rand::{Rng, SeedableRng};
 
-/// Runs `body` when a GPU is usable, otherwise prints why not and passes.
-macro_rules! gpu_test {
-    ($name:ident, $body:block) => {
-        #[test]
-        fn $name() {
-            if let Some(reason) = unavailable_reason() {
-                println!("SKIP: {}: {reason}", stringify!($name));
-                return;
-            }
-            $body
-        }
-    };
-}
-
 /// A device copy of `host`.
-struct Dev<T> {
-    alloc: Allocation,
-    n: usize,
-    _t: std::marker::PhantomData<T>,
+fn dev<T: Scalar>(host: &[T]) -> Buf<T> {
+    Buf::on::<GpuDevice>(host.to_vec())
 }
 
-impl<T: Scalar> Dev<T> {
-    fn from(host: &[T]) -> Dev<T> {
-        let bytes = std::mem::size_of_val(host);
-        let alloc = Allocation::zeroed(DeviceType::Gpu, bytes).unwrap();
-        // SAFETY: `alloc` holds `bytes` device bytes; `host` as many host bytes.
-        unsafe { copy_h2d(alloc.as_ptr() as u64, host.as_ptr() as *const u8, bytes).unwrap() };
-        Dev {
-            alloc,
-            n: host.len(),
-            _t: std::marker::PhantomData,
-        }
-    }
-    fn zeros(n: usize) -> Dev<T> {
-        Dev::from(&vec![T::zero(); n])
-    }
-    fn ptr(&self) -> *mut T {
-        self.alloc.as_ptr() as *mut T
-    }
-    fn get(&self) -> Vec<T> {
-        let mut out = vec![T::zero(); self.n];
-        // SAFETY: both hold `n` elements.
-        unsafe {
-            copy_d2h(
-                out.as_mut_ptr() as *mut u8,
-                self.alloc.as_ptr() as u64,
-                self.alloc.bytes(),
-            )
-            .unwrap()
-        };
-        out
-    }
+/// `n` zeros on the device.
+fn zeros<T: Scalar>(n: usize) -> Buf<T> {
+    dev(&vec![T::zero(); n])
 }
 
 fn rng() -> rand::rngs::StdRng {
@@ -79,7 +37,7 @@ const SIZES: [usize; 5] = [0, 1, 7, 257, 1_000_003];
 gpu_test!(gpu_add_matches_a_loop_past_one_block_and_in_place, {
     for n in SIZES {
         let (x, y) = (randn(n), randn(n + 1)[1..].to_vec());
-        let (dx, dy, dz) = (Dev::from(&x), Dev::from(&y), Dev::<f64>::zeros(n));
+        let (mut dx, mut dy, mut dz) = (dev(&x), dev(&y), zeros::<f64>(n));
         // SAFETY: device buffers of `n` elements.
         unsafe {
             <GpuDevice as Add<f64>>::add(n, 2.0, dx.ptr(), -0.5, dy.ptr(), dz.ptr()).unwrap()
@@ -102,14 +60,14 @@ gpu_test!(gpu_integer_division_by_zero_is_an_error_before_writing, {
     let x: Vec<i32> = (0..n as i32).collect();
     let mut y: Vec<i32> = vec![3; n];
     y[n - 1] = 0;
-    let (dx, dy, dz) = (Dev::from(&x), Dev::from(&y), Dev::from(&vec![7i32; n]));
+    let (mut dx, mut dy, mut dz) = (dev(&x), dev(&y), dev(&vec![7i32; n]));
     // SAFETY: device buffers of `n` elements.
     let e =
         unsafe { <GpuDevice as Div<i32>>::div(n, 1, dx.ptr(), dy.ptr(), dz.ptr()) }.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "div", .. }), "{e}");
     assert!(dz.get().iter().all(|&v| v == 7), "nothing may be written");
     y[n - 1] = -1;
-    let dy = Dev::from(&y);
+    let mut dy = dev(&y);
     // SAFETY: as above.
     unsafe { <GpuDevice as Div<i32>>::div(n, 1, dx.ptr(), dy.ptr(), dz.ptr()).unwrap() };
     let want: Vec<i32> = x.iter().zip(&y).map(|(a, b)| a.wrapping_div(*b)).collect();
@@ -132,8 +90,8 @@ gpu_test!(gpu_cast_to_half_types_rounds_like_the_half_crate, {
         f64::NAN,
         1.0 + 1.0 / 2048.0,
     ]);
-    let dx = Dev::from(&x);
-    let (dh, db) = (Dev::<f16>::zeros(x.len()), Dev::<bf16>::zeros(x.len()));
+    let mut dx = dev(&x);
+    let (mut dh, mut db) = (zeros::<f16>(x.len()), zeros::<bf16>(x.len()));
     // SAFETY: device buffers of `x.len()` elements, disjoint.
     unsafe {
         <GpuDevice as CastMemory<f16, f64>>::cast(dh.ptr(), dx.ptr(), x.len()).unwrap();
@@ -158,7 +116,7 @@ gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
         let a: Vec<c64> = (0..rows * cols)
             .map(|_| c64::new(r.gen(), r.gen()))
             .collect();
-        let (da, dt) = (Dev::from(&a), Dev::<c64>::zeros(rows * cols));
+        let (mut da, mut dt) = (dev(&a), zeros::<c64>(rows * cols));
         // SAFETY: device buffers of rows·cols elements.
         unsafe {
             <GpuDevice as Transpose<c64>>::transpose(
@@ -184,7 +142,7 @@ gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
         let shape = [rows.min(7), 3, cols.min(5)];
         let n: usize = shape.iter().product();
         let b: Vec<c64> = a[..n].to_vec();
-        let db = Dev::from(&b);
+        let mut db = dev(&b);
         // SAFETY: a device buffer of `n` elements, in place.
         unsafe {
             <GpuDevice as Transpose<c64>>::transpose(&shape, &[2, 0, 1], db.ptr(), db.ptr(), false)
@@ -205,7 +163,7 @@ gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
 gpu_test!(gpu_reduce_sums_rows_past_one_block, {
     for (rows, inner) in [(3, 1_000_001), (70_000, 2), (1, 0), (5, 1)] {
         let x: Vec<i64> = (0..(rows * inner) as i64).map(|v| v % 1000 - 500).collect();
-        let (dx, dy) = (Dev::from(&x), Dev::<i64>::zeros(rows));
+        let (mut dx, mut dy) = (dev(&x), zeros::<i64>(rows));
         // SAFETY: device buffers of rows·inner and rows elements.
         unsafe { <GpuDevice as Reduce<i64>>::reduce(rows, inner, dx.ptr(), dy.ptr()).unwrap() };
         let want: Vec<i64> = (0..rows)
@@ -218,7 +176,7 @@ gpu_test!(gpu_reduce_sums_rows_past_one_block, {
 gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, {
     let (m, n, k) = (257, 300, 17);
     let (a, b, c) = (randn(k * m), randn(k * n), randn(m * n));
-    let (da, db, dc) = (Dev::from(&a), Dev::from(&b), Dev::from(&c));
+    let (mut da, mut db, mut dc) = (dev(&a), dev(&b), dev(&c));
     let mut want = c.clone();
     // SAFETY: host and device buffers hold the column-major operands (A is k x m, op T).
     unsafe {
@@ -259,7 +217,7 @@ gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, {
         assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{g} vs {w}");
     }
     let x = randn(1_000_003);
-    let dx = Dev::from(&x);
+    let mut dx = dev(&x);
     // SAFETY: device buffers of the lengths given.
     let (dot, nrm) = unsafe {
         (
@@ -274,7 +232,7 @@ gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, {
 gpu_test!(gpu_host_device_round_trip_and_set, {
     for n in SIZES {
         let x: Vec<f32> = randn(n).iter().map(|&v| v as f32).collect();
-        let d = Dev::<f32>::zeros(n);
+        let mut d = zeros::<f32>(n);
         let mut back = vec![0f32; n];
         // SAFETY: a device buffer and host vectors of `n` elements.
         unsafe {

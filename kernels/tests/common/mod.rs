@@ -178,6 +178,22 @@ impl<T: Scalar> Buf<T> {
     }
 }
 
+/// Declares a GPU-only test: runs `$body` when a GPU is usable, otherwise prints one
+/// `SKIP: <test>: <reason>` line and passes.
+#[macro_export]
+macro_rules! gpu_test {
+    ($name:ident, $body:block) => {
+        #[test]
+        fn $name() {
+            if let Some(reason) = ctensor_base::gpu::unavailable_reason() {
+                println!("SKIP: {}: {reason}", stringify!($name));
+                return;
+            }
+            $body
+        }
+    };
+}
+
 /// Declares test `$name` with a `cpu` and a `gpu` case, each running `$body` with the
 /// device marker bound to `$D`. Without a usable GPU the `gpu` case prints one
 /// `SKIP: <test>: <reason>` line and passes.
