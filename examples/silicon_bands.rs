@@ -1024,6 +1024,27 @@ mod tests {
     }
 
     #[test]
+    fn the_gpu_gives_the_host_levels() {
+        if let Some(reason) = ctensor::base::gpu::unavailable_reason() {
+            println!("SKIP: the_gpu_gives_the_host_levels: {reason}");
+            return;
+        }
+        for dtype in ["c64", "c32"] {
+            let host =
+                Model::new(&MATERIALS[0], &args(&["--npw", "113", "--dtype", dtype])).unwrap();
+            let gpu_args = args(&["--npw", "113", "--dtype", dtype, "--device", "gpu"]);
+            let gpu = Model::new(&MATERIALS[0], &gpu_args).unwrap();
+            let tol = if dtype == "c64" { 1e-9 } else { 2e-3 };
+            for k in [[0.0, 0.0, 0.0], [0.3, 0.1, 0.0], [0.5, 0.5, 0.5]] {
+                let (h, g) = (host.levels(k, 8).unwrap(), gpu.levels(k, 8).unwrap());
+                for (x, y) in h.iter().zip(&g) {
+                    assert!((x - y).abs() < tol, "{dtype}: GPU {y} vs host {x} eV");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn bad_options_give_one_line_and_status_2() {
         let argv = |v: &[&str]| -> Vec<String> {
             std::iter::once("silicon_bands")
@@ -1031,16 +1052,19 @@ mod tests {
                 .map(String::from)
                 .collect()
         };
-        for bad in [
+        let mut bads = vec![
             &["--material", "Unobtainium"][..],
             &["--bands", "0"],
             &["--npw", "51", "--bands", "60"],
-            &["--device", "gpu"],
             &["--npw", "52"],
             &["--path", "G-Q"],
             &["--dtype", "f16"],
             &["--points", "nope"],
-        ] {
+        ];
+        if !ctensor::gpu_available() {
+            bads.push(&["--device", "gpu"]); // an unusable device is a usage error
+        }
+        for bad in bads {
             let (code, text) = main_with(&argv(bad));
             assert_eq!(code, 2, "{bad:?}: {text}");
             assert!(text.trim_end().lines().count() <= 3, "{bad:?}: {text}");
