@@ -67,7 +67,7 @@ impl Tensor {
             // guard excludes writers; `out` is one host element.
             unsafe {
                 <ctensor_base::CpuDevice as SyncMemory<T, D>>::sync(
-                    &mut out, self.buffer.as_ptr().cast::<T>().add(off), 1)
+                    &mut out, self.buffer.as_ptr().cast::<T>().wrapping_add(off), 1)
             }
         })?;
         Ok(out)
@@ -83,7 +83,7 @@ impl Tensor {
             // SAFETY: as in `get_value`, with the exclusive borrow held.
             unsafe {
                 <D as SyncMemory<T, ctensor_base::CpuDevice>>::sync(
-                    self.buffer.as_ptr().cast::<T>().add(off), &value, 1)
+                    self.buffer.as_ptr().cast::<T>().wrapping_add(off), &value, 1)
             }
         })
     }

@@ -652,9 +652,9 @@ impl<'p> Contraction<'p> {
                 unsafe {
                     <D as MatMul<T>>::matmul(
                         t1, t2, rows, cols, kt, al,
-                        p1.add(first.offsets[i]), ld1,
-                        p2.add(second.offsets[i]), ld2,
-                        be, pc.add(oc), ldc,
+                        p1.wrapping_add(first.offsets[i]), ld1,
+                        p2.wrapping_add(second.offsets[i]), ld2,
+                        be, pc.wrapping_add(oc), ldc,
                     )?;
                 }
             }
