@@ -1,13 +1,14 @@
-//! Every constructor, for every data type, and the errors creation can give.
+//! Every constructor, for every data type, and the errors creation can give; the
+//! constructors also on the GPU through `device_test!` (one `SKIP` line without one).
 
 mod common;
 
-use common::{random_vec, rng};
-use ctensor_aten::{DataType, DeviceType, Error, Order, Scalar, Tensor};
+use common::{on, random_vec, rng};
+use ctensor_aten::{DataType, Device, DeviceType, Error, Order, Scalar, Tensor};
 
 const CPU: DeviceType = DeviceType::Cpu;
 
-fn constructors_give_the_values_they_promise<T: Scalar>() {
+fn constructors_give_the_values_they_promise<D: Device, T: Scalar>() {
     let dt = T::DTYPE;
     for shape in [
         &[][..],
@@ -20,36 +21,36 @@ fn constructors_give_the_values_they_promise<T: Scalar>() {
     ] {
         let n: usize = shape.iter().product();
         for t in [
-            Tensor::new(dt, CPU, shape).unwrap(),
-            Tensor::zeros(dt, CPU, shape).unwrap(),
-            Tensor::empty(dt, CPU, shape).unwrap(),
+            Tensor::new(dt, D::TYPE, shape).unwrap(),
+            Tensor::zeros(dt, D::TYPE, shape).unwrap(),
+            Tensor::empty(dt, D::TYPE, shape).unwrap(),
         ] {
-            assert_eq!((t.dtype(), t.device(), t.dims()), (dt, CPU, shape));
+            assert_eq!((t.dtype(), t.device(), t.dims()), (dt, D::TYPE, shape));
             assert!(t.is_contiguous() && t.owns_memory());
             assert!(
                 t.to_vec::<T>().unwrap() == vec![T::zero(); n],
                 "{dt} {shape:?}"
             );
         }
-        let ones = Tensor::ones(dt, CPU, shape).unwrap();
+        let ones = Tensor::ones(dt, D::TYPE, shape).unwrap();
         assert!(ones.to_vec::<T>().unwrap() == vec![T::one(); n]);
         let v = random_vec::<T>(&mut rng(n as u64), 1)[0];
-        let full = Tensor::full(v, CPU, shape).unwrap();
+        let full = Tensor::full(v, D::TYPE, shape).unwrap();
         assert_eq!(full.dtype(), dt);
         assert!(full.to_vec::<T>().unwrap() == vec![v; n]);
         let data = random_vec::<T>(&mut rng(7), n);
-        let a = Tensor::from_slice(&data, shape).unwrap();
-        let b = Tensor::from_vec(data.clone(), shape).unwrap();
+        let a = on::<D>(Tensor::from_slice(&data, shape).unwrap());
+        let b = on::<D>(Tensor::from_vec(data.clone(), shape).unwrap());
         assert!(a.to_vec::<T>().unwrap() == data && b.to_vec::<T>().unwrap() == data);
         assert_eq!(a.as_ptr::<T>().unwrap() as usize % 64, 0, "64-byte aligned");
-        let f = Tensor::new_in_order(dt, CPU, shape, Order::ColMajor).unwrap();
+        let f = Tensor::new_in_order(dt, D::TYPE, shape, Order::ColMajor).unwrap();
         assert!(f.is_fortran_contiguous());
     }
-    let s = Tensor::scalar(T::one()).unwrap();
+    let s = on::<D>(Tensor::scalar(T::one()).unwrap());
     assert_eq!(s.ndim(), 0);
     assert!(s.get_value::<T>(&[]).unwrap() == T::one());
     for n in [0, 1, 4, 300] {
-        let eye = Tensor::eye(dt, CPU, n).unwrap();
+        let eye = Tensor::eye(dt, D::TYPE, n).unwrap();
         assert_eq!(eye.dims(), [n, n]);
         let v = eye.to_vec::<T>().unwrap();
         for i in 0..n {
@@ -59,29 +60,27 @@ fn constructors_give_the_values_they_promise<T: Scalar>() {
             }
         }
     }
-    let r = Tensor::arange(dt, CPU, 0.0, 5.0, 1.0).unwrap();
+    let r = Tensor::arange(dt, D::TYPE, 0.0, 5.0, 1.0).unwrap();
     let want: Vec<T> = (0..5).map(|i| T::cast_from(i as f64)).collect();
     assert!(r.to_vec::<T>().unwrap() == want, "{dt}");
 }
 
-#[test]
-fn constructors_every_dtype() {
-    for_all_dtypes!(constructors_give_the_values_they_promise);
-}
+device_test!(constructors_every_dtype, D => {
+    for_all_dtypes!(constructors_give_the_values_they_promise, D);
+});
 
-#[test]
-fn arange_counts_like_numpy() {
-    let a = Tensor::arange(DataType::Double, CPU, 1.0, 2.0, 0.25).unwrap();
+device_test!(arange_counts_like_numpy, D => {
+    let a = Tensor::arange(DataType::Double, D::TYPE, 1.0, 2.0, 0.25).unwrap();
     assert_eq!(a.to_vec::<f64>().unwrap(), [1.0, 1.25, 1.5, 1.75]);
-    let b = Tensor::arange(DataType::Double, CPU, 5.0, 0.0, -2.0).unwrap();
+    let b = Tensor::arange(DataType::Double, D::TYPE, 5.0, 0.0, -2.0).unwrap();
     assert_eq!(b.to_vec::<f64>().unwrap(), [5.0, 3.0, 1.0]);
     assert_eq!(
-        Tensor::arange(DataType::Int, CPU, 3.0, 1.0, 1.0)
+        Tensor::arange(DataType::Int, D::TYPE, 3.0, 1.0, 1.0)
             .unwrap()
             .numel(),
         0
     );
-    let e = Tensor::arange(DataType::Double, CPU, 0.0, 1e300, 1.0).unwrap_err();
+    let e = Tensor::arange(DataType::Double, D::TYPE, 0.0, 1e300, 1.0).unwrap_err();
     assert!(
         matches!(
             e,
@@ -93,7 +92,7 @@ fn arange_counts_like_numpy() {
         "{e}"
     );
     for step in [0.0, f64::NAN, f64::INFINITY] {
-        let e = Tensor::arange(DataType::Float, CPU, 0.0, 1.0, step).unwrap_err();
+        let e = Tensor::arange(DataType::Float, D::TYPE, 0.0, 1.0, step).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -105,7 +104,7 @@ fn arange_counts_like_numpy() {
             "{e}"
         );
     }
-}
+});
 
 #[test]
 fn from_slice_with_the_wrong_shape_is_a_shape_mismatch() {

@@ -1,9 +1,12 @@
 //! Display prints like NumPy: a header, nested brackets for any rank, complex as a+bi,
-//! and the middle of big tensors elided.
+//! and the middle of big tensors elided; on the D::TYPE and, through `device_test!`, on the
+//! GPU (copied to the host to print; one `SKIP` line per test without a GPU).
 
-use ctensor_aten::{bf16, c32, c64, f16, DataType, DeviceType, Tensor};
+mod common;
 
-const CPU: DeviceType = DeviceType::Cpu;
+use common::on;
+
+use ctensor_aten::{bf16, c32, c64, f16, DataType, Device, Tensor};
 
 fn body(t: &Tensor) -> String {
     let s = t.to_string();
@@ -11,65 +14,64 @@ fn body(t: &Tensor) -> String {
     assert_eq!(
         head,
         format!(
-            "Tensor(shape={:?}, dtype={}, device=cpu)",
+            "Tensor(shape={:?}, dtype={}, device={})",
             t.dims(),
-            t.dtype()
+            t.dtype(),
+            t.device()
         )
     );
     rest.to_string()
 }
 
-#[test]
-fn display_each_dtype() {
+device_test!(display_each_dtype, D => {
     let cases: Vec<(Tensor, &str)> = vec![
         (
-            Tensor::from_slice(&[1.5f32, -2.0], &[2]).unwrap(),
+            on::<D>(Tensor::from_slice(&[1.5f32, -2.0], &[2]).unwrap()),
             "[ 1.5000, -2.0000]",
         ),
         (
-            Tensor::from_slice(&[0.25f64, 10.0], &[2]).unwrap(),
+            on::<D>(Tensor::from_slice(&[0.25f64, 10.0], &[2]).unwrap()),
             "[ 0.2500, 10.0000]",
         ),
         (
-            Tensor::from_slice(&[3i32, -12], &[2]).unwrap(),
+            on::<D>(Tensor::from_slice(&[3i32, -12], &[2]).unwrap()),
             "[  3, -12]",
         ),
         (
-            Tensor::from_slice(&[i64::MAX], &[1]).unwrap(),
+            on::<D>(Tensor::from_slice(&[i64::MAX], &[1]).unwrap()),
             "[9223372036854775807]",
         ),
         (
-            Tensor::from_slice(&[c32::new(1.0, -2.0)], &[1]).unwrap(),
+            on::<D>(Tensor::from_slice(&[c32::new(1.0, -2.0)], &[1]).unwrap()),
             "[1.0000-2.0000i]",
         ),
         (
-            Tensor::from_slice(&[c64::new(-0.5, 3.0), c64::new(0.0, 0.0)], &[2]).unwrap(),
+            on::<D>(Tensor::from_slice(&[c64::new(-0.5, 3.0), c64::new(0.0, 0.0)], &[2]).unwrap()),
             "[-0.5000+3.0000i,  0.0000+0.0000i]",
         ),
         (
-            Tensor::from_slice(&[f16::from_f32(0.5)], &[1]).unwrap(),
+            on::<D>(Tensor::from_slice(&[f16::from_f32(0.5)], &[1]).unwrap()),
             "[0.5000]",
         ),
         (
-            Tensor::from_slice(&[bf16::from_f32(-4.0)], &[1]).unwrap(),
+            on::<D>(Tensor::from_slice(&[bf16::from_f32(-4.0)], &[1]).unwrap()),
             "[-4.0000]",
         ),
         (
-            Tensor::from_slice(&[1e-6f64, 2e9, f64::NAN, f64::NEG_INFINITY], &[4]).unwrap(),
+            on::<D>(Tensor::from_slice(&[1e-6f64, 2e9, f64::NAN, f64::NEG_INFINITY], &[4]).unwrap()),
             "[1.0000e-6,  2.0000e9,       nan,      -inf]",
         ),
     ];
     for (t, want) in cases {
         assert_eq!(body(&t), want, "{}", t.dtype());
     }
-}
+});
 
-#[test]
-fn display_ranks_0_to_4() {
+device_test!(display_ranks_0_to_4, D => {
     assert_eq!(body(&Tensor::scalar(7i32).unwrap()), "7");
     let r = |n: &[i64]| {
         let count = n.iter().product::<i64>() as f64;
-        Tensor::arange(DataType::Int, CPU, 0.0, count, 1.0)
+        Tensor::arange(DataType::Int, D::TYPE, 0.0, count, 1.0)
             .unwrap()
             .reshape(n)
             .unwrap()
@@ -82,11 +84,11 @@ fn display_ranks_0_to_4() {
     );
     assert_eq!(body(&r(&[2, 1, 1, 2])), "[[[[0, 1]]],\n\n\n [[[2, 3]]]]");
     assert_eq!(
-        body(&Tensor::zeros(DataType::Float, CPU, &[0]).unwrap()),
+        body(&Tensor::zeros(DataType::Float, D::TYPE, &[0]).unwrap()),
         "[]"
     );
     assert_eq!(
-        body(&Tensor::zeros(DataType::Float, CPU, &[2, 0]).unwrap()),
+        body(&Tensor::zeros(DataType::Float, D::TYPE, &[2, 0]).unwrap()),
         "[[],\n []]"
     );
     // A transposed view prints its logical order.
@@ -94,11 +96,10 @@ fn display_ranks_0_to_4() {
         body(&r(&[2, 3]).t().unwrap()),
         "[[0, 3],\n [1, 4],\n [2, 5]]"
     );
-}
+});
 
-#[test]
-fn display_elides_big_tensors() {
-    let t = Tensor::arange(DataType::Int64, CPU, 0.0, 2000.0, 1.0).unwrap();
+device_test!(display_elides_big_tensors, D => {
+    let t = Tensor::arange(DataType::Int64, D::TYPE, 0.0, 2000.0, 1.0).unwrap();
     assert_eq!(body(&t), "[   0,    1,    2, ..., 1997, 1998, 1999]");
     let m = t.reshape(&[40, 50]).unwrap();
     let s = body(&m);
@@ -109,4 +110,4 @@ fn display_elides_big_tensors() {
     assert!(s.contains(" ...,\n [1850,"), "{s}");
     assert!(s.ends_with("1997, 1998, 1999]]"), "{s}");
     assert_eq!(s.lines().count(), 7);
-}
+});

@@ -1,9 +1,11 @@
-//! Casts between all 64 dtype pairs, conj/real/imag, element access, allclose and ==.
+//! Casts between all 64 dtype pairs, conj/real/imag, element access, allclose and ==;
+//! all but the host accessors also on the GPU through `device_test!` (one `SKIP` line
+//! per test without one).
 
 mod common;
 
-use common::{random_tensor, random_vec, rng};
-use ctensor_aten::{bf16, c32, c64, f16, DataType, DeviceType, Error, Scalar, Tensor};
+use common::{on, random_on, random_vec, rng};
+use ctensor_aten::{bf16, c32, c64, f16, DataType, Device, DeviceType, Error, Scalar, Tensor};
 
 const CPU: DeviceType = DeviceType::Cpu;
 
@@ -12,7 +14,7 @@ const EXACT: [f64; 9] = [0.0, 1.0, -3.0, 42.0, 100.0, -128.0, 255.0, 7.0, -64.0]
 /// Values exact in the six floating-point types but not in integers.
 const FRACTIONS: [f64; 9] = [0.5, -0.25, 1.5, 3.125, -0.0078125, 96.5, 0.0, -1.75, 254.0];
 
-fn round_trip_through<S: Scalar>() {
+fn round_trip_through<D: Device, S: Scalar>() {
     let values = if S::DTYPE.is_integer() {
         EXACT
     } else {
@@ -20,8 +22,8 @@ fn round_trip_through<S: Scalar>() {
     };
     let src_vals: Vec<S> = EXACT.iter().map(|&x| S::cast_from(x)).collect();
     let frac: Vec<S> = values.iter().map(|&x| S::cast_from(x)).collect();
-    let src = Tensor::from_slice(&src_vals, &[3, 3]).unwrap();
-    let frac = Tensor::from_slice(&frac, &[3, 3]).unwrap();
+    let src = on::<D>(Tensor::from_slice(&src_vals, &[3, 3]).unwrap());
+    let frac = on::<D>(Tensor::from_slice(&frac, &[3, 3]).unwrap());
     for dt in DataType::ALL {
         if dt.is_float() {
             let back = frac.cast(dt).unwrap().cast(S::DTYPE).unwrap();
@@ -45,14 +47,12 @@ fn round_trip_through<S: Scalar>() {
     }
 }
 
-#[test]
-fn cast_round_trips_for_all_64_pairs() {
-    for_all_dtypes!(round_trip_through);
-}
+device_test!(cast_round_trips_for_all_64_pairs, D => {
+    for_all_dtypes!(round_trip_through, D);
+});
 
-#[test]
-fn cast_rounding_follows_the_documented_rules() {
-    let t = Tensor::from_slice(&[2.7f64, -2.7, 1e10, f64::NAN, 0.1, 1.0 + 1e-12], &[6]).unwrap();
+device_test!(cast_rounding_follows_the_documented_rules, D => {
+    let t = on::<D>(Tensor::from_slice(&[2.7f64, -2.7, 1e10, f64::NAN, 0.1, 1.0 + 1e-12], &[6]).unwrap());
     assert_eq!(
         t.cast(DataType::Int).unwrap().to_vec::<i32>().unwrap(),
         [2, -2, i32::MAX, 0, 0, 1]
@@ -67,7 +67,7 @@ fn cast_rounding_follows_the_documented_rules() {
     assert!(h[2].is_infinite());
     let f = t.cast(DataType::Float).unwrap().to_vec::<f32>().unwrap();
     assert_eq!(f[5], 1.0f32);
-    let big = Tensor::from_slice(&[(1i64 << 53) + 1, (1i64 << 32) + 5], &[2]).unwrap();
+    let big = on::<D>(Tensor::from_slice(&[(1i64 << 53) + 1, (1i64 << 32) + 5], &[2]).unwrap());
     assert_eq!(
         big.cast(DataType::Double).unwrap().to_vec::<f64>().unwrap()[0],
         (1u64 << 53) as f64
@@ -77,8 +77,7 @@ fn cast_rounding_follows_the_documented_rules() {
         5,
         "i64 -> i32 wraps"
     );
-    let b = Tensor::from_slice(&[257i32, 259], &[2])
-        .unwrap()
+    let b = on::<D>(Tensor::from_slice(&[257i32, 259], &[2]).unwrap())
         .cast(DataType::BFloat16)
         .unwrap();
     assert_eq!(
@@ -89,7 +88,7 @@ fn cast_rounding_follows_the_documented_rules() {
             .collect::<Vec<_>>(),
         [256.0, 260.0]
     );
-    let z = Tensor::from_slice(&[c64::new(1.5, -2.5)], &[1]).unwrap();
+    let z = on::<D>(Tensor::from_slice(&[c64::new(1.5, -2.5)], &[1]).unwrap());
     assert_eq!(
         z.cast(DataType::Double).unwrap().to_vec::<f64>().unwrap(),
         [1.5],
@@ -102,16 +101,14 @@ fn cast_rounding_follows_the_documented_rules() {
             .unwrap(),
         [c32::new(1.5, -2.5)]
     );
-    let r = Tensor::from_slice(&[3i32], &[1])
-        .unwrap()
+    let r = on::<D>(Tensor::from_slice(&[3i32], &[1]).unwrap())
         .cast(DataType::ComplexDouble)
         .unwrap();
     assert_eq!(r.to_vec::<c64>().unwrap(), [c64::new(3.0, 0.0)]);
-}
+});
 
-#[test]
-fn cast_of_views_and_column_major() {
-    let (t, v) = random_tensor::<f64>(&mut rng(31), &[4, 5]);
+device_test!(cast_of_views_and_column_major, D => {
+    let (t, v) = random_on::<D, f64>(&mut rng(31), &[4, 5]);
     let view = t.t().unwrap().narrow(0, 1, 3).unwrap();
     let c = view.cast(DataType::Float).unwrap();
     let want: Vec<f32> = (1..4)
@@ -125,11 +122,10 @@ fn cast_of_views_and_column_major() {
         .cast(DataType::Int64)
         .unwrap()
         .is_fortran_contiguous());
-}
+});
 
-#[test]
-fn conj_real_imag() {
-    let (z, v) = random_tensor::<c64>(&mut rng(32), &[3, 4]);
+device_test!(conj_real_imag, D => {
+    let (z, v) = random_on::<D, c64>(&mut rng(32), &[3, 4]);
     let cz = z.conj().unwrap();
     assert!(!cz.shares_memory_with(&z));
     assert_eq!(
@@ -154,13 +150,13 @@ fn conj_real_imag() {
         z.to_vec::<c64>().unwrap(),
         v.iter().map(|x| c64::new(x.re, 0.0)).collect::<Vec<_>>()
     );
-    let (x, xv) = random_tensor::<f32>(&mut rng(33), &[5]);
+    let (x, xv) = random_on::<D, f32>(&mut rng(33), &[5]);
     assert_eq!(x.conj().unwrap().to_vec::<f32>().unwrap(), xv);
     assert!(x.real().unwrap().shares_memory_with(&x));
     assert_eq!(x.imag().unwrap().to_vec::<f32>().unwrap(), [0.0; 5]);
-    let cf = Tensor::from_slice(&[c32::new(1.0, 2.0)], &[1]).unwrap();
+    let cf = on::<D>(Tensor::from_slice(&[c32::new(1.0, 2.0)], &[1]).unwrap());
     assert_eq!(cf.imag().unwrap().to_vec::<f32>().unwrap(), [2.0]);
-}
+});
 
 #[test]
 fn element_access_and_its_errors() {
@@ -257,12 +253,11 @@ fn accessor_index_out_of_range_panics_like_a_slice() {
     let _ = acc[[2, 0]];
 }
 
-#[test]
-fn allclose_and_exact_equality() {
+device_test!(allclose_and_exact_equality, D => {
     let v = random_vec::<f64>(&mut rng(34), 300);
-    let a = Tensor::from_slice(&v, &[300]).unwrap();
+    let a = on::<D>(Tensor::from_slice(&v, &[300]).unwrap());
     let bumped: Vec<f64> = v.iter().map(|x| x + 1e-9 * (1.0 + x.abs())).collect();
-    let b = Tensor::from_slice(&bumped, &[300]).unwrap();
+    let b = on::<D>(Tensor::from_slice(&bumped, &[300]).unwrap());
     assert!(a != b);
     assert!(a.allclose(&b, 1e-8, 1e-8).unwrap());
     assert!(!a.allclose(&b, 1e-12, 0.0).unwrap());
@@ -271,12 +266,12 @@ fn allclose_and_exact_equality() {
         f.allclose(&a, f32::EPSILON as f64, 0.0).unwrap(),
         "mixed dtypes compare by value"
     );
-    let nan = Tensor::from_slice(&[f64::NAN], &[1]).unwrap();
+    let nan = on::<D>(Tensor::from_slice(&[f64::NAN], &[1]).unwrap());
     assert!(!nan.allclose(&nan, 1.0, 1.0).unwrap() && nan != nan);
-    let inf = Tensor::from_slice(&[f64::INFINITY], &[1]).unwrap();
+    let inf = on::<D>(Tensor::from_slice(&[f64::INFINITY], &[1]).unwrap());
     assert!(inf.allclose(&inf, 0.0, 0.0).unwrap());
-    let big = Tensor::from_slice(&[i64::MAX], &[1]).unwrap();
-    let big1 = Tensor::from_slice(&[i64::MAX - 1], &[1]).unwrap();
+    let big = on::<D>(Tensor::from_slice(&[i64::MAX], &[1]).unwrap());
+    let big1 = on::<D>(Tensor::from_slice(&[i64::MAX - 1], &[1]).unwrap());
     assert!(
         !big.allclose(&big1, 0.0, 0.0).unwrap(),
         "integers compare exactly"
@@ -295,4 +290,4 @@ fn allclose_and_exact_equality() {
         a != a.cast(DataType::Float).unwrap(),
         "== requires the same dtype"
     );
-}
+});

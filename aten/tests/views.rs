@@ -1,12 +1,13 @@
 //! Views (narrow, index, permute, transpose, t, reshape) and materialising copies
-//! (contiguous, slice), checked element by element against index arithmetic.
+//! (contiguous, slice), checked element by element against index arithmetic; on the CPU
+//! and, through `device_test!`, on the GPU (one `SKIP` line per test without one).
 
 mod common;
 
-use common::{all_indices, flat, random_tensor, rng};
-use ctensor_aten::{c64, DataType, DeviceType, Error, Scalar, Tensor};
+use common::{all_indices, flat, random_on, rng};
+use ctensor_aten::{c64, DataType, Device, Error, Scalar, Tensor};
 
-fn slice_matches_reference_loop<T: Scalar>() {
+fn slice_matches_reference_loop<D: Device, T: Scalar>() {
     let mut r = rng(11);
     let cases: [(&[usize], &[usize], &[usize]); 6] = [
         (&[9], &[2], &[5]),
@@ -17,7 +18,7 @@ fn slice_matches_reference_loop<T: Scalar>() {
         (&[3, 4, 5, 6], &[2, 3, 4, 5], &[0, 1, 1, 1]),
     ];
     for (shape, starts, sizes) in cases {
-        let (t, v) = random_tensor::<T>(&mut r, shape);
+        let (t, v) = random_on::<D, T>(&mut r, shape);
         let s = t.slice(starts, sizes).unwrap();
         assert_eq!(s.dims(), sizes);
         assert!(
@@ -46,14 +47,12 @@ fn slice_matches_reference_loop<T: Scalar>() {
     }
 }
 
-#[test]
-fn slice_rank_1_to_4_every_dtype() {
-    for_all_dtypes!(slice_matches_reference_loop);
-}
+device_test!(slice_rank_1_to_4_every_dtype, D => {
+    for_all_dtypes!(slice_matches_reference_loop, D);
+});
 
-#[test]
-fn slice_errors_name_the_problem() {
-    let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 4]).unwrap();
+device_test!(slice_errors_name_the_problem, D => {
+    let t = Tensor::zeros(DataType::Double, D::TYPE, &[3, 4]).unwrap();
     assert!(matches!(
         t.slice(&[0], &[1]),
         Err(Error::ShapeMismatch { op: "slice", .. })
@@ -70,13 +69,12 @@ fn slice_errors_name_the_problem() {
         ),
         "{e}"
     );
-}
+});
 
-#[test]
-fn narrow_index_permute_are_zero_copy_views() {
+device_test!(narrow_index_permute_are_zero_copy_views, D => {
     let mut r = rng(12);
     let shape = [4, 5, 6];
-    let (t, v) = random_tensor::<f64>(&mut r, &shape);
+    let (t, v) = random_on::<D, f64>(&mut r, &shape);
     let n = t.narrow(1, 2, 3).unwrap();
     assert!(n.shares_memory_with(&t) && !n.is_contiguous());
     assert_eq!(n.dims(), [4, 3, 6]);
@@ -117,11 +115,10 @@ fn narrow_index_permute_are_zero_copy_views() {
         t.get_value::<f64>(&[2, 3, 0]).unwrap(),
         v[flat(&shape, &[2, 3, 0])]
     );
-}
+});
 
-#[test]
-fn index_row_view_outlives_its_parent() {
-    let parent = Tensor::arange(DataType::ComplexDouble, DeviceType::Cpu, 0.0, 12.0, 1.0).unwrap();
+device_test!(index_row_view_outlives_its_parent, D => {
+    let parent = Tensor::arange(DataType::ComplexDouble, D::TYPE, 0.0, 12.0, 1.0).unwrap();
     let parent = parent.reshape(&[3, 4]).unwrap();
     let row = parent.index(2).unwrap();
     drop(parent);
@@ -129,11 +126,10 @@ fn index_row_view_outlives_its_parent() {
     assert_eq!(row.to_vec::<c64>().unwrap(), want);
     let again = row.try_clone().unwrap();
     assert_eq!(again.to_vec::<c64>().unwrap(), want);
-}
+});
 
-#[test]
-fn transpose_t_and_contiguous() {
-    let t = Tensor::arange(DataType::Int, DeviceType::Cpu, 0.0, 6.0, 1.0)
+device_test!(transpose_t_and_contiguous, D => {
+    let t = Tensor::arange(DataType::Int, D::TYPE, 0.0, 6.0, 1.0)
         .unwrap()
         .reshape(&[2, 3])
         .unwrap();
@@ -148,16 +144,15 @@ fn transpose_t_and_contiguous() {
         "contiguous() of a contiguous tensor is shallow"
     );
     assert_eq!(t.index(0).unwrap().t().unwrap().dims(), [3]);
-    let cube = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[2, 2, 2]).unwrap();
+    let cube = Tensor::zeros(DataType::Int, D::TYPE, &[2, 2, 2]).unwrap();
     assert!(matches!(
         cube.t(),
         Err(Error::InvalidArgument { op: "t", .. })
     ));
-}
+});
 
-#[test]
-fn view_errors() {
-    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3, 4]).unwrap();
+device_test!(view_errors, D => {
+    let t = Tensor::zeros(DataType::Float, D::TYPE, &[3, 4]).unwrap();
     assert!(matches!(
         t.narrow(2, 0, 1),
         Err(Error::OutOfRange {
@@ -205,11 +200,10 @@ fn view_errors() {
             ..
         })
     ));
-}
+});
 
-#[test]
-fn reshape_with_minus_one_views_or_copies() {
-    let t = Tensor::arange(DataType::Double, DeviceType::Cpu, 0.0, 24.0, 1.0).unwrap();
+device_test!(reshape_with_minus_one_views_or_copies, D => {
+    let t = Tensor::arange(DataType::Double, D::TYPE, 0.0, 24.0, 1.0).unwrap();
     let r = t.reshape(&[2, -1, 4]).unwrap();
     assert_eq!(r.dims(), [2, 3, 4]);
     assert!(
@@ -242,4 +236,4 @@ fn reshape_with_minus_one_views_or_copies() {
         t.reshape(&[5, 5]),
         Err(Error::ShapeMismatch { op: "reshape", .. })
     ));
-}
+});

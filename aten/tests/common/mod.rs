@@ -5,6 +5,7 @@
 #[path = "../../../kernels/tests/common/mod.rs"]
 mod kernel_common;
 
+#[allow(unused_imports)] // not every test file uses both
 pub use kernel_common::{random_vec, rng};
 
 use ctensor_aten::{Scalar, Tensor};
