@@ -37,6 +37,25 @@ fn uplo_of(c: c_char) -> Result<Uplo, Fail> {
     Ok(Uplo::from_char(c as u8 as char)?)
 }
 
+/// For `CT_GPU`, checks that each non-null pointer is memory the CUDA driver knows, so a
+/// host array passed as device memory is `CT_ERR_INVALID_ARGUMENT`, not a fault inside
+/// cuBLAS/cuSOLVER. Nothing to check for `CT_CPU`.
+fn check_device_pointers(device: DeviceType, ptrs: &[(*const c_void, &str)]) -> Result<(), Fail> {
+    #[cfg(feature = "cuda")]
+    if device == DeviceType::Gpu {
+        for &(p, name) in ptrs {
+            if !p.is_null() && !ctensor_base::gpu::is_cuda_pointer(p as u64)? {
+                return Err(Fail::Arg(format!(
+                    "`{name}` = {p:p} is not GPU memory the CUDA driver knows (a host \
+                     pointer passed with CT_GPU?)"
+                )));
+            }
+        }
+    }
+    let _ = (device, ptrs);
+    Ok(())
+}
+
 /// Evaluates `$body` with `$D` bound to the device marker of the C `device` code: the
 /// dtype-dispatched kernels run where the caller's pointers live (device pointers for
 /// `CT_GPU`). A GPU that cannot be used is `CT_ERR_DEVICE` with the reason.
@@ -210,6 +229,8 @@ pub unsafe extern "C" fn ct_gemm(
 ) -> ct_status {
     guard("ct_gemm", || {
         let (ta, tb) = (trans_of(transa)?, trans_of(transb)?);
+        let ptrs = [(a, "a"), (b, "b"), (c as *const c_void, "c")];
+        check_device_pointers(device_of(device)?, &ptrs)?;
         macro_rules! call {
             ($t:ty) => {{
                 // SAFETY: the caller's promise that the scalars have type `$t`.
@@ -275,6 +296,8 @@ pub unsafe extern "C" fn ct_heevd(
 ) -> ct_status {
     guard("ct_heevd", || {
         let (j, u) = (jobz_of(jobz)?, uplo_of(uplo)?);
+        let ptrs = [(a as *const c_void, "a"), (w as *const c_void, "w")];
+        check_device_pointers(device_of(device)?, &ptrs)?;
         macro_rules! call {
             ($t:ty, $r:ty) => {{
                 // SAFETY: the caller's promise on the arrays; checked by the kernel.
