@@ -635,7 +635,11 @@ fn devices_report_availability_and_thread_counts_are_checked() {
         assert_eq!(ct_device_available(0, &mut ok), CT_OK);
         assert_eq!(ok, 1);
         assert_eq!(ct_device_available(1, &mut ok), CT_OK);
-        assert_eq!(ok, ctensor::gpu_available() as i32, "the GPU as ctensor sees it");
+        assert_eq!(
+            ok,
+            ctensor::gpu_available() as i32,
+            "the GPU as ctensor sees it"
+        );
         expect(
             ct_device_available(3, &mut ok),
             CT_ERR_INVALID_ARGUMENT,

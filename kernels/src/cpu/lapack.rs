@@ -543,57 +543,39 @@ impl<T: Scalar> SetMatrix<T> for CpuDevice {
     }
 }
 
+/// `potrf` or `potri` (routine index `k` in [`Lapack::NAMES`]): the same arguments and
+/// `info` convention, one LAPACK call.
+///
+/// # Safety
+/// As for [`LapackPotrf::potrf`].
+unsafe fn cholesky_family<T: Lapack>(
+    (op, k): (&'static str, usize),
+    routine: unsafe fn(u8, i32, &mut [T], i32, &mut i32),
+    failure: fn(i32) -> String,
+    (uplo, n, a, lda): (Uplo, usize, *mut T, usize),
+) -> Result<()> {
+    let Some(Square { n: n32, ld, span }) = plan_square(op, "a", n, a, lda)? else {
+        return Ok(());
+    };
+    // SAFETY: the caller vouches for the span checked above.
+    let a = unsafe { slice_mut(a, span) };
+    let mut info = 0;
+    // SAFETY: arguments checked; the caller vouches for the memory.
+    unsafe { routine(uplo_u8(uplo), n32, a, ld, &mut info) };
+    info_result(T::NAMES[k], info, &["uplo", "n", "a", "lda"], failure)
+}
+
 impl<T: Lapack> LapackPotrf<T> for CpuDevice {
     unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let Some(Square {
-            n: n32,
-            ld: lda32,
-            span,
-        }) = plan_square("potrf", "a", n, a, lda)?
-        else {
-            return Ok(());
-        };
-        // SAFETY: the caller vouches for the span checked above.
-        let a = unsafe { slice_mut(a, span) };
-        let info = {
-            let mut info = 0;
-            // SAFETY: arguments checked; the caller vouches for the memory.
-            unsafe { T::potrf(uplo_u8(uplo), n32, a, lda32, &mut info) };
-            info
-        };
-        info_result(
-            T::NAMES[POTRF],
-            info,
-            &["uplo", "n", "a", "lda"],
-            potrf_failure,
-        )
+        // SAFETY: forwarded contract.
+        unsafe { cholesky_family(("potrf", POTRF), T::potrf, potrf_failure, (uplo, n, a, lda)) }
     }
 }
 
 impl<T: Lapack> LapackPotri<T> for CpuDevice {
     unsafe fn potri(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let Some(Square {
-            n: n32,
-            ld: lda32,
-            span,
-        }) = plan_square("potri", "a", n, a, lda)?
-        else {
-            return Ok(());
-        };
-        // SAFETY: the caller vouches for the span checked above.
-        let a = unsafe { slice_mut(a, span) };
-        let info = {
-            let mut info = 0;
-            // SAFETY: arguments checked; the caller vouches for the memory.
-            unsafe { T::potri(uplo_u8(uplo), n32, a, lda32, &mut info) };
-            info
-        };
-        info_result(
-            T::NAMES[POTRI],
-            info,
-            &["uplo", "n", "a", "lda"],
-            potri_failure,
-        )
+        // SAFETY: forwarded contract.
+        unsafe { cholesky_family(("potri", POTRI), T::potri, potri_failure, (uplo, n, a, lda)) }
     }
 }
 

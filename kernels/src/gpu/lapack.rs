@@ -12,8 +12,9 @@
 use ctensor_base::gpu::copy_d2h;
 use ctensor_base::{GpuDevice, Result, Scalar};
 use cudarc::cusolver::sys::{
-    cublasDiagType_t, cublasOperation_t, cusolverDnHandle_t, cusolverDnXtrtri,
-    cusolverDnXtrtri_bufferSize, cusolverEigRange_t, cusolverEigType_t, cusolverStatus_t,
+    cublasDiagType_t, cublasFillMode_t as Fill, cublasOperation_t, cusolverDnHandle_t,
+    cusolverDnHandle_t as H, cusolverDnXtrtri, cusolverDnXtrtri_bufferSize, cusolverEigRange_t,
+    cusolverEigType_t, cusolverStatus_t,
 };
 
 use super::cusolver::{fill, mode, status, with_handle, Cusolver};
@@ -64,46 +65,51 @@ fn workspace<T: Scalar>(
     Ok((Scratch::new(op, lw.max(1) as usize)?, lw))
 }
 
+/// A routine of the Cholesky family (`potrf`, `potri`): its workspace query and call.
+type CholeskyFns<T> = (
+    unsafe fn(H, Fill, i32, *mut T, i32, *mut i32) -> cusolverStatus_t,
+    unsafe fn(H, Fill, i32, *mut T, i32, *mut T, i32, *mut i32) -> cusolverStatus_t,
+);
+
+/// `potrf` or `potri` (routine index `k` in [`Cusolver::NAMES`]): the same arguments,
+/// workspace query and `info` convention.
+///
+/// # Safety
+/// As for [`LapackPotrf::potrf`].
+unsafe fn cholesky_family<T: Cusolver>(
+    (op, k): (&'static str, usize),
+    (query, call): CholeskyFns<T>,
+    failure: fn(i32) -> String,
+    (uplo, n, a, lda): (Uplo, usize, *mut T, usize),
+) -> Result<()> {
+    let Some(Square { n: n32, ld, .. }) = plan_square(op, "a", n, a, lda)? else {
+        return Ok(());
+    };
+    let (name, u) = (T::NAMES[k], fill(uplo));
+    let info = run(op, |h, info| {
+        // SAFETY: sizes checked; `a` is device memory of the checked span (caller); the
+        // workspace has the length cuSOLVER asked for.
+        unsafe {
+            let (work, lw) = workspace::<T>(op, name, |lw| query(h, u, n32, a, ld, lw))?;
+            status(call(h, u, n32, a, ld, work.ptr(), lw, info), name)
+        }
+    })?;
+    info_result(name, info, &CHOLESKY_ARGS, failure)
+}
+
 impl<T: Cusolver> LapackPotrf<T> for GpuDevice {
     unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let Some(Square {
-            n: n32, ld: lda32, ..
-        }) = plan_square("potrf", "a", n, a, lda)?
-        else {
-            return Ok(());
-        };
-        let (name, u) = (T::NAMES[POTRF], fill(uplo));
-        let info = run("potrf", |h, info| {
-            // SAFETY: sizes checked; `a` is device memory of the checked span (caller);
-            // the workspace has the length cuSOLVER asked for.
-            unsafe {
-                let (work, lw) =
-                    workspace::<T>("potrf", name, |lw| T::potrf_buffer(h, u, n32, a, lda32, lw))?;
-                status(T::potrf(h, u, n32, a, lda32, work.ptr(), lw, info), name)
-            }
-        })?;
-        info_result(name, info, &CHOLESKY_ARGS, potrf_failure)
+        let fns: CholeskyFns<T> = (T::potrf_buffer, T::potrf);
+        // SAFETY: forwarded contract.
+        unsafe { cholesky_family(("potrf", POTRF), fns, potrf_failure, (uplo, n, a, lda)) }
     }
 }
 
 impl<T: Cusolver> LapackPotri<T> for GpuDevice {
     unsafe fn potri(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
-        let Some(Square {
-            n: n32, ld: lda32, ..
-        }) = plan_square("potri", "a", n, a, lda)?
-        else {
-            return Ok(());
-        };
-        let (name, u) = (T::NAMES[POTRI], fill(uplo));
-        let info = run("potri", |h, info| {
-            // SAFETY: as in `potrf`.
-            unsafe {
-                let (work, lw) =
-                    workspace::<T>("potri", name, |lw| T::potri_buffer(h, u, n32, a, lda32, lw))?;
-                status(T::potri(h, u, n32, a, lda32, work.ptr(), lw, info), name)
-            }
-        })?;
-        info_result(name, info, &CHOLESKY_ARGS, potri_failure)
+        let fns: CholeskyFns<T> = (T::potri_buffer, T::potri);
+        // SAFETY: forwarded contract.
+        unsafe { cholesky_family(("potri", POTRI), fns, potri_failure, (uplo, n, a, lda)) }
     }
 }
 
