@@ -127,6 +127,13 @@ extern "C" {
 // `out` is valid for a write.
 enum ct_status ct_device_available(int32_t device, int32_t *out);
 
+// Waits until everything ctensor queued on `device` has finished, and reports a failure
+// of any of it (an asynchronous kernel fault surfaces here). GPU work is queued on
+// ctensor's own stream: `ct_gemm`/`ct_heevd` with `CT_GPU` and ops on GPU tensors may
+// return before the device is done, so call this before reading their results with
+// your own kernels or streams. A no-op for `CT_CPU`.
+enum ct_status ct_device_synchronize(int32_t device);
+
 // Sets the threads of OpenBLAS and of ctensor's own pool together (at least 1).
 enum ct_status ct_set_num_threads(size_t n);
 

@@ -640,6 +640,23 @@ fn devices_report_availability_and_thread_counts_are_checked() {
             ctensor::gpu_available() as i32,
             "the GPU as ctensor sees it"
         );
+        assert_eq!(ct_device_synchronize(0), CT_OK);
+        if ctensor::gpu_available() {
+            assert_eq!(ct_device_synchronize(1), CT_OK);
+        } else {
+            expect(
+                ct_device_synchronize(1),
+                CT_ERR_DEVICE,
+                "ct_device_synchronize",
+                "unavailable",
+            );
+        }
+        expect(
+            ct_device_synchronize(7),
+            CT_ERR_INVALID_ARGUMENT,
+            "ct_device_synchronize",
+            "device code 7",
+        );
         expect(
             ct_device_available(3, &mut ok),
             CT_ERR_INVALID_ARGUMENT,

@@ -18,6 +18,19 @@ pub unsafe extern "C" fn ct_device_available(device: i32, out: *mut i32) -> ct_s
     })
 }
 
+/// Waits until everything ctensor queued on `device` has finished, and reports a failure
+/// of any of it (an asynchronous kernel fault surfaces here). GPU work is queued on
+/// ctensor's own stream: `ct_gemm`/`ct_heevd` with `CT_GPU` and ops on GPU tensors may
+/// return before the device is done, so call this before reading their results with
+/// your own kernels or streams. A no-op for `CT_CPU`.
+#[no_mangle]
+pub extern "C" fn ct_device_synchronize(device: i32) -> ct_status {
+    guard("ct_device_synchronize", || match device_of(device)? {
+        ctensor_aten::DeviceType::Cpu => Ok(()),
+        ctensor_aten::DeviceType::Gpu => ctensor_base::gpu::synchronize().map_err(Fail::from),
+    })
+}
+
 /// Sets the threads of OpenBLAS and of ctensor's own pool together (at least 1).
 #[no_mangle]
 pub extern "C" fn ct_set_num_threads(n: usize) -> ct_status {

@@ -116,6 +116,9 @@ int main(void) {
   CHECK(st == CT_ERR_NULL, "null shape status %d", (int)st);
   int gpu = -1;
   OK(ct_device_available(CT_GPU, &gpu));
+  OK(ct_device_synchronize(CT_CPU));
+  st = ct_device_synchronize(CT_GPU);
+  CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "gpu synchronize status %d", (int)st);
   st = ct_tensor_zeros(CT_F64, CT_GPU, 2, a_shape, &bad);
   if (gpu) {
     CHECK(st == CT_OK, "gpu tensor status %d: %s", (int)st, ct_last_error_message());
