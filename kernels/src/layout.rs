@@ -77,6 +77,13 @@ pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
     strides
 }
 
+/// `true` when `strides` lay `shape` out densely in row-major order (axes of length 1
+/// may have any stride), so the view is one contiguous run of `numel` elements.
+pub fn is_row_major(shape: &[usize], strides: &[usize]) -> bool {
+    let dense = row_major_strides(shape);
+    (0..shape.len()).all(|k| shape[k] <= 1 || strides[k] == dense[k])
+}
+
 /// Column-major (Fortran order) strides of `shape`, in elements.
 pub fn col_major_strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![0; shape.len()];
@@ -91,6 +98,18 @@ pub fn col_major_strides(shape: &[usize]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn row_major_views_are_recognised_whatever_their_unit_axes() {
+        assert!(is_row_major(&[3, 4], &[4, 1]));
+        assert!(
+            is_row_major(&[3, 1, 4], &[4, 99, 1]),
+            "a length-1 axis has any stride"
+        );
+        assert!(is_row_major(&[], &[]));
+        assert!(!is_row_major(&[3, 4], &[1, 3]), "column-major");
+        assert!(!is_row_major(&[3, 4], &[8, 1]), "padded rows");
+    }
 
     fn offsets<const K: usize>(shape: &[usize], strides: [&[usize]; K]) -> Vec<[usize; K]> {
         let mut out = Vec::new();

@@ -709,7 +709,12 @@ device_test!(set_matrix_zeroes_exactly_the_other_triangle_for_every_dtype, D => 
 /// this runs on every device, with or without a GPU.
 fn bad_arguments_case<D>()
 where
-    D: LapackPotrf<f64> + LapackHegvd<f64> + LapackHeevr<f64> + LapackHeevd<f64>,
+    D: LapackPotrf<f64>
+        + LapackHegvd<f64>
+        + LapackHeevr<f64>
+        + LapackHeevd<f64>
+        + LapackGetrf<f64>
+        + LapackGetrs<f64>,
 {
     let mut a = [0.0f64; 16];
     let mut b = [0.0f64; 16];
@@ -770,6 +775,15 @@ where
         )
         .unwrap_err();
         assert!(e.to_string().contains("null pointer for `w`"), "{e}");
+        let mut ipiv = [0i32; 4];
+        let e = <D as LapackGetrf<f64>>::getrf(4, 3, p, 3, ipiv.as_mut_ptr()).unwrap_err();
+        assert!(e.to_string().contains("`lda` >= max(1, 4)"), "{e}");
+        let e = <D as LapackGetrf<f64>>::getrf(2, 2, p, 2, std::ptr::null_mut()).unwrap_err();
+        assert!(e.to_string().contains("null pointer for `ipiv`"), "{e}");
+        let e =
+            <D as LapackGetrs<f64>>::getrs(Trans::N, 4, 2, p, 4, ipiv.as_ptr(), z.as_mut_ptr(), 3)
+                .unwrap_err();
+        assert!(e.to_string().contains("`ldb` >= max(1, 4)"), "{e}");
     }
 }
 

@@ -38,8 +38,18 @@ impl Tensor {
 
     /// A deep copy into fresh memory in `order`.
     pub(crate) fn copy_in_order(&self, order: Order) -> Result<Tensor> {
-        let out = Tensor::new_in_order(self.dtype, self.device, self.dims(), order)?;
-        Tensor::copy_values(&out, self, "copy")?;
+        self.copy_to(self.device, order, "copy")
+    }
+
+    /// A deep copy into fresh memory on `device` in `order`.
+    fn copy_to(
+        &self,
+        device: ctensor_base::DeviceType,
+        order: Order,
+        op: &'static str,
+    ) -> Result<Tensor> {
+        let out = Tensor::new_in_order(self.dtype, device, self.dims(), order)?;
+        Tensor::copy_values(&out, self, op)?;
         Ok(out)
     }
 
@@ -144,9 +154,7 @@ impl Tensor {
     /// `BorrowConflict`.
     pub fn to_device(&self, device: ctensor_base::DeviceType) -> Result<Tensor> {
         let order = self.dense_order().unwrap_or(Order::RowMajor);
-        let out = Tensor::new_in_order(self.dtype, device, self.dims(), order)?;
-        Tensor::copy_values(&out, self, "to_device")?;
-        Ok(out)
+        self.copy_to(device, order, "to_device")
     }
 }
 

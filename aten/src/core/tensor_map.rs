@@ -28,8 +28,10 @@ pub struct TensorMap {
 fn check_gpu_pointer(ptr: *mut std::ffi::c_void) -> Result<()> {
     #[cfg(feature = "cuda")]
     {
-        ctensor_base::gpu::context()?;
-        if !ptr.is_null() && !ctensor_base::gpu::is_cuda_pointer(ptr as u64)? {
+        if ptr.is_null() {
+            // An empty view: nothing to look up, but the GPU must still be usable.
+            ctensor_base::gpu::context()?;
+        } else if !ctensor_base::gpu::is_cuda_pointer(ptr as u64)? {
             return Err(Error::InvalidArgument {
                 op: "TensorMap",
                 expected: "a device pointer the CUDA driver knows (device, managed or \

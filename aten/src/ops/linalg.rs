@@ -73,9 +73,9 @@ fn in_order_of(x: Tensor, like: &Tensor) -> Result<Tensor> {
     }
 }
 
-/// The values of the real vector `w` (any device) as host `f64`s.
-fn real_values(w: &Tensor) -> Result<Vec<f64>> {
-    w.cast(DataType::Double)?.to_vec::<f64>()
+/// The values of the real vector `w` (element type `R`, any device) as host `f64`s.
+fn real_values<R: Scalar>(w: &Tensor) -> Result<Vec<f64>> {
+    Ok(w.to_vec::<R>()?.iter().map(|x| x.to_c64().re).collect())
 }
 
 /// The indices `lo..hi` of the eigenvalues `w` (ascending) that `range` selects.
@@ -201,7 +201,7 @@ fn eigh_impl(
                     <D as LapackHeevr<T>>::heevr(Uplo::Lower, n, p, n.max(1), r, wp, z.typed_ptr::<T>(), n.max(1))
                 }?;
                 drop(guards);
-                let mut w = real_values(&wd)?;
+                let mut w = real_values::<<T as Scalar>::Real>(&wd)?;
                 w.truncate(m);
                 Ok((w, Some(z.narrow(1, 0, m)?)))
             }
@@ -212,7 +212,7 @@ fn eigh_impl(
                 // both on the dispatched device.
                 unsafe { <D as LapackHeevd<T>>::heevd(jobz, Uplo::Lower, n, p, n.max(1), wp) }?;
                 drop(guard);
-                Ok((real_values(&wd)?, vectors.then(|| work.share())))
+                Ok((real_values::<<T as Scalar>::Real>(&wd)?, vectors.then(|| work.share())))
             }
         }
     })?;
@@ -372,14 +372,15 @@ pub fn eigh_generalized(
     let mut av = col_major(a)?;
     let mut bv = col_major(b)?;
     let wd = Tensor::new(a.dtype().real_type(), a.device(), &[n])?;
-    dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+    let w = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
         let (pa, pb) = (av.as_mut_ptr::<T>()?, bv.as_mut_ptr::<T>()?);
-        let _g = wd.buffer.write(op)?;
+        let g = wd.buffer.write(op)?;
         // SAFETY: both n × n column-major copies (ld n) of their own, `wd` n values, all
         // on the dispatched device.
-        unsafe { <D as LapackHegvd<T>>::hegvd(itype, Jobz::Vectors, Uplo::Lower, n, pa, n.max(1), pb, n.max(1), wd.typed_ptr()) }
+        unsafe { <D as LapackHegvd<T>>::hegvd(itype, Jobz::Vectors, Uplo::Lower, n, pa, n.max(1), pb, n.max(1), wd.typed_ptr()) }?;
+        drop(g);
+        real_values::<<T as Scalar>::Real>(&wd)
     })?;
-    let w = real_values(&wd)?;
     let (lo, hi) = select(op, &w, range)?;
     let wt = wd.narrow(0, lo, hi - lo)?.try_clone()?;
     // Whole columns of the column-major result stay column-major: no copy to select.

@@ -484,3 +484,22 @@ pub(crate) fn mode(j: crate::lapack::Jobz) -> Mode {
         crate::lapack::Jobz::Vectors => Mode::CUSOLVER_EIG_MODE_VECTOR,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_status_names_the_library_call_and_status() {
+        assert!(status(Status::CUSOLVER_STATUS_SUCCESS, "cusolverDnZheevd").is_ok());
+        let e = status(Status::CUSOLVER_STATUS_INVALID_VALUE, "cusolverDnZheevd").unwrap_err();
+        assert!(
+            matches!(&e, Error::Cuda { library: "cuSOLVER", call, detail }
+                if call == "cusolverDnZheevd" && detail == "CUSOLVER_STATUS_INVALID_VALUE"),
+            "{e}"
+        );
+        assert_eq!(<c64 as Cusolver>::NAMES[3], "cusolverDnZheevd");
+        assert_eq!(<f32 as Cusolver>::NAMES[4], "cusolverDnSsyevdx");
+        assert_eq!(<c32 as Cusolver>::NAMES[2], "cusolverDnXtrtri");
+    }
+}

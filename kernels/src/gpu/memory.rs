@@ -7,7 +7,7 @@ use ctensor_base::{CastFrom, CpuDevice, GpuDevice, Result, Scalar};
 use super::launch::{args, bytes_of, dev, launch_1d, overlaps, Dims};
 use super::source::{CAST_PAIRS, COPY_STRIDED, SET, SET_STRIDED};
 use crate::check;
-use crate::layout::row_major_strides;
+use crate::layout::{is_row_major, row_major_strides};
 use crate::memory::{CastMemory, SetMemory, SyncMemory, SyncMemoryStrided};
 
 impl<T: Scalar> SetMemory<T> for GpuDevice {
@@ -118,8 +118,10 @@ pub(crate) unsafe fn copy_strided<T: Scalar>(
     }
 }
 
-/// Host views to and from the device: packed on the host, copied contiguously, then
-/// scattered on the other side.
+/// Host views to and from the device: a dense row-major view is copied as it is; any
+/// other is packed into a dense buffer on its own side first (on the host by the CPU
+/// kernel, on the device by the strided-copy kernel), so one contiguous transfer
+/// crosses the bus.
 impl<T: Scalar> SyncMemoryStrided<T, CpuDevice> for GpuDevice {
     unsafe fn sync_strided(
         dst: *mut T,
@@ -130,31 +132,40 @@ impl<T: Scalar> SyncMemoryStrided<T, CpuDevice> for GpuDevice {
     ) -> Result<()> {
         const OP: &str = "sync_memory_strided";
         check::strides_rank(OP, "dst", dst_strides, shape)?;
+        check::strides_rank(OP, "src", src_strides, shape)?;
         let n = check::numel(OP, shape)?;
-        let mut packed = vec![T::zero(); n];
-        let dense = row_major_strides(shape);
-        // SAFETY: the host view is valid (caller); `packed` holds `n` elements.
-        unsafe {
-            <CpuDevice as SyncMemoryStrided<T, CpuDevice>>::sync_strided(
-                packed.as_mut_ptr(),
-                &dense,
-                src,
-                src_strides,
-                shape,
-            )?;
-        }
         check::non_null(OP, "dst", dst, n)?;
+        check::non_null(OP, "src", src, n)?;
         if n == 0 {
             return Ok(());
+        }
+        let dense = row_major_strides(shape);
+        let mut packed = Vec::new();
+        let host = if is_row_major(shape, src_strides) {
+            src
+        } else {
+            packed.resize(n, T::zero());
+            // SAFETY: the host view is valid (caller); `packed` holds `n` elements.
+            unsafe {
+                <CpuDevice as SyncMemoryStrided<T, CpuDevice>>::sync_strided(
+                    packed.as_mut_ptr(),
+                    &dense,
+                    src,
+                    src_strides,
+                    shape,
+                )?
+            };
+            packed.as_ptr()
+        };
+        let bytes = bytes_of::<T>(OP, n)?;
+        if is_row_major(shape, dst_strides) {
+            // SAFETY: `host` holds `n` dense elements; so does the device view (caller).
+            return unsafe { copy_h2d(dst as u64, host as *const u8, bytes) };
         }
         let tmp = super::launch::Scratch::<T>::new(OP, n)?;
         // SAFETY: `tmp` holds `n` device elements; the device view is valid (caller).
         unsafe {
-            copy_h2d(
-                tmp.ptr() as u64,
-                packed.as_ptr() as *const u8,
-                bytes_of::<T>(OP, n)?,
-            )?;
+            copy_h2d(tmp.ptr() as u64, host as *const u8, bytes)?;
             copy_strided(OP, shape, dst_strides, dst, &dense, tmp.ptr(), false)
         }
     }
@@ -169,25 +180,34 @@ impl<T: Scalar> SyncMemoryStrided<T, GpuDevice> for CpuDevice {
         shape: &[usize],
     ) -> Result<()> {
         const OP: &str = "sync_memory_strided";
+        check::strides_rank(OP, "dst", dst_strides, shape)?;
         check::strides_rank(OP, "src", src_strides, shape)?;
         let n = check::numel(OP, shape)?;
+        check::non_null(OP, "dst", dst, n)?;
         check::non_null(OP, "src", src, n)?;
-        let dense = row_major_strides(shape);
-        let mut packed = vec![T::zero(); n];
-        if n > 0 {
-            let tmp = super::launch::Scratch::<T>::new(OP, n)?;
-            // SAFETY: the device view is valid (caller); `tmp` and `packed` hold `n`.
-            unsafe {
-                copy_strided(OP, shape, &dense, tmp.ptr(), src_strides, src, false)?;
-                copy_d2h(
-                    packed.as_mut_ptr() as *mut u8,
-                    tmp.ptr() as u64,
-                    bytes_of::<T>(OP, n)?,
-                )?;
-            }
+        if n == 0 {
+            return Ok(());
         }
-        // SAFETY: the host view is valid (caller); `packed` holds `n` elements.
+        let dense = row_major_strides(shape);
+        let bytes = bytes_of::<T>(OP, n)?;
+        let tmp;
+        let device = if is_row_major(shape, src_strides) {
+            src
+        } else {
+            tmp = super::launch::Scratch::<T>::new(OP, n)?;
+            // SAFETY: the device view is valid (caller); `tmp` holds `n` elements.
+            unsafe { copy_strided(OP, shape, &dense, tmp.ptr(), src_strides, src, false)? };
+            tmp.ptr() as *const T
+        };
+        if is_row_major(shape, dst_strides) {
+            // SAFETY: `device` holds `n` dense elements; so does the host view (caller).
+            return unsafe { copy_d2h(dst as *mut u8, device as u64, bytes) };
+        }
+        let mut packed = vec![T::zero(); n];
+        // SAFETY: `device` holds `n` dense elements, `packed` as many; the host view is
+        // valid (caller).
         unsafe {
+            copy_d2h(packed.as_mut_ptr() as *mut u8, device as u64, bytes)?;
             <CpuDevice as SyncMemoryStrided<T, CpuDevice>>::sync_strided(
                 dst,
                 dst_strides,
