@@ -13,9 +13,6 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-// Links the system OpenBLAS (BLAS and LAPACK) into every binary that uses ctensor.
-use openblas_src as _;
-
 pub mod alloc;
 pub mod cast;
 pub mod device;

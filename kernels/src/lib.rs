@@ -56,5 +56,6 @@ mod lapack_plan;
 pub mod layout;
 pub mod linalg;
 pub mod memory;
+pub mod openblas;
 pub mod parallel;
 mod plan;

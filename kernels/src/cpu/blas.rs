@@ -350,6 +350,22 @@ impl Product for GemvPlan<Transpose> {
             unsafe { scale_or_zero(self.ly as i32, beta, yv, self.incy) };
             return;
         }
+        // SAFETY: the caller vouches for the span of `x`.
+        let xv = unsafe { slice(x, sx) };
+        // OpenBLAS 0.3.21–0.3.23 read one `incx` past the end of `x` in `?gemv_n`
+        // (crate::openblas); pack `x` into a padded unit-stride copy there. `?copy` keeps
+        // the logical order of a negative increment.
+        let packed =
+            (crate::openblas::guard::<T>() && matches!(self.trans, Transpose::None)).then(|| {
+                let mut p = crate::openblas::Padded::<T>::zeroed(self.lx, crate::openblas::tail(1));
+                // SAFETY: `xv` spans `lx` elements with `incx`; `p` holds `lx`.
+                unsafe { T::copy(self.lx as i32, xv, self.incx, p.as_mut_slice(), 1) };
+                p
+            });
+        let (xv, incx) = match &packed {
+            Some(p) => (p.as_slice(), 1),
+            None => (xv, self.incx),
+        };
         // SAFETY: as above; sizes and leading dimension were checked in `plan_gemv`.
         unsafe {
             T::gemv(
@@ -359,8 +375,8 @@ impl Product for GemvPlan<Transpose> {
                 alpha,
                 slice(a, sa),
                 self.lda,
-                slice(x, sx),
-                self.incx,
+                xv,
+                incx,
                 beta,
                 yv,
                 self.incy,

@@ -14,6 +14,7 @@ use crate::lapack_plan::{
     plan_heevr, plan_hegvd, plan_square, potrf_failure, potri_failure, trtri_failure, Select,
     Square,
 };
+use crate::openblas::{self, on_padded, Padded};
 
 /// The LAPACK entry points of one element type, sizes already checked.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -501,7 +502,12 @@ fn work_len<R: Scalar>(v: R) -> Result<i32> {
 /// Runs a divide-and-conquer or MRRR driver twice: first as the workspace query (`-1`
 /// lengths), then with `work`, `rwork` and `iwork` of the sizes it reported. `call`
 /// makes the LAPACK call and returns `info`; `check` turns an `info` into the error.
+///
+/// `ld` is the largest leading dimension of the problem: where the OpenBLAS `?gemv`
+/// guard is on ([`crate::openblas`]), `work` and `rwork` get a tail of that many
+/// elements, since LAPACK keeps panels with that leading dimension in them.
 fn query_then_run<T: Lapack>(
+    ld: usize,
     mut call: impl FnMut(&mut [T], i32, &mut [T::Real], i32, &mut [i32], i32) -> i32,
     check: impl Fn(i32) -> Result<()>,
 ) -> Result<()> {
@@ -514,10 +520,22 @@ fn query_then_run<T: Lapack>(
         work_len(rwork[0])?,
         iwork[0].max(1),
     );
-    let mut work = vec![T::zero(); lw as usize];
-    let mut rwork = vec![<T::Real as Scalar>::zero(); lr as usize];
+    let tail = if openblas::guard::<T>() {
+        openblas::tail(ld)
+    } else {
+        0
+    };
+    let mut work = Padded::<T>::zeroed(lw as usize, tail);
+    let mut rwork = Padded::<T::Real>::zeroed(lr as usize, tail);
     let mut iwork = vec![0i32; li as usize];
-    check(call(&mut work, lw, &mut rwork, lr, &mut iwork, li))
+    check(call(
+        work.as_mut_slice(),
+        lw,
+        rwork.as_mut_slice(),
+        lr,
+        &mut iwork,
+        li,
+    ))
 }
 
 fn uplo_u8(u: Uplo) -> u8 {
@@ -561,7 +579,9 @@ unsafe fn cholesky_family<T: Lapack>(
     let a = unsafe { slice_mut(a, span) };
     let mut info = 0;
     // SAFETY: arguments checked; the caller vouches for the memory.
-    unsafe { routine(uplo_u8(uplo), n32, a, ld, &mut info) };
+    on_padded(a, lda, |a| unsafe {
+        routine(uplo_u8(uplo), n32, a, ld, &mut info)
+    });
     info_result(T::NAMES[k], info, &["uplo", "n", "a", "lda"], failure)
 }
 
@@ -595,7 +615,9 @@ impl<T: Lapack> LapackTrtri<T> for CpuDevice {
         let info = {
             let mut info = 0;
             // SAFETY: arguments checked; the caller vouches for the memory.
-            unsafe { T::trtri(uplo_u8(uplo), d, n32, a, lda32, &mut info) };
+            on_padded(a, lda, |a| unsafe {
+                T::trtri(uplo_u8(uplo), d, n32, a, lda32, &mut info)
+            });
             info
         };
         info_result(
@@ -631,20 +653,23 @@ impl<T: Lapack> LapackHeevd<T> for CpuDevice {
         let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
         // SAFETY: the caller vouches for `a` (span checked) and `w` (n values).
         let (a, w) = unsafe { (slice_mut(a, span), slice_mut(w, n)) };
-        query_then_run::<T>(
-            |wk, lw, rw, lr, iw, li| {
-                let mut info = 0;
-                // SAFETY: arguments checked; the workspaces have the lengths passed (the
-                // query reads only the sizes).
-                unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) };
-                info
-            },
-            |info| {
-                info_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
-                    evd_failure(jobz, n, i)
-                })
-            },
-        )
+        on_padded(a, lda, |a| {
+            query_then_run::<T>(
+                lda,
+                |wk, lw, rw, lr, iw, li| {
+                    let mut info = 0;
+                    // SAFETY: arguments checked; the workspaces have the lengths passed
+                    // (the query reads only the sizes).
+                    unsafe { T::heevd(j, u, n32, a, lda32, w, wk, lw, rw, lr, iw, li, &mut info) };
+                    info
+                },
+                |info| {
+                    info_result(T::NAMES[HEEVD], info, &EVD_ARGS, |i| {
+                        evd_failure(jobz, n, i)
+                    })
+                },
+            )
+        })
     }
 }
 
@@ -680,40 +705,46 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
             "",
         ];
         let failure = |_| "internal error in the MRRR eigensolver (failed to converge)".to_string();
-        query_then_run::<T>(
-            |wk, lw, rw, lr, iw, li| {
-                let mut info = 0;
-                // SAFETY: arguments checked; the workspaces have the lengths passed (the
-                // query reads only the sizes).
-                unsafe {
-                    T::heevr(
-                        r,
-                        u,
-                        n32,
-                        a,
-                        lda32,
-                        vl,
-                        vu,
-                        il,
-                        iu,
-                        &mut m,
-                        w,
-                        z,
-                        ldz32,
-                        &mut isuppz,
-                        wk,
-                        lw,
-                        rw,
-                        lr,
-                        iw,
-                        li,
-                        &mut info,
-                    )
-                };
-                info
-            },
-            |info| info_result(T::NAMES[HEEVR], info, &ARGS, failure),
-        )?;
+        let ld = lda.max(ldz);
+        on_padded(a, ld, |a| {
+            on_padded(z, ld, |z| {
+                query_then_run::<T>(
+                    ld,
+                    |wk, lw, rw, lr, iw, li| {
+                        let mut info = 0;
+                        // SAFETY: arguments checked; the workspaces have the lengths passed (the
+                        // query reads only the sizes).
+                        unsafe {
+                            T::heevr(
+                                r,
+                                u,
+                                n32,
+                                a,
+                                lda32,
+                                vl,
+                                vu,
+                                il,
+                                iu,
+                                &mut m,
+                                w,
+                                z,
+                                ldz32,
+                                &mut isuppz,
+                                wk,
+                                lw,
+                                rw,
+                                lr,
+                                iw,
+                                li,
+                                &mut info,
+                            )
+                        };
+                        info
+                    },
+                    |info| info_result(T::NAMES[HEEVR], info, &ARGS, failure),
+                )
+            })
+        })?;
         Ok(m as usize)
     }
 }
@@ -742,20 +773,27 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
             "lrwork", "iwork", "liwork",
         ];
         let failure = |i| gvd_failure(jobz, n, i);
-        query_then_run::<T>(
-            |wk, lw, rw, lr, iw, li| {
-                let mut info = 0;
-                // SAFETY: arguments checked; the workspaces have the lengths passed (the
-                // query reads only the sizes).
-                unsafe {
-                    T::hegvd(
-                        itype, j, u, n32, a, lda32, b, ldb32, w, wk, lw, rw, lr, iw, li, &mut info,
-                    )
-                };
-                info
-            },
-            |info| info_result(T::NAMES[HEGVD], info, &ARGS, failure),
-        )
+        let ld = lda.max(ldb);
+        on_padded(a, ld, |a| {
+            on_padded(b, ld, |b| {
+                query_then_run::<T>(
+                    ld,
+                    |wk, lw, rw, lr, iw, li| {
+                        let mut info = 0;
+                        // SAFETY: arguments checked; the workspaces have the lengths passed (the
+                        // query reads only the sizes).
+                        unsafe {
+                            T::hegvd(
+                                itype, j, u, n32, a, lda32, b, ldb32, w, wk, lw, rw, lr, iw, li,
+                                &mut info,
+                            )
+                        };
+                        info
+                    },
+                    |info| info_result(T::NAMES[HEGVD], info, &ARGS, failure),
+                )
+            })
+        })
     }
 }
 
@@ -770,7 +808,9 @@ impl<T: Lapack> LapackGetrf<T> for CpuDevice {
         let info = on_large_stack(T::NAMES[GETRF], m * n, || {
             let mut info = 0;
             // SAFETY: arguments checked; the caller vouches for the memory.
-            unsafe { T::getrf(m32, n32, a, lda32, ipiv, &mut info) };
+            on_padded(a, lda, |a| unsafe {
+                T::getrf(m32, n32, a, lda32, ipiv, &mut info)
+            });
             info
         })?;
         info_result(
@@ -806,8 +846,13 @@ impl<T: Lapack> LapackGetrs<T> for CpuDevice {
         let (a, ipiv, b) = unsafe { (slice(a, aspan), slice(ipiv, n), slice_mut(b, bspan)) };
         let info = on_large_stack(T::NAMES[GETRS], n * n.max(nrhs), || {
             let mut info = 0;
+            // A padded copy of the factors when the OpenBLAS guard is on (read-only).
+            let pa = openblas::guard::<T>().then(|| Padded::copy_of(a, openblas::tail(lda)));
+            let a = pa.as_ref().map_or(a, |p| p.as_slice());
             // SAFETY: arguments checked; the caller vouches for the memory.
-            unsafe { T::getrs(t, n32, nrhs32, a, lda32, ipiv, b, ldb32, &mut info) };
+            on_padded(b, ldb, |b| unsafe {
+                T::getrs(t, n32, nrhs32, a, lda32, ipiv, b, ldb32, &mut info)
+            });
             info
         })?;
         info_result(

@@ -1,0 +1,231 @@
+//! Facts about the linked OpenBLAS, and the guard against the `?gemv` over-read of
+//! OpenBLAS 0.3.21–0.3.23 on x86-64.
+//!
+//! Those releases, built with GCC 12 or newer (as Debian 12's `0.3.21+ds-4` is), have
+//! x86-64 `?gemv` C kernels miscompiled by GCC's tree vectorizer: OpenBLAS issue #4013,
+//! fixed in 0.3.24 by compiling them with `-fno-tree-vectorize` ("worked around
+//! miscompilations of GEMV/SYMV kernels by gcc's tree-vectorizer", 0.3.24 changelog;
+//! 0.3.22 had done it for macOS and Windows only). Measured here on 0.3.21 (Cooperlake,
+//! SkylakeX, Zen and Haswell kernels, `OPENBLAS_CORETYPE`) by placing each operand flush
+//! against a `PROT_NONE` page, over 25 392 shapes per routine (m, n up to 1025, leading
+//! dimensions m and m + 3, `incx` 1, 2, 7, 300, `incy` 1, 3):
+//! - `cgemv`/`zgemv` with `trans = 'N'` read **exactly one `incx` stride past the last
+//!   element of `x`** whenever `m mod 4 = 2` (2 530 of the placements fault);
+//! - `chemv`/`zhemv` read one element past `x` or `y` for some small orders;
+//! - transposed complex gemv, and every real `?gemv`/`?symv`, stay in bounds.
+//!
+//! Inside LAPACK, `x` is a row or column of the matrix being reduced (`A`, the
+//! eigenvector block `Z`, `B`) or of the panel `W` in the workspace, with stride `1` or
+//! the leading dimension, so the stray read lands at most one leading dimension past the
+//! end of that array: `?hetrd` → `?latrd` (`heevd`, `heevr`, `hegvd`) segfaults when `A`
+//! ends near a page boundary (`uplo = 'U'`, n = 300 crashed 20 of 20 runs in plain C).
+//!
+//! The guard: on an affected build every host LAPACK kernel of an affected type runs on
+//! copies of its matrices that carry a tail of one leading dimension (plus a margin) of
+//! mapped memory, and allocates its workspaces with the same tail; the BLAS `gemv`
+//! kernel packs `x` into a padded buffer. The copies cost `O(n²)` against the routines'
+//! `O(n³)` (see `make bench`). `CTENSOR_OPENBLAS_GUARD=0` turns the guard off and `=1`
+//! forces it on (both for tests); anything else leaves the version check in charge.
+
+use std::ffi::CStr;
+use std::sync::OnceLock;
+
+use ctensor_base::{DataType, Scalar};
+
+extern "C" {
+    // OpenBLAS's own description: "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Haswell".
+    fn openblas_get_config() -> *const std::ffi::c_char;
+    // The kernel family in use ("Haswell", "Cooperlake", ...).
+    fn openblas_get_corename() -> *const std::ffi::c_char;
+}
+
+/// Extra elements past one leading dimension in every padded tail: the kernels read in
+/// vectors of up to 64 bytes, so a margin of a few vectors of the widest type.
+const TAIL_MARGIN: usize = 64;
+
+fn c_string(p: *const std::ffi::c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: OpenBLAS returns a pointer to a static NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// OpenBLAS's configuration string, e.g. `OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH
+/// NO_AFFINITY Cooperlake MAX_THREADS=64`.
+pub fn config() -> String {
+    // SAFETY: a plain query with no arguments.
+    c_string(unsafe { openblas_get_config() })
+}
+
+/// The CPU kernel family OpenBLAS chose at load time (e.g. `Haswell`).
+pub fn corename() -> String {
+    // SAFETY: a plain query with no arguments.
+    c_string(unsafe { openblas_get_corename() })
+}
+
+/// The `(major, minor, patch)` version in an OpenBLAS configuration string.
+pub fn parse_version(config: &str) -> Option<(u32, u32, u32)> {
+    let word = config
+        .split_whitespace()
+        .skip_while(|w| *w != "OpenBLAS")
+        .nth(1)?;
+    let mut parts = word
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .split('.')
+        .map(|p| p.parse::<u32>().ok());
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+/// Whether a build of this version on this architecture has the `?gemv` over-read:
+/// x86-64 releases before 0.3.24 (0.3.21 is the one known to ship built with GCC 12;
+/// older ones built with GCC 12 have the same unguarded kernels).
+pub fn version_is_affected(version: (u32, u32, u32), x86_64: bool) -> bool {
+    x86_64 && version < (0, 3, 24)
+}
+
+/// Whether the guard is on in this process (decided once): the environment override,
+/// else the version check on the linked library. An unreadable version counts as
+/// affected, since the guard only costs copies.
+pub fn gemv_guard_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(
+        || match std::env::var("CTENSOR_OPENBLAS_GUARD").as_deref() {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => parse_version(&config())
+                .is_none_or(|v| version_is_affected(v, cfg!(target_arch = "x86_64"))),
+        },
+    )
+}
+
+/// Whether element type `T` goes through the affected kernels: the complex `?gemv` and
+/// `?hemv` (the real ones measured clean; see the module docs).
+pub(crate) fn type_is_affected<T: Scalar>() -> bool {
+    matches!(T::DTYPE, DataType::ComplexFloat | DataType::ComplexDouble)
+}
+
+/// Whether a host kernel on `T` must run on padded copies in this process.
+pub(crate) fn guard<T: Scalar>() -> bool {
+    type_is_affected::<T>() && gemv_guard_enabled()
+}
+
+/// Elements of mapped tail that keep the over-read of an array with leading dimension
+/// (or `x` stride) `ld` inside memory we own.
+pub(crate) fn tail(ld: usize) -> usize {
+    ld.saturating_add(TAIL_MARGIN)
+}
+
+/// A host copy of `span` elements followed by `tail` zeroed elements.
+pub(crate) struct Padded<T> {
+    buf: Vec<T>,
+    span: usize,
+}
+
+impl<T: Scalar> Padded<T> {
+    /// A copy of `src` with `tail` extra elements after it.
+    pub(crate) fn copy_of(src: &[T], tail: usize) -> Padded<T> {
+        let mut buf = Vec::with_capacity(src.len().saturating_add(tail));
+        buf.extend_from_slice(src);
+        buf.resize(src.len().saturating_add(tail), T::zero());
+        Padded {
+            buf,
+            span: src.len(),
+        }
+    }
+
+    /// `span` zeroed elements with `tail` more after them.
+    pub(crate) fn zeroed(span: usize, tail: usize) -> Padded<T> {
+        Padded {
+            buf: vec![T::zero(); span.saturating_add(tail)],
+            span,
+        }
+    }
+
+    /// The `span` elements (without the tail) for reading.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        &self.buf[..self.span]
+    }
+
+    /// The `span` elements (without the tail), whose tail stays mapped behind them.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.buf[..self.span]
+    }
+}
+
+/// Runs `f` on `a` itself, or, when the guard is on for `T`, on a padded copy of it
+/// (tail of one leading dimension `ld`) that is written back afterwards.
+pub(crate) fn on_padded<T: Scalar, R>(a: &mut [T], ld: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    if !guard::<T>() || a.is_empty() {
+        return f(a);
+    }
+    let mut p = Padded::copy_of(a, tail(ld));
+    let r = f(p.as_mut_slice());
+    a.copy_from_slice(p.as_slice());
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_from_configuration_strings() {
+        let c = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64";
+        assert_eq!(parse_version(c), Some((0, 3, 21)));
+        assert_eq!(
+            parse_version("OpenBLAS 0.3.26.dev DYNAMIC_ARCH"),
+            Some((0, 3, 26))
+        );
+        assert_eq!(parse_version("OpenBLAS 0.3 Haswell"), Some((0, 3, 0)));
+        assert_eq!(parse_version("something else"), None);
+        assert_eq!(parse_version(""), None);
+    }
+
+    #[test]
+    fn releases_before_0_3_24_on_x86_64_are_affected() {
+        for (v, affected) in [
+            ((0, 3, 20), true),
+            ((0, 3, 21), true),
+            ((0, 3, 23), true),
+            ((0, 3, 24), false),
+            ((0, 3, 30), false),
+            ((0, 4, 0), false),
+        ] {
+            assert_eq!(version_is_affected(v, true), affected, "{v:?}");
+            assert!(!version_is_affected(v, false), "{v:?} off x86-64");
+        }
+    }
+
+    #[test]
+    fn the_linked_library_reports_a_version() {
+        let c = config();
+        assert!(
+            parse_version(&c).is_some(),
+            "unparsable OpenBLAS config {c:?}"
+        );
+        assert!(!corename().is_empty());
+    }
+
+    #[test]
+    fn padded_runs_write_back_and_leave_a_tail() {
+        let on = guard::<ctensor_base::c32>();
+        let one = ctensor_base::c32::new(1.0, 0.0);
+        let mut a = vec![one, one * 2.0, one * 3.0];
+        let seen_tail = on_padded(&mut a, 5, |p| {
+            p[0] = one * 7.0;
+            if !on {
+                return None;
+            }
+            // SAFETY: with the guard on, `Padded` allocated `tail(5)` zeroed elements
+            // right after the span.
+            Some(unsafe { *p.as_ptr().add(p.len() + tail(5) - 1) })
+        });
+        assert_eq!(a, [one * 7.0, one * 2.0, one * 3.0]);
+        assert_eq!(seen_tail, on.then_some(one * 0.0));
+    }
+}
