@@ -152,6 +152,17 @@ pub enum Error {
         detail: String,
     },
 
+    // ---- ctensor's own bugs ------------------------------------------------------
+    /// Something that cannot happen unless ctensor itself has a bug (a helper thread
+    /// panicked, a solver returned less than it promised). Please report it.
+    #[error("{op}: internal error (a bug in ctensor, please report it): {what}")]
+    Internal {
+        /// The operation that failed.
+        op: &'static str,
+        /// What went wrong.
+        what: String,
+    },
+
     // ---- memory ------------------------------------------------------------------
     /// A borrow of a tensor's memory conflicts with one that is still alive (through
     /// this tensor or another that shares its buffer).

@@ -274,3 +274,28 @@ pub trait LapackGetrs<T: Scalar>: Device {
         ldb: usize,
     ) -> Result<()>;
 }
+
+/// All eigenvalues (and eigenvectors) of a Hermitian matrix by faer's self-adjoint
+/// eigensolver (pure Rust; host memory only).
+pub trait HeevFaer<T: Scalar>: Device {
+    /// Reads only the `uplo` triangle of `a` (the imaginary parts of its diagonal are
+    /// ignored, as LAPACK does) and leaves `a` untouched: eigenvalues ascending into
+    /// `w`, and with [`Jobz::Vectors`] orthonormal eigenvectors into the columns of `z`
+    /// (`z` is not touched otherwise and may be null).
+    ///
+    /// # Safety
+    /// `a` is valid for reads of `lda·(n-1) + n` elements, `w` for writes of `n` values,
+    /// and with vectors `z` for writes of `ldz·(n-1) + n` elements; `w` and `z` overlap
+    /// nothing else.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn heev_faer(
+        jobz: Jobz,
+        uplo: Uplo,
+        n: usize,
+        a: *const T,
+        lda: usize,
+        w: *mut T::Real,
+        z: *mut T,
+        ldz: usize,
+    ) -> Result<()>;
+}

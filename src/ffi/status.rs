@@ -35,6 +35,8 @@ pub enum ct_status {
     CT_ERR_BORROW = 9,
     /// A panic inside ctensor (a bug); it was caught at the border.
     CT_ERR_PANIC = 10,
+    /// ctensor detected a bug of its own (an impossible state); the message says where.
+    CT_ERR_INTERNAL = 11,
 }
 
 thread_local! {
@@ -91,6 +93,7 @@ fn status_of(e: &Error) -> ct_status {
         Error::Lapack { .. } => CT_ERR_LAPACK,
         Error::Alloc { .. } => CT_ERR_ALLOC,
         Error::BorrowConflict { .. } => CT_ERR_BORROW,
+        Error::Internal { .. } => CT_ERR_INTERNAL,
         _ => CT_ERR_INVALID_ARGUMENT,
     }
 }

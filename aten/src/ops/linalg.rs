@@ -8,8 +8,8 @@
 
 use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::lapack::{
-    Diag, EigRange, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr, LapackHegvd,
-    LapackPotrf, LapackTrtri, SetMatrix, Uplo,
+    Diag, EigRange, HeevFaer, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr,
+    LapackHegvd, LapackPotrf, LapackTrtri, SetMatrix, Uplo,
 };
 
 use super::einsum::{einsum, EinsumOptions};
@@ -123,10 +123,9 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 pub fn eigh(a: &Tensor, range: EighRange, backend: EigBackend) -> Result<(Tensor, Tensor)> {
     match eigh_impl(a, range, backend, true)? {
         (w, Some(v)) => Ok((w, v)),
-        (_, None) => Err(Error::InvalidArgument {
+        (_, None) => Err(Error::Internal {
             op: "eigh",
-            expected: "eigenvectors from the solver".into(),
-            given: "none (a bug in ctensor)".into(),
+            what: "the solver returned no eigenvectors".into(),
         }),
     }
 }
@@ -145,28 +144,12 @@ fn eigh_impl(
     let op = "eigh";
     let n = square(op, a)?;
     let real = a.dtype().real_type();
-    let order = result_order(a);
     // faer runs on the host; on the GPU the default backend is cuSOLVER's divide and
     // conquer, like `LapackEvd`.
     let backend = match (backend, a.device()) {
         (EigBackend::Faer, DeviceType::Gpu) => EigBackend::LapackEvd,
         (b, _) => b,
     };
-    if backend == EigBackend::Faer {
-        // faer reads `a` through its strides and writes the vectors straight into a
-        // tensor of `a`'s order: no copies.
-        let (w, v) = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
-            faer_eigh::<T, D>(a, n, vectors, order)
-        })?;
-        let (lo, hi) = select(op, &w, range)?;
-        let wt = Tensor::from_vec(w[lo..hi].to_vec(), &[hi - lo])?.cast(real)?;
-        let v = match v {
-            Some(v) if (lo, hi) == (0, n) => Some(v),
-            Some(v) => Some(v.narrow(1, lo, hi - lo)?.copy_in_order(order)?),
-            None => None,
-        };
-        return Ok((wt.to_device(a.device())?, v));
-    }
     let mut work = col_major(a)?;
     let jobz = if vectors {
         Jobz::Vectors
@@ -205,8 +188,22 @@ fn eigh_impl(
                 w.truncate(m);
                 Ok((w, Some(z.narrow(1, 0, m)?)))
             }
-            // `Faer` returned above; the arm only completes the match.
-            EigBackend::LapackEvd | EigBackend::Faer => {
+            EigBackend::Faer => {
+                let v = if vectors {
+                    Tensor::new_in_order(a.dtype(), a.device(), &[n, n], Order::ColMajor)?
+                } else {
+                    Tensor::new(a.dtype(), a.device(), &[0])?
+                };
+                let guards = (v.buffer.write(op)?, wd.buffer.write(op)?);
+                // SAFETY: `work` is n × n column-major (ld n), `wd` holds n values and
+                // `v` (with vectors) n × n column-major; all distinct memory.
+                unsafe {
+                    <D as HeevFaer<T>>::heev_faer(jobz, Uplo::Lower, n, p, n.max(1), wp, v.typed_ptr::<T>(), n.max(1))
+                }?;
+                drop(guards);
+                Ok((real_values::<<T as Scalar>::Real>(&wd)?, vectors.then_some(v)))
+            }
+            EigBackend::LapackEvd => {
                 let guard = wd.buffer.write(op)?;
                 // SAFETY: `work` is n × n column-major (ld n) and `wd` holds n values,
                 // both on the dispatched device.
@@ -237,116 +234,6 @@ fn result_order(a: &Tensor) -> Order {
     } else {
         Order::RowMajor
     }
-}
-
-/// faer's self-adjoint eigensolver, reading `a` in place through its strides.
-///
-/// faer works fastest on column-major data. A row-major Hermitian `A` read with its
-/// strides swapped is the column-major `Aᵀ = conj(A)`, whose eigenvectors are `conj(V)`;
-/// so a row-major input is solved that way into a column-major scratch, and one
-/// cache-blocked conjugating transpose writes `V` in row-major order. (Measured: reading
-/// row-major strides directly made n = 1000 about 8 % slower.)
-fn faer_eigh<T, D>(
-    a: &Tensor,
-    n: usize,
-    vectors: bool,
-    order: Order,
-) -> Result<(Vec<f64>, Option<Tensor>)>
-where
-    T: Scalar + faer::traits::ComplexField,
-    D: ctensor_kernels::linalg::Transpose<T>,
-{
-    use faer::dyn_stack::{MemBuffer, MemStack};
-    use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
-    let v = if vectors {
-        Some(Tensor::new_in_order(a.dtype(), a.device(), &[n, n], order)?)
-    } else {
-        None
-    };
-    if n == 0 {
-        return Ok((Vec::new(), v));
-    }
-    let threads = ctensor_kernels::parallel::num_threads();
-    let par = if threads > 1 {
-        faer::Par::rayon(threads)
-    } else {
-        faer::Par::Seq
-    };
-    // Some of faer's inner kernels consult its global setting rather than `par`.
-    faer::set_global_parallelism(par);
-    let compute = if vectors {
-        ComputeEigenvectors::Yes
-    } else {
-        ComputeEigenvectors::No
-    };
-    let swap = order == Order::RowMajor;
-    let (rs, cs) = (a.strides()[0] as isize, a.strides()[1] as isize);
-    let (rs, cs) = if swap { (cs, rs) } else { (rs, cs) };
-    let mut s = vec![T::zero(); n];
-    // Column-major scratch for the vectors of the swapped problem.
-    let mut scratch = if vectors && swap {
-        vec![T::zero(); n * n]
-    } else {
-        Vec::new()
-    };
-    let _r = a.buffer.read("eigh")?;
-    let _w = match &v {
-        Some(v) => Some(v.buffer.write("eigh")?),
-        None => None,
-    };
-    // SAFETY: `a` is an n × n view inside its buffer (its own strides, possibly swapped),
-    // held by the read guard for the duration of the call.
-    let am = unsafe { faer::MatRef::<T>::from_raw_parts(a.typed_ptr::<T>(), n, n, rs, cs) };
-    let um = match (&v, swap) {
-        (Some(_), true) => Some(faer::MatMut::from_column_major_slice_mut(
-            &mut scratch,
-            n,
-            n,
-        )),
-        (Some(v), false) => {
-            // SAFETY: `v` is a fresh dense column-major n × n tensor held by the guard.
-            Some(unsafe {
-                faer::MatMut::<T>::from_raw_parts_mut(v.typed_ptr::<T>(), n, n, 1, n as isize)
-            })
-        }
-        (None, _) => None,
-    };
-    let run = || {
-        let mut mem = MemBuffer::new(self_adjoint_evd_scratch::<T>(
-            n,
-            compute,
-            par,
-            Default::default(),
-        ));
-        let stack = MemStack::new(&mut mem);
-        self_adjoint_evd(
-            am,
-            faer::diag::DiagMut::from_slice_mut(&mut s),
-            um,
-            par,
-            stack,
-            Default::default(),
-        )
-    };
-    // One thread runs here; more run inside ctensor's pool (faer's rayon parallelism).
-    let result = if threads > 1 {
-        ctensor_kernels::parallel::install(run)
-    } else {
-        run()
-    };
-    result.map_err(|e| Error::InvalidArgument {
-        op: "eigh",
-        expected: "a converging eigendecomposition (faer)".into(),
-        given: format!("{e:?}"),
-    })?;
-    if let (Some(v), true) = (&v, swap) {
-        // `scratch` holds conj(V) column-major, i.e. the row-major array conj(V)ᵀ;
-        // transposing it with conjugation gives V row-major.
-        // SAFETY: both hold n·n elements; `v` is held by the write guard.
-        unsafe { D::transpose(&[n, n], &[1, 0], scratch.as_ptr(), v.typed_ptr::<T>(), true) }?;
-    }
-    drop((_r, _w));
-    Ok((s.iter().map(|x| x.to_c64().re).collect(), v))
 }
 
 /// The generalized Hermitian-definite eigenproblem: `A x = λ B x` (`itype` 1),

@@ -463,10 +463,9 @@ fn on_large_stack<R: Send>(
                 align: 1,
                 reason: format!("could not start a thread with a large stack for {routine}: {e}"),
             })?;
-        handle.join().map_err(|_| Error::InvalidArgument {
+        handle.join().map_err(|_| Error::Internal {
             op: routine,
-            expected: "the LAPACK call to return".into(),
-            given: "a panic in the helper thread".into(),
+            what: "the helper thread running the LAPACK call panicked".into(),
         })
     })
 }

@@ -10,7 +10,7 @@
 //! `cusolverDnXtrtri`.
 
 use ctensor_base::gpu::copy_d2h;
-use ctensor_base::{GpuDevice, Result, Scalar};
+use ctensor_base::{Error, GpuDevice, Result, Scalar};
 use cudarc::cusolver::sys::{
     cublasDiagType_t, cublasFillMode_t as Fill, cublasOperation_t, cusolverDnHandle_t,
     cusolverDnHandle_t as H, cusolverDnXtrtri, cusolverDnXtrtri_bufferSize, cusolverEigRange_t,
@@ -389,6 +389,27 @@ impl<T: Cusolver> LapackGetrs<T> for GpuDevice {
         ];
         info_result(name, info, &ARGS, |i| {
             format!("unexpected positive info {i}")
+        })
+    }
+}
+
+impl<T: Scalar> HeevFaer<T> for GpuDevice {
+    /// faer runs on the host only: always an error on the GPU (the `eigh` op uses
+    /// cuSOLVER's divide and conquer there instead).
+    unsafe fn heev_faer(
+        _jobz: Jobz,
+        _uplo: Uplo,
+        _n: usize,
+        _a: *const T,
+        _lda: usize,
+        _w: *mut T::Real,
+        _z: *mut T,
+        _ldz: usize,
+    ) -> Result<()> {
+        Err(Error::InvalidArgument {
+            op: "heev_faer",
+            expected: "host memory (faer's eigensolver runs on the CPU)".into(),
+            given: "GPU memory; use LapackHeevd on the GPU".into(),
         })
     }
 }

@@ -624,10 +624,9 @@ impl<'p> Contraction<'p> {
             blas_view(r.0, c.0, r.1, c.1, x.conj)
         };
         let (Some((t1, ld1)), Some((t2, ld2))) = (view(first), view(second)) else {
-            return Err(Error::InvalidArgument {
+            return Err(Error::Internal {
                 op: "einsum",
-                expected: "an operand layout BLAS can read after densifying".into(),
-                given: "an unexpected layout (this is a bug in ctensor)".into(),
+                what: "an operand layout BLAS cannot read after densifying".into(),
             });
         };
         let c_offsets = batch_offsets(&c.dims()[..nb], &c.strides()[..nb]);

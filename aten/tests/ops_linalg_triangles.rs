@@ -1,0 +1,197 @@
+//! The Hermitian solvers read only the documented (lower) triangle, for every backend,
+//! memory layout, range and dtype: the other triangle holds NaN and must not matter.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{
+    c64, cholesky, eigh, eigh_generalized, matmul, DataType, Device, EigBackend, EighRange, Order,
+    Result, Scalar, Tensor, Uplo,
+};
+use rand::Rng;
+
+const BACKENDS: [EigBackend; 3] = [
+    EigBackend::LapackEvd,
+    EigBackend::LapackEvr,
+    EigBackend::Faer,
+];
+
+fn eps(dt: DataType) -> f64 {
+    match dt {
+        DataType::Float | DataType::ComplexFloat => f32::EPSILON as f64,
+        _ => f64::EPSILON,
+    }
+}
+
+/// Logical row-major values of a random Hermitian matrix (`clean`) and the same with NaN
+/// in the strict upper triangle (`dirty`); `shift` is added to the diagonal.
+fn matrices<T: Scalar>(seed: u64, n: usize, shift: f64) -> (Vec<T>, Vec<T>) {
+    let mut r = rng(seed);
+    let mut h = vec![c64::new(0.0, 0.0); n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            let im = if T::DTYPE.is_complex() && i != j {
+                r.gen_range(-1.0..1.0)
+            } else {
+                0.0
+            };
+            let v = c64::new(
+                r.gen_range(-1.0..1.0) + if i == j { shift } else { 0.0 },
+                im,
+            );
+            h[i * n + j] = v;
+            h[j * n + i] = v.conj();
+        }
+    }
+    let clean: Vec<T> = h.iter().map(|&v| T::cast_from(v)).collect();
+    let mut dirty = clean.clone();
+    for i in 0..n {
+        for j in i + 1..n {
+            dirty[i * n + j] = T::cast_from(c64::new(f64::NAN, f64::NAN));
+        }
+    }
+    (clean, dirty)
+}
+
+/// `values` (logical row-major n × n) as a row-major tensor, a column-major tensor and a
+/// transposed view of a row-major tensor, on device `D`.
+fn layouts<D: Device, T: Scalar>(values: &[T], n: usize) -> Result<Vec<(&'static str, Tensor)>> {
+    let row = on::<D>(Tensor::from_slice(values, &[n, n])?);
+    let mut col = Tensor::new_in_order(T::DTYPE, D::TYPE, &[n, n], Order::ColMajor)?;
+    col.sync(&row)?;
+    let mut tr = vec![T::zero(); n * n];
+    for i in 0..n {
+        for j in 0..n {
+            tr[j * n + i] = values[i * n + j];
+        }
+    }
+    let view = on::<D>(Tensor::from_slice(&tr, &[n, n])?).t()?;
+    Ok(vec![
+        ("row-major", row),
+        ("column-major", col),
+        ("transposed view", view),
+    ])
+}
+
+fn c64s(t: &Tensor) -> Result<Vec<c64>> {
+    t.cast(DataType::ComplexDouble)?.to_vec::<c64>()
+}
+
+fn eigh_ignores_the_upper_triangle<D: Device, T: Scalar>() -> Result<()> {
+    for n in [1usize, 2, 7, 40] {
+        let (clean, dirty) = matrices::<T>(n as u64, n, 0.0);
+        let h = on::<D>(Tensor::from_slice(&clean, &[n, n])?);
+        let (w_ref, _) = eigh(&h, EighRange::All, EigBackend::LapackEvd)?;
+        let w_ref: Vec<f64> = c64s(&w_ref)?.iter().map(|x| x.re).collect();
+        let tol = 100.0 * n as f64 * eps(T::DTYPE);
+        let mid = if n > 1 {
+            0.5 * (w_ref[0] + w_ref[1])
+        } else {
+            w_ref[0] + 1.0
+        };
+        let ranges = [
+            (EighRange::All, 0..n),
+            (EighRange::Index(0, n.div_ceil(2)), 0..n.div_ceil(2)),
+            (EighRange::Value(w_ref[0] - 1.0, mid), 0..1),
+        ];
+        for (name, a) in layouts::<D, T>(&dirty, n)? {
+            for backend in BACKENDS {
+                for (range, expect) in ranges.clone() {
+                    let what = format!("{:?} n={n} {name} {backend:?} {range:?}", T::DTYPE);
+                    let (w, v) = eigh(&a, range, backend)?;
+                    let w: Vec<f64> = c64s(&w)?.iter().map(|x| x.re).collect();
+                    assert_eq!(w.len(), expect.len(), "{what}: number of eigenvalues");
+                    for (x, y) in w.iter().zip(&w_ref[expect.clone()]) {
+                        assert!((x - y).abs() <= tol, "{what}: {x} vs {y}");
+                    }
+                    // H V = V Λ with the clean H.
+                    let hv = c64s(&matmul(&h, &v)?)?;
+                    let vv = c64s(&v)?;
+                    let m = w.len();
+                    for i in 0..n {
+                        for k in 0..m {
+                            let r = hv[i * m + k] - vv[i * m + k] * w[k];
+                            assert!(r.norm() <= tol * 10.0, "{what}: residual {r}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+device_test!(eigh_reads_only_the_lower_triangle_for_every_backend_layout_and_range, D => {
+    eigh_ignores_the_upper_triangle::<D, f64>().unwrap();
+    eigh_ignores_the_upper_triangle::<D, c64>().unwrap();
+    eigh_ignores_the_upper_triangle::<D, f32>().unwrap();
+    eigh_ignores_the_upper_triangle::<D, c32>().unwrap();
+});
+
+use ctensor_aten::c32;
+
+#[test]
+fn the_reported_row_major_case_gives_1_and_4_with_every_backend() -> Result<()> {
+    // H = [[2, g], [1+i, 3]] row-major with garbage g in the unread upper triangle.
+    let h = Tensor::from_slice(
+        &[
+            c64::new(2.0, 0.0),
+            c64::new(1000.0, 700.0),
+            c64::new(1.0, 1.0),
+            c64::new(3.0, 0.0),
+        ],
+        &[2, 2],
+    )?;
+    for backend in BACKENDS {
+        let w = eigh(&h, EighRange::All, backend)?.0.to_vec::<f64>()?;
+        assert!(
+            (w[0] - 1.0).abs() < 1e-12 && (w[1] - 4.0).abs() < 1e-12,
+            "{backend:?}: {w:?}"
+        );
+        let w = eigh(&h, EighRange::Value(0.0, 5.0), backend)?
+            .0
+            .to_vec::<f64>()?;
+        assert_eq!(w.len(), 2, "{backend:?}: value range");
+    }
+    Ok(())
+}
+
+fn generalized_and_cholesky_ignore_the_upper_triangle<D: Device, T: Scalar>() -> Result<()> {
+    let n = 9;
+    let (a_clean, a_dirty) = matrices::<T>(5, n, 0.0);
+    let (b_clean, b_dirty) = matrices::<T>(6, n, n as f64);
+    let tol = 1000.0 * n as f64 * eps(T::DTYPE);
+    let ac = on::<D>(Tensor::from_slice(&a_clean, &[n, n])?);
+    let bc = on::<D>(Tensor::from_slice(&b_clean, &[n, n])?);
+    let (w_ref, _) = eigh_generalized(&ac, &bc, 1, EighRange::All)?;
+    let w_ref = c64s(&w_ref)?;
+    let l_ref = c64s(&cholesky(&bc, Uplo::Lower)?)?;
+    for ((name, a), (_, b)) in layouts::<D, T>(&a_dirty, n)?
+        .into_iter()
+        .zip(layouts::<D, T>(&b_dirty, n)?)
+    {
+        let w = c64s(&eigh_generalized(&a, &b, 1, EighRange::All)?.0)?;
+        for (x, y) in w.iter().zip(&w_ref) {
+            assert!(
+                (x - y).norm() <= tol,
+                "{:?} {name}: generalized {x} vs {y}",
+                T::DTYPE
+            );
+        }
+        let l = c64s(&cholesky(&b, Uplo::Lower)?)?;
+        for (x, y) in l.iter().zip(&l_ref) {
+            assert!(
+                (x - y).norm() <= tol,
+                "{:?} {name}: cholesky {x} vs {y}",
+                T::DTYPE
+            );
+        }
+    }
+    Ok(())
+}
+
+device_test!(eigh_generalized_and_cholesky_read_only_the_lower_triangle, D => {
+    generalized_and_cholesky_ignore_the_upper_triangle::<D, f64>().unwrap();
+    generalized_and_cholesky_ignore_the_upper_triangle::<D, c64>().unwrap();
+    generalized_and_cholesky_ignore_the_upper_triangle::<D, c32>().unwrap();
+});
