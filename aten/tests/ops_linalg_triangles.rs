@@ -195,3 +195,70 @@ device_test!(eigh_generalized_and_cholesky_read_only_the_lower_triangle, D => {
     generalized_and_cholesky_ignore_the_upper_triangle::<D, c64>().unwrap();
     generalized_and_cholesky_ignore_the_upper_triangle::<D, c32>().unwrap();
 });
+
+use ctensor_aten::{tri_inverse, Diag};
+
+/// The inverse of a unit triangular matrix has a unit diagonal, whatever `a` stores there.
+fn unit_tri_inverse<D: Device, T: Scalar>() -> Result<()> {
+    let one = |x: f64| T::cast_from(c64::new(x, 0.0));
+    let a = on::<D>(Tensor::from_slice(
+        &[one(7.0), one(0.0), one(0.5), one(7.0)],
+        &[2, 2],
+    )?);
+    let inv = c64s(&tri_inverse(&a, Uplo::Lower, Diag::Unit)?)?;
+    let expect = [1.0, 0.0, -0.5, 1.0];
+    for (x, y) in inv.iter().zip(expect) {
+        assert!(
+            (x - c64::new(y, 0.0)).norm() < 1e-6,
+            "{:?}: {inv:?}",
+            T::DTYPE
+        );
+    }
+    // Random n = 37, every triangle and layout: U · U⁻¹ = I with the unit diagonal, NaN
+    // on the stored diagonal and in the other triangle.
+    let n = 37;
+    let mut r = rng(3);
+    for uplo in [Uplo::Lower, Uplo::Upper] {
+        let mut clean = vec![T::zero(); n * n];
+        let mut dirty = vec![T::cast_from(c64::new(f64::NAN, 0.0)); n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let inside = match uplo {
+                    Uplo::Lower => j < i,
+                    Uplo::Upper => j > i,
+                };
+                if inside {
+                    let v = one(r.gen_range(-0.3..0.3));
+                    clean[i * n + j] = v;
+                    dirty[i * n + j] = v;
+                } else if i == j {
+                    clean[i * n + j] = one(1.0);
+                }
+            }
+        }
+        let u = on::<D>(Tensor::from_slice(&clean, &[n, n])?);
+        for (name, a) in layouts::<D, T>(&dirty, n)? {
+            let inv = tri_inverse(&a, uplo, Diag::Unit)?;
+            let p = c64s(&matmul(&u, &inv)?)?;
+            for i in 0..n {
+                for j in 0..n {
+                    let e = if i == j { 1.0 } else { 0.0 };
+                    let d = (p[i * n + j] - c64::new(e, 0.0)).norm();
+                    assert!(
+                        d < 100.0 * n as f64 * eps(T::DTYPE),
+                        "{:?} {uplo:?} {name}: ({i},{j}) off by {d}",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+device_test!(tri_inverse_with_a_unit_diagonal_is_the_inverse_of_the_unit_matrix, D => {
+    unit_tri_inverse::<D, f64>().unwrap();
+    unit_tri_inverse::<D, c64>().unwrap();
+    unit_tri_inverse::<D, f32>().unwrap();
+    unit_tri_inverse::<D, c32>().unwrap();
+});

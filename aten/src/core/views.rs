@@ -32,6 +32,22 @@ impl Tensor {
         }
     }
 
+    /// The main diagonal of a matrix (rank 2, any shape and layout) as a zero-copy
+    /// vector view of `min(rows, cols)` elements, as NumPy's and PyTorch's `diagonal`.
+    pub fn diagonal(&self) -> Result<Tensor> {
+        let [r, c] = *self.dims() else {
+            return Err(Error::ShapeMismatch {
+                op: "diagonal",
+                expected: "a matrix (rank 2)".into(),
+                got: format!("shape {:?}", self.dims()),
+            });
+        };
+        let mut out = self.share();
+        out.shape = TensorShape::new(&[r.min(c)]);
+        out.strides = vec![self.strides[0] + self.strides[1]];
+        Ok(out)
+    }
+
     /// The view of `len` entries of dimension `dim` starting at `start` (zero-copy).
     pub fn narrow(&self, dim: usize, start: usize, len: usize) -> Result<Tensor> {
         self.check_dim("narrow", dim)?;

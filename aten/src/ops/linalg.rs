@@ -293,7 +293,9 @@ pub fn cholesky(a: &Tensor, uplo: Uplo) -> Result<Tensor> {
 }
 
 /// The inverse of the triangular matrix in the `uplo` triangle of `a` (the other
-/// triangle of the result is zero). An exactly singular matrix is `Error::Lapack`.
+/// triangle of the result is zero). With [`Diag::Unit`] the diagonal of `a` is taken as
+/// ones and not read, and the result is the inverse of that unit triangular matrix (its
+/// diagonal is ones too). An exactly singular matrix is `Error::Lapack`.
 pub fn tri_inverse(a: &Tensor, uplo: Uplo, diag: Diag) -> Result<Tensor> {
     let op = "tri_inverse";
     let n = square(op, a)?;
@@ -306,6 +308,10 @@ pub fn tri_inverse(a: &Tensor, uplo: Uplo, diag: Diag) -> Result<Tensor> {
             <D as SetMatrix<T>>::set_matrix(uplo, n, p, n.max(1))
         }
     })?;
+    if diag == Diag::Unit {
+        // `?trtri` leaves the diagonal it did not read as it was.
+        f.diagonal()?.fill(1.0)?;
+    }
     in_order_of(f, a)
 }
 
