@@ -41,8 +41,69 @@ pub trait Arith: Scalar {
 
 /// Floating types compute in themselves; `$abs` and `$gt` differ between the real
 /// and complex ones (the modulus; no order).
+/// The principal square root of `re + i·im` without cancellation, overflow or needless
+/// underflow (Kahan, "Branch cuts for complex elementary functions", 1987): with
+/// `t = √((|re| + hypot(re, im)) / 2)` the parts are `t` and `im / (2t)`, swapped for
+/// `re < 0` with the sign of `im` on the imaginary part. Inputs near the ends of the
+/// exponent range are scaled by a power of 4 first. The CUDA prelude's `ct_csqrt` is the
+/// same formula; non-finite inputs follow C99 Annex G (`csqrt`).
+macro_rules! csqrt_fn {
+    ($name:ident, $f:ty, $big:expr, $small:expr, $k:expr) => {
+        pub(crate) fn $name(re: $f, im: $f) -> ($f, $f) {
+            if im.is_infinite() {
+                return (<$f>::INFINITY, im);
+            }
+            if re.is_nan() {
+                return (re, if im.is_nan() { im } else { <$f>::NAN });
+            }
+            if re.is_infinite() {
+                return if re > 0.0 {
+                    (
+                        re,
+                        if im.is_nan() {
+                            im
+                        } else {
+                            (0.0 as $f).copysign(im)
+                        },
+                    )
+                } else {
+                    (
+                        if im.is_nan() { im.abs() } else { 0.0 },
+                        <$f>::INFINITY.copysign(im),
+                    )
+                };
+            }
+            if im.is_nan() {
+                return (<$f>::NAN, im);
+            }
+            if re == 0.0 && im == 0.0 {
+                return (0.0, im);
+            }
+            let m = re.abs().max(im.abs());
+            // √(4ᵏ z) = 2ᵏ √z: keep |re| + hypot away from overflow and underflow.
+            let (s, back) = if m > $big {
+                (0.25, 2.0)
+            } else if m < $small {
+                (<$f>::powi(4.0, $k), <$f>::powi(0.5, $k))
+            } else {
+                (1.0, 1.0)
+            };
+            let (x, y) = (re * s, im * s);
+            let t = ((x.abs() + x.hypot(y)) * 0.5).sqrt();
+            let other = y.abs() / (2.0 * t);
+            if x >= 0.0 {
+                (t * back, (other * back).copysign(im))
+            } else {
+                (other * back, (t * back).copysign(im))
+            }
+        }
+    };
+}
+csqrt_fn!(csqrt_f32, f32, 2.0e37, 1.0e-30, 40);
+csqrt_fn!(csqrt_f64, f64, 4.0e307, 1.0e-290, 300);
+
 macro_rules! impl_arith_float {
-    ($($t:ty => $r:ty, |$x:ident| $abs:expr, |$a:ident, $b:ident| $gt:expr);* $(;)?) => {$(
+    ($($t:ty => $r:ty, |$x:ident| $abs:expr, |$a:ident, $b:ident| $gt:expr, |$q:ident| $sqrt:expr);* $(;)?) => {$(
         impl Arith for $t {
             type Acc = $t;
             #[inline(always)]
@@ -58,7 +119,7 @@ macro_rules! impl_arith_float {
             #[inline(always)]
             fn neg(a: Self) -> Self { -a }
             #[inline(always)]
-            fn sqrt(a: Self) -> Option<Self> { Some(a.sqrt()) }
+            fn sqrt(a: Self) -> Option<Self> { let $q = a; Some($sqrt) }
             #[inline(always)]
             fn exp(a: Self) -> Option<Self> { Some(a.exp()) }
             #[inline(always)]
@@ -72,10 +133,10 @@ macro_rules! impl_arith_float {
     )*};
 }
 impl_arith_float! {
-    f32 => f32, |x| x.abs(), |a, b| Some(a > b);
-    f64 => f64, |x| x.abs(), |a, b| Some(a > b);
-    c32 => f32, |x| x.norm(), |a, b| None;
-    c64 => f64, |x| x.norm(), |a, b| None;
+    f32 => f32, |x| x.abs(), |a, b| Some(a > b), |q| q.sqrt();
+    f64 => f64, |x| x.abs(), |a, b| Some(a > b), |q| q.sqrt();
+    c32 => f32, |x| x.norm(), |a, b| None, |q| { let (re, im) = csqrt_f32(q.re, q.im); c32::new(re, im) };
+    c64 => f64, |x| x.norm(), |a, b| None, |q| { let (re, im) = csqrt_f64(q.re, q.im); c64::new(re, im) };
 }
 
 macro_rules! impl_arith_int {

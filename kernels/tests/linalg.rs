@@ -771,3 +771,100 @@ where
 device_test!(matmul_matches_reference_for_every_dtype_and_trans, D => {
     for_all_dtypes!(matmul_case, D);
 });
+
+/// Complex square roots that lose digits or overflow with the textbook formula, with
+/// references from closed forms (√(1+εi) = 1 + εi/2 − ..., √(10²⁰⁰(1+i)) =
+/// 10¹⁰⁰·√(1+i), √(−4 ± 0i) = ±2i) and C99 Annex G for the non-finite ones; every finite
+/// result is also checked by squaring it back.
+fn complex_sqrt_is_accurate_at_the_extremes<D: TestDevice + Unary<T>, T: Scalar>() {
+    use rand::Rng;
+    let single = T::DTYPE == ctensor_base::DataType::ComplexFloat;
+    let big = if single { 1e20 } else { 1e200 };
+    let tiny = if single { 1e-20 } else { 1e-200 };
+    // √(1+i) = (√((1+√2)/2), √((√2−1)/2)).
+    let (s1, s2) = (
+        ((1.0 + 2f64.sqrt()) / 2.0).sqrt(),
+        ((2f64.sqrt() - 1.0) / 2.0).sqrt(),
+    );
+    let inf = f64::INFINITY;
+    let cases: Vec<(c64, c64)> = vec![
+        (c64::new(1.0, 1e-10), c64::new(1.0, 5e-11)),
+        (c64::new(1.0, -1e-10), c64::new(1.0, -5e-11)),
+        (c64::new(-1.0, 1e-10), c64::new(5e-11, 1.0)),
+        (c64::new(big, big), c64::new(s1, s2) * big.sqrt()),
+        (c64::new(-big, -big), c64::new(s2, -s1) * big.sqrt()),
+        (c64::new(tiny, 0.0), c64::new(tiny.sqrt(), 0.0)),
+        (
+            c64::new(0.0, tiny),
+            c64::new(1.0, 1.0) * (tiny / 2.0).sqrt(),
+        ),
+        (c64::new(-4.0, 0.0), c64::new(0.0, 2.0)),
+        (c64::new(-4.0, -0.0), c64::new(0.0, -2.0)),
+        (c64::new(4.0, 0.0), c64::new(2.0, 0.0)),
+        (c64::new(0.0, 0.0), c64::new(0.0, 0.0)),
+        (c64::new(3.0, inf), c64::new(inf, inf)),
+        (c64::new(-inf, 2.0), c64::new(0.0, inf)),
+        (c64::new(inf, -2.0), c64::new(inf, -0.0)),
+    ];
+    let x: Vec<T> = cases.iter().map(|(z, _)| T::cast_from(*z)).collect();
+    let n = x.len();
+    let mut bx = Buf::on::<D>(x);
+    let mut by = Buf::on::<D>(vec![T::zero(); n]);
+    // SAFETY: both buffers hold n elements on D.
+    unsafe { D::unary(UnaryOp::Sqrt, n, bx.ptr(), by.ptr()) }.unwrap();
+    let tol = 4.0 * eps::<T>();
+    for ((z, want), got) in cases.iter().zip(by.get()) {
+        let got = c(got);
+        let what = format!("{:?} sqrt({z})", T::DTYPE);
+        if !want.re.is_finite() || !want.im.is_finite() {
+            assert_eq!((got.re, got.im), (want.re, want.im), "{what}");
+            continue;
+        }
+        for (g, w) in [(got.re, want.re), (got.im, want.im)] {
+            assert!(
+                (g - w).abs() <= tol * w.abs() || g == w,
+                "{what}: got {got}, want {want}"
+            );
+            assert_eq!(
+                g.is_sign_negative(),
+                w.is_sign_negative(),
+                "{what}: sign of {got}"
+            );
+        }
+    }
+    // Random values over the whole exponent range, checked by squaring back.
+    let mut r = rng(17);
+    let span = if single { 35 } else { 300 };
+    let x: Vec<T> = (0..1000)
+        .map(|_| {
+            let e = |r: &mut rand::rngs::StdRng| 10f64.powi(r.gen_range(-span..span));
+            let re = r.gen_range(-1.0..1.0) * e(&mut r);
+            let im = r.gen_range(-1.0..1.0) * e(&mut r);
+            T::cast_from(c64::new(re, im))
+        })
+        .collect();
+    let mut bx = Buf::on::<D>(x.clone());
+    let mut by = Buf::on::<D>(vec![T::zero(); x.len()]);
+    // SAFETY: both buffers hold 1000 elements on D.
+    unsafe { D::unary(UnaryOp::Sqrt, x.len(), bx.ptr(), by.ptr()) }.unwrap();
+    for (z, w) in x.iter().zip(by.get()) {
+        let (z, w) = (c(*z), c(w));
+        assert!(
+            w.re >= 0.0,
+            "{:?}: sqrt({z}) = {w} is not the principal root",
+            T::DTYPE
+        );
+        // Squaring in f64 (w is at most 10^150 or 10^18, so w·w stays finite).
+        let back = w * w;
+        assert!(
+            (back - z).norm() <= 8.0 * eps::<T>() * z.norm(),
+            "{:?}: sqrt({z})² = {back}",
+            T::DTYPE
+        );
+    }
+}
+
+device_test!(complex_sqrt_keeps_small_parts_and_does_not_overflow, D => {
+    complex_sqrt_is_accurate_at_the_extremes::<D, ctensor_base::c64>();
+    complex_sqrt_is_accurate_at_the_extremes::<D, ctensor_base::c32>();
+});
