@@ -36,6 +36,8 @@ typedef enum ct_status {
   CT_ERR_BORROW = 9,
   // A panic inside ctensor (a bug); it was caught at the border.
   CT_ERR_PANIC = 10,
+  // ctensor detected a bug of its own (an impossible state); the message says where.
+  CT_ERR_INTERNAL = 11,
 } ct_status;
 
 // Element types (the values of a `dtype` argument).
@@ -134,7 +136,15 @@ enum ct_status ct_device_available(int32_t device, int32_t *out);
 // your own kernels or streams. A no-op for `CT_CPU`.
 enum ct_status ct_device_synchronize(int32_t device);
 
-// Sets the threads of OpenBLAS and of ctensor's own pool together (at least 1).
+// Turns the finiteness check of solver inputs on (`on != 0`, the default) or off for
+// the whole process: the eigensolvers, Cholesky and LU (also `ct_dsyevd` and the other
+// raw kernels) refuse NaN or infinities in the part of a matrix they read with
+// `CT_ERR_INVALID_ARGUMENT`, naming the entry. Turn it off only for data known to be
+// finite (it costs one pass over the matrix).
+enum ct_status ct_set_check_finite(int32_t on);
+
+// Sets the threads of OpenBLAS and of ctensor's own pool together (1 to 1024; more is
+// `CT_ERR_SHAPE`, out of range).
 enum ct_status ct_set_num_threads(size_t n);
 
 // `C := alpha · op(A) · op(B) + beta · C` in double precision (`dgemm`).

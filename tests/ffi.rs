@@ -515,6 +515,14 @@ fn raw_kernels_report_bad_characters_sizes_nulls_and_dtypes() {
             "ct_dsyevd",
             "`lda`",
         );
+        // NaN in the triangle that is read: an error naming the entry, never CT_OK.
+        let mut m = [0.0f64, f64::NAN, 0.0, 4.0];
+        expect(
+            ct_dsyevd(b'V' as _, b'L' as _, 2, m.as_mut_ptr(), 2, w.as_mut_ptr()),
+            CT_ERR_INVALID_ARGUMENT,
+            "ct_dsyevd",
+            "finite values in the lower triangle of a, got NaN at (1, 0)",
+        );
         let mut zm = [one; 4];
         expect(
             ct_zheevd(b'V' as _, b'?' as _, 2, zm.as_mut_ptr(), 2, w.as_mut_ptr()),
@@ -670,11 +678,13 @@ fn devices_report_availability_and_thread_counts_are_checked() {
             "`out`",
         );
     }
-    expect(
-        ct_set_num_threads(0),
-        CT_ERR_INVALID_ARGUMENT,
-        "ct_set_num_threads",
-        "at least 1",
-    );
+    for bad in [0, 1025, usize::MAX] {
+        expect(
+            ct_set_num_threads(bad),
+            CT_ERR_SHAPE,
+            "ct_set_num_threads",
+            "1..=1024",
+        );
+    }
     assert_eq!(ct_set_num_threads(2), CT_OK);
 }

@@ -35,5 +35,5 @@ pub use ctensor_base::{
     bf16, c32, c64, f16, CastFrom, CpuDevice, DataType, Device, DeviceType, Error, GpuDevice,
     Result, Scalar,
 };
-pub use ctensor_kernels::lapack::{Diag, Uplo};
+pub use ctensor_kernels::lapack::{check_finite, set_check_finite, Diag, Uplo};
 pub use ctensor_kernels::parallel::{blas_num_threads, num_threads, set_num_threads};

@@ -363,7 +363,15 @@ device_test!(linalg_errors_are_reported, D => {
 
 #[test]
 fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() {
-    assert!(ctensor_aten::set_num_threads(0).is_err());
+    for bad in [0, 1025, usize::MAX] {
+        assert!(
+            matches!(
+                ctensor_aten::set_num_threads(bad),
+                Err(Error::OutOfRange { .. })
+            ),
+            "{bad}"
+        );
+    }
     let (a, _) = hermitian::<ctensor_aten::CpuDevice, c64>(21, 40, Order::RowMajor);
     let mut results = Vec::new();
     for threads in [1usize, 2] {

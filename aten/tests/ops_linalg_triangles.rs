@@ -262,3 +262,73 @@ device_test!(tri_inverse_with_a_unit_diagonal_is_the_inverse_of_the_unit_matrix,
     unit_tri_inverse::<D, f32>().unwrap();
     unit_tri_inverse::<D, c32>().unwrap();
 });
+
+use ctensor_aten::{solve, Error};
+
+/// NaN or an infinity in the part a solver reads is `Error::NonFinite` naming the entry,
+/// for every backend; the same value in the unread triangle is fine (tested above).
+fn non_finite_input_is_refused<D: Device, T: Scalar>() -> Result<()> {
+    let n = 5;
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let (clean, _) = matrices::<T>(8, n, n as f64);
+        let mut dirty = clean.clone();
+        dirty[3 * n + 1] = T::cast_from(c64::new(bad, 0.0)); // (3, 1): lower triangle
+        let a = on::<D>(Tensor::from_slice(&dirty, &[n, n])?);
+        let good = on::<D>(Tensor::from_slice(&clean, &[n, n])?);
+        let expect_at = |r: Result<()>, what: &str| match r {
+            Err(Error::NonFinite { row, col, .. }) => {
+                // The solvers read a column-major copy: entry (3, 1) of the logical matrix.
+                assert_eq!((row, col), (3, 1), "{:?} {what} {bad}", T::DTYPE);
+            }
+            other => panic!(
+                "{:?} {what} with {bad}: expected NonFinite, got {other:?}",
+                T::DTYPE
+            ),
+        };
+        for backend in BACKENDS {
+            for range in [
+                EighRange::All,
+                EighRange::Index(0, 2),
+                EighRange::Value(-1.0, 1.0),
+            ] {
+                expect_at(
+                    eigh(&a, range, backend).map(|_| ()),
+                    &format!("eigh {backend:?} {range:?}"),
+                );
+            }
+        }
+        expect_at(
+            eigh_generalized(&a, &good, 1, EighRange::All).map(|_| ()),
+            "eigh_generalized A",
+        );
+        expect_at(
+            eigh_generalized(&good, &a, 1, EighRange::All).map(|_| ()),
+            "eigh_generalized B",
+        );
+        expect_at(cholesky(&a, Uplo::Lower).map(|_| ()), "cholesky");
+        let b = on::<D>(Tensor::ones(T::DTYPE, D::TYPE, &[n])?);
+        expect_at(solve(&a, &b).map(|_| ()), "solve");
+    }
+    // The reported case: [[0, 0], [NaN, 4]].
+    let a = on::<D>(Tensor::from_slice(
+        &[0.0, 0.0, f64::NAN, 4.0].map(|x| T::cast_from(c64::new(x, 0.0))),
+        &[2, 2],
+    )?);
+    for backend in BACKENDS {
+        assert!(
+            matches!(
+                eigh(&a, EighRange::All, backend),
+                Err(Error::NonFinite { .. })
+            ),
+            "{backend:?}"
+        );
+    }
+    Ok(())
+}
+
+device_test!(non_finite_values_in_the_read_part_are_an_error, D => {
+    non_finite_input_is_refused::<D, f64>().unwrap();
+    non_finite_input_is_refused::<D, c64>().unwrap();
+    non_finite_input_is_refused::<D, f32>().unwrap();
+    non_finite_input_is_refused::<D, c32>().unwrap();
+});

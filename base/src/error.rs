@@ -139,6 +139,26 @@ pub enum Error {
         expected: String,
     },
 
+    // ---- values ------------------------------------------------------------------
+    /// An input that will be read holds NaN or an infinity where the operation needs
+    /// finite values (the eigensolvers, Cholesky, LU). The check can be turned off for
+    /// data known to be finite (`ctensor_kernels::lapack::set_check_finite`).
+    #[error("{op}: expected finite values in {part} of {operand}, got {value} at ({row}, {col})")]
+    NonFinite {
+        /// The operation that failed.
+        op: &'static str,
+        /// The argument, e.g. `a`.
+        operand: &'static str,
+        /// The part that is read: "the lower triangle", "the whole matrix", ...
+        part: &'static str,
+        /// Row of the first non-finite entry (0-based, column-major order of search).
+        row: usize,
+        /// Its column.
+        col: usize,
+        /// The value found ("NaN", "inf", "-inf", or a complex pair).
+        value: String,
+    },
+
     // ---- BLAS / LAPACK -------------------------------------------------------------
     /// A LAPACK routine returned a non-zero `info`.
     #[error("{routine} failed with info = {info}: {detail}")]

@@ -299,3 +299,106 @@ pub trait HeevFaer<T: Scalar>: Device {
         ldz: usize,
     ) -> Result<()>;
 }
+
+/// The part of a matrix a routine reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// Every entry.
+    Whole,
+    /// One triangle, with the diagonal.
+    Triangle(Uplo),
+}
+
+impl Part {
+    /// The part in words, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Part::Whole => "the whole matrix",
+            Part::Triangle(Uplo::Lower) => "the lower triangle",
+            Part::Triangle(Uplo::Upper) => "the upper triangle",
+        }
+    }
+}
+
+/// Finds the first entry that is NaN or infinite in a part of a matrix, so solvers can
+/// refuse such input instead of returning finite nonsense.
+pub trait FindNonFinite<T: Scalar>: Device {
+    /// The row, column and value of the first non-finite entry (in column-major order)
+    /// inside `part` of the `m × n` column-major `a`, or `None`. Integers are always
+    /// finite.
+    ///
+    /// # Safety
+    /// `a` is valid for reads of `lda·(n-1) + m` elements.
+    unsafe fn find_non_finite(
+        part: Part,
+        m: usize,
+        n: usize,
+        a: *const T,
+        lda: usize,
+    ) -> Result<Option<(usize, usize, T)>>;
+}
+
+/// 0: not decided yet (read `CTENSOR_CHECK_FINITE` on first use), 1: off, 2: on.
+static CHECK_FINITE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Turns the finiteness check of solver inputs on (the default) or off for the whole
+/// process. The eigensolvers, Cholesky and LU check the part of each input they read
+/// and return [`Error::NonFinite`] for NaN or an infinity; a caller whose data is known
+/// to be finite may skip the `O(n²)` scan. `CTENSOR_CHECK_FINITE=0` in the environment
+/// turns it off at start.
+pub fn set_check_finite(on: bool) {
+    CHECK_FINITE.store(if on { 2 } else { 1 }, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether solver inputs are checked for non-finite values (see [`set_check_finite`]).
+pub fn check_finite() -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    match CHECK_FINITE.load(Relaxed) {
+        0 => {
+            let on = std::env::var("CTENSOR_CHECK_FINITE").map_or(true, |v| v != "0");
+            set_check_finite(on);
+            on
+        }
+        v => v == 2,
+    }
+}
+
+/// `Err(Error::NonFinite)` when the check is on and `part` of `a` holds NaN or an
+/// infinity.
+///
+/// # Safety
+/// As for [`FindNonFinite::find_non_finite`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn require_finite<T: Scalar, D: FindNonFinite<T>>(
+    op: &'static str,
+    operand: &'static str,
+    part: Part,
+    m: usize,
+    n: usize,
+    a: *const T,
+    lda: usize,
+) -> Result<()> {
+    if !check_finite() || m == 0 || n == 0 {
+        return Ok(());
+    }
+    // SAFETY: forwarded contract.
+    match unsafe { D::find_non_finite(part, m, n, a, lda) }? {
+        None => Ok(()),
+        Some((row, col, v)) => {
+            let z = v.to_c64();
+            let value = if T::DTYPE.is_complex() {
+                format!("({}, {})", z.re, z.im)
+            } else {
+                format!("{}", z.re)
+            };
+            Err(Error::NonFinite {
+                op,
+                operand,
+                part: part.describe(),
+                row,
+                col,
+                value,
+            })
+        }
+    }
+}

@@ -22,15 +22,22 @@ extern "C" {
     fn openblas_get_num_threads() -> std::ffi::c_int;
 }
 
+/// The most threads [`set_num_threads`] accepts: far beyond any useful count on one node
+/// (OpenBLAS itself is built for at most 64 or 512), and small enough that a typo such as
+/// `usize::MAX` is an error rather than an attempt to start that many threads.
+pub const MAX_THREADS: usize = 1024;
+
 /// Sets how many threads ctensor uses: both OpenBLAS's (BLAS and LAPACK calls) and the
 /// pool that runs ctensor's own parallel kernels (and the faer eigensolver), so the two
-/// never oversubscribe the cores by adding up. `n` must be at least 1.
+/// never oversubscribe the cores by adding up. `n` is 1 to [`MAX_THREADS`]; anything else
+/// is `Error::OutOfRange`.
 pub fn set_num_threads(n: usize) -> Result<()> {
-    if n == 0 {
-        return Err(Error::InvalidArgument {
+    if n == 0 || n > MAX_THREADS {
+        return Err(Error::OutOfRange {
             op: "set_num_threads",
-            expected: "at least 1 thread".into(),
-            given: "0".into(),
+            what: "thread count".into(),
+            given: i64::try_from(n).unwrap_or(i64::MAX),
+            valid: format!("1..={MAX_THREADS}"),
         });
     }
     let pool = rayon::ThreadPoolBuilder::new()

@@ -31,7 +31,21 @@ pub extern "C" fn ct_device_synchronize(device: i32) -> ct_status {
     })
 }
 
-/// Sets the threads of OpenBLAS and of ctensor's own pool together (at least 1).
+/// Turns the finiteness check of solver inputs on (`on != 0`, the default) or off for
+/// the whole process: the eigensolvers, Cholesky and LU (also `ct_dsyevd` and the other
+/// raw kernels) refuse NaN or infinities in the part of a matrix they read with
+/// `CT_ERR_INVALID_ARGUMENT`, naming the entry. Turn it off only for data known to be
+/// finite (it costs one pass over the matrix).
+#[no_mangle]
+pub extern "C" fn ct_set_check_finite(on: i32) -> ct_status {
+    guard("ct_set_check_finite", || {
+        ctensor_aten::set_check_finite(on != 0);
+        Ok(())
+    })
+}
+
+/// Sets the threads of OpenBLAS and of ctensor's own pool together (1 to 1024; more is
+/// `CT_ERR_SHAPE`, out of range).
 #[no_mangle]
 pub extern "C" fn ct_set_num_threads(n: usize) -> ct_status {
     guard("ct_set_num_threads", || {

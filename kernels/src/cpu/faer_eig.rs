@@ -27,6 +27,18 @@ where
             return Ok(());
         };
         crate::check::non_null(OP, "w", w, n)?;
+        // SAFETY: `a` checked above; the caller vouches for the memory.
+        unsafe {
+            crate::lapack::require_finite::<T, CpuDevice>(
+                OP,
+                "a",
+                crate::lapack::Part::Triangle(uplo),
+                n,
+                n,
+                a,
+                lda,
+            )
+        }?;
         let vectors = jobz == Jobz::Vectors;
         let zspan = if vectors {
             plan_square(OP, "z", n, z, ldz)?.map_or(0, |p| p.span)

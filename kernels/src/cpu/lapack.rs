@@ -541,6 +541,40 @@ fn uplo_u8(u: Uplo) -> u8 {
     u.as_char() as u8
 }
 
+impl<T: Scalar> FindNonFinite<T> for CpuDevice {
+    unsafe fn find_non_finite(
+        part: Part,
+        m: usize,
+        n: usize,
+        a: *const T,
+        lda: usize,
+    ) -> Result<Option<(usize, usize, T)>> {
+        if m == 0 || n == 0 || T::DTYPE.is_integer() {
+            return Ok(None);
+        }
+        crate::check::leading_dim("find_non_finite", "lda", lda, m)?;
+        let span = crate::check::matrix_span("find_non_finite", "a", m, n, lda)?;
+        crate::check::non_null("find_non_finite", "a", a, span)?;
+        // SAFETY: the caller vouches for the span checked above.
+        let a = unsafe { slice(a, span) };
+        for j in 0..n {
+            let rows = match part {
+                Part::Whole => 0..m,
+                Part::Triangle(Uplo::Lower) => j.min(m)..m,
+                Part::Triangle(Uplo::Upper) => 0..(j + 1).min(m),
+            };
+            for i in rows {
+                let v = a[i + j * lda];
+                let z = v.to_c64();
+                if !(z.re.is_finite() && z.im.is_finite()) {
+                    return Ok(Some((i, j, v)));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
 impl<T: Scalar> SetMatrix<T> for CpuDevice {
     unsafe fn set_matrix(keep: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
         let Some(Square { span, .. }) = plan_square("set_matrix", "a", n, a, lda)? else {
@@ -586,6 +620,11 @@ unsafe fn cholesky_family<T: Lapack>(
 
 impl<T: Lapack> LapackPotrf<T> for CpuDevice {
     unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
+        plan_square("potrf", "a", n, a, lda)?;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, CpuDevice>(T::NAMES[POTRF], "a", Part::Triangle(uplo), n, n, a, lda)
+        }?;
         // SAFETY: forwarded contract.
         unsafe { cholesky_family(("potrf", POTRF), T::potrf, potrf_failure, (uplo, n, a, lda)) }
     }
@@ -649,6 +688,10 @@ impl<T: Lapack> LapackHeevd<T> for CpuDevice {
         else {
             return Ok(());
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, CpuDevice>(T::NAMES[HEEVD], "a", Part::Triangle(uplo), n, n, a, lda)
+        }?;
         let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
         // SAFETY: the caller vouches for `a` (span checked) and `w` (n values).
         let (a, w) = unsafe { (slice_mut(a, span), slice_mut(w, n)) };
@@ -686,6 +729,10 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
         let Some(p) = plan_heevr(n, a, lda, &range, w, z, ldz)? else {
             return Ok(0);
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, CpuDevice>(T::NAMES[HEEVR], "a", Part::Triangle(uplo), n, n, a, lda)
+        }?;
         let (n32, lda32, span, ldz32, zspan) = (p.a.n, p.a.ld, p.a.span, p.ldz, p.zspan);
         let zero = <T::Real as Scalar>::zero();
         let (r, vl, vu, il, iu) = match p.select {
@@ -763,6 +810,14 @@ impl<T: Lapack> LapackHegvd<T> for CpuDevice {
         let Some((pa, pb)) = plan_hegvd(itype, n, a, lda, b, ldb, w)? else {
             return Ok(());
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, CpuDevice>(T::NAMES[HEGVD], "a", Part::Triangle(uplo), n, n, a, lda)
+        }?;
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, CpuDevice>(T::NAMES[HEGVD], "b", Part::Triangle(uplo), n, n, b, ldb)
+        }?;
         let (n32, lda32, ldb32, aspan, bspan) = (pa.n, pa.ld, pb.ld, pa.span, pb.span);
         let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
         // SAFETY: the caller vouches for `a`, `b`, `w` over the spans checked above.
@@ -801,6 +856,8 @@ impl<T: Lapack> LapackGetrf<T> for CpuDevice {
         let Some(([m32, n32, lda32], span)) = plan_getrf(m, n, a, lda, ipiv)? else {
             return Ok(());
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe { require_finite::<T, CpuDevice>(T::NAMES[GETRF], "a", Part::Whole, m, n, a, lda) }?;
         let k = m.min(n);
         // SAFETY: the caller vouches for the spans checked above.
         let (a, ipiv) = unsafe { (slice_mut(a, span), slice_mut(ipiv, k)) };

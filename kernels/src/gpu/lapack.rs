@@ -18,8 +18,9 @@ use cudarc::cusolver::sys::{
 };
 
 use super::cusolver::{fill, mode, status, with_handle, Cusolver};
-use super::launch::Scratch;
+use super::launch::{args, dev, launch_1d, Scratch};
 use super::memory::copy_strided;
+use super::source::NONFINITE;
 use crate::blas::Trans;
 use crate::lapack::*;
 use crate::lapack_plan::{
@@ -100,6 +101,11 @@ unsafe fn cholesky_family<T: Cusolver>(
 impl<T: Cusolver> LapackPotrf<T> for GpuDevice {
     unsafe fn potrf(uplo: Uplo, n: usize, a: *mut T, lda: usize) -> Result<()> {
         let fns: CholeskyFns<T> = (T::potrf_buffer, T::potrf);
+        plan_square("potrf", "a", n, a, lda)?;
+        // SAFETY: arguments checked; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, GpuDevice>(T::NAMES[POTRF], "a", Part::Triangle(uplo), n, n, a, lda)
+        }?;
         // SAFETY: forwarded contract.
         unsafe { cholesky_family(("potrf", POTRF), fns, potrf_failure, (uplo, n, a, lda)) }
     }
@@ -200,6 +206,10 @@ impl<T: Cusolver> LapackHeevd<T> for GpuDevice {
         else {
             return Ok(());
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, GpuDevice>(T::NAMES[HEEVD], "a", Part::Triangle(uplo), n, n, a, lda)
+        }?;
         let (name, j, u) = (T::NAMES[HEEVD], mode(jobz), fill(uplo));
         let info = run(op, |h, info| {
             // SAFETY: sizes checked; `a` and `w` are device memory of the checked spans
@@ -236,6 +246,18 @@ impl<T: Cusolver> LapackHeevr<T> for GpuDevice {
         let Some(p) = plan_heevr(n, a, lda, &range, w, z, ldz)? else {
             return Ok(0);
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, GpuDevice>(
+                T::NAMES[HEEVDX],
+                "a",
+                Part::Triangle(uplo),
+                n,
+                n,
+                a,
+                lda,
+            )
+        }?;
         let (n32, lda32, cols) = (p.a.n, p.a.ld, p.cols);
         let zero = <T::Real as Scalar>::zero();
         let (r, vl, vu, il, iu) = match p.select {
@@ -306,6 +328,14 @@ impl<T: Cusolver> LapackHegvd<T> for GpuDevice {
         let Some((pa, pb)) = plan_hegvd(itype, n, a, lda, b, ldb, w)? else {
             return Ok(());
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, GpuDevice>(T::NAMES[HEGVD], "a", Part::Triangle(uplo), n, n, a, lda)
+        }?;
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe {
+            require_finite::<T, GpuDevice>(T::NAMES[HEGVD], "b", Part::Triangle(uplo), n, n, b, ldb)
+        }?;
         let (n32, lda32, ldb32) = (pa.n, pa.ld, pb.ld);
         let t = match itype {
             1 => cusolverEigType_t::CUSOLVER_EIG_TYPE_1,
@@ -337,6 +367,8 @@ impl<T: Cusolver> LapackGetrf<T> for GpuDevice {
         let Some(([m32, n32, lda32], _)) = plan_getrf(m, n, a, lda, ipiv)? else {
             return Ok(());
         };
+        // SAFETY: arguments checked above; the caller vouches for the memory.
+        unsafe { require_finite::<T, GpuDevice>(T::NAMES[GETRF], "a", Part::Whole, m, n, a, lda) }?;
         let name = T::NAMES[GETRF];
         let info = run(op, |h, info| {
             // SAFETY: sizes checked; `a` and `ipiv` are device memory of the checked
@@ -411,5 +443,59 @@ impl<T: Scalar> HeevFaer<T> for GpuDevice {
             expected: "host memory (faer's eigensolver runs on the CPU)".into(),
             given: "GPU memory; use LapackHeevd on the GPU".into(),
         })
+    }
+}
+
+impl<T: Scalar> FindNonFinite<T> for GpuDevice {
+    unsafe fn find_non_finite(
+        part: Part,
+        m: usize,
+        n: usize,
+        a: *const T,
+        lda: usize,
+    ) -> Result<Option<(usize, usize, T)>> {
+        const OP: &str = "find_non_finite";
+        if m == 0 || n == 0 || T::DTYPE.is_integer() {
+            return Ok(None);
+        }
+        crate::check::leading_dim(OP, "lda", lda, m)?;
+        let span = crate::check::matrix_span(OP, "a", m, n, lda)?;
+        crate::check::non_null(OP, "a", a, span)?;
+        let total = m.checked_mul(n).ok_or_else(|| Error::Overflow {
+            op: OP,
+            what: format!("{m} × {n} entries exceed usize"),
+        })?;
+        let first = Scratch::<i64>::new(OP, 1)?;
+        let code: i32 = match part {
+            Part::Whole => 0,
+            Part::Triangle(Uplo::Lower) => 1,
+            Part::Triangle(Uplo::Upper) => 2,
+        };
+        let (m64, n64, ld64, ap, fp) = (m as u64, n as u64, lda as u64, dev(a), dev(first.ptr()));
+        let mut found = 0u64;
+        // SAFETY: `a` spans `span` device elements (caller); `first` holds one zeroed u64.
+        unsafe {
+            launch_1d(
+                NONFINITE.get::<T>()?,
+                total,
+                &mut args![&code, &m64, &n64, &ap, &ld64, &fp],
+            )?;
+            copy_d2h(&mut found as *mut u64 as *mut u8, fp, 8)?;
+        }
+        if found == 0 {
+            return Ok(None);
+        }
+        let k = total - found as usize;
+        let (i, j) = (k % m, k / m);
+        let mut v = T::zero();
+        // SAFETY: entry (i, j) lies inside the span checked above.
+        unsafe {
+            copy_d2h(
+                &mut v as *mut T as *mut u8,
+                dev(a.wrapping_add(i + j * lda)),
+                std::mem::size_of::<T>(),
+            )?
+        };
+        Ok(Some((i, j, v)))
     }
 }

@@ -61,6 +61,31 @@ template <class T> __device__ void ct_set_matrix(int keep_upper, u64 n, T* a, u6
     }
 }
 
+// Whether a value is finite (x - x is 0 for finite x, NaN for NaN and infinities;
+// NVRTC does not assume finite math unless told to).
+__device__ inline bool ct_finite(float a) { return a - a == 0.0f; }
+__device__ inline bool ct_finite(double a) { return a - a == 0.0; }
+__device__ inline bool ct_finite(ct_c32 a) { return ct_finite(a.re) && ct_finite(a.im); }
+__device__ inline bool ct_finite(ct_c64 a) { return ct_finite(a.re) && ct_finite(a.im); }
+
+// *first = m·n - k for the lowest column-major index k = i + j·m of a non-finite entry
+// of the m × n matrix a (leading dimension lda) inside `part` (0 the whole matrix, 1 the
+// lower triangle with the diagonal, 2 the upper one); 0 when there is none.
+template <class T> __device__ void ct_nonfinite(int part, u64 m, u64 n, const T* a, u64 lda, u64* first) {
+    u64 total = m * n;
+    CT_GRID_STRIDE(k, total) {
+        u64 i = k % m, j = k / m;
+        bool inside = part == 0 || (part == 1 ? i >= j : i <= j);
+        if (inside && !ct_finite(Ct<T>::load(a[i + j * lda]))) atomicMax(first, total - k);
+    }
+}
+
+#define CT_LAYOUT_FLOATING(S, T)                                                               \
+    extern "C" __global__ void nonfinite_##S(int part, u64 m, u64 n, const T* a, u64 lda, u64* first) { \
+        ct_nonfinite<T>(part, m, n, a, lda, first);                                            \
+    }
+CT_FLOATING(CT_LAYOUT_FLOATING)
+
 #define CT_LAYOUT(S, T)                                                                        \
     extern "C" __global__ void copy_strided_##S(u64 n, CtDims d, const T* src, T* dst, int conj) { \
         ct_copy_strided<T>(n, d, src, dst, conj);                                              \
