@@ -332,3 +332,61 @@ device_test!(non_finite_values_in_the_read_part_are_an_error, D => {
     non_finite_input_is_refused::<D, f32>().unwrap();
     non_finite_input_is_refused::<D, c32>().unwrap();
 });
+
+/// A system singular to working precision is `Error::IllConditioned`; a well-conditioned
+/// one still solves (checked by A·x = b).
+fn near_singular_solve_is_refused<D: Device, T: Scalar>() -> Result<()> {
+    let v = |x: f64| T::cast_from(c64::new(x, 0.0));
+    // The reported case: two equal rows; rounding leaves no exact zero pivot.
+    let a = on::<D>(Tensor::from_slice(
+        &[-2.0, -2.0, 1.0, -2.0, -2.0, 1.0, 3.0, 1.0, 2.0].map(v),
+        &[3, 3],
+    )?);
+    let b = on::<D>(Tensor::ones(T::DTYPE, D::TYPE, &[3])?);
+    match solve(&a, &b) {
+        Err(Error::IllConditioned { .. }) | Err(Error::Lapack { .. }) => {}
+        other => panic!(
+            "{:?}: expected a singular-matrix error, got {other:?}",
+            T::DTYPE
+        ),
+    }
+    // Hilbert matrices: condition about 1.5e7 at n = 6 (beyond f32), 1.7e16 at n = 12
+    // (beyond f64).
+    let n = if T::DTYPE.real_type() == DataType::Float {
+        6
+    } else {
+        12
+    };
+    let hilbert: Vec<T> = (0..n * n)
+        .map(|k| v(1.0 / ((k / n + k % n + 1) as f64)))
+        .collect();
+    let h = on::<D>(Tensor::from_slice(&hilbert, &[n, n])?);
+    let ones = on::<D>(Tensor::ones(T::DTYPE, D::TYPE, &[n])?);
+    assert!(
+        matches!(solve(&h, &ones), Err(Error::IllConditioned { .. })),
+        "{:?}: Hilbert {n}",
+        T::DTYPE
+    );
+    // Well conditioned: diagonally dominant, n = 33.
+    let n = 33;
+    let (m, _) = matrices::<T>(21, n, n as f64);
+    let a = on::<D>(Tensor::from_slice(&m, &[n, n])?);
+    let b = on::<D>(Tensor::ones(T::DTYPE, D::TYPE, &[n, 2])?);
+    let x = solve(&a, &b)?;
+    let r = c64s(&matmul(&a, &x)?)?;
+    for z in r {
+        assert!(
+            (z - c64::new(1.0, 0.0)).norm() < 100.0 * n as f64 * eps(T::DTYPE),
+            "{:?}: {z}",
+            T::DTYPE
+        );
+    }
+    Ok(())
+}
+
+device_test!(solve_refuses_matrices_singular_to_working_precision, D => {
+    near_singular_solve_is_refused::<D, f64>().unwrap();
+    near_singular_solve_is_refused::<D, c64>().unwrap();
+    near_singular_solve_is_refused::<D, f32>().unwrap();
+    near_singular_solve_is_refused::<D, c32>().unwrap();
+});

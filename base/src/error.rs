@@ -183,6 +183,19 @@ pub enum Error {
         what: String,
     },
 
+    // ---- numerically singular input ----------------------------------------------
+    /// A linear system whose matrix is singular to working precision: the reciprocal
+    /// condition estimate (1-norm) is below the threshold (the dtype's epsilon).
+    #[error("{op}: the matrix is singular to working precision: reciprocal condition estimate {rcond:e} < {threshold:e}")]
+    IllConditioned {
+        /// The operation that failed.
+        op: &'static str,
+        /// LAPACK's estimate of `1 / (‖A‖₁ ‖A⁻¹‖₁)`.
+        rcond: f64,
+        /// The smallest value accepted.
+        threshold: f64,
+    },
+
     // ---- memory ------------------------------------------------------------------
     /// A borrow of a tensor's memory conflicts with one that is still alive (through
     /// this tensor or another that shares its buffer).

@@ -402,3 +402,21 @@ pub(crate) unsafe fn require_finite<T: Scalar, D: FindNonFinite<T>>(
         }
     }
 }
+
+/// The 1-norm of a matrix and the reciprocal condition estimate of an LU-factored one
+/// (`?lange` with `'1'`, `?gecon`), to tell a numerically singular system from a solvable
+/// one: LU with partial pivoting reports only exact zeros on the diagonal of `U`.
+pub trait LapackGecon<T: Scalar>: Device {
+    /// `max_j Σ_i |a_ij|` of the `m × n` column-major `a`.
+    ///
+    /// # Safety
+    /// `a` is valid for reads of `lda·(n-1) + m` elements.
+    unsafe fn norm_one(m: usize, n: usize, a: *const T, lda: usize) -> Result<T::Real>;
+
+    /// An estimate of `1 / (‖A‖₁ ‖A⁻¹‖₁)` from the factors of [`LapackGetrf::getrf`] and
+    /// `anorm = ‖A‖₁` of the matrix before factoring.
+    ///
+    /// # Safety
+    /// `lu` is valid for reads of `lda·(n-1) + n` elements.
+    unsafe fn gecon(n: usize, lu: *const T, lda: usize, anorm: T::Real) -> Result<T::Real>;
+}

@@ -292,6 +292,26 @@ pub(crate) fn plan_hegvd<T, R>(
 
 /// Checked arguments of `getrf`: `(m, n, lda)` as LAPACK integers and the span of `a`;
 /// `None` when `min(m, n) == 0`.
+/// Checks a general `m × n` column-major matrix for `op`: its LAPACK integer sizes and
+/// span, or `None` when it is empty.
+pub(crate) fn plan_matrix<T>(
+    op: &'static str,
+    m: usize,
+    n: usize,
+    a: *const T,
+    lda: usize,
+) -> Result<Option<([i32; 3], usize)>> {
+    check::leading_dim(op, "lda", lda, m)?;
+    let span = check::matrix_span(op, "a", m, n, lda)?;
+    check::non_null(op, "a", a, span)?;
+    let ints = [
+        check::blas_int(op, "m", m)?,
+        check::blas_int(op, "n", n)?,
+        check::blas_int(op, "lda", lda)?,
+    ];
+    Ok((m.min(n) > 0).then_some((ints, span)))
+}
+
 pub(crate) fn plan_getrf<T>(
     m: usize,
     n: usize,

@@ -90,7 +90,7 @@ fn status_of(e: &Error) -> ct_status {
         Error::DeviceUnavailable { .. } | Error::DeviceMismatch { .. } | Error::Cuda { .. } => {
             CT_ERR_DEVICE
         }
-        Error::Lapack { .. } => CT_ERR_LAPACK,
+        Error::Lapack { .. } | Error::IllConditioned { .. } => CT_ERR_LAPACK,
         Error::Alloc { .. } => CT_ERR_ALLOC,
         Error::BorrowConflict { .. } => CT_ERR_BORROW,
         Error::Internal { .. } => CT_ERR_INTERNAL,

@@ -8,8 +8,8 @@
 
 use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::lapack::{
-    Diag, EigRange, HeevFaer, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr,
-    LapackHegvd, LapackPotrf, LapackTrtri, SetMatrix, Uplo,
+    Diag, EigRange, HeevFaer, Jobz, LapackGecon, LapackGetrf, LapackGetrs, LapackHeevd,
+    LapackHeevr, LapackHegvd, LapackPotrf, LapackTrtri, SetMatrix, Uplo,
 };
 
 use super::einsum::{einsum, EinsumOptions};
@@ -330,7 +330,9 @@ pub fn set_matrix(a: &mut Tensor, keep: Uplo) -> Result<()> {
 }
 
 /// The solution `X` of `A X = B` (`b` a vector `[n]` or a matrix `[n, k]`), by LU with
-/// partial pivoting. A singular `A` is `Error::Lapack`.
+/// partial pivoting. An exactly singular `A` (a zero pivot) is `Error::Lapack`; one that
+/// is singular to working precision — LAPACK's reciprocal condition estimate (`?gecon`,
+/// 1-norm) below the dtype's epsilon, as SciPy warns — is `Error::IllConditioned`.
 pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let op = "solve";
     let n = square(op, a)?;
@@ -364,7 +366,16 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         // SAFETY: column-major copies of their own: `lu` n × n, `x` n × k (ld n), and
         // `ipiv` n integers, all on the dispatched device.
         unsafe {
+            let anorm = <D as LapackGecon<T>>::norm_one(n, n, pa, n.max(1))?;
             <D as LapackGetrf<T>>::getrf(n, n, pa, n.max(1), pp)?;
+            let rcond = <D as LapackGecon<T>>::gecon(n, pa, n.max(1), anorm)?.to_c64().re;
+            let threshold = match <T as Scalar>::DTYPE.real_type() {
+                DataType::Float => f32::EPSILON as f64,
+                _ => f64::EPSILON,
+            };
+            if n > 0 && !(rcond >= threshold) {
+                return Err(Error::IllConditioned { op, rcond, threshold });
+            }
             <D as LapackGetrs<T>>::getrs(ctensor_kernels::blas::Trans::N, n, k, pa, n.max(1), pp, px, n.max(1))
         }
     })?;

@@ -930,3 +930,99 @@ mod tests {
         assert_eq!(<c32 as Lapack>::NAMES[HEGVD], "chegvd");
     }
 }
+
+/// `?lange` and `?gecon` of one element type.
+trait Gecon: Scalar {
+    /// `?lange('1', ...)`.
+    unsafe fn lange1(m: i32, n: i32, a: &[Self], lda: i32, work: &mut [Self::Real]) -> Self::Real;
+    /// `?gecon('1', ...)`, returning `info`.
+    unsafe fn gecon1(
+        n: i32,
+        a: &[Self],
+        lda: i32,
+        anorm: Self::Real,
+        rcond: &mut Self::Real,
+    ) -> i32;
+}
+
+macro_rules! impl_gecon {
+    ($t:ty, $lange:ident, $gecon:ident, real) => {
+        impl Gecon for $t {
+            unsafe fn lange1(m: i32, n: i32, a: &[Self], lda: i32, work: &mut [Self]) -> Self {
+                // SAFETY: sizes checked by the caller.
+                unsafe { lapack::$lange(b'1', m, n, a, lda, work) }
+            }
+            unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: Self, rcond: &mut Self) -> i32 {
+                let mut work = vec![0.0; 4 * n as usize];
+                let mut iwork = vec![0i32; n as usize];
+                let mut info = 0;
+                // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
+                unsafe {
+                    lapack::$gecon(
+                        b'1', n, a, lda, anorm, rcond, &mut work, &mut iwork, &mut info,
+                    )
+                };
+                info
+            }
+        }
+    };
+    ($t:ty, $r:ty, $lange:ident, $gecon:ident, complex) => {
+        impl Gecon for $t {
+            unsafe fn lange1(m: i32, n: i32, a: &[Self], lda: i32, work: &mut [$r]) -> $r {
+                // SAFETY: sizes checked by the caller.
+                unsafe { lapack::$lange(b'1', m, n, a, lda, work) }
+            }
+            unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: $r, rcond: &mut $r) -> i32 {
+                let mut work = vec![<$t>::new(0.0, 0.0); 2 * n as usize];
+                let mut rwork = vec![0.0; 2 * n as usize];
+                let mut info = 0;
+                // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
+                unsafe {
+                    lapack::$gecon(
+                        b'1', n, a, lda, anorm, rcond, &mut work, &mut rwork, &mut info,
+                    )
+                };
+                info
+            }
+        }
+    };
+}
+impl_gecon!(f32, slange, sgecon, real);
+impl_gecon!(f64, dlange, dgecon, real);
+impl_gecon!(c32, f32, clange, cgecon, complex);
+impl_gecon!(c64, f64, zlange, zgecon, complex);
+
+impl<T: Lapack + Gecon> LapackGecon<T> for CpuDevice {
+    unsafe fn norm_one(m: usize, n: usize, a: *const T, lda: usize) -> Result<T::Real> {
+        let Some(([m32, n32, lda32], span)) =
+            crate::lapack_plan::plan_matrix("norm_one", m, n, a, lda)?
+        else {
+            return Ok(<T::Real as Scalar>::zero());
+        };
+        // SAFETY: the caller vouches for the span checked above.
+        let a = unsafe { slice(a, span) };
+        let mut work = vec![<T::Real as Scalar>::zero(); m.max(1)];
+        // SAFETY: sizes checked above.
+        Ok(unsafe { T::lange1(m32, n32, a, lda32, &mut work) })
+    }
+
+    unsafe fn gecon(n: usize, lu: *const T, lda: usize, anorm: T::Real) -> Result<T::Real> {
+        let Some(Square { n: n32, ld, span }) = plan_square("gecon", "a", n, lu, lda)? else {
+            return Ok(<T::Real as Scalar>::one());
+        };
+        // SAFETY: the caller vouches for the span checked above.
+        let lu = unsafe { slice(lu, span) };
+        let mut rcond = <T::Real as Scalar>::zero();
+        // SAFETY: arguments checked above.
+        let info = unsafe { T::gecon1(n32, lu, ld, anorm, &mut rcond) };
+        info_result(
+            "gecon",
+            info,
+            &[
+                "norm", "n", "a", "lda", "anorm", "rcond", "work", "iwork", "info",
+            ],
+            |i| format!("unexpected positive info {i}"),
+        )?;
+        Ok(rcond)
+    }
+}

@@ -499,3 +499,43 @@ impl<T: Scalar> FindNonFinite<T> for GpuDevice {
         Ok(Some((i, j, v)))
     }
 }
+
+impl<T: Cusolver> LapackGecon<T> for GpuDevice
+where
+    ctensor_base::CpuDevice: LapackGecon<T>,
+{
+    /// On a host copy (cuSOLVER has no condition estimator; this is `O(n²)` transfer
+    /// next to the `O(n³)` factorization).
+    unsafe fn norm_one(m: usize, n: usize, a: *const T, lda: usize) -> Result<T::Real> {
+        let Some((_, span)) = crate::lapack_plan::plan_matrix("norm_one", m, n, a, lda)? else {
+            return Ok(<T::Real as Scalar>::zero());
+        };
+        let host = host_copy(a, span)?;
+        // SAFETY: `host` holds the span.
+        unsafe { <ctensor_base::CpuDevice as LapackGecon<T>>::norm_one(m, n, host.as_ptr(), lda) }
+    }
+
+    /// On a host copy, as [`norm_one`](Self::norm_one).
+    unsafe fn gecon(n: usize, lu: *const T, lda: usize, anorm: T::Real) -> Result<T::Real> {
+        let Some(Square { span, .. }) = plan_square("gecon", "a", n, lu, lda)? else {
+            return Ok(<T::Real as Scalar>::one());
+        };
+        let host = host_copy(lu, span)?;
+        // SAFETY: `host` holds the span.
+        unsafe { <ctensor_base::CpuDevice as LapackGecon<T>>::gecon(n, host.as_ptr(), lda, anorm) }
+    }
+}
+
+/// `span` device elements at `p` copied to the host.
+fn host_copy<T: Scalar>(p: *const T, span: usize) -> Result<Vec<T>> {
+    let mut host = vec![T::zero(); span];
+    // SAFETY: the caller checked that `p` spans `span` device elements; `host` holds them.
+    unsafe {
+        copy_d2h(
+            host.as_mut_ptr() as *mut u8,
+            dev(p),
+            span * std::mem::size_of::<T>(),
+        )?
+    };
+    Ok(host)
+}
