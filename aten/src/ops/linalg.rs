@@ -373,7 +373,8 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 DataType::Float => f32::EPSILON as f64,
                 _ => f64::EPSILON,
             };
-            if n > 0 && !(rcond >= threshold) {
+            // NaN (from a NaN factor) counts as singular.
+            if n > 0 && (rcond.is_nan() || rcond < threshold) {
                 return Err(Error::IllConditioned { op, rcond, threshold });
             }
             <D as LapackGetrs<T>>::getrs(ctensor_kernels::blas::Trans::N, n, k, pa, n.max(1), pp, px, n.max(1))
