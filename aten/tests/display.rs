@@ -111,3 +111,17 @@ device_test!(display_elides_big_tensors, D => {
     assert!(s.ends_with("1997, 1998, 1999]]"), "{s}");
     assert_eq!(s.lines().count(), 7);
 });
+
+#[test]
+fn empty_tensors_with_huge_other_axes_print_without_building_their_indices() {
+    use ctensor_aten::{DataType, DeviceType};
+    let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[0, 1 << 40]).unwrap();
+    assert_eq!(body(&t), "[]");
+    let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[1 << 40, 0]).unwrap();
+    assert_eq!(body(&t), "[[],\n [],\n [],\n ...,\n [],\n [],\n []]");
+    let t = Tensor::zeros(DataType::ComplexFloat, DeviceType::Cpu, &[2, 1 << 62, 0]).unwrap();
+    assert!(body(&t).contains("..."), "{}", body(&t));
+    // Small empty axes still print in full.
+    let t = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[3, 0]).unwrap();
+    assert_eq!(body(&t), "[[],\n [],\n []]");
+}

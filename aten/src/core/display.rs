@@ -126,11 +126,14 @@ impl Layout<'_> {
 
 fn render(t: &Tensor) -> Result<String> {
     let elided = t.numel() > THRESHOLD;
+    // An empty tensor has no values but may have huge other axes (shape [2⁴⁰, 0]): elide
+    // those too, so nothing is built per index of an axis.
+    let elide_axes = elided || t.numel() == 0;
     let shown: Vec<Vec<Option<usize>>> = t
         .dims()
         .iter()
         .map(|&d| {
-            if elided && d > 2 * EDGE {
+            if elide_axes && d > 2 * EDGE {
                 (0..EDGE)
                     .map(Some)
                     .chain([None])
