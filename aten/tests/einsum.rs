@@ -322,3 +322,20 @@ device_test!(einsum_errors_name_the_problem, D => {
     let e = einsum_into("ij->ji", &[&a], &Default::default(), &mut wrong).unwrap_err();
     assert!(e.to_string().contains("[3, 2]"), "{e}");
 });
+
+#[test]
+fn zero_element_work_allocates_nothing_per_entry_of_huge_axes() -> ctensor_aten::Result<()> {
+    use ctensor_aten::{matmul, DataType, DeviceType, Tensor};
+    for big in [1usize << 40, 1 << 62] {
+        let a = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[big, 0])?;
+        let c = einsum("bi,bj->bij", &[&a, &a], &EinsumOptions::default())?;
+        assert_eq!(c.dims(), &[big, 0, 0]);
+        let c = einsum("bi,bi->b", &[&a, &a], &EinsumOptions::default());
+        // [big] f64 outputs cannot be allocated: an allocation error, never an abort.
+        assert!(c.is_err(), "{c:?}");
+        let x = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[big, 0, 3])?;
+        let y = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[big, 3, 0])?;
+        assert_eq!(matmul(&x, &y)?.dims(), &[big, 0, 0]);
+    }
+    Ok(())
+}

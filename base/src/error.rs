@@ -222,6 +222,30 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The same error attributed to `op`: for an operation built on another (`matmul`
+    /// on einsum), so the message names what the caller called.
+    pub fn in_op(mut self, new_op: &'static str) -> Error {
+        use Error::*;
+        match &mut self {
+            ShapeMismatch { op, .. }
+            | OutOfRange { op, .. }
+            | Overflow { op, .. }
+            | InvalidArgument { op, .. }
+            | NotContiguous { op, .. }
+            | DTypeMismatch { op, .. }
+            | UnsupportedDType { op, .. }
+            | DeviceMismatch { op, .. }
+            | NonFinite { op, .. }
+            | IllConditioned { op, .. }
+            | Internal { op, .. }
+            | BorrowConflict { op, .. } => *op = new_op,
+            _ => {}
+        }
+        self
+    }
+}
+
 /// `Result` with ctensor's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

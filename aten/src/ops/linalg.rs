@@ -114,7 +114,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             got: format!("{:?} and {:?}", a.dims(), b.dims()),
         });
     }
-    einsum("...ij,...jk->...ik", &[a, b], &EinsumOptions::default())
+    einsum("...ij,...jk->...ik", &[a, b], &EinsumOptions::default()).map_err(|e| e.in_op("matmul"))
 }
 
 /// Eigenvalues (ascending, real dtype) and eigenvectors (as columns, in `a`'s memory

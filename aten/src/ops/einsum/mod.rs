@@ -594,6 +594,11 @@ impl<'p> Contraction<'p> {
         alpha: c64,
         beta: c64,
     ) -> Result<Option<Tensor>> {
+        // No output element: nothing to compute, and nothing may be built per entry of
+        // the other axes (a [2⁶², 0] operand has 2⁶² batch entries).
+        if c.numel() == 0 {
+            return Ok(Some(c.share()));
+        }
         let nb = self.batch.len();
         let nm = self.m.len();
         let (Some(cm), Some(cn)) = (
