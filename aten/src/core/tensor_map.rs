@@ -49,9 +49,18 @@ fn check_gpu_pointer(ptr: *mut std::ffi::c_void) -> Result<()> {
     }
 }
 
+/// Layouts up to this many elements that fail the sorted-stride rule are checked exactly
+/// by listing their offsets (32 MiB of offsets at most).
+const EXACT_OVERLAP_LIMIT: usize = 1 << 22;
+
 /// Checks a foreign view's strides: one per dimension, no two multi-indices on one
 /// element (so writes through the map are well defined), and returns the number of
 /// elements the view spans from its first element.
+///
+/// Every layout whose strides, sorted, each reach past the span of the smaller ones is
+/// accepted at once (dense, padded, permuted layouts); any other layout of at most
+/// [`EXACT_OVERLAP_LIMIT`] elements is accepted exactly when no two of its offsets
+/// coincide (shape `[3, 3]` with strides `[3, 2]` is such a layout).
 fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
     if strides.len() != shape.len() {
         return Err(Error::InvalidArgument {
@@ -77,19 +86,48 @@ fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
             "the memory spanned by shape {shape:?} with strides {strides:?} exceeds usize"
         ),
     };
+    // The span: one past the largest offset.
     let mut span = 1usize;
-    for (stride, size) in dims {
-        if stride < span {
-            return Err(Error::InvalidArgument {
-                op: "TensorMap",
-                expected: "strides that never reach one element twice".into(),
-                given: format!("shape {shape:?} with strides {strides:?}"),
-            });
-        }
+    for &(stride, size) in &dims {
         span = (size - 1)
             .checked_mul(stride)
             .and_then(|x| x.checked_add(span))
             .ok_or_else(overflow)?;
+    }
+    let mut reach = 1usize;
+    let sorted_rule = dims.iter().all(|&(stride, size)| {
+        let ok = stride >= reach;
+        reach = reach.saturating_add((size - 1).saturating_mul(stride));
+        ok
+    });
+    if sorted_rule {
+        return Ok(span);
+    }
+    let refuse = |given: String| Error::InvalidArgument {
+        op: "TensorMap",
+        expected: "strides that never reach one element twice".into(),
+        given,
+    };
+    if numel > EXACT_OVERLAP_LIMIT {
+        return Err(refuse(format!(
+            "shape {shape:?} with strides {strides:?}: too large ({numel} elements) to check \
+             exactly, and its strides, sorted, do not each reach past the span of the smaller \
+             ones (the rule for layouts over {EXACT_OVERLAP_LIMIT} elements)"
+        )));
+    }
+    let mut offsets = vec![0usize];
+    for &(stride, size) in &dims {
+        let base = offsets.clone();
+        for k in 1..size {
+            offsets.extend(base.iter().map(|o| o + k * stride));
+        }
+    }
+    offsets.sort_unstable();
+    if let Some(w) = offsets.windows(2).find(|w| w[0] == w[1]) {
+        return Err(refuse(format!(
+            "shape {shape:?} with strides {strides:?}, which reach offset {} twice",
+            w[0]
+        )));
     }
     Ok(span)
 }
@@ -244,6 +282,33 @@ mod tests {
         assert_eq!(span_of(&[0, 4], &[4, 1]).unwrap(), 0);
         assert_eq!(span_of(&[], &[]).unwrap(), 1);
         assert_eq!(span_of(&[1, 5], &[0, 1]).unwrap(), 5);
+    }
+
+    #[test]
+    fn span_of_accepts_every_layout_that_never_overlaps() {
+        // Interleaved layouts that fail the sorted-stride rule but never overlap.
+        assert_eq!(span_of(&[3, 3], &[3, 2]).unwrap(), 11);
+        assert_eq!(span_of(&[3, 2, 2], &[3, 5, 7]).unwrap(), 19);
+        assert_eq!(span_of(&[3, 2], &[2, 3]).unwrap(), 8);
+        // And a brute-force cross-check over small shapes and strides.
+        for d0 in 1..4usize {
+            for d1 in 1..4usize {
+                for s0 in 0..5usize {
+                    for s1 in 0..5usize {
+                        let mut offs: Vec<usize> = (0..d0)
+                            .flat_map(|i| (0..d1).map(move |j| i * s0 + j * s1))
+                            .collect();
+                        offs.sort_unstable();
+                        let distinct = offs.windows(2).all(|w| w[0] != w[1]);
+                        let r = span_of(&[d0, d1], &[s0, s1]);
+                        assert_eq!(r.is_ok(), distinct, "[{d0}, {d1}] strides [{s0}, {s1}]");
+                        if let Ok(span) = r {
+                            assert_eq!(span, offs.last().unwrap() + 1);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
