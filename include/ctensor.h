@@ -93,7 +93,8 @@ typedef struct ct_einsum_options {
   int32_t conj_x;
   // Non-zero: use the conjugate of the second operand.
   int32_t conj_y;
-  // `alpha`, real part.
+  // `alpha`, real part. `alpha` and `beta` are cast to the operands' dtype: for a
+  // real dtype their imaginary parts are dropped.
   double alpha_re;
   // `alpha`, imaginary part.
   double alpha_im;
@@ -235,18 +236,45 @@ enum ct_status ct_heevd(int32_t dtype,
                         size_t lda,
                         void *w);
 
+// `a + b` with NumPy broadcasting, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_add(const struct ct_tensor *a, const struct ct_tensor *b, struct ct_tensor **out);
+
+// `a - b` with NumPy broadcasting, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_sub(const struct ct_tensor *a, const struct ct_tensor *b, struct ct_tensor **out);
+
+// `a * b` element-wise with NumPy broadcasting, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_mul(const struct ct_tensor *a, const struct ct_tensor *b, struct ct_tensor **out);
+
+// `a / b` element-wise with NumPy broadcasting, into a new tensor (integer division by
+// zero is an error).
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_div(const struct ct_tensor *a, const struct ct_tensor *b, struct ct_tensor **out);
+
 // `conj_x = conj_y = 0`, `alpha = 1`, `beta = 0`.
 struct ct_einsum_options ct_einsum_default_options(void);
 
 // Einstein summation over `n` (1 or 2) tensors into a new tensor, e.g. `"ij,kj->ik"`
-// with `conj_y` for `ψ ψᴴ`. `opts` may be null (defaults).
+// with `conj_y` for `ψ ψᴴ`. `opts` may be null (defaults). `operands` is an array of
+// handles as the other functions return them: `ct_tensor *ops[2] = {a, b};` (the
+// operands are only read).
 //
 // # Safety
 // `eq` is a NUL-terminated string, `operands` holds `n` handles, `opts` is null or
 // valid, `out` is valid for a write.
 enum ct_status ct_einsum(const char *eq,
                          size_t n,
-                         const struct ct_tensor *const *operands,
+                         struct ct_tensor *const *operands,
                          const struct ct_einsum_options *opts,
                          struct ct_tensor **out);
 
@@ -257,7 +285,7 @@ enum ct_status ct_einsum(const char *eq,
 // As for [`ct_einsum`]; `out` is a handle.
 enum ct_status ct_einsum_into(const char *eq,
                               size_t n,
-                              const struct ct_tensor *const *operands,
+                              struct ct_tensor *const *operands,
                               const struct ct_einsum_options *opts,
                               struct ct_tensor *out);
 
@@ -334,11 +362,13 @@ enum ct_status ct_tensor_zeros(int32_t dtype,
                                const size_t *shape,
                                struct ct_tensor **out);
 
-// Creates a host tensor holding a copy of `data`, which is laid out in `order`.
+// Creates a host tensor holding a copy of `data`, which is laid out in `order`; the
+// tensor keeps that order. `data` need not be aligned for the dtype (it is copied byte
+// for byte); only `ct_tensor_map` needs alignment.
 //
 // # Safety
-// `shape` is valid for `ndim` reads; `data` for reads of the tensor's bytes; `out` for a
-// write.
+// `shape` is valid for `ndim` reads; `data` for reads of the tensor's bytes (any
+// alignment); `out` for a write.
 enum ct_status ct_tensor_from_host(int32_t dtype,
                                    size_t ndim,
                                    const size_t *shape,
@@ -367,7 +397,8 @@ enum ct_status ct_tensor_map(void *data,
 // `t` is null, or a pointer that may be compared with the live handles.
 enum ct_status ct_tensor_free(struct ct_tensor *t);
 
-// A deep copy (new memory, row-major).
+// A deep copy into new memory, in the memory order of `t` when `t` is dense (a
+// column-major map stays column-major), row-major for a strided view.
 //
 // # Safety
 // `out` is valid for a write.

@@ -9,47 +9,81 @@ use ctensor_aten::{c64, Diag, EigBackend, EighRange, Tensor, Uplo};
 use super::status::{ct_status, guard, Fail};
 use super::tensor::{ct_tensor, give, handle, handle_mut};
 
-macro_rules! binary {
-    ($name:ident, $method:ident, $doc:literal) => {
-        #[doc = $doc]
-        ///
-        /// # Safety
-        /// `out` is valid for a write.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            a: *const ct_tensor,
-            b: *const ct_tensor,
-            out: *mut *mut ct_tensor,
-        ) -> ct_status {
-            guard(stringify!($name), || {
-                let r = handle(a, "a")?.$method(handle(b, "b")?)?;
-                // SAFETY: the caller's promise on `out`.
-                unsafe { give(out, r) }
-            })
-        }
-    };
+/// One element-wise binary op for the `ct_add`-style entry points below. They are
+/// written out one by one (not by a macro) so that cbindgen puts each in the header.
+///
+/// # Safety
+/// `out` is valid for a write.
+unsafe fn binary(
+    name: &str,
+    op: fn(&Tensor, &Tensor) -> ctensor_aten::Result<Tensor>,
+    a: *const ct_tensor,
+    b: *const ct_tensor,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    guard(name, || {
+        let r = op(handle(a, "a")?, handle(b, "b")?)?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give(out, r) }
+    })
 }
 
-binary!(
-    ct_add,
-    add,
-    "`a + b` with NumPy broadcasting, into a new tensor."
-);
-binary!(
-    ct_sub,
-    sub,
-    "`a - b` with NumPy broadcasting, into a new tensor."
-);
-binary!(
-    ct_mul,
-    mul,
-    "`a ∘ b` (element-wise) with NumPy broadcasting, into a new tensor."
-);
-binary!(
-    ct_div,
-    div,
-    "`a / b` with NumPy broadcasting, into a new tensor."
-);
+/// `a + b` with NumPy broadcasting, into a new tensor.
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_add(
+    a: *const ct_tensor,
+    b: *const ct_tensor,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    // SAFETY: forwarded contract.
+    unsafe { binary("ct_add", Tensor::add, a, b, out) }
+}
+
+/// `a - b` with NumPy broadcasting, into a new tensor.
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_sub(
+    a: *const ct_tensor,
+    b: *const ct_tensor,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    // SAFETY: forwarded contract.
+    unsafe { binary("ct_sub", Tensor::sub, a, b, out) }
+}
+
+/// `a * b` element-wise with NumPy broadcasting, into a new tensor.
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_mul(
+    a: *const ct_tensor,
+    b: *const ct_tensor,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    // SAFETY: forwarded contract.
+    unsafe { binary("ct_mul", Tensor::mul, a, b, out) }
+}
+
+/// `a / b` element-wise with NumPy broadcasting, into a new tensor (integer division by
+/// zero is an error).
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_div(
+    a: *const ct_tensor,
+    b: *const ct_tensor,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    // SAFETY: forwarded contract.
+    unsafe { binary("ct_div", Tensor::div, a, b, out) }
+}
 
 /// Options of [`ct_einsum`]; [`ct_einsum_default_options`] gives the defaults.
 #[allow(non_camel_case_types)]
@@ -60,7 +94,8 @@ pub struct ct_einsum_options {
     pub conj_x: i32,
     /// Non-zero: use the conjugate of the second operand.
     pub conj_y: i32,
-    /// `alpha`, real part.
+    /// `alpha`, real part. `alpha` and `beta` are cast to the operands' dtype: for a
+    /// real dtype their imaginary parts are dropped.
     pub alpha_re: f64,
     /// `alpha`, imaginary part.
     pub alpha_im: f64,
@@ -91,7 +126,7 @@ pub extern "C" fn ct_einsum_default_options() -> ct_einsum_options {
 unsafe fn einsum_args<'a>(
     eq: *const c_char,
     n: usize,
-    operands: *const *const ct_tensor,
+    operands: *const *mut ct_tensor,
     opts: *const ct_einsum_options,
 ) -> Result<(&'a str, Vec<&'a Tensor>, EinsumOptions), Fail> {
     if eq.is_null() {
@@ -126,7 +161,9 @@ unsafe fn einsum_args<'a>(
 }
 
 /// Einstein summation over `n` (1 or 2) tensors into a new tensor, e.g. `"ij,kj->ik"`
-/// with `conj_y` for `ψ ψᴴ`. `opts` may be null (defaults).
+/// with `conj_y` for `ψ ψᴴ`. `opts` may be null (defaults). `operands` is an array of
+/// handles as the other functions return them: `ct_tensor *ops[2] = {a, b};` (the
+/// operands are only read).
 ///
 /// # Safety
 /// `eq` is a NUL-terminated string, `operands` holds `n` handles, `opts` is null or
@@ -135,7 +172,7 @@ unsafe fn einsum_args<'a>(
 pub unsafe extern "C" fn ct_einsum(
     eq: *const c_char,
     n: usize,
-    operands: *const *const ct_tensor,
+    operands: *const *mut ct_tensor,
     opts: *const ct_einsum_options,
     out: *mut *mut ct_tensor,
 ) -> ct_status {
@@ -157,7 +194,7 @@ pub unsafe extern "C" fn ct_einsum(
 pub unsafe extern "C" fn ct_einsum_into(
     eq: *const c_char,
     n: usize,
-    operands: *const *const ct_tensor,
+    operands: *const *mut ct_tensor,
     opts: *const ct_einsum_options,
     out: *mut ct_tensor,
 ) -> ct_status {

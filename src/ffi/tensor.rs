@@ -180,11 +180,13 @@ pub unsafe extern "C" fn ct_tensor_zeros(
     })
 }
 
-/// Creates a host tensor holding a copy of `data`, which is laid out in `order`.
+/// Creates a host tensor holding a copy of `data`, which is laid out in `order`; the
+/// tensor keeps that order. `data` need not be aligned for the dtype (it is copied byte
+/// for byte); only `ct_tensor_map` needs alignment.
 ///
 /// # Safety
-/// `shape` is valid for `ndim` reads; `data` for reads of the tensor's bytes; `out` for a
-/// write.
+/// `shape` is valid for `ndim` reads; `data` for reads of the tensor's bytes (any
+/// alignment); `out` for a write.
 #[no_mangle]
 pub unsafe extern "C" fn ct_tensor_from_host(
     dtype: i32,
@@ -198,13 +200,19 @@ pub unsafe extern "C" fn ct_tensor_from_host(
         // SAFETY: the caller's promise on `shape`.
         let d = unsafe { dims(ndim, shape) }?;
         let (dt, ord) = (dtype_of(dtype)?, order_of(order)?);
-        let strides = ord.strides(d);
-        // SAFETY: the caller's promise on `data`; the map lives only inside this call.
-        let map = unsafe {
-            TensorMap::from_raw(data as *mut c_void, dt, DeviceType::Cpu, d, &strides, None)
-        }?;
-        let t = map.try_clone()?; // a deep row-major copy: the handle must not alias `data`
-                                  // SAFETY: the caller's promise on `out`.
+        let t = Tensor::new_in_order(dt, DeviceType::Cpu, d, ord)?;
+        let bytes = t.numel() * dt.size_of(); // allocated above, so it fits
+        if bytes > 0 {
+            if data.is_null() {
+                return Err(Fail::Null("data"));
+            }
+            // SAFETY: the caller's promise: `data` is readable for the tensor's bytes; `t`
+            // is a fresh dense allocation of exactly that many bytes, held by nothing else.
+            unsafe {
+                std::ptr::copy_nonoverlapping(data as *const u8, t.data_ptr() as *mut u8, bytes)
+            };
+        }
+        // SAFETY: the caller's promise on `out`.
         unsafe { give(out, t) }
     })
 }
@@ -265,7 +273,8 @@ pub unsafe extern "C" fn ct_tensor_free(t: *mut ct_tensor) -> ct_status {
     })
 }
 
-/// A deep copy (new memory, row-major).
+/// A deep copy into new memory, in the memory order of `t` when `t` is dense (a
+/// column-major map stays column-major), row-major for a strided view.
 ///
 /// # Safety
 /// `out` is valid for a write.

@@ -81,7 +81,7 @@ int main(void) {
   opts.conj_y = 1;
   opts.alpha_re = 2.0;
   opts.beta_re = -1.0;
-  const ct_tensor *ops[2] = {pt, pt};
+  ct_tensor *ops[2] = {pt, pt}; /* the natural idiom: handles as returned */
   OK(ct_einsum_into("ij,kj->ik", 2, ops, &opts, s));
   for (int i = 0; i < 2; i++)
     for (int k = 0; k < 2; k++) {

@@ -69,7 +69,7 @@ int main() {
     // matmul and einsum agree: A·A = einsum("ij,jk->ik").
     Tensor p, q;
     check(ct_matmul(a.get(), a.get(), p.out()), "ct_matmul");
-    const ct_tensor* ops[2] = {a.get(), a.get()};
+    ct_tensor* ops[2] = {a.get(), a.get()};
     check(ct_einsum("ij,jk->ik", 2, ops, nullptr, q.out()), "ct_einsum");
     for (int i = 0; i < 4; i++) expect(std::abs(p.data<cd>()[i] - q.data<cd>()[i]) < 1e-12, "matmul vs einsum");
     // An error becomes an exception with the message.

@@ -16,6 +16,25 @@ c++ -std=c++17 -Wall -Wextra -Werror -Iinclude tests/c/client.cpp "$LIB" $LIBS -
 "$OUT/client_cpp"
 gfortran -std=f2008 -Wall -Werror -J "$OUT" tests/c/client.f90 "$LIB" $LIBS -o "$OUT/client_f90"
 "$OUT/client_f90"
+
+# Every ct_* function the shared library exports is declared in the header.
+missing=$(comm -23 \
+  <(nm -D --defined-only "$TARGET/release/libctensor.so" | awk '$2 == "T" && $3 ~ /^ct_/ {print $3}' | sort -u) \
+  <(grep -o '\bct_[a-z0-9_]*(' include/ctensor.h | tr -d '(' | sort -u))
+if [ -n "$missing" ]; then
+  echo "exported but not declared in include/ctensor.h: $missing" >&2
+  exit 1
+fi
+echo "header: all $(nm -D --defined-only "$TARGET/release/libctensor.so" | awk '$3 ~ /^ct_/' | wc -l) exported ct_* functions are declared"
+
+# Dynamic linking: the SONAME is libctensor.so.0, which the program records.
+ln -sf libctensor.so "$TARGET/release/libctensor.so.0"
+cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/client.c -L"$TARGET/release" -lctensor -lm \
+  -o "$OUT/client_dyn"
+readelf -d "$OUT/client_dyn" | grep -q 'NEEDED.*\[libctensor.so.0\]' \
+  || { echo "client_dyn does not record libctensor.so.0" >&2; exit 1; }
+LD_LIBRARY_PATH="$TARGET/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$OUT/client_dyn"
+echo "dynamic linking: client_dyn runs against libctensor.so.0"
 if command -v valgrind >/dev/null 2>&1; then
   # OpenBLAS's thread pool keeps memory for the life of the process ("still
   # reachable"); only errors and definite leaks fail the run.
