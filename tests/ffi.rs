@@ -218,14 +218,14 @@ fn every_handle_entry_point_rejects_null_and_foreign_handles() {
             (
                 "ct_einsum",
                 Box::new(|h| {
-                    let ops = [h as *mut ct_tensor];
+                    let ops = [h];
                     ct_einsum(c"ij->ji".as_ptr(), 1, ops.as_ptr(), null(), out)
                 }),
             ),
             (
                 "ct_einsum_into",
                 Box::new(|h| {
-                    let ops = [h as *mut ct_tensor];
+                    let ops = [h];
                     ct_einsum_into(c"ij->ji".as_ptr(), 1, ops.as_ptr(), null(), h)
                 }),
             ),
@@ -693,7 +693,7 @@ fn devices_report_availability_and_thread_counts_are_checked() {
 fn from_host_copies_unaligned_buffers_and_clones_keep_the_memory_order() {
     // f64 values at an odd byte offset: misaligned for the dtype.
     let vals = [1.5f64, -2.0, 3.25, 4.0, 5.0, 6.5];
-    let mut bytes = vec![0u8; 1 + 48];
+    let mut bytes = [0u8; 1 + 48];
     for (i, v) in vals.iter().enumerate() {
         bytes[1 + 8 * i..9 + 8 * i].copy_from_slice(&v.to_ne_bytes());
     }
@@ -721,9 +721,9 @@ fn from_host_copies_unaligned_buffers_and_clones_keep_the_memory_order() {
         }
         let want_strides = if order == 0 { [3, 1] } else { [1, 2] };
         assert_eq!(strides, want_strides, "order {order}");
-        for k in 0..6 {
+        for (k, v) in vals.iter().enumerate() {
             // SAFETY: the tensor holds 6 f64 at `p`.
-            assert_eq!(unsafe { *(p as *const f64).add(k) }, vals[k]);
+            assert_eq!(unsafe { *(p as *const f64).add(k) }, *v);
         }
         // A clone keeps the memory order.
         let mut c = null_mut();
