@@ -222,6 +222,21 @@ fn g_vectors(cut: f64, k: [f64; 3]) -> Vec<[f64; 3]> {
     gs
 }
 
+/// The largest basis cutoff accepted, in (2π/a)²: about 17 600 plane waves, a dense
+/// Hamiltonian of 5 GB in c64. Beyond it the basis would not fit in memory.
+const MAX_CUT: f64 = 600.0;
+
+/// Checks a cutoff option: finite, positive and at most [`MAX_CUT`].
+fn check_cutoff(name: &str, value: Option<f64>) -> Res<()> {
+    match value {
+        Some(c) if !(c.is_finite() && c > 0.0 && c <= MAX_CUT) => Err(Fail(format!(
+            "{name} {c}: expected a cutoff in (0, {MAX_CUT}] (2π/a)²; {MAX_CUT} already gives \
+             about 17 600 plane waves"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The cutoff whose closed shells hold exactly `npw` plane waves.
 fn cutoff_for(npw: usize) -> Res<f64> {
     let mut sizes = Vec::new();
@@ -356,6 +371,15 @@ impl Model {
     /// The lowest `nb` eigenvalues at `k`, in eV (not yet shifted).
     fn levels(&self, k: [f64; 3], nb: usize) -> Res<Vec<f64>> {
         let h = self.hamiltonian(k)?;
+        // With a k-dependent cutoff the basis changes along the path.
+        let npw = h.dims()[0];
+        if nb > npw {
+            return Err(Fail(format!(
+                "--bands: {nb} bands (at least the occupied ones and one more) exceed the \
+                 {npw} plane waves at k = ({}, {}, {}) (2π/a); raise the cutoff or ask for fewer",
+                k[0], k[1], k[2]
+            )));
+        }
         self.solved.set(self.solved.get() + 1);
         // Only the lowest bands: MRRR computes just those. Measured against the default
         // (faer, full spectrum): 430 vs 404 k-points/s at 169 plane waves, 24.1 vs 23.3
@@ -518,6 +542,8 @@ fn run(args: &Args) -> Res<Run> {
     if args.bands == 0 {
         return Err(Fail("--bands 0: expected at least 1 band".into()));
     }
+    check_cutoff("--gcut", args.gcut)?;
+    check_cutoff("--kcut", args.kcut)?;
     if args.points == 0 {
         return Err(Fail(
             "--points 0: expected at least 1 point per segment".into(),
@@ -767,9 +793,11 @@ fn write_csv(run: &Run, dir: &std::path::Path) -> Res<PathBuf> {
     }
     s.push('\n');
     for (x, k, e) in &run.samples {
-        let _ = write!(s, "{x:.6},{:.6},{:.6},{:.6}", k[0], k[1], k[2]);
+        // Full precision (the shortest decimal that reads back to the same double), so
+        // levels compare with other codes at the 1e-9 Ry level.
+        let _ = write!(s, "{x},{},{},{}", k[0], k[1], k[2]);
         for v in e {
-            let _ = write!(s, ",{v:.6}");
+            let _ = write!(s, ",{v}");
         }
         s.push('\n');
     }
@@ -878,14 +906,15 @@ fn main_with(argv: &[String]) -> (i32, String) {
         let _ = writeln!(text, "\nWrote {} and {}", csv.display(), svg.display());
         let _ = writeln!(
             text,
-            "{} Hamiltonians ({} plane waves) solved in {:.3} s: {:.1} k-points/s, device {}, dtype {}, {} thread(s)",
+            "{} Hamiltonians ({} plane waves) solved in {:.3} s: {:.1} k-points/s, device {}, dtype {}, {} thread(s); ctensor built with features [{}]",
             r.kpoints,
             r.npw,
             r.seconds,
             r.kpoints as f64 / r.seconds,
             args.device,
             args.dtype,
-            ctensor::num_threads()
+            ctensor::num_threads(),
+            ctensor::BUILD_FEATURES
         );
         Ok(text)
     });
@@ -1045,6 +1074,32 @@ mod tests {
     }
 
     #[test]
+    fn bands_csv_holds_every_level_to_the_last_bit() {
+        let dir = std::env::temp_dir().join(format!("ctensor-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let args = Args::parse_from(["silicon_bands", "--points", "3", "--path", "L-G-X"]);
+        let r = run(&args).unwrap();
+        let text = std::fs::read_to_string(write_csv(&r, &dir).unwrap()).unwrap();
+        let rows: Vec<Vec<f64>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(rows.len(), r.samples.len());
+        for (row, (x, k, e)) in rows.iter().zip(&r.samples) {
+            let want: Vec<f64> = [*x, k[0], k[1], k[2]]
+                .into_iter()
+                .chain(e.iter().copied())
+                .collect();
+            assert_eq!(row.len(), want.len());
+            for (a, b) in row.iter().zip(&want) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn bad_options_give_one_line_and_status_2() {
         let argv = |v: &[&str]| -> Vec<String> {
             std::iter::once("silicon_bands")
@@ -1052,22 +1107,33 @@ mod tests {
                 .map(String::from)
                 .collect()
         };
-        let mut bads = vec![
-            &["--material", "Unobtainium"][..],
-            &["--bands", "0"],
-            &["--npw", "51", "--bands", "60"],
-            &["--npw", "52"],
-            &["--path", "G-Q"],
-            &["--dtype", "f16"],
-            &["--points", "nope"],
+        // Each bad option, and the word its message must contain (about the option given,
+        // not a consequence of it).
+        let mut bads: Vec<(&[&str], &str)> = vec![
+            (&["--material", "Unobtainium"], "--material"),
+            (&["--bands", "0"], "--bands"),
+            (&["--npw", "51", "--bands", "60"], "--bands"),
+            (&["--npw", "52"], "--npw"),
+            (&["--path", "G-Q"], "Q"),
+            (&["--dtype", "f16"], "--dtype"),
+            (&["--points", "nope"], "--points"),
+            (&["--gcut", "nan"], "--gcut NaN: expected a cutoff"),
+            (&["--gcut", "1e400"], "--gcut inf: expected a cutoff"),
+            (&["--gcut=-1"], "--gcut -1: expected a cutoff"),
+            (&["--gcut", "1e7"], "--gcut 10000000: expected a cutoff"),
+            (&["--kcut", "nan"], "--kcut NaN: expected a cutoff"),
+            (&["--kcut=-1"], "--kcut -1: expected a cutoff"),
+            (&["--kcut", "3", "--bands", "9"], "plane waves at k"),
+            (&["--threads", "100000"], "thread count"),
         ];
         if !ctensor::gpu_available() {
-            bads.push(&["--device", "gpu"]); // an unusable device is a usage error
+            bads.push((&["--device", "gpu"], "gpu")); // an unusable device is a usage error
         }
-        for bad in bads {
+        for (bad, word) in bads {
             let (code, text) = main_with(&argv(bad));
             assert_eq!(code, 2, "{bad:?}: {text}");
             assert!(text.trim_end().lines().count() <= 3, "{bad:?}: {text}");
+            assert!(text.contains(word), "{bad:?}: {text:?} lacks {word:?}");
         }
     }
 }

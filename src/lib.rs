@@ -34,6 +34,11 @@
 
 pub mod ffi;
 
+/// The cargo features this build of ctensor has, comma-separated (e.g. `cuda`): a shared
+/// target directory may hold a library built with other features than the current
+/// build asks for, so programs can print what they actually got.
+pub const BUILD_FEATURES: &str = env!("CTENSOR_BUILD_FEATURES");
+
 pub use ctensor_aten::*;
 pub use ctensor_base as base;
 pub use ctensor_kernels as kernels;
