@@ -115,3 +115,26 @@ fn cuda_an_unknown_architecture_is_an_invalid_option() {
         other => panic!("expected NVRTC_ERROR_INVALID_OPTION, got {other:?}"),
     }
 }
+
+/// The runtime loads SASS for the GPU's exact architecture first (so a driver older than
+/// NVRTC's PTX version still runs the kernels): every source must compile to a CUBIN for
+/// the data-centre GPUs ctensor is used on, and the image must be an ELF file.
+#[test]
+fn cuda_every_source_compiles_to_sass_for_ampere_and_hopper() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    for arch in ["sm_80", "sm_90"] {
+        for src in SOURCES.iter().copied() {
+            let bin = src
+                .compile_cubin(arch)
+                .unwrap_or_else(|e| panic!("{}.cu does not compile for {arch}:\n{e}", src.name));
+            assert_eq!(
+                &bin[..4],
+                b"\x7fELF",
+                "{}.cu for {arch}: not an ELF image",
+                src.name
+            );
+        }
+    }
+}

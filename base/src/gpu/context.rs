@@ -34,6 +34,21 @@ impl KernelSource {
     /// Errors: [`Error::DeviceUnavailable`] when `libnvrtc` cannot be loaded;
     /// [`Error::Cuda`] with the compiler's log when the source does not compile.
     pub fn compile(&self, arch: Option<&str>) -> Result<String> {
+        self.build(arch, false)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Compiles the source to SASS (a CUBIN image) for the real architecture `arch`
+    /// (e.g. `sm_90`): code the driver loads without a JIT step, so it does not depend on
+    /// the driver understanding NVRTC's PTX version. Needs only NVRTC.
+    ///
+    /// Errors: as [`compile`](Self::compile).
+    pub fn compile_cubin(&self, arch: &str) -> Result<Vec<u8>> {
+        self.build(Some(arch), true)
+    }
+
+    /// NVRTC on the source: the PTX text (`cubin == false`) or the CUBIN image.
+    fn build(&self, arch: Option<&str>, cubin: bool) -> Result<Vec<u8>> {
         // SAFETY: only loads the library to see whether it is there.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err(unavailable(
@@ -62,11 +77,13 @@ impl KernelSource {
                 .map_err(|e| nvrtc_err("nvrtcCreateProgram", e))?;
             // SAFETY: `prog` was just created and is destroyed once, below.
             let compiled = unsafe { nvrtc::compile_program(prog, &options) };
-            // SAFETY: as above; the log and PTX are copied out before the program goes.
+            // SAFETY: as above; the log and the image are copied out before the program
+            // goes.
             let out = unsafe {
                 match compiled {
+                    Ok(()) if cubin => get_cubin(prog).map_err(|e| nvrtc_err("nvrtcGetCUBIN", e)),
                     Ok(()) => nvrtc::get_ptx(prog)
-                        .map(|p| c_chars_to_string(&p))
+                        .map(|p| c_chars_to_string(&p).into_bytes())
                         .map_err(|e| nvrtc_err("nvrtcGetPTX", e)),
                     Err(e) => {
                         let log = nvrtc::get_program_log(prog)
@@ -90,6 +107,48 @@ impl KernelSource {
             ))
         })
     }
+}
+
+/// The CUBIN image of a compiled program.
+///
+/// # Safety
+/// `prog` is a live, successfully compiled NVRTC program.
+unsafe fn get_cubin(
+    prog: cudarc::nvrtc::sys::nvrtcProgram,
+) -> std::result::Result<Vec<u8>, nvrtc::NvrtcError> {
+    use cudarc::nvrtc::sys as nv;
+    let mut size = 0usize;
+    // SAFETY: the caller's promise; `size` is an out-parameter.
+    unsafe { nv::nvrtcGetCUBINSize(prog, &mut size) }.result()?;
+    let mut image = vec![0u8; size];
+    // SAFETY: `image` holds the `size` bytes NVRTC reported.
+    unsafe { nv::nvrtcGetCUBIN(prog, image.as_mut_ptr() as *mut std::ffi::c_char) }.result()?;
+    Ok(image)
+}
+
+/// The virtual architectures to try for PTX, newest first: the device's own, then the
+/// older ones NVRTC releases keep (NVRTC 13 dropped `compute_70`, older ones do not know
+/// the newest); none newer than the device, whose driver could not run it.
+pub fn ptx_arch_candidates(major: i32, minor: i32) -> Vec<String> {
+    let own = major * 10 + minor;
+    let mut out = vec![format!("compute_{own}")];
+    for a in [120, 100, 90, 89, 86, 80, 75, 70] {
+        if a < own {
+            out.push(format!("compute_{a}"));
+        }
+    }
+    out
+}
+
+/// Whether NVRTC refused an architecture it does not know.
+pub fn is_unknown_arch(e: &Error) -> bool {
+    matches!(e, Error::Cuda { detail, .. } if detail.starts_with("NVRTC_ERROR_INVALID_OPTION"))
+}
+
+/// Whether the driver refused PTX newer than it understands.
+pub fn is_ptx_too_new(e: &Error) -> bool {
+    matches!(e, Error::Cuda { detail, .. }
+        if detail.contains("CUDA_ERROR_UNSUPPORTED_PTX_VERSION") || detail.contains("CUDA_ERROR_INVALID_PTX"))
 }
 
 /// A kernel's name as its parts, joined by `_` (e.g. `["cast", "f16", "f64"]` names
@@ -242,6 +301,30 @@ impl GpuContext {
         unsafe { drv::ctx::set_current(cu_ctx) }.map_err(|e| why("cuCtxSetCurrent", e))?;
         let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking)
             .map_err(|e| why("cuStreamCreate", e))?;
+        if pools {
+            // Keep freed memory in the device's pool instead of returning it to the OS at
+            // every synchronization (the default threshold is 0): the solver loop frees
+            // and reallocates the same sizes each iteration.
+            let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+            let mut threshold = u64::MAX;
+            // SAFETY: `dev` is a device handle; `pool` and `threshold` are valid for the
+            // writes and the read the calls make.
+            let r = unsafe {
+                match sys::cuDeviceGetDefaultMemPool(&mut pool, dev) {
+                    sys::CUresult::CUDA_SUCCESS => sys::cuMemPoolSetAttribute(
+                        pool,
+                        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                        &mut threshold as *mut u64 as *mut c_void,
+                    ),
+                    other => other,
+                }
+            };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(format!(
+                    "setting the memory pool's release threshold failed: {r:?}"
+                ));
+            }
+        }
         Ok(GpuContext {
             ordinal,
             name,
@@ -326,21 +409,56 @@ impl GpuContext {
         Ok(f)
     }
 
+    /// Loads `source` for this device: SASS for its exact architecture first (no JIT, so
+    /// a driver older than NVRTC still loads it: NVRTC 12.9 emits PTX 8.8, which drivers
+    /// before R575 refuse with `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`), then PTX for the
+    /// newest virtual architecture NVRTC knows, compiled forward by the driver.
     fn load(&self, source: &KernelSource) -> Result<sys::CUmodule> {
         let (major, minor) = self.compute_capability;
-        let arch = format!("compute_{major}{minor}");
-        // An NVRTC older than the GPU does not know its architecture; PTX for an older
-        // one is compiled forward by the driver.
-        let ptx = match source.compile(Some(&arch)) {
-            Err(Error::Cuda { detail, .. }) if detail.starts_with("NVRTC_ERROR_INVALID_OPTION") => {
-                source.compile(Some("compute_70"))
-            }
-            other => other,
-        }?;
-        let ptx = CString::new(ptx).unwrap_or_default();
-        // SAFETY: `ptx` is a NUL-terminated PTX image; the context is current.
-        unsafe { drv::module::load_data(ptx.as_ptr() as *const c_void) }
-            .map_err(driver_err(&format!("cuModuleLoadData({}.cu)", source.name)))
+        let load = |image: &[u8], what: &str| {
+            // SAFETY: `image` is a CUBIN or NUL-terminated PTX image; the context is current.
+            unsafe { drv::module::load_data(image.as_ptr() as *const c_void) }.map_err(driver_err(
+                &format!("cuModuleLoadData({}.cu, {what})", source.name),
+            ))
+        };
+        let sass = source
+            .compile_cubin(&format!("sm_{major}{minor}"))
+            .and_then(|bin| load(&bin, "SASS"));
+        let sass_err = match sass {
+            Ok(m) => return Ok(m),
+            Err(e) => e,
+        };
+        for arch in ptx_arch_candidates(major, minor) {
+            let ptx = match source.compile(Some(&arch)) {
+                Err(e) if is_unknown_arch(&e) => continue,
+                other => other?,
+            };
+            let ptx = CString::new(ptx).unwrap_or_default();
+            return match load(ptx.as_bytes_with_nul(), &arch) {
+                Err(Error::Cuda {
+                    library,
+                    call,
+                    detail,
+                }) if is_ptx_too_new(&Error::Cuda {
+                    library,
+                    call: String::new(),
+                    detail: detail.clone(),
+                }) =>
+                {
+                    Err(Error::Cuda {
+                        library,
+                        call,
+                        detail: format!(
+                            "{detail}: the driver is older than NVRTC's PTX (update the driver, \
+                             or use an NVRTC no newer than it); the SASS path failed first \
+                             with: {sass_err}"
+                        ),
+                    })
+                }
+                other => other,
+            };
+        }
+        Err(sass_err)
     }
 
     /// Launches `f` on the stream with the grid and block given and `params` (pointers
@@ -452,4 +570,43 @@ impl GpuContext {
 /// handles it guards stay consistent: each insertion is one step).
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod arch_tests {
+    use super::*;
+
+    #[test]
+    fn ptx_fallbacks_go_from_the_device_down_and_never_above_it() {
+        assert_eq!(
+            ptx_arch_candidates(9, 0),
+            [
+                "compute_90",
+                "compute_89",
+                "compute_86",
+                "compute_80",
+                "compute_75",
+                "compute_70"
+            ]
+        );
+        assert_eq!(ptx_arch_candidates(7, 5), ["compute_75", "compute_70"]);
+        assert_eq!(ptx_arch_candidates(7, 0), ["compute_70"]);
+        assert_eq!(
+            ptx_arch_candidates(12, 0)[..2],
+            ["compute_120".to_string(), "compute_100".to_string()]
+        );
+    }
+
+    #[test]
+    fn load_errors_are_classified_by_the_library_status() {
+        let cuda = |detail: &str| Error::Cuda {
+            library: "x",
+            call: "y".into(),
+            detail: detail.into(),
+        };
+        assert!(is_unknown_arch(&cuda("NVRTC_ERROR_INVALID_OPTION: ...")));
+        assert!(!is_unknown_arch(&cuda("NVRTC_ERROR_COMPILATION")));
+        assert!(is_ptx_too_new(&cuda("CUDA_ERROR_UNSUPPORTED_PTX_VERSION")));
+        assert!(!is_ptx_too_new(&cuda("CUDA_ERROR_OUT_OF_MEMORY")));
+    }
 }

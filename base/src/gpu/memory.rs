@@ -252,5 +252,47 @@ pub fn is_cuda_pointer(ptr: u64) -> Result<bool> {
             ptr,
         )
     };
-    Ok(r == sys::CUresult::CUDA_SUCCESS)
+    pointer_kind(r, kind)
+}
+
+/// The answer for one `cuPointerGetAttribute(MEMORY_TYPE)` result: device (or managed)
+/// memory is GPU memory; a pointer the driver does not know (`CUDA_ERROR_INVALID_VALUE`)
+/// is not; any other status (a sticky fault from earlier work, a lost device) is the
+/// driver's error, never "not GPU memory".
+pub(crate) fn pointer_kind(r: sys::CUresult, kind: u32) -> Result<bool> {
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(kind == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+            || kind == sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32),
+        sys::CUresult::CUDA_ERROR_INVALID_VALUE => Ok(false),
+        other => Err(Error::Cuda {
+            library: "CUDA driver",
+            call: "cuPointerGetAttribute(MEMORY_TYPE)".into(),
+            detail: format!("{other:?}"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_queries_separate_unknown_pointers_from_driver_faults() {
+        use sys::CUresult as R;
+        let dev = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32;
+        let host = sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32;
+        assert_eq!(pointer_kind(R::CUDA_SUCCESS, dev), Ok(true));
+        assert_eq!(pointer_kind(R::CUDA_SUCCESS, host), Ok(false));
+        assert_eq!(pointer_kind(R::CUDA_ERROR_INVALID_VALUE, 0), Ok(false));
+        for fault in [
+            R::CUDA_ERROR_ILLEGAL_ADDRESS,
+            R::CUDA_ERROR_LAUNCH_FAILED,
+            R::CUDA_ERROR_DEINITIALIZED,
+        ] {
+            match pointer_kind(fault, 0) {
+                Err(Error::Cuda { detail, .. }) => assert!(detail.contains(&format!("{fault:?}"))),
+                other => panic!("{fault:?}: expected the driver's error, got {other:?}"),
+            }
+        }
+    }
 }
