@@ -23,6 +23,21 @@ fn pointer_array<P>(op: &'static str, ptrs: &[*const P]) -> Result<Scratch<i64>>
     Ok(dev)
 }
 
+/// Where cuBLAS must be pointed for a vector of `n` elements with increment `inc`.
+///
+/// Callers pass reference-BLAS vectors: with `inc < 0` the pointer is the lowest
+/// address and element `i` sits at `(n-1-i)·|inc|`. cuBLAS documents element `i` at
+/// `i·inc` from the pointer it is given, and does not promise reference-BLAS backward
+/// storage; pointing it at the logical first element (the highest address) makes both
+/// conventions address the same elements, so both devices give the CPU's answer.
+pub(crate) fn cublas_start<T>(p: *const T, n: usize, inc: i32) -> *const T {
+    if inc < 0 && n > 0 {
+        p.wrapping_add((n - 1) * inc.unsigned_abs() as usize)
+    } else {
+        p
+    }
+}
+
 impl<T: Cublas> BlasDot<T> for GpuDevice {
     unsafe fn dot(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
         // SAFETY: forwarded contract.
@@ -63,9 +78,25 @@ unsafe fn dot_any<T: Cublas>(
     // cuBLAS writes before returning in host pointer mode.
     call::<T>(name, |h| unsafe {
         if conj {
-            T::dotc(h, ni, x, vx.inc, y, vy.inc, &mut r)
+            T::dotc(
+                h,
+                ni,
+                cublas_start(x, n, vx.inc),
+                vx.inc,
+                cublas_start(y, n, vy.inc),
+                vy.inc,
+                &mut r,
+            )
         } else {
-            T::dotu(h, ni, x, vx.inc, y, vy.inc, &mut r)
+            T::dotu(
+                h,
+                ni,
+                cublas_start(x, n, vx.inc),
+                vx.inc,
+                cublas_start(y, n, vy.inc),
+                vy.inc,
+                &mut r,
+            )
         }
     })?;
     Ok(r)
@@ -132,7 +163,15 @@ impl<T: Cublas> BlasAxpy<T> for GpuDevice {
         let ni = check::blas_int("axpy", "n", n)?;
         // SAFETY: the vectors are valid device memory (caller).
         call::<T>("axpy", |h| unsafe {
-            T::axpy(h, ni, &alpha, x, vx.inc, y, vy.inc)
+            T::axpy(
+                h,
+                ni,
+                &alpha,
+                cublas_start(x, n, vx.inc),
+                vx.inc,
+                cublas_start(y, n, vy.inc) as *mut T,
+                vy.inc,
+            )
         })
     }
 }
@@ -148,7 +187,16 @@ impl<T: Cublas> BlasCopy<T> for GpuDevice {
         }
         let ni = check::blas_int("copy", "n", n)?;
         // SAFETY: the vectors are valid device memory (caller).
-        call::<T>("copy", |h| unsafe { T::copy(h, ni, x, vx.inc, y, vy.inc) })
+        call::<T>("copy", |h| unsafe {
+            T::copy(
+                h,
+                ni,
+                cublas_start(x, n, vx.inc),
+                vx.inc,
+                cublas_start(y, n, vy.inc) as *mut T,
+                vy.inc,
+            )
+        })
     }
 }
 
@@ -236,7 +284,18 @@ impl<T: Cublas> BlasGemv<T> for GpuDevice {
             }
             call::<T>("gemv", |h| {
                 T::gemv(
-                    h, p.trans, p.m, p.n, &alpha, a, p.lda, x, p.incx, &beta, y, p.incy,
+                    h,
+                    p.trans,
+                    p.m,
+                    p.n,
+                    &alpha,
+                    a,
+                    p.lda,
+                    cublas_start(x, p.lx, p.incx),
+                    p.incx,
+                    &beta,
+                    cublas_start(y, p.ly, p.incy) as *mut T,
+                    p.incy,
                 )
             })
         }
@@ -270,10 +329,11 @@ impl<T: Cublas> BlasGemvBatched<T> for GpuDevice {
             return Ok(());
         }
         let batch = check::blas_int(OP, "batch", a.len())?;
-        let ys: Vec<*const T> = y.iter().map(|&p| p as *const T).collect();
+        let xs: Vec<*const T> = x.iter().map(|&q| cublas_start(q, p.lx, p.incx)).collect();
+        let ys: Vec<*const T> = y.iter().map(|&q| cublas_start(q, p.ly, p.incy)).collect();
         let (da, dx, dy) = (
             pointer_array(OP, a)?,
-            pointer_array(OP, x)?,
+            pointer_array(OP, &xs)?,
             pointer_array(OP, &ys)?,
         );
         // SAFETY: the pointer arrays hold `batch` device pointers, each valid (caller).
@@ -345,7 +405,22 @@ impl<T: Cublas> BlasGemvBatchedStrided<T> for GpuDevice {
         // SAFETY: the operands are valid device memory for their spans (caller).
         call::<T>("gemvStridedBatched", |h| unsafe {
             T::gemv_strided(
-                h, p.trans, p.m, p.n, &alpha, a, p.lda, sa, x, p.incx, sx, &beta, y, p.incy, sy, b,
+                h,
+                p.trans,
+                p.m,
+                p.n,
+                &alpha,
+                a,
+                p.lda,
+                sa,
+                cublas_start(x, p.lx, p.incx),
+                p.incx,
+                sx,
+                &beta,
+                cublas_start(y, p.ly, p.incy) as *mut T,
+                p.incy,
+                sy,
+                b,
             )
         })
     }
@@ -558,6 +633,27 @@ impl<T: Scalar> crate::linalg::MatMul<T> for GpuDevice {
                     &beta_zero
                 ],
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cublas_start;
+
+    #[test]
+    fn negative_increments_point_cublas_at_the_logical_first_element() {
+        let base = std::ptr::null::<f64>().wrapping_add(1000);
+        // n = 4, inc = -3: elements at 9, 6, 3, 0 from the lowest address.
+        assert_eq!(cublas_start(base, 4, -3), base.wrapping_add(9));
+        assert_eq!(cublas_start(base, 4, 3), base);
+        assert_eq!(cublas_start(base, 0, -3), base);
+        assert_eq!(cublas_start(base, 1, -5), base);
+        // Element i as cuBLAS addresses it (start + i·inc) equals reference BLAS's
+        // (lowest + (n-1-i)·|inc|).
+        for i in 0..4usize {
+            let cu = cublas_start(base, 4, -3).wrapping_sub(3 * i);
+            assert_eq!(cu, base.wrapping_add((4 - 1 - i) * 3));
         }
     }
 }

@@ -63,7 +63,24 @@ fn workspace<T: Scalar>(
 ) -> Result<(Scratch<T>, i32)> {
     let mut lw = 0i32;
     status(query(&mut lw), format_args!("{routine}_bufferSize"))?;
-    Ok((Scratch::new(op, lw.max(1) as usize)?, lw))
+    Ok((Scratch::new(op, workspace_len(routine, lw)?)?, lw))
+}
+
+/// The element count a 32-bit `_bufferSize` answer stands for. These legacy cuSOLVER
+/// APIs report sizes in an `int`: past `i32::MAX` elements (f64 `syevd` with vectors
+/// near n ≈ 32 700) the answer wraps negative, and a 1-element workspace would let the
+/// routine write far out of bounds. That is refused instead.
+pub(crate) fn workspace_len(routine: &str, lw: i32) -> Result<usize> {
+    if lw < 0 {
+        return Err(Error::Overflow {
+            op: "cusolver workspace",
+            what: format!(
+                "{routine}_bufferSize answered {lw}: the workspace needs more than i32::MAX \
+                 elements, beyond cuSOLVER's 32-bit API (the matrix is too large for it)"
+            ),
+        });
+    }
+    Ok((lw as usize).max(1))
 }
 
 /// A routine of the Cholesky family (`potrf`, `potri`): its workspace query and call.
@@ -538,4 +555,26 @@ fn host_copy<T: Scalar>(p: *const T, span: usize) -> Result<Vec<T>> {
         )?
     };
     Ok(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::workspace_len;
+    use ctensor_base::Error;
+
+    #[test]
+    fn an_overflowed_32_bit_workspace_size_is_an_error_not_one_element() {
+        assert_eq!(workspace_len("Dsyevd", 0).unwrap(), 1);
+        assert_eq!(workspace_len("Dsyevd", 12345).unwrap(), 12345);
+        assert_eq!(
+            workspace_len("Dsyevd", i32::MAX).unwrap(),
+            i32::MAX as usize
+        );
+        // What a wrapped size looks like: i32::MAX + 1 elements reads back negative.
+        let wrapped = (i32::MAX as i64 + 1) as i32;
+        match workspace_len("Dsyevd", wrapped) {
+            Err(Error::Overflow { what, .. }) => assert!(what.contains("Dsyevd")),
+            other => panic!("expected Overflow, got {other:?}"),
+        }
+    }
 }
