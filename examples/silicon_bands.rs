@@ -1055,6 +1055,10 @@ mod tests {
     #[test]
     fn the_gpu_gives_the_host_levels() {
         if let Some(reason) = ctensor::base::gpu::unavailable_reason() {
+            assert!(
+                std::env::var_os("CTENSOR_REQUIRE_GPU").is_none(),
+                "CTENSOR_REQUIRE_GPU is set but the GPU is unusable: {reason}"
+            );
             println!("SKIP: the_gpu_gives_the_host_levels: {reason}");
             return;
         }

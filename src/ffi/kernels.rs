@@ -7,7 +7,7 @@
 
 use std::ffi::{c_char, c_void};
 
-use ctensor_aten::{c32, c64, CpuDevice, DataType, DeviceType};
+use ctensor_aten::{c64, CpuDevice, DeviceType, Scalar};
 use ctensor_kernels::blas::{BlasGemm, Trans};
 use ctensor_kernels::lapack::{Jobz, LapackHeevd, Uplo};
 
@@ -54,27 +54,6 @@ fn check_device_pointers(device: DeviceType, ptrs: &[(*const c_void, &str)]) -> 
         }
     }
     Ok(())
-}
-
-/// Evaluates `$body` with `$D` bound to the device marker of the C `device` code: the
-/// dtype-dispatched kernels run where the caller's pointers live (device pointers for
-/// `CT_GPU`). A GPU that cannot be used is `CT_ERR_DEVICE` with the reason.
-macro_rules! on_device {
-    ($device:expr, $D:ident => $body:expr) => {
-        match device_of($device)? {
-            DeviceType::Cpu => {
-                type $D = CpuDevice;
-                $body
-            }
-            #[cfg(feature = "cuda")]
-            DeviceType::Gpu => {
-                type $D = ctensor_base::GpuDevice;
-                $body
-            }
-            #[cfg(not(feature = "cuda"))]
-            DeviceType::Gpu => Err(Fail::Err(ctensor_base::alloc::gpu_unavailable())),
-        }
-    };
 }
 
 /// `C := alpha · op(A) · op(B) + beta · C` in double precision (`dgemm`).
@@ -231,48 +210,24 @@ pub unsafe extern "C" fn ct_gemm(
         let (ta, tb) = (trans_of(transa)?, trans_of(transb)?);
         let ptrs = [(a, "a"), (b, "b"), (c as *const c_void, "c")];
         check_device_pointers(device_of(device)?, &ptrs)?;
-        macro_rules! call {
-            ($t:ty) => {{
-                // SAFETY: the caller's promise that the scalars have type `$t`.
-                let (al, be) = unsafe {
-                    (
-                        *non_null(alpha as *const $t, "alpha")?,
-                        *non_null(beta as *const $t, "beta")?,
-                    )
-                };
-                // SAFETY: the caller's promise on the arrays; checked by the kernel.
-                on_device!(device, D => unsafe {
-                    <D as BlasGemm<$t>>::gemm(
-                        ta,
-                        tb,
-                        m,
-                        n,
-                        k,
-                        al,
-                        a as *const $t,
-                        lda,
-                        b as *const $t,
-                        ldb,
-                        be,
-                        c as *mut $t,
-                        ldc,
-                    )
-                    .map_err(Fail::Err)
-                })?;
-                Ok(())
-            }};
-        }
-        match dtype_of(dtype)? {
-            DataType::Float => call!(f32),
-            DataType::Double => call!(f64),
-            DataType::ComplexFloat => call!(c32),
-            DataType::ComplexDouble => call!(c64),
-            other => Err(Fail::Err(ctensor_base::Error::UnsupportedDType {
-                op: "ct_gemm",
-                dtype: other,
-                supported: "f32, f64, c32, c64",
-            })),
-        }
+        // The one dtype × device dispatch of aten, as every op uses it.
+        ctensor_aten::dispatch_blas!(dtype_of(dtype)?, device_of(device)?, "ct_gemm", T, D => {
+            // SAFETY: the caller's promise that the scalars have type `T`.
+            let (al, be) = unsafe {
+                (
+                    *non_null(alpha as *const T, "alpha")?,
+                    *non_null(beta as *const T, "beta")?,
+                )
+            };
+            // SAFETY: the caller's promise on the arrays; checked by the kernel.
+            unsafe {
+                <D as BlasGemm<T>>::gemm(
+                    ta, tb, m, n, k, al, a as *const T, lda, b as *const T, ldb, be,
+                    c as *mut T, ldc,
+                )
+            }
+            .map_err(Fail::Err)
+        })
     })
 }
 
@@ -298,26 +253,12 @@ pub unsafe extern "C" fn ct_heevd(
         let (j, u) = (jobz_of(jobz)?, uplo_of(uplo)?);
         let ptrs = [(a as *const c_void, "a"), (w as *const c_void, "w")];
         check_device_pointers(device_of(device)?, &ptrs)?;
-        macro_rules! call {
-            ($t:ty, $r:ty) => {{
-                // SAFETY: the caller's promise on the arrays; checked by the kernel.
-                on_device!(device, D => unsafe {
-                    <D as LapackHeevd<$t>>::heevd(j, u, n, a as *mut $t, lda, w as *mut $r)
-                        .map_err(Fail::Err)
-                })?;
-                Ok(())
-            }};
-        }
-        match dtype_of(dtype)? {
-            DataType::Float => call!(f32, f32),
-            DataType::Double => call!(f64, f64),
-            DataType::ComplexFloat => call!(c32, f32),
-            DataType::ComplexDouble => call!(c64, f64),
-            other => Err(Fail::Err(ctensor_base::Error::UnsupportedDType {
-                op: "ct_heevd",
-                dtype: other,
-                supported: "f32, f64, c32, c64",
-            })),
-        }
+        ctensor_aten::dispatch_blas!(dtype_of(dtype)?, device_of(device)?, "ct_heevd", T, D => {
+            // SAFETY: the caller's promise on the arrays; checked by the kernel.
+            unsafe {
+                <D as LapackHeevd<T>>::heevd(j, u, n, a as *mut T, lda, w as *mut <T as Scalar>::Real)
+            }
+            .map_err(Fail::Err)
+        })
     })
 }

@@ -1,7 +1,12 @@
 //! Runtime `(DataType, DeviceType)` to a typed call: the one place where ops turn the
-//! tensor's tags into type parameters. No other code matches on data types to pick a type.
+//! tensor's tags into type parameters. No other code matches on data types to pick a type:
+//! the C ABI (`src/ffi`) uses these macros too (exported, hidden from the docs). Error
+//! arms convert with `.into()`, so a body may return any error type that has
+//! `From<ctensor_base::Error>`.
 
 /// Evaluates `$body` with the type alias `$T` bound to the Rust element type of `$dtype`.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {{
         match $dtype {
@@ -44,6 +49,8 @@ macro_rules! with_dtype {
 /// Evaluates `$body` (which returns a `Result`) with `$T` bound to the element type of
 /// `$dtype` when it is one of the BLAS/LAPACK types (f32, f64, c32, c64); any other data
 /// type is `Error::UnsupportedDType` for `$op`.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! with_blas_dtype {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {{
         match $dtype {
@@ -67,7 +74,8 @@ macro_rules! with_blas_dtype {
                 op: $op,
                 dtype: other,
                 supported: "f32, f64, c32, c64",
-            }),
+            }
+            .into()),
         }
     }};
 }
@@ -75,6 +83,8 @@ macro_rules! with_blas_dtype {
 /// Evaluates `$body` (which returns a `Result`) with `$D` bound to the device marker of
 /// `$device`. Without the `cuda` feature the GPU is `Error::DeviceUnavailable`; with it,
 /// a GPU that is not usable at run time gives the same error from the first kernel.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! with_device {
     ($device:expr, $D:ident => $body:expr) => {{
         match $device {
@@ -88,23 +98,27 @@ macro_rules! with_device {
                 $body
             }
             #[cfg(not(feature = "cuda"))]
-            ctensor_base::DeviceType::Gpu => Err(ctensor_base::alloc::gpu_unavailable()),
+            ctensor_base::DeviceType::Gpu => Err(ctensor_base::alloc::gpu_unavailable().into()),
         }
     }};
 }
 
 /// [`with_device!`] and [`with_blas_dtype!`] together.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! dispatch_blas {
     ($dtype:expr, $device:expr, $op:expr, $T:ident, $D:ident => $body:expr) => {
-        $crate::core::dispatch::with_device!($device, $D => $crate::core::dispatch::with_blas_dtype!($dtype, $op, $T => $body))
+        $crate::with_device!($device, $D => $crate::with_blas_dtype!($dtype, $op, $T => $body))
     };
 }
 
 /// [`with_device!`] and [`with_dtype!`] together.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! dispatch {
     ($dtype:expr, $device:expr, $T:ident, $D:ident => $body:expr) => {
-        $crate::core::dispatch::with_device!($device, $D => $crate::core::dispatch::with_dtype!($dtype, $T => $body))
+        $crate::with_device!($device, $D => $crate::with_dtype!($dtype, $T => $body))
     };
 }
 
-pub(crate) use {dispatch, dispatch_blas, with_blas_dtype, with_device, with_dtype};
+pub(crate) use crate::{dispatch, dispatch_blas, with_device, with_dtype};

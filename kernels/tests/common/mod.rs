@@ -178,6 +178,17 @@ impl<T: Scalar> Buf<T> {
     }
 }
 
+/// Prints the `SKIP` line of a GPU case that cannot run here, or fails when
+/// `CTENSOR_REQUIRE_GPU` is set (scripts/gpu-run.sh sets it: on the GPU machine a skipped
+/// GPU case means the GPU could not be used, which must not pass unseen).
+pub fn skip_gpu(test: &str, reason: &str) {
+    assert!(
+        std::env::var_os("CTENSOR_REQUIRE_GPU").is_none(),
+        "{test}: CTENSOR_REQUIRE_GPU is set but the GPU is unusable: {reason}"
+    );
+    println!("SKIP: {test}: {reason}");
+}
+
 /// Declares a GPU-only test: runs `$body` when a GPU is usable, otherwise prints one
 /// `SKIP: <test>: <reason>` line and passes.
 #[macro_export]
@@ -186,7 +197,7 @@ macro_rules! gpu_test {
         #[test]
         fn $name() {
             if let Some(reason) = ctensor_base::gpu::unavailable_reason() {
-                println!("SKIP: {}: {reason}", stringify!($name));
+                $crate::common::skip_gpu(stringify!($name), &reason);
                 return;
             }
             $body
@@ -215,7 +226,7 @@ macro_rules! device_test {
             #[test]
             fn gpu() {
                 if let Some(reason) = ctensor_base::gpu::unavailable_reason() {
-                    println!("SKIP: {}::gpu: {reason}", module_path!());
+                    $crate::common::skip_gpu(&format!("{}::gpu", module_path!()), &reason);
                     return;
                 }
                 #[allow(dead_code)]
