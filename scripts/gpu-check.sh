@@ -31,7 +31,7 @@ for exe in $list; do
 done
 
 for so in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
-  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ {print $NF; exit}')
+  path=$(ldconfig -p | awk -v so="$so" '!found && $1 == so && /x86-64/ {print $NF; found = 1}')
   [ -n "$path" ] || { echo "gpu-check: $so not found" >&2; exit 1; }
   cp -L "$path" "$out/lib/$so"
 done
