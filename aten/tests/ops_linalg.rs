@@ -15,19 +15,6 @@ use ctensor_aten::{
 };
 use rand::Rng;
 
-const BACKENDS: [EigBackend; 3] = [
-    EigBackend::LapackEvd,
-    EigBackend::LapackEvr,
-    EigBackend::Faer,
-];
-
-fn eps(dt: DataType) -> f64 {
-    match dt {
-        DataType::Float | DataType::ComplexFloat => f32::EPSILON as f64,
-        _ => f64::EPSILON,
-    }
-}
-
 /// A random Hermitian matrix of dtype `T` (entries in [-1, 1]), in `order`.
 fn hermitian<D: Device, T: Scalar>(seed: u64, n: usize, order: Order) -> (Tensor, Vec<c64>) {
     let mut r = rng(seed);

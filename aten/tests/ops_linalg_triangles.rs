@@ -10,19 +10,6 @@ use ctensor_aten::{
 };
 use rand::Rng;
 
-const BACKENDS: [EigBackend; 3] = [
-    EigBackend::LapackEvd,
-    EigBackend::LapackEvr,
-    EigBackend::Faer,
-];
-
-fn eps(dt: DataType) -> f64 {
-    match dt {
-        DataType::Float | DataType::ComplexFloat => f32::EPSILON as f64,
-        _ => f64::EPSILON,
-    }
-}
-
 /// Logical row-major values of a random Hermitian matrix (`clean`) and the same with NaN
 /// in the strict upper triangle (`dirty`); `shift` is added to the diagonal.
 fn matrices<T: Scalar>(seed: u64, n: usize, shift: f64) -> (Vec<T>, Vec<T>) {

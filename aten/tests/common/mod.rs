@@ -75,3 +75,18 @@ pub fn all_indices(shape: &[usize]) -> Vec<Vec<usize>> {
         })
         .collect()
 }
+
+/// Every CPU eigensolver backend of `eigh`.
+pub const BACKENDS: [ctensor_aten::EigBackend; 3] = [
+    ctensor_aten::EigBackend::LapackEvd,
+    ctensor_aten::EigBackend::LapackEvr,
+    ctensor_aten::EigBackend::Faer,
+];
+
+/// The unit roundoff of a floating dtype's real type.
+pub fn eps(dt: ctensor_aten::DataType) -> f64 {
+    match dt {
+        ctensor_aten::DataType::Float | ctensor_aten::DataType::ComplexFloat => f32::EPSILON as f64,
+        _ => f64::EPSILON,
+    }
+}
