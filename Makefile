@@ -38,12 +38,13 @@ fmt:
 ## make check-cuda: compiles every CUDA C source (kernels/src/gpu/cuda) to PTX with NVRTC
 ## and checks that every kernel the Rust side launches is in it. No GPU needed: NVRTC
 ## comes from PyPI into a virtual environment under target/ (scripts/nvrtc-env.sh).
-## Then the prelude's 16-bit float rounding runs on the host (a C++ compiler required).
+## Then the prelude's 16-bit float rounding, and the kernels emulated so far
+## (kernels/tests/cuda_emulation.rs), run on the host (a C++ compiler required).
 check-cuda: deps
 	lib=$$(bash scripts/nvrtc-env.sh) && \
 	LD_LIBRARY_PATH="$$lib$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" CTENSOR_REQUIRE_NVRTC=1 \
 	$(CARGO) test -p ctensor-kernels --test cuda_sources -- --nocapture
-	CTENSOR_REQUIRE_CXX=1 $(CARGO) test -p ctensor-kernels --test prelude_host -- --nocapture
+	CTENSOR_REQUIRE_CXX=1 $(CARGO) test -p ctensor-kernels --test prelude_host --test cuda_emulation -- --nocapture
 
 ## make header: regenerate include/ctensor.h from src/ffi (cbindgen) after an ABI change.
 header:

@@ -100,9 +100,10 @@ template <class R, class Z> __device__ inline Z ct_csqrt(Z a, R big, R small, R 
     else { z.re = other * back; z.im = copysign(t * back, im); }
     return z;
 }
-// 4^40 and 4^300 written as exact powers of two: 2^80 and 2^600.
-__device__ inline ct_c32 ct_sqrt(ct_c32 a) { return ct_csqrt<float, ct_c32>(a, 2.0e37f, 1.0e-30f, 1.2089258196146292e24f, 8.271806125530277e-25f); }
-__device__ inline ct_c64 ct_sqrt(ct_c64 a) { return ct_csqrt<double, ct_c64>(a, 4.0e307, 1.0e-290, 4.149515568880993e180, 2.409919865102884e-181); }
+// Scaled by 4^k before the root and by 2^-k after: k = 40 (c32) and 300 (c64), written as
+// exact powers of two (2^80 and 2^-40; 2^600 and 2^-300).
+__device__ inline ct_c32 ct_sqrt(ct_c32 a) { return ct_csqrt<float, ct_c32>(a, 2.0e37f, 1.0e-30f, 1.2089258196146292e24f, 9.094947017729282e-13f); }
+__device__ inline ct_c64 ct_sqrt(ct_c64 a) { return ct_csqrt<double, ct_c64>(a, 4.0e307, 1.0e-290, 4.149515568880993e180, 4.909093465297727e-91); }
 __device__ inline ct_c32 ct_exp(ct_c32 a) { float m = expf(a.re); ct_c32 z = {m * cosf(a.im), m * sinf(a.im)}; return z; }
 __device__ inline ct_c64 ct_exp(ct_c64 a) { double m = exp(a.re); ct_c64 z = {m * cos(a.im), m * sin(a.im)}; return z; }
 
