@@ -7,8 +7,9 @@
 //! ascending and once in descending order. Results are compared with the CPU kernels.
 //!
 //! Until ctensor runs on a real GPU this is the kernels' only execution. Covered so far:
-//! complex `sqrt` (c32, c64), `nonfinite` (every floating type's scan of a matrix part)
-//! and `any_zero` (integer division's zero check). Kernels with barriers (the tiled
+//! `add`, `mul` and `fma` for all eight element types (f16/bf16 rounding, wrapping
+//! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
+//! matrix part) and `any_zero` (integer division's zero check). Kernels with barriers (the tiled
 //! transpose) compile here but are not run yet: that needs a thread per emulated GPU
 //! thread.
 //!
@@ -25,7 +26,7 @@ use common::rng;
 use ctensor_base::{c32, c64, CpuDevice, Scalar};
 use ctensor_kernels::gpu::source::SOURCES;
 use ctensor_kernels::lapack::{FindNonFinite, Part, Uplo};
-use ctensor_kernels::linalg::{Unary, UnaryOp};
+use ctensor_kernels::linalg::{Add, Fma, Mul, Unary, UnaryOp};
 use rand::Rng;
 
 /// The shim, then the source (prelude + kernels), then a driver that runs one kernel
@@ -87,6 +88,20 @@ int main(int argc, char** argv) {
         launch_1d(n, rev, [&] { sqrt_c64(n, x.data(), y.data()); }); output(y); return 0; }
     if (!strcmp(k, "sqrt_c32")) { auto x = input<ct_c32>(n); std::vector<ct_c32> y(n);
         launch_1d(n, rev, [&] { sqrt_c32(n, x.data(), y.data()); }); output(y); return 0; }
+#define CT_EMU_BINARY(S, T)                                                                    \
+    if (!strcmp(k, "add_" #S)) { auto s = input<T>(2); auto x = input<T>(n); auto y = input<T>(n);  \
+        std::vector<T> z(n);                                                                       \
+        launch_1d(n, rev, [&] { add_##S(n, s[0], x.data(), s[1], y.data(), z.data()); });          \
+        output(z); return 0; }                                                                     \
+    if (!strcmp(k, "mul_" #S)) { auto s = input<T>(2); auto x = input<T>(n); auto y = input<T>(n);  \
+        std::vector<T> z(n);                                                                       \
+        launch_1d(n, rev, [&] { mul_##S(n, s[0], x.data(), y.data(), z.data()); });                \
+        output(z); return 0; }                                                                     \
+    if (!strcmp(k, "fma_" #S)) { auto s = input<T>(2); auto x = input<T>(n); auto y = input<T>(n);  \
+        auto z = input<T>(n); std::vector<T> o(n);                                                 \
+        launch_1d(n, rev, [&] { fma_##S(n, s[0], x.data(), y.data(), s[1], z.data(), o.data()); }); \
+        output(o); return 0; }
+    CT_ALL_TYPES(CT_EMU_BINARY)
     if (!strcmp(k, "any_zero_i32")) { auto x = input<int>(n); std::vector<u64> first(1, 0);
         launch_1d(n, rev, [&] { any_zero_i32(n, x.data(), first.data()); }); output(first); return 0; }
 #endif
@@ -252,11 +267,74 @@ where
     }
 }
 
+/// `add`, `mul` and `fma` on the emulated GPU against the CPU kernels, bit for bit.
+fn binary_ops_match_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: Add<T> + Mul<T> + Fma<T>,
+{
+    let s = suffix(T::DTYPE);
+    let mut r = rng(11);
+    for n in [1usize, 7, 257, 1000] {
+        let v: Vec<T> = common::random_vec(&mut r, 3 * n + 2);
+        let (ab, rest) = v.split_at(2);
+        let (x, rest) = rest.split_at(n);
+        let (y, z) = rest.split_at(n);
+        let (alpha, beta) = (ab[0], ab[1]);
+        let input = |parts: &[&[T]]| {
+            parts
+                .iter()
+                .flat_map(|p| bytes(p).to_vec())
+                .collect::<Vec<u8>>()
+        };
+        let mut want = vec![T::zero(); n];
+        let cases: [(&str, Vec<u8>); 3] = [
+            ("add", input(&[ab, x, y])),
+            ("mul", input(&[ab, x, y])),
+            ("fma", input(&[ab, x, y, z])),
+        ];
+        for (op, inp) in cases {
+            // SAFETY: every buffer holds n elements.
+            unsafe {
+                match op {
+                    "add" => {
+                        CpuDevice::add(n, alpha, x.as_ptr(), beta, y.as_ptr(), want.as_mut_ptr())
+                    }
+                    "mul" => CpuDevice::mul(n, alpha, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()),
+                    _ => CpuDevice::fma(
+                        n,
+                        alpha,
+                        x.as_ptr(),
+                        y.as_ptr(),
+                        beta,
+                        z.as_ptr(),
+                        want.as_mut_ptr(),
+                    ),
+                }
+            }
+            .unwrap();
+            let got = emu.run(&format!("{op}_{s}"), n, &[], &inp);
+            assert_eq!(got, bytes(&want), "{op}_{s}, n = {n}: GPU and CPU differ");
+        }
+    }
+}
+
+fn suffix(dt: ctensor_base::DataType) -> &'static str {
+    ctensor_kernels::gpu::source::suffix(dt)
+}
+
 #[test]
 fn emulated_elementwise_kernels_match_the_cpu() {
     let Some(emu) = Emulator::build("elementwise", "CT_ELEMENTWISE") else {
         return;
     };
+    binary_ops_match_the_cpu::<f32>(&emu);
+    binary_ops_match_the_cpu::<f64>(&emu);
+    binary_ops_match_the_cpu::<i32>(&emu);
+    binary_ops_match_the_cpu::<i64>(&emu);
+    binary_ops_match_the_cpu::<c32>(&emu);
+    binary_ops_match_the_cpu::<c64>(&emu);
+    binary_ops_match_the_cpu::<ctensor_base::f16>(&emu);
+    binary_ops_match_the_cpu::<ctensor_base::bf16>(&emu);
     sqrt_matches_the_cpu::<c64>(&emu, "sqrt_c64");
     sqrt_matches_the_cpu::<c32>(&emu, "sqrt_c32");
     // any_zero over more elements than the clamped grid covers (65 535 × 256), so the
