@@ -7,7 +7,8 @@
 //! ascending and once in descending order. Results are compared with the CPU kernels.
 //!
 //! Until ctensor runs on a real GPU this is the kernels' only execution. Covered so far:
-//! `add`, `mul` and `fma` for all eight element types (f16/bf16 rounding, wrapping
+//! `add`, `mul`, `fma`, `div`, `scale`, `conj` and `neg` for all eight element types
+//! and `exp` for the floating ones (f16/bf16 rounding, wrapping
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
 //! matrix part) and `any_zero` (integer division's zero check). Kernels with barriers (the tiled
 //! transpose) compile here but are not run yet: that needs a thread per emulated GPU
@@ -26,7 +27,7 @@ use common::rng;
 use ctensor_base::{c32, c64, CpuDevice, Scalar};
 use ctensor_kernels::gpu::source::SOURCES;
 use ctensor_kernels::lapack::{FindNonFinite, Part, Uplo};
-use ctensor_kernels::linalg::{Add, Fma, Mul, Unary, UnaryOp};
+use ctensor_kernels::linalg::{Add, Conj, Div, Fma, Mul, Unary, UnaryOp};
 use rand::Rng;
 
 /// The shim, then the source (prelude + kernels), then a driver that runs one kernel
@@ -100,8 +101,26 @@ int main(int argc, char** argv) {
     if (!strcmp(k, "fma_" #S)) { auto s = input<T>(2); auto x = input<T>(n); auto y = input<T>(n);  \
         auto z = input<T>(n); std::vector<T> o(n);                                                 \
         launch_1d(n, rev, [&] { fma_##S(n, s[0], x.data(), y.data(), s[1], z.data(), o.data()); }); \
-        output(o); return 0; }
+        output(o); return 0; }                                                                     \
+    if (!strcmp(k, "div_" #S)) { auto s = input<T>(2); auto x = input<T>(n); auto y = input<T>(n);  \
+        std::vector<T> z(n);                                                                       \
+        launch_1d(n, rev, [&] { div_##S(n, s[0], x.data(), y.data(), z.data()); });                \
+        output(z); return 0; }                                                                     \
+    if (!strcmp(k, "scale_" #S)) { auto s = input<T>(2); auto x = input<T>(n); std::vector<T> y(n); \
+        launch_1d(n, rev, [&] { scale_##S(n, s[0], x.data(), y.data()); });                        \
+        output(y); return 0; }                                                                     \
+    if (!strcmp(k, "conj_" #S)) { auto x = input<T>(n); std::vector<T> y(n);                       \
+        launch_1d(n, rev, [&] { conj_##S(n, x.data(), y.data()); });                               \
+        output(y); return 0; }                                                                     \
+    if (!strcmp(k, "neg_" #S)) { auto x = input<T>(n); std::vector<T> y(n);                        \
+        launch_1d(n, rev, [&] { neg_##S(n, x.data(), y.data()); });                                \
+        output(y); return 0; }
     CT_ALL_TYPES(CT_EMU_BINARY)
+#define CT_EMU_FLOATING(S, T)                                                                  \
+    if (!strcmp(k, "exp_" #S)) { auto x = input<T>(n); std::vector<T> y(n);                        \
+        launch_1d(n, rev, [&] { exp_##S(n, x.data(), y.data()); });                                \
+        output(y); return 0; }
+    CT_FLOATING(CT_EMU_FLOATING)
     if (!strcmp(k, "any_zero_i32")) { auto x = input<int>(n); std::vector<u64> first(1, 0);
         launch_1d(n, rev, [&] { any_zero_i32(n, x.data(), first.data()); }); output(first); return 0; }
 #endif
@@ -267,10 +286,11 @@ where
     }
 }
 
-/// `add`, `mul` and `fma` on the emulated GPU against the CPU kernels, bit for bit.
+/// `add`, `mul`, `fma`, `div`, `scale`, `conj` and `neg` on the emulated GPU against
+/// the CPU kernels, bit for bit.
 fn binary_ops_match_the_cpu<T: Scalar>(emu: &Emulator)
 where
-    CpuDevice: Add<T> + Mul<T> + Fma<T>,
+    CpuDevice: Add<T> + Mul<T> + Fma<T> + Div<T> + Conj<T> + Unary<T>,
 {
     let s = suffix(T::DTYPE);
     let mut r = rng(11);
@@ -287,10 +307,25 @@ where
                 .collect::<Vec<u8>>()
         };
         let mut want = vec![T::zero(); n];
-        let cases: [(&str, Vec<u8>); 3] = [
+        // Divisors without zeros (integer division by zero is refused before the kernel).
+        let d: Vec<T> = y
+            .iter()
+            .map(|v| {
+                if v.to_c64().norm() == 0.0 {
+                    T::one()
+                } else {
+                    *v
+                }
+            })
+            .collect();
+        let cases: [(&str, Vec<u8>); 7] = [
             ("add", input(&[ab, x, y])),
             ("mul", input(&[ab, x, y])),
             ("fma", input(&[ab, x, y, z])),
+            ("div", input(&[ab, x, &d])),
+            ("scale", input(&[ab, x])),
+            ("conj", input(&[x])),
+            ("neg", input(&[x])),
         ];
         for (op, inp) in cases {
             // SAFETY: every buffer holds n elements.
@@ -300,7 +335,7 @@ where
                         CpuDevice::add(n, alpha, x.as_ptr(), beta, y.as_ptr(), want.as_mut_ptr())
                     }
                     "mul" => CpuDevice::mul(n, alpha, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()),
-                    _ => CpuDevice::fma(
+                    "fma" => CpuDevice::fma(
                         n,
                         alpha,
                         x.as_ptr(),
@@ -309,12 +344,43 @@ where
                         z.as_ptr(),
                         want.as_mut_ptr(),
                     ),
+                    "div" => CpuDevice::div(n, alpha, x.as_ptr(), d.as_ptr(), want.as_mut_ptr()),
+                    "scale" => CpuDevice::scale(n, alpha, x.as_ptr(), want.as_mut_ptr()),
+                    "conj" => CpuDevice::conj(want.as_mut_ptr(), x.as_ptr(), n),
+                    "neg" => CpuDevice::unary(UnaryOp::Neg, n, x.as_ptr(), want.as_mut_ptr()),
+                    other => unreachable!("no CPU reference for {other}"),
                 }
             }
             .unwrap();
             let got = emu.run(&format!("{op}_{s}"), n, &[], &inp);
             assert_eq!(got, bytes(&want), "{op}_{s}, n = {n}: GPU and CPU differ");
         }
+    }
+}
+
+/// `exp` on the emulated GPU against the CPU kernel: the host's libm on both sides, so
+/// within a few units in the last place (the CUDA library's own `exp` differs on a GPU).
+fn exp_matches_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: Unary<T>,
+{
+    let s = suffix(T::DTYPE);
+    let mut r = rng(13);
+    let x: Vec<T> = (0..1000)
+        .map(|_| T::cast_from(c64::new(r.gen_range(-20.0..20.0), r.gen_range(-10.0..10.0))))
+        .collect();
+    let got: Vec<T> = from_bytes(&emu.run(&format!("exp_{s}"), x.len(), &[], bytes(&x)));
+    let mut want = vec![T::zero(); x.len()];
+    // SAFETY: both hold 1000 elements.
+    unsafe { CpuDevice::unary(UnaryOp::Exp, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    let tol = 8.0 * common::eps::<T>().max(f64::EPSILON);
+    for ((g, w), z) in got.iter().zip(&want).zip(&x) {
+        let (g, w) = (g.to_c64(), w.to_c64());
+        assert!(
+            (g - w).norm() <= tol * w.norm().max(1e-300),
+            "exp_{s}({}): GPU {g} vs CPU {w}",
+            z.to_c64()
+        );
     }
 }
 
@@ -335,6 +401,10 @@ fn emulated_elementwise_kernels_match_the_cpu() {
     binary_ops_match_the_cpu::<c64>(&emu);
     binary_ops_match_the_cpu::<ctensor_base::f16>(&emu);
     binary_ops_match_the_cpu::<ctensor_base::bf16>(&emu);
+    exp_matches_the_cpu::<f32>(&emu);
+    exp_matches_the_cpu::<f64>(&emu);
+    exp_matches_the_cpu::<c32>(&emu);
+    exp_matches_the_cpu::<c64>(&emu);
     sqrt_matches_the_cpu::<c64>(&emu, "sqrt_c64");
     sqrt_matches_the_cpu::<c32>(&emu, "sqrt_c32");
     // any_zero over more elements than the clamped grid covers (65 535 × 256), so the
