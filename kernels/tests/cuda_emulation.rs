@@ -8,7 +8,7 @@
 //!
 //! Until ctensor runs on a real GPU this is the kernels' only execution. Covered so far:
 //! `add`, `mul`, `fma`, `div`, `scale`, `conj` and `neg` for all eight element types
-//! and `exp` for the floating ones (f16/bf16 rounding, wrapping
+//! and `exp` for the floating ones, every one of the 64 casts (f16/bf16 rounding, wrapping
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
 //! matrix part) and `any_zero` (integer division's zero check). Kernels with barriers (the tiled
 //! transpose) compile here but are not run yet: that needs a thread per emulated GPU
@@ -28,6 +28,7 @@ use ctensor_base::{c32, c64, CpuDevice, Scalar};
 use ctensor_kernels::gpu::source::SOURCES;
 use ctensor_kernels::lapack::{FindNonFinite, Part, Uplo};
 use ctensor_kernels::linalg::{Add, Conj, Div, Fma, Mul, Unary, UnaryOp};
+use ctensor_kernels::memory::CastMemory;
 use rand::Rng;
 
 /// The shim, then the source (prelude + kernels), then a driver that runs one kernel
@@ -123,6 +124,18 @@ int main(int argc, char** argv) {
     CT_FLOATING(CT_EMU_FLOATING)
     if (!strcmp(k, "any_zero_i32")) { auto x = input<int>(n); std::vector<u64> first(1, 0);
         launch_1d(n, rev, [&] { any_zero_i32(n, x.data(), first.data()); }); output(first); return 0; }
+#endif
+#ifdef CT_CAST
+#define CT_EMU_CAST_ONE(SD, TD, SS, TS)                                                        \
+    if (!strcmp(k, "cast_" #SD "_" #SS)) { auto x = input<TS>(n); std::vector<TD> y(n);         \
+        launch_1d(n, rev, [&] { cast_##SD##_##SS(n, x.data(), y.data()); });                   \
+        output(y); return 0; }
+#define CT_EMU_CAST_FROM(SD, TD)                                                               \
+    CT_EMU_CAST_ONE(SD, TD, f32, float) CT_EMU_CAST_ONE(SD, TD, f64, double)                   \
+    CT_EMU_CAST_ONE(SD, TD, i32, int) CT_EMU_CAST_ONE(SD, TD, i64, i64)                        \
+    CT_EMU_CAST_ONE(SD, TD, c32, ct_c32) CT_EMU_CAST_ONE(SD, TD, c64, ct_c64)                  \
+    CT_EMU_CAST_ONE(SD, TD, f16, ct_f16) CT_EMU_CAST_ONE(SD, TD, bf16, ct_bf16)
+    CT_ALL_TYPES(CT_EMU_CAST_FROM)
 #endif
 #ifdef CT_LAYOUT
     // nonfinite_<t> part m cols lda: n is the span lda·(cols-1) + m.
@@ -271,6 +284,7 @@ where
     let mut want = vec![T::zero(); x.len()];
     // SAFETY: both hold x.len() elements.
     unsafe { CpuDevice::unary(UnaryOp::Sqrt, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    assert_eq!(got.len(), want.len(), "{kernel}: output length");
     for ((g, w), z) in got.iter().zip(&want).zip(&x) {
         let (g, w) = (g.to_c64(), w.to_c64());
         let same = |a: f64, b: f64| {
@@ -373,6 +387,7 @@ where
     let mut want = vec![T::zero(); x.len()];
     // SAFETY: both hold 1000 elements.
     unsafe { CpuDevice::unary(UnaryOp::Exp, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    assert_eq!(got.len(), want.len(), "exp_{s}: output length");
     let tol = 8.0 * common::eps::<T>().max(f64::EPSILON);
     for ((g, w), z) in got.iter().zip(&want).zip(&x) {
         let (g, w) = (g.to_c64(), w.to_c64());
@@ -469,6 +484,93 @@ where
             }
         }
     }
+}
+
+/// One cast `S → D` on the emulated GPU against the CPU's, on random values and the
+/// values casts get wrong (signed zeros, ties of the 16-bit types, the ends of every
+/// integer and float range, infinities and NaN): equal bit for bit, except that any NaN
+/// matches any NaN.
+fn cast_pair<D: Scalar, S: Scalar>(emu: &Emulator)
+where
+    CpuDevice: CastMemory<D, S>,
+{
+    let mut r = rng(23);
+    let mut x: Vec<S> = common::random_vec(&mut r, 600);
+    let specials = [
+        0.0,
+        -0.0,
+        0.5,
+        -1.5,
+        2.5,
+        65504.0,
+        65520.0,
+        -65520.0,
+        1.0 + 1.0 / 2048.0,
+        1.0 + 1.0 / 256.0,
+        3.0e38,
+        -3.5e38,
+        1e300,
+        5.96e-8,
+        1e-40,
+        2147483647.0,
+        2147483648.0,
+        -2147483649.0,
+        9.3e18,
+        -9.3e18,
+        9007199254740993.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    for (i, &v) in specials.iter().enumerate() {
+        let im = specials[(i * 7 + 3) % specials.len()];
+        x.push(S::cast_from(c64::new(v, im)));
+    }
+    let got: Vec<D> = from_bytes(&emu.run(
+        &format!("cast_{}_{}", suffix(D::DTYPE), suffix(S::DTYPE)),
+        x.len(),
+        &[],
+        bytes(&x),
+    ));
+    let mut want = vec![D::zero(); x.len()];
+    // SAFETY: both hold x.len() elements.
+    unsafe { CpuDevice::cast(want.as_mut_ptr(), x.as_ptr(), x.len()) }.unwrap();
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "cast {:?} -> {:?}: output length",
+        S::DTYPE,
+        D::DTYPE
+    );
+    for ((g, w), v) in got.iter().zip(&want).zip(&x) {
+        let same_bits = bytes(std::slice::from_ref(g)) == bytes(std::slice::from_ref(w));
+        let (gc, wc) = (g.to_c64(), w.to_c64());
+        let nan_alike = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        assert!(
+            same_bits || (nan_alike(gc.re, wc.re) && nan_alike(gc.im, wc.im)),
+            "cast {:?} -> {:?} of {}: GPU {gc} vs CPU {wc}",
+            S::DTYPE,
+            D::DTYPE,
+            v.to_c64()
+        );
+    }
+}
+
+macro_rules! every_cast {
+    ($emu:expr; $($d:ty),*) => {
+        $( every_cast!(@from $emu, $d; f32, f64, i32, i64, c32, c64, ctensor_base::f16, ctensor_base::bf16); )*
+    };
+    (@from $emu:expr, $d:ty; $($s:ty),*) => {
+        $( cast_pair::<$d, $s>($emu); )*
+    };
+}
+
+#[test]
+fn emulated_casts_match_the_cpu_for_all_64_pairs() {
+    let Some(emu) = Emulator::build("cast", "CT_CAST") else {
+        return;
+    };
+    every_cast!(&emu; f32, f64, i32, i64, c32, c64, ctensor_base::f16, ctensor_base::bf16);
 }
 
 #[test]
