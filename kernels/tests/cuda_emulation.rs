@@ -7,7 +7,8 @@
 //! ascending and once in descending order. Results are compared with the CPU kernels.
 //!
 //! Until ctensor runs on a real GPU this is the kernels' only execution. Covered so far:
-//! `add`, `mul`, `fma`, `div`, `scale`, `conj` and `neg` for all eight element types
+//! `set`, `add`, `mul`, `fma`, `div`, `scale`, `conj`, `neg`, `eq_scalar` and `abs` for
+//! all eight element types
 //! and `exp` for the floating ones, every one of the 64 casts (f16/bf16 rounding, wrapping
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
 //! matrix part) and `any_zero` (integer division's zero check). Kernels with barriers (the tiled
@@ -27,8 +28,8 @@ use common::rng;
 use ctensor_base::{c32, c64, CpuDevice, Scalar};
 use ctensor_kernels::gpu::source::SOURCES;
 use ctensor_kernels::lapack::{FindNonFinite, Part, Uplo};
-use ctensor_kernels::linalg::{Add, Conj, Div, Fma, Mul, Unary, UnaryOp};
-use ctensor_kernels::memory::CastMemory;
+use ctensor_kernels::linalg::{Abs, Add, Conj, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
+use ctensor_kernels::memory::{CastMemory, SetMemory};
 use rand::Rng;
 
 /// The shim, then the source (prelude + kernels), then a driver that runs one kernel
@@ -115,6 +116,12 @@ int main(int argc, char** argv) {
         output(y); return 0; }                                                                     \
     if (!strcmp(k, "neg_" #S)) { auto x = input<T>(n); std::vector<T> y(n);                        \
         launch_1d(n, rev, [&] { neg_##S(n, x.data(), y.data()); });                                \
+        output(y); return 0; }                                                                     \
+    if (!strcmp(k, "set_" #S)) { auto v = input<T>(1); std::vector<T> y(n);                        \
+        launch_1d(n, rev, [&] { set_##S(n, v[0], y.data()); });                                    \
+        output(y); return 0; }                                                                     \
+    if (!strcmp(k, "eq_scalar_" #S)) { auto v = input<T>(1); auto x = input<T>(n); std::vector<T> y(n); \
+        launch_1d(n, rev, [&] { eq_scalar_##S(n, x.data(), v[0], y.data()); });                    \
         output(y); return 0; }
     CT_ALL_TYPES(CT_EMU_BINARY)
 #define CT_EMU_FLOATING(S, T)                                                                  \
@@ -122,6 +129,13 @@ int main(int argc, char** argv) {
         launch_1d(n, rev, [&] { exp_##S(n, x.data(), y.data()); });                                \
         output(y); return 0; }
     CT_FLOATING(CT_EMU_FLOATING)
+#define CT_EMU_ABS(S, T, R)                                                                    \
+    if (!strcmp(k, "abs_" #S)) { auto x = input<T>(n); std::vector<R> y(n);                        \
+        launch_1d(n, rev, [&] { abs_##S(n, x.data(), y.data()); });                                \
+        output(y); return 0; }
+    CT_EMU_ABS(f32, float, float) CT_EMU_ABS(f64, double, double) CT_EMU_ABS(i32, int, int)
+    CT_EMU_ABS(i64, i64, i64) CT_EMU_ABS(c32, ct_c32, float) CT_EMU_ABS(c64, ct_c64, double)
+    CT_EMU_ABS(f16, ct_f16, ct_f16) CT_EMU_ABS(bf16, ct_bf16, ct_bf16)
     if (!strcmp(k, "any_zero_i32")) { auto x = input<int>(n); std::vector<u64> first(1, 0);
         launch_1d(n, rev, [&] { any_zero_i32(n, x.data(), first.data()); }); output(first); return 0; }
 #endif
@@ -304,7 +318,15 @@ where
 /// the CPU kernels, bit for bit.
 fn binary_ops_match_the_cpu<T: Scalar>(emu: &Emulator)
 where
-    CpuDevice: Add<T> + Mul<T> + Fma<T> + Div<T> + Conj<T> + Unary<T>,
+    CpuDevice: Add<T>
+        + Mul<T>
+        + Fma<T>
+        + Div<T>
+        + Conj<T>
+        + Unary<T>
+        + SetMemory<T>
+        + EqScalar<T>
+        + Abs<T>,
 {
     let s = suffix(T::DTYPE);
     let mut r = rng(11);
@@ -332,7 +354,11 @@ where
                 }
             })
             .collect();
-        let cases: [(&str, Vec<u8>); 7] = [
+        // `eq_scalar` against a value that occurs in `x` (so some entries compare equal).
+        let probe = x[n / 2];
+        let cases: [(&str, Vec<u8>); 9] = [
+            ("set", input(&[&ab[..1]])),
+            ("eq_scalar", input(&[std::slice::from_ref(&probe), x])),
             ("add", input(&[ab, x, y])),
             ("mul", input(&[ab, x, y])),
             ("fma", input(&[ab, x, y, z])),
@@ -362,6 +388,8 @@ where
                     "scale" => CpuDevice::scale(n, alpha, x.as_ptr(), want.as_mut_ptr()),
                     "conj" => CpuDevice::conj(want.as_mut_ptr(), x.as_ptr(), n),
                     "neg" => CpuDevice::unary(UnaryOp::Neg, n, x.as_ptr(), want.as_mut_ptr()),
+                    "set" => CpuDevice::set(want.as_mut_ptr(), alpha, n),
+                    "eq_scalar" => CpuDevice::eq_scalar(n, x.as_ptr(), probe, want.as_mut_ptr()),
                     other => unreachable!("no CPU reference for {other}"),
                 }
             }
@@ -369,6 +397,16 @@ where
             let got = emu.run(&format!("{op}_{s}"), n, &[], &inp);
             assert_eq!(got, bytes(&want), "{op}_{s}, n = {n}: GPU and CPU differ");
         }
+        // |x| in the real type (the modulus for complex).
+        let mut want_abs = vec![<T::Real as Scalar>::zero(); n];
+        // SAFETY: `x` holds n elements, `want_abs` n reals.
+        unsafe { CpuDevice::abs(n, x.as_ptr(), want_abs.as_mut_ptr()) }.unwrap();
+        let got = emu.run(&format!("abs_{s}"), n, &[], bytes(x));
+        assert_eq!(
+            got,
+            bytes(&want_abs),
+            "abs_{s}, n = {n}: GPU and CPU differ"
+        );
     }
 }
 
