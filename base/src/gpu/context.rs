@@ -145,10 +145,10 @@ pub fn is_unknown_arch(e: &Error) -> bool {
     matches!(e, Error::Cuda { detail, .. } if detail.starts_with("NVRTC_ERROR_INVALID_OPTION"))
 }
 
-/// Whether the driver refused PTX newer than it understands.
-pub fn is_ptx_too_new(e: &Error) -> bool {
-    matches!(e, Error::Cuda { detail, .. }
-        if detail.contains("CUDA_ERROR_UNSUPPORTED_PTX_VERSION") || detail.contains("CUDA_ERROR_INVALID_PTX"))
+/// Whether a driver status says it refused PTX newer than it understands.
+fn ptx_too_new(detail: &str) -> bool {
+    detail.contains("CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+        || detail.contains("CUDA_ERROR_INVALID_PTX")
 }
 
 /// A kernel's name as its parts, joined by `_` (e.g. `["cast", "f16", "f64"]` names
@@ -434,29 +434,22 @@ impl GpuContext {
                 other => other?,
             };
             let ptx = CString::new(ptx).unwrap_or_default();
-            return match load(ptx.as_bytes_with_nul(), &arch) {
-                Err(Error::Cuda {
+            return load(ptx.as_bytes_with_nul(), &arch).map_err(|e| match e {
+                Error::Cuda {
                     library,
                     call,
                     detail,
-                }) if is_ptx_too_new(&Error::Cuda {
+                } if ptx_too_new(&detail) => Error::Cuda {
                     library,
-                    call: String::new(),
-                    detail: detail.clone(),
-                }) =>
-                {
-                    Err(Error::Cuda {
-                        library,
-                        call,
-                        detail: format!(
-                            "{detail}: the driver is older than NVRTC's PTX (update the driver, \
-                             or use an NVRTC no newer than it); the SASS path failed first \
-                             with: {sass_err}"
-                        ),
-                    })
-                }
+                    call,
+                    detail: format!(
+                        "{detail}: the driver is older than NVRTC's PTX (update the driver, \
+                         or use an NVRTC no newer than it); the SASS path failed first \
+                         with: {sass_err}"
+                    ),
+                },
                 other => other,
-            };
+            });
         }
         Err(sass_err)
     }
@@ -606,7 +599,7 @@ mod arch_tests {
         };
         assert!(is_unknown_arch(&cuda("NVRTC_ERROR_INVALID_OPTION: ...")));
         assert!(!is_unknown_arch(&cuda("NVRTC_ERROR_COMPILATION")));
-        assert!(is_ptx_too_new(&cuda("CUDA_ERROR_UNSUPPORTED_PTX_VERSION")));
-        assert!(!is_ptx_too_new(&cuda("CUDA_ERROR_OUT_OF_MEMORY")));
+        assert!(ptx_too_new("CUDA_ERROR_UNSUPPORTED_PTX_VERSION"));
+        assert!(!ptx_too_new("CUDA_ERROR_OUT_OF_MEMORY"));
     }
 }

@@ -74,29 +74,14 @@ unsafe fn dot_any<T: Cublas>(
         (true, true) => "dotc",
         (true, false) => "dotu",
     };
+    let (xs, ys) = (cublas_start(x, n, vx.inc), cublas_start(y, n, vy.inc));
     // SAFETY: the vectors are valid device memory (caller); `r` is a host result, which
     // cuBLAS writes before returning in host pointer mode.
     call::<T>(name, |h| unsafe {
         if conj {
-            T::dotc(
-                h,
-                ni,
-                cublas_start(x, n, vx.inc),
-                vx.inc,
-                cublas_start(y, n, vy.inc),
-                vy.inc,
-                &mut r,
-            )
+            T::dotc(h, ni, xs, vx.inc, ys, vy.inc, &mut r)
         } else {
-            T::dotu(
-                h,
-                ni,
-                cublas_start(x, n, vx.inc),
-                vx.inc,
-                cublas_start(y, n, vy.inc),
-                vy.inc,
-                &mut r,
-            )
+            T::dotu(h, ni, xs, vx.inc, ys, vy.inc, &mut r)
         }
     })?;
     Ok(r)
