@@ -1,5 +1,6 @@
 //! BLAS on the GPU through cuBLAS ([`super::cublas`]). Column-major, reference-BLAS
-//! conventions, host scalars; the arguments are checked by the same plans as on the CPU
+//! conventions (a vector with a negative increment is passed by its lowest address, as
+//! to the CPU's BLAS: cuBLAS on an H100 reads it so), host scalars; the arguments are checked by the same plans as on the CPU
 //! (`plan.rs`), so a bad argument reads the same on both devices.
 
 use ctensor_base::gpu::copy_h2d;
@@ -21,21 +22,6 @@ fn pointer_array<P>(op: &'static str, ptrs: &[*const P]) -> Result<Scratch<i64>>
     // SAFETY: `dev` holds `ptrs.len()` i64 values; `vals` as many.
     unsafe { copy_h2d(dev.ptr() as u64, vals.as_ptr() as *const u8, vals.len() * 8)? };
     Ok(dev)
-}
-
-/// Where cuBLAS must be pointed for a vector of `n` elements with increment `inc`.
-///
-/// Callers pass reference-BLAS vectors: with `inc < 0` the pointer is the lowest
-/// address and element `i` sits at `(n-1-i)·|inc|`. cuBLAS documents element `i` at
-/// `i·inc` from the pointer it is given, and does not promise reference-BLAS backward
-/// storage; pointing it at the logical first element (the highest address) makes both
-/// conventions address the same elements, so both devices give the CPU's answer.
-pub(crate) fn cublas_start<T>(p: *const T, n: usize, inc: i32) -> *const T {
-    if inc < 0 && n > 0 {
-        p.wrapping_add((n - 1) * inc.unsigned_abs() as usize)
-    } else {
-        p
-    }
 }
 
 impl<T: Cublas> BlasDot<T> for GpuDevice {
@@ -74,14 +60,13 @@ unsafe fn dot_any<T: Cublas>(
         (true, true) => "dotc",
         (true, false) => "dotu",
     };
-    let (xs, ys) = (cublas_start(x, n, vx.inc), cublas_start(y, n, vy.inc));
     // SAFETY: the vectors are valid device memory (caller); `r` is a host result, which
     // cuBLAS writes before returning in host pointer mode.
     call::<T>(name, |h| unsafe {
         if conj {
-            T::dotc(h, ni, xs, vx.inc, ys, vy.inc, &mut r)
+            T::dotc(h, ni, x, vx.inc, y, vy.inc, &mut r)
         } else {
-            T::dotu(h, ni, xs, vx.inc, ys, vy.inc, &mut r)
+            T::dotu(h, ni, x, vx.inc, y, vy.inc, &mut r)
         }
     })?;
     Ok(r)
@@ -148,15 +133,7 @@ impl<T: Cublas> BlasAxpy<T> for GpuDevice {
         let ni = check::blas_int("axpy", "n", n)?;
         // SAFETY: the vectors are valid device memory (caller).
         call::<T>("axpy", |h| unsafe {
-            T::axpy(
-                h,
-                ni,
-                &alpha,
-                cublas_start(x, n, vx.inc),
-                vx.inc,
-                cublas_start(y, n, vy.inc) as *mut T,
-                vy.inc,
-            )
+            T::axpy(h, ni, &alpha, x, vx.inc, y, vy.inc)
         })
     }
 }
@@ -173,14 +150,7 @@ impl<T: Cublas> BlasCopy<T> for GpuDevice {
         let ni = check::blas_int("copy", "n", n)?;
         // SAFETY: the vectors are valid device memory (caller).
         call::<T>("copy", |h| unsafe {
-            T::copy(
-                h,
-                ni,
-                cublas_start(x, n, vx.inc),
-                vx.inc,
-                cublas_start(y, n, vy.inc) as *mut T,
-                vy.inc,
-            )
+            T::copy(h, ni, x, vx.inc, y, vy.inc)
         })
     }
 }
@@ -276,10 +246,10 @@ impl<T: Cublas> BlasGemv<T> for GpuDevice {
                     &alpha,
                     a,
                     p.lda,
-                    cublas_start(x, p.lx, p.incx),
+                    x,
                     p.incx,
                     &beta,
-                    cublas_start(y, p.ly, p.incy) as *mut T,
+                    y,
                     p.incy,
                 )
             })
@@ -314,11 +284,10 @@ impl<T: Cublas> BlasGemvBatched<T> for GpuDevice {
             return Ok(());
         }
         let batch = check::blas_int(OP, "batch", a.len())?;
-        let xs: Vec<*const T> = x.iter().map(|&q| cublas_start(q, p.lx, p.incx)).collect();
-        let ys: Vec<*const T> = y.iter().map(|&q| cublas_start(q, p.ly, p.incy)).collect();
+        let ys: Vec<*const T> = y.iter().map(|&q| q as *const T).collect();
         let (da, dx, dy) = (
             pointer_array(OP, a)?,
-            pointer_array(OP, &xs)?,
+            pointer_array(OP, x)?,
             pointer_array(OP, &ys)?,
         );
         // SAFETY: the pointer arrays hold `batch` device pointers, each valid (caller).
@@ -398,11 +367,11 @@ impl<T: Cublas> BlasGemvBatchedStrided<T> for GpuDevice {
                 a,
                 p.lda,
                 sa,
-                cublas_start(x, p.lx, p.incx),
+                x,
                 p.incx,
                 sx,
                 &beta,
-                cublas_start(y, p.ly, p.incy) as *mut T,
+                y,
                 p.incy,
                 sy,
                 b,
@@ -618,27 +587,6 @@ impl<T: Scalar> crate::linalg::MatMul<T> for GpuDevice {
                     &beta_zero
                 ],
             )
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::cublas_start;
-
-    #[test]
-    fn negative_increments_point_cublas_at_the_logical_first_element() {
-        let base = std::ptr::null::<f64>().wrapping_add(1000);
-        // n = 4, inc = -3: elements at 9, 6, 3, 0 from the lowest address.
-        assert_eq!(cublas_start(base, 4, -3), base.wrapping_add(9));
-        assert_eq!(cublas_start(base, 4, 3), base);
-        assert_eq!(cublas_start(base, 0, -3), base);
-        assert_eq!(cublas_start(base, 1, -5), base);
-        // Element i as cuBLAS addresses it (start + i·inc) equals reference BLAS's
-        // (lowest + (n-1-i)·|inc|).
-        for i in 0..4usize {
-            let cu = cublas_start(base, 4, -3).wrapping_sub(3 * i);
-            assert_eq!(cu, base.wrapping_add((4 - 1 - i) * 3));
         }
     }
 }

@@ -194,8 +194,20 @@ macro_rules! cublas_impl {
                 // SAFETY: forwarded; `Self` has the layout of the cuBLAS type.
                 unsafe {
                     cb::$gemm(
-                        h, ta, tb, m, n, k, alpha as _, a as _, lda, b as _, ldb, beta as _,
-                        c as _, ldc,
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        Host::of(alpha).ptr() as _,
+                        a as _,
+                        lda,
+                        b as _,
+                        ldb,
+                        Host::of(beta).ptr() as _,
+                        c as _,
+                        ldc,
                     )
                 }
             }
@@ -222,8 +234,24 @@ macro_rules! cublas_impl {
                 // SAFETY: as above.
                 unsafe {
                     cb::$gemms(
-                        h, ta, tb, m, n, k, alpha as _, a as _, lda, sa, b as _, ldb, sb,
-                        beta as _, c as _, ldc, sc, batch,
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        Host::of(alpha).ptr() as _,
+                        a as _,
+                        lda,
+                        sa,
+                        b as _,
+                        ldb,
+                        sb,
+                        Host::of(beta).ptr() as _,
+                        c as _,
+                        ldc,
+                        sc,
+                        batch,
                     )
                 }
             }
@@ -247,8 +275,21 @@ macro_rules! cublas_impl {
                 // SAFETY: as above.
                 unsafe {
                     cb::$gemmb(
-                        h, ta, tb, m, n, k, alpha as _, a as _, lda, b as _, ldb, beta as _,
-                        c as _, ldc, batch,
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        Host::of(alpha).ptr() as _,
+                        a as _,
+                        lda,
+                        b as _,
+                        ldb,
+                        Host::of(beta).ptr() as _,
+                        c as _,
+                        ldc,
+                        batch,
                     )
                 }
             }
@@ -269,7 +310,18 @@ macro_rules! cublas_impl {
                 // SAFETY: as above.
                 unsafe {
                     cb::$gemv(
-                        h, t, m, n, alpha as _, a as _, lda, x as _, incx, beta as _, y as _, incy,
+                        h,
+                        t,
+                        m,
+                        n,
+                        Host::of(alpha).ptr() as _,
+                        a as _,
+                        lda,
+                        x as _,
+                        incx,
+                        Host::of(beta).ptr() as _,
+                        y as _,
+                        incy,
                     )
                 }
             }
@@ -294,8 +346,22 @@ macro_rules! cublas_impl {
                 // SAFETY: as above.
                 unsafe {
                     cb::$gemvs(
-                        h, t, m, n, alpha as _, a as _, lda, sa, x as _, incx, sx, beta as _,
-                        y as _, incy, sy, batch,
+                        h,
+                        t,
+                        m,
+                        n,
+                        Host::of(alpha).ptr() as _,
+                        a as _,
+                        lda,
+                        sa,
+                        x as _,
+                        incx,
+                        sx,
+                        Host::of(beta).ptr() as _,
+                        y as _,
+                        incy,
+                        sy,
+                        batch,
                     )
                 }
             }
@@ -317,7 +383,18 @@ macro_rules! cublas_impl {
                 // SAFETY: as above.
                 unsafe {
                     cb::$gemvb(
-                        h, t, m, n, alpha as _, a as _, lda, x as _, incx, beta as _, y as _, incy,
+                        h,
+                        t,
+                        m,
+                        n,
+                        Host::of(alpha).ptr() as _,
+                        a as _,
+                        lda,
+                        x as _,
+                        incx,
+                        Host::of(beta).ptr() as _,
+                        y as _,
+                        incy,
                         batch,
                     )
                 }
@@ -332,7 +409,20 @@ macro_rules! cublas_impl {
                 r: *mut Self,
             ) -> cublasStatus_t {
                 // SAFETY: as above.
-                unsafe { cb::$dotc(h, n, x as _, incx, y as _, incy, r as _) }
+                unsafe {
+                    let mut out = Host(r.read());
+                    let s = cb::$dotc(
+                        h,
+                        n,
+                        x as _,
+                        incx,
+                        y as _,
+                        incy,
+                        &mut out.0 as *mut Self as _,
+                    );
+                    r.write(out.0);
+                    s
+                }
             }
             unsafe fn dotu(
                 h: cublasHandle_t,
@@ -344,7 +434,20 @@ macro_rules! cublas_impl {
                 r: *mut Self,
             ) -> cublasStatus_t {
                 // SAFETY: as above.
-                unsafe { cb::$dotu(h, n, x as _, incx, y as _, incy, r as _) }
+                unsafe {
+                    let mut out = Host(r.read());
+                    let s = cb::$dotu(
+                        h,
+                        n,
+                        x as _,
+                        incx,
+                        y as _,
+                        incy,
+                        &mut out.0 as *mut Self as _,
+                    );
+                    r.write(out.0);
+                    s
+                }
             }
             unsafe fn nrm2(
                 h: cublasHandle_t,
@@ -364,7 +467,7 @@ macro_rules! cublas_impl {
                 incx: i32,
             ) -> cublasStatus_t {
                 // SAFETY: as above.
-                unsafe { cb::$scal(h, n, alpha as _, x as _, incx) }
+                unsafe { cb::$scal(h, n, Host::of(alpha).ptr() as _, x as _, incx) }
             }
             unsafe fn scal_real(
                 h: cublasHandle_t,
@@ -374,7 +477,7 @@ macro_rules! cublas_impl {
                 incx: i32,
             ) -> cublasStatus_t {
                 // SAFETY: as above.
-                unsafe { cb::$scalr(h, n, alpha as _, x as _, incx) }
+                unsafe { cb::$scalr(h, n, Host::of(alpha).ptr() as _, x as _, incx) }
             }
             unsafe fn axpy(
                 h: cublasHandle_t,
@@ -386,7 +489,7 @@ macro_rules! cublas_impl {
                 incy: i32,
             ) -> cublasStatus_t {
                 // SAFETY: as above.
-                unsafe { cb::$axpy(h, n, alpha as _, x as _, incx, y as _, incy) }
+                unsafe { cb::$axpy(h, n, Host::of(alpha).ptr() as _, x as _, incx, y as _, incy) }
             }
             unsafe fn copy(
                 h: cublasHandle_t,
@@ -485,6 +588,28 @@ pub(crate) fn call<T: Cublas>(
             detail: format!("{s:?}"),
         }),
     })
+}
+
+/// A host scalar copied to 16-byte alignment for cuBLAS. CUDA's `cuDoubleComplex` is
+/// `double2`, aligned to 16 bytes, and cuBLAS's host code loads complex host scalars with
+/// aligned vector loads; `c64` in Rust is aligned to 8 only. On an H100 (cuBLAS 13.1)
+/// `cublasZaxpy_v2` segfaulted in the host code on an `alpha` at an address ≡ 8 mod 16.
+#[repr(C, align(16))]
+struct Host<T>(T);
+
+impl<T> Host<T> {
+    /// A copy of `*p`.
+    ///
+    /// # Safety
+    /// `p` is valid for a read of `T`.
+    unsafe fn of(p: *const T) -> Host<T> {
+        // SAFETY: the caller's promise.
+        Host(unsafe { p.read() })
+    }
+
+    fn ptr(&self) -> *const T {
+        &self.0
+    }
 }
 
 /// cuBLAS's flag for `t`.
