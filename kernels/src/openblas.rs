@@ -1,5 +1,5 @@
 //! Facts about the linked OpenBLAS, and the guard against the `?gemv` over-read of
-//! OpenBLAS 0.3.21–0.3.23 on x86-64.
+//! OpenBLAS 0.3.21–0.3.23 on x86-64 and the `?symv` over-read of its `Prescott` kernels.
 //!
 //! Those releases, built with GCC 12 or newer (as Debian 12's `0.3.21+ds-4` is), have
 //! x86-64 `?gemv` C kernels miscompiled by GCC's tree vectorizer: OpenBLAS issue #4013,
@@ -19,6 +19,18 @@
 //! the leading dimension, so the stray read lands at most one leading dimension past the
 //! end of that array: `?hetrd` → `?latrd` (`heevd`, `heevr`, `hegvd`) segfaults when `A`
 //! ends near a page boundary (`uplo = 'U'`, n = 300 crashed 20 of 20 runs in plain C).
+//!
+//! A second over-read, measured on the same 0.3.21 library with the `Prescott` kernels
+//! (the generic x86-64 family that DYNAMIC_ARCH falls back to when it does not know the
+//! CPU: a virtual machine reporting a bare "Intel(R) Xeon(R) Processor" got them, and
+//! `ssyevd` with n = 6 segfaulted there): `ssymv`/`dsymv` read up to 32 bytes past the
+//! end of `A` (both triangles) or of `y` (`uplo = 'L'`, `incy = 1`, n ≥ 4; `'U'` for
+//! some n). `?sytrd` calls them, so `syevd`, `syevr`, `sygvd` on guarded memory fault. The
+//! other real level-1/2 routines (`dot`, `nrm2`, `asum`, `iamax`, `axpy`, `scal`,
+//! `copy`, `swap`, `gemv` both ways, `syr2`, `ger`, `trmv`, `rot`) stayed in bounds with
+//! every operand flush against a guard page, n up to 70 and increments 1, 2, 3. Real
+//! types are therefore guarded whenever the `Prescott` kernels are in use; releases after
+//! 0.3.21 were not measured, so the guard does not rely on the version there.
 //!
 //! The guard: on an affected build every host LAPACK kernel of an affected type runs on
 //! copies of its matrices that carry a tail of one leading dimension (plus a margin) of
@@ -103,15 +115,33 @@ pub fn gemv_guard_enabled() -> bool {
     )
 }
 
-/// Whether element type `T` goes through the affected kernels: the complex `?gemv` and
-/// `?hemv` (the real ones measured clean; see the module docs).
-pub(crate) fn type_is_affected<T: Scalar>() -> bool {
-    matches!(T::DTYPE, DataType::ComplexFloat | DataType::ComplexDouble)
+/// Whether the real-type guard is on in this process (decided once): the environment
+/// override, else whether OpenBLAS runs its `Prescott` kernels, whose `?symv` over-reads
+/// (see the module docs).
+pub fn symv_guard_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(
+        || match std::env::var("CTENSOR_OPENBLAS_GUARD").as_deref() {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => core_is_affected(&corename()),
+        },
+    )
 }
 
-/// Whether a host kernel on `T` must run on padded copies in this process.
+/// Whether OpenBLAS's kernel family `core` has the real `?symv` over-read.
+pub fn core_is_affected(core: &str) -> bool {
+    core.eq_ignore_ascii_case("prescott")
+}
+
+/// Whether a host kernel on `T` must run on padded copies in this process: complex types
+/// on builds with the `?gemv`/`?hemv` over-read, real ones under the `Prescott` kernels.
 pub(crate) fn guard<T: Scalar>() -> bool {
-    type_is_affected::<T>() && gemv_guard_enabled()
+    match T::DTYPE {
+        DataType::ComplexFloat | DataType::ComplexDouble => gemv_guard_enabled(),
+        DataType::Float | DataType::Double => symv_guard_enabled(),
+        _ => false,
+    }
 }
 
 /// Elements of mapped tail that keep the over-read of an array with leading dimension
@@ -198,6 +228,22 @@ mod tests {
         ] {
             assert_eq!(version_is_affected(v, true), affected, "{v:?}");
             assert!(!version_is_affected(v, false), "{v:?} off x86-64");
+        }
+    }
+
+    #[test]
+    fn only_the_prescott_kernels_have_the_symv_over_read() {
+        assert!(core_is_affected("Prescott"));
+        assert!(core_is_affected("PRESCOTT"));
+        for core in [
+            "Haswell",
+            "SkylakeX",
+            "Cooperlake",
+            "Zen",
+            "Sandybridge",
+            "",
+        ] {
+            assert!(!core_is_affected(core), "{core}");
         }
     }
 

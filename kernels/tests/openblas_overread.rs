@@ -125,6 +125,14 @@ where
         + BlasGemv<T>,
 {
     let zr = <T::Real as Scalar>::zero();
+    // `CTENSOR_OVERREAD_TRACE=1`: each step is named on stderr before it runs, so a
+    // fault on another machine names its call.
+    let trace = std::env::var_os("CTENSOR_OVERREAD_TRACE").is_some();
+    let step = |what: &str, n: usize, uplo: Option<Uplo>| {
+        if trace {
+            eprintln!("overread step: {} {what} n={n} uplo={uplo:?}", T::DTYPE);
+        }
+    };
     for round in 0..rounds {
         for n in [2usize, 6, 10, 30, 66, 130, 298, 300]
             .into_iter()
@@ -134,6 +142,7 @@ where
             let trace: f64 = (0..n).map(|i| a0[i + i * n].to_c64().re).sum();
             let tol = 1e3 * eps::<T>() * (n as f64) * 1000.0;
             for uplo in [Uplo::Upper, Uplo::Lower] {
+                step("heevd", n, Some(uplo));
                 let a = Guarded::new(&a0);
                 let mut w = vec![zr; n];
                 // SAFETY: `a` holds n·n elements (ld n), `w` n values.
@@ -149,6 +158,7 @@ where
                         EigRange::Index(r) => r.len(),
                         _ => n,
                     };
+                    step(&format!("heevr {range:?}"), n, Some(uplo));
                     let a = Guarded::new(&a0);
                     let z = Guarded::new(&vec![T::zero(); n * cols]);
                     let mut w = vec![zr; n];
@@ -160,6 +170,7 @@ where
                 }
 
                 let b0 = hermitian::<T>(round as u64 * 1000 + n as u64 + 7, n, n as f64);
+                step("hegvd", n, Some(uplo));
                 let (a, b) = (Guarded::new(&a0), Guarded::new(&b0));
                 let mut w = vec![zr; n];
                 // SAFETY: `a`, `b` n·n (ld n), `w` n values; distinct.
@@ -177,10 +188,12 @@ where
                     )?
                 };
 
+                step("potrf", n, Some(uplo));
                 let b = Guarded::new(&b0);
                 // SAFETY: `b` n·n (ld n); B is diagonally dominant, so positive definite.
                 unsafe { CpuDevice::potrf(uplo, n, b.ptr(), n)? };
 
+                step("getrf+getrs", n, None);
                 let (lu, x) = (Guarded::new(&b0), Guarded::new(&a0[..n]));
                 let mut ipiv = vec![0i32; n];
                 // SAFETY: `lu` n·n (ld n), `ipiv` n, `x` n × 1 (ld n).
@@ -192,6 +205,7 @@ where
             }
             // gemv 'N', m = n (≡ 2 mod 4 for most sizes above), x a row of a guarded
             // matrix (stride n), as ?latrd passes it.
+            step("gemv N", n, None);
             let (a, xs) = (Guarded::new(&a0), Guarded::new(&a0));
             let mut y = vec![T::zero(); n];
             let row = n - 1;
@@ -228,8 +242,16 @@ fn child_runs_affected_drivers_on_guarded_memory() -> Result<()> {
     // n = 66, which valgrind finishes in seconds.
     let small = std::env::var_os("CTENSOR_OVERREAD_SMALL").is_some();
     let (rounds, max_n) = if small { (1, 66) } else { (3, 300) };
-    drivers::<c64>(rounds, max_n)?;
-    drivers::<c32>(rounds, max_n)?;
+    eprintln!(
+        "overread child: OpenBLAS core {}, {} threads",
+        openblas::corename(),
+        ctensor_kernels::parallel::blas_num_threads()
+    );
+    // `CTENSOR_OVERREAD_REAL_ONLY=1`: only the real types (the `Prescott` leg below).
+    if std::env::var_os("CTENSOR_OVERREAD_REAL_ONLY").is_none() {
+        drivers::<c64>(rounds, max_n)?;
+        drivers::<c32>(rounds, max_n)?;
+    }
     drivers::<f64>(1, max_n)?;
     drivers::<f32>(1, max_n)?;
     Ok(())
@@ -266,6 +288,23 @@ fn eigensolvers_survive_memory_that_ends_at_a_page_boundary() {
     }
 }
 
+/// The generic `Prescott` kernels, which DYNAMIC_ARCH builds fall back to on CPUs they do
+/// not know (a GPU machine's virtual CPU got them), forced on this CPU.
+#[test]
+fn eigensolvers_survive_guarded_memory_on_the_prescott_kernels() {
+    let config = openblas::config();
+    if !config.contains("DYNAMIC_ARCH") {
+        println!("SKIP: OpenBLAS cannot switch kernels (no DYNAMIC_ARCH): {config}");
+        return;
+    }
+    let status = run_child(&[("OPENBLAS_CORETYPE", "Prescott")]);
+    assert!(
+        status.success(),
+        "the drivers crashed or failed on guarded memory with the Prescott kernels ({status}); \
+         OpenBLAS: {config}"
+    );
+}
+
 #[test]
 fn without_the_guard_an_affected_openblas_faults() {
     use std::os::unix::process::ExitStatusExt;
@@ -282,4 +321,18 @@ fn without_the_guard_an_affected_openblas_faults() {
         Some(libc::SIGSEGV),
         "expected the unguarded drivers to fault on {config}, got {status}"
     );
+    // The real types under the Prescott kernels (measured on 0.3.21; `ssyevd` n = 6).
+    if config.contains("DYNAMIC_ARCH") && openblas::parse_version(&config) == Some((0, 3, 21)) {
+        let status = run_child(&[
+            ("CTENSOR_OPENBLAS_GUARD", "0"),
+            ("CTENSOR_OVERREAD_REAL_ONLY", "1"),
+            ("OPENBLAS_CORETYPE", "Prescott"),
+        ]);
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGSEGV),
+            "expected the unguarded real drivers to fault on the Prescott kernels of {config}, \
+             got {status}"
+        );
+    }
 }
