@@ -80,12 +80,17 @@ fn tensor_creation_rejects_nulls_codes_and_devices() {
             "ct_tensor_zeros",
             "device code 7",
         );
-        expect(
-            ct_tensor_zeros(1, 1, 2, shape.as_ptr(), &mut t),
-            CT_ERR_DEVICE,
-            "ct_tensor_zeros",
-            "unavailable",
-        );
+        if ctensor::gpu_available() {
+            assert_eq!(ct_tensor_zeros(1, 1, 2, shape.as_ptr(), &mut t), CT_OK);
+            assert_eq!(ct_tensor_free(t), CT_OK);
+        } else {
+            expect(
+                ct_tensor_zeros(1, 1, 2, shape.as_ptr(), &mut t),
+                CT_ERR_DEVICE,
+                "ct_tensor_zeros",
+                "unavailable",
+            );
+        }
         expect(
             ct_tensor_from_host(1, 2, shape.as_ptr(), 0, null(), &mut t),
             CT_ERR_NULL,
@@ -99,6 +104,12 @@ fn tensor_creation_rejects_nulls_codes_and_devices() {
             "order code 5",
         );
         let mut data = [0.0f64; 6];
+        // Host memory mapped as GPU memory: refused either way.
+        let (code, text) = if ctensor::gpu_available() {
+            (CT_ERR_INVALID_ARGUMENT, "the driver does not know")
+        } else {
+            (CT_ERR_DEVICE, "unavailable")
+        };
         expect(
             ct_tensor_map(
                 data.as_mut_ptr() as *mut c_void,
@@ -109,9 +120,9 @@ fn tensor_creation_rejects_nulls_codes_and_devices() {
                 1,
                 &mut t,
             ),
-            CT_ERR_DEVICE,
+            code,
             "ct_tensor_map",
-            "unavailable",
+            text,
         );
         expect(
             ct_tensor_map(null_mut(), 1, 0, 2, shape.as_ptr(), 1, &mut t),
@@ -606,9 +617,9 @@ fn raw_kernels_report_bad_characters_sizes_nulls_and_dtypes() {
                 2,
                 w.as_mut_ptr() as *mut c_void,
             ),
-            CT_ERR_DEVICE,
+            code,
             "ct_heevd",
-            "unavailable",
+            text,
         );
         // And the good paths, against known values.
         assert_eq!(

@@ -330,9 +330,13 @@ fn zero_element_work_allocates_nothing_per_entry_of_huge_axes() -> ctensor_aten:
         let a = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[big, 0])?;
         let c = einsum("bi,bj->bij", &[&a, &a], &EinsumOptions::default())?;
         assert_eq!(c.dims(), &[big, 0, 0]);
-        let c = einsum("bi,bi->b", &[&a, &a], &EinsumOptions::default());
-        // [big] f64 outputs cannot be allocated: an allocation error, never an abort.
-        assert!(c.is_err(), "{c:?}");
+        if big == 1 << 62 {
+            // A [2^62] f64 output is 2^65 bytes: an overflow error, never an abort. (A
+            // [2^40] one, 8 TiB, is left out: where the kernel overcommits memory the
+            // allocation succeeds and filling it is legitimate work.)
+            let c = einsum("bi,bi->b", &[&a, &a], &EinsumOptions::default());
+            assert!(c.is_err(), "{c:?}");
+        }
         let x = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[big, 0, 3])?;
         let y = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[big, 3, 0])?;
         assert_eq!(matmul(&x, &y)?.dims(), &[big, 0, 0]);

@@ -147,7 +147,7 @@ gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
         // Rank 3, in place.
         let shape = [rows.min(7), 3, cols.min(5)];
         let n: usize = shape.iter().product();
-        let b: Vec<c64> = a[..n].to_vec();
+        let b: Vec<c64> = (0..n).map(|_| c64::new(r.gen(), r.gen())).collect();
         let mut db = dev(&b);
         // SAFETY: a device buffer of `n` elements, in place.
         unsafe {

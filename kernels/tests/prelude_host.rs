@@ -210,7 +210,10 @@ fn prelude_and_cpu_casts_round_16_bit_floats_once_and_widen_exactly() {
         println!("SKIP: prelude_16_bit_conversions: no C++ compiler (c++, g++ or clang++)");
         return;
     };
+    // Cargo makes this folder before the tests run; a test binary carried elsewhere
+    // (scripts/gpu-run.sh) makes it itself.
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(dir).unwrap();
     let prelude = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gpu/cuda/prelude.cu");
     let (src, exe) = (dir.join("prelude_host.cpp"), dir.join("prelude_host"));
     std::fs::write(&src, HARNESS).unwrap();
