@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The build half of a GPU run, for a GPU machine that has a driver but no Rust toolchain:
 # builds every test binary and the bench in release mode here, strips them, and packs them
-# with the shared libraries they load (OpenBLAS, gfortran, quadmath, and NVRTC from
-# scripts/nvrtc-env.sh) and scripts/gpu-run.sh into one ignored folder, .device/gpu
-# (about 40 MiB compressed: it travels within a 64 MiB limit).
+# with the shared libraries they load (OpenBLAS, gfortran, quadmath, fontconfig and its
+# needs, and NVRTC from scripts/nvrtc-env.sh) and scripts/gpu-run.sh into one ignored
+# folder, .device/gpu (about 46 MiB compressed: it travels within a 64 MiB limit).
 #
 #   bash scripts/gpu-check.sh            # here
 #   bash .device/gpu/gpu-run.sh          # there, from the repository root
@@ -30,15 +30,25 @@ for exe in $list; do
   strip -o "$out/bin/$name" "$exe"
 done
 
-for so in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
-  path=$(ldconfig -p | awk -v so="$so" '!found && $1 == so && /x86-64/ {print $NF; found = 1}')
-  [ -n "$path" ] || { echo "gpu-check: $so not found" >&2; exit 1; }
-  cp -L "$path" "$out/lib/$so"
+# Every shared library the binaries load beyond the C runtime (OpenBLAS, gfortran,
+# quadmath, and fontconfig/freetype with their own needs for the demo's plots), as ldd
+# resolves them here.
+ldd "$out"/bin/* 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
+  while read -r so path; do
+    case "$so" in
+      libc.so.*|libm.so.*|libgcc_s.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*) ;;
+      *) cp -L "$path" "$out/lib/$so" ;;
+    esac
+  done
+for so in libopenblas.so.0 libgfortran.so.5; do
+  [ -e "$out/lib/$so" ] || { echo "gpu-check: $so not found" >&2; exit 1; }
 done
 cp -L "$nvrtc_lib"/libnvrtc.so.12 "$nvrtc_lib"/libnvrtc-builtins.so.12.9 "$out/lib/"
 cp scripts/gpu-run.sh "$out/gpu-run.sh"
+# Some tests read files of the tree by the path it had at build time.
+pwd > "$out/build-root.txt"
 # One archive travels faster than many files and stays under the size limit.
-tar -C "$out" -cJf "$out.tar.xz" bin lib gpu-run.sh
-rm -rf "$out/bin" "$out/lib"
+tar -C "$out" -cJf "$out.tar.xz" bin lib gpu-run.sh build-root.txt
+rm -rf "$out/bin" "$out/lib" "$out/build-root.txt"
 mv "$out.tar.xz" "$out/bundle.tar.xz"
 echo "gpu-check: $(ls "$out" | wc -l) files, $(du -sh "$out" | cut -f1) in $out; run there: bash $out/gpu-run.sh" >&2

@@ -2,31 +2,81 @@
 # The run half of a GPU run (see scripts/gpu-check.sh): unpacks .device/gpu/bundle.tar.xz
 # and runs every test binary on the GPU machine, one binary at a time and with one test
 # thread, so a sticky CUDA fault is blamed on the test that caused it; then the bench's
-# GPU tables. Output: a log per binary and a summary under $OUT (or /tmp/ctensor-gpu).
-# Run from the repository root (the tests read files of the tree). Exit status 1 when a
-# binary failed.
+# GPU tables. Run from the repository root (the tests read files of the tree). Exit
+# status 1 when a binary failed.
+#
+# Output goes to $OUT (or /tmp/ctensor-gpu) as four files, written as the run goes so a
+# run cut short still leaves what it did: gpu.txt (the GPU, driver and CUDA libraries
+# found), summary.txt (one line per binary), tests.log (every binary's output, one after
+# the other) and bench.log.
+#
+# Environment: GPU_RUN_ONLY=<extended regex> runs only the binaries whose name matches;
+# GPU_RUN_BENCH=0 skips the bench; GPU_RUN_ARGS is passed to every test binary (e.g. a
+# test-name filter).
+#
+# cudarc looks the CUDA libraries up by unversioned name or by major versions 9 to 12. A
+# machine with only CUDA 13 has libcublas.so.13 and libcusolver.so.12 (cuSOLVER's own
+# numbering): the script finds the newest of each and links it under the unversioned name
+# in a private folder put first on LD_LIBRARY_PATH.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 logs="${OUT:-/tmp/ctensor-gpu}"
 mkdir -p "$logs"
 work=$(mktemp -d)
 tar -C "$work" -xJf "$here/bundle.tar.xz"
-export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# Tests that read files of the tree (the C header, the kernel sources) find it by the path
+# it had where they were built: point that path here when it is free.
+root=$(cat "$work/build-root.txt")
+if [ "$root" != "$PWD" ] && [ ! -e "$root" ]; then
+  mkdir -p "$(dirname "$root")" && ln -s "$PWD" "$root" || echo "gpu-run: cannot link $root here" >&2
+fi
+
+links="$work/cuda-links"
+mkdir -p "$links"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 || true
+  for lib in libcublas libcublasLt libcusolver; do
+    # Every copy on the machine, newest major version last.
+    found=$( { ldconfig -p 2>/dev/null | awk '{print $NF}'
+               find /usr /opt -name "$lib.so.*" 2>/dev/null
+             } | grep -E "/$lib\.so\.[0-9]+$" | awk -F. '{print $NF, $0}' | sort -n | tail -1 | cut -d' ' -f2-)
+    if [ -n "$found" ]; then
+      ln -sf "$found" "$links/$lib.so"
+      echo "$lib: $found"
+    else
+      echo "$lib: not found"
+    fi
+  done
+} > "$logs/gpu.txt" 2>&1
+cat "$logs/gpu.txt"
+export LD_LIBRARY_PATH="$links:$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CTENSOR_REQUIRE_GPU=1 RUST_BACKTRACE=1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1 || true
+
 failed=0
 : > "$logs/summary.txt"
+: > "$logs/tests.log"
 for bin in "$work"/bin/*; do
   name=$(basename "$bin")
   [ "$name" = ctensor-bench ] && continue
+  if [ -n "${GPU_RUN_ONLY:-}" ] && ! [[ $name =~ $GPU_RUN_ONLY ]]; then continue; fi
   start=$(date +%s)
-  if timeout 900 "$bin" --test-threads=1 > "$logs/$name.log" 2>&1; then status=ok; else status=FAILED; failed=1; fi
-  line="$status $name ($(( $(date +%s) - start )) s): $(grep -E '^test result' "$logs/$name.log" | tail -1)"
+  echo "===== $name" >> "$logs/tests.log"
+  # shellcheck disable=SC2086 # GPU_RUN_ARGS is split on purpose
+  if timeout 300 "$bin" --test-threads=1 ${GPU_RUN_ARGS:-} > "$work/one.log" 2>&1; then
+    status=ok
+  else
+    status=FAILED
+    failed=1
+  fi
+  cat "$work/one.log" >> "$logs/tests.log"
+  line="$status $name ($(($(date +%s) - start)) s): $(grep -E '^test result' "$work/one.log" | tail -1)"
   echo "$line" | tee -a "$logs/summary.txt"
-  grep -c '^SKIP' "$logs/$name.log" | sed "s/^/  SKIP lines: /" >> "$logs/summary.txt"
+  echo "  SKIP lines: $(grep -c 'SKIP' "$work/one.log")" >> "$logs/summary.txt"
 done
-if [ -x "$work/bin/ctensor-bench" ]; then
-  (cd "$logs" && timeout 900 "$work/bin/ctensor-bench" > "$logs/bench.log" 2>&1) || echo "bench FAILED" | tee -a "$logs/summary.txt"
+if [ "${GPU_RUN_BENCH:-1}" != 0 ] && [ -x "$work/bin/ctensor-bench" ]; then
+  (cd "$work" && timeout 400 "$work/bin/ctensor-bench" gpu > "$logs/bench.log" 2>&1) \
+    || echo "bench FAILED" | tee -a "$logs/summary.txt"
 fi
 rm -rf "$work"
 exit $failed
