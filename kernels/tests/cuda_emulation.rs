@@ -6,14 +6,23 @@
 //! so large inputs exercise the grid-stride loop), once with each block's threads in
 //! ascending and once in descending order. Results are compared with the CPU kernels.
 //!
-//! Until ctensor runs on a real GPU this is the kernels' only execution. Covered so far:
-//! `set`, `add`, `mul`, `fma`, `div`, `scale`, `conj`, `neg`, `eq_scalar` and `abs` for
-//! all eight element types
-//! and `exp` for the floating ones, every one of the 64 casts (f16/bf16 rounding, wrapping
+//! Kernels with barriers (the tiled transpose, the row reductions) run cooperatively:
+//! each emulated GPU thread is a coroutine with its own stack that yields at
+//! `__syncthreads()`, and the scheduler resumes a block's threads in ascending or
+//! descending order between barriers, so a missing barrier changes the result (checked:
+//! removing either barrier of the transpose or the reduction tree fails these tests).
+//! Launch configurations come from `ctensor_kernels::gpu::emulation`, the functions the
+//! GPU code itself launches with.
+//!
+//! Every kernel of every `.cu` source runs here: `set`, `add`, `mul`, `fma`, `div`,
+//! `scale`, `conj`, `neg`, `eq_scalar` and `abs` for all eight element types and `exp`
+//! for the floating ones, every one of the 64 casts (f16/bf16 rounding, wrapping
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
-//! matrix part) and `any_zero` (integer division's zero check). Kernels with barriers (the tiled
-//! transpose) compile here but are not run yet: that needs a thread per emulated GPU
-//! thread.
+//! matrix part), `any_zero` (integer division's zero check), `copy_strided`,
+//! `transpose2d`, `set_strided` and `set_matrix` for all eight types, `reduce_sum` (all
+//! eight) and `reduce_extreme` (the six ordered ones), and the `matmul` loop (i32, i64,
+//! f16, bf16). They have since also run on an H100 (`scripts/gpu-run.sh`); the emulation
+//! keeps them checked where no GPU is.
 //!
 //! Without a C++ compiler the test prints one `SKIP` line and passes, unless
 //! `CTENSOR_REQUIRE_CXX=1`.
@@ -24,11 +33,15 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::rng;
+use common::{random_vec, rng};
 use ctensor_base::{c32, c64, CpuDevice, Scalar};
+use ctensor_kernels::blas::Trans;
 use ctensor_kernels::gpu::source::SOURCES;
-use ctensor_kernels::lapack::{FindNonFinite, Part, Uplo};
-use ctensor_kernels::linalg::{Abs, Add, Conj, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
+use ctensor_kernels::lapack::{FindNonFinite, Part, SetMatrix, Uplo};
+use ctensor_kernels::linalg::{
+    Abs, Add, Conj, Div, EqScalar, Fma, MatMul, Mul, Reduce, ReduceExtreme, Transpose, Unary,
+    UnaryOp,
+};
 use ctensor_kernels::memory::{CastMemory, SetMemory};
 use rand::Rng;
 
@@ -39,14 +52,16 @@ const HARNESS: &str = r#"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <functional>
 #include <vector>
 #define __device__
 #define __global__
 #define __shared__ static
 #define __align__(n) alignas(n)
 struct CtDim3 { unsigned x, y, z; };
-static CtDim3 blockIdx, threadIdx, blockDim, gridDim;
-static inline void __syncthreads() {}
+CtDim3 blockIdx, threadIdx, blockDim, gridDim;
+void __syncthreads();
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline long long __double_as_longlong(double d) { long long l; memcpy(&l, &d, 8); return l; }
 static inline unsigned long long atomicMax(unsigned long long* a, unsigned long long v) {
@@ -72,6 +87,72 @@ template <class F> static void launch_1d(unsigned long long n, int reverse, F f)
     }
 }
 
+// Kernels with barriers run cooperatively: every GPU thread of a block is a coroutine
+// with its own stack; __syncthreads() switches back to the scheduler, which resumes
+// the block's threads one after the other (ascending or descending thread index) until
+// each reaches its next barrier or returns. Blocks run one at a time, so the
+// function-static __shared__ arrays are the block's shared memory, and a missing
+// barrier shows as a result that depends on the order.
+#if !defined(__x86_64__)
+#error "the cooperative launch switches stacks with x86-64 code"
+#endif
+// Saves the callee-saved registers on the current stack, stores the stack pointer in
+// *from, switches to the stack `to` and restores its registers (System V x86-64).
+extern "C" void ct_switch(void** from, void* to);
+asm(".text\n.globl ct_switch\n.type ct_switch,@function\nct_switch:\n"
+    "pushq %rbp\npushq %rbx\npushq %r12\npushq %r13\npushq %r14\npushq %r15\n"
+    "movq %rsp, (%rdi)\nmovq %rsi, %rsp\n"
+    "popq %r15\npopq %r14\npopq %r13\npopq %r12\npopq %rbx\npopq %rbp\nret\n");
+static const size_t CT_STACK = 64 * 1024;
+static std::vector<char> ct_stacks;
+static std::vector<void*> ct_sp;
+static std::vector<char> ct_done;
+static void* ct_sched_sp;
+static unsigned ct_cur;
+static std::function<void()>* ct_body;
+static void ct_thread_main() {
+    (*ct_body)();
+    ct_done[ct_cur] = 1;
+    ct_switch(&ct_sp[ct_cur], ct_sched_sp);
+    abort();  // a finished thread is never resumed
+}
+void __syncthreads() { ct_switch(&ct_sp[ct_cur], ct_sched_sp); }
+static void ct_launch(CtDim3 grid, CtDim3 block, int reverse, std::function<void()> f) {
+    unsigned nt = block.x * block.y * block.z;
+    ct_stacks.assign((size_t)nt * CT_STACK, 0);
+    ct_sp.assign(nt, nullptr);
+    ct_done.assign(nt, 0);
+    ct_body = &f;
+    gridDim = grid;
+    blockDim = block;
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                blockIdx = {bx, by, bz};
+                for (unsigned t = 0; t < nt; t++) {
+                    // A fresh stack: six zero registers, then ct_thread_main as the
+                    // return address, aligned as at a function's entry.
+                    void** top = (void**)((uintptr_t)(ct_stacks.data() + (size_t)(t + 1) * CT_STACK) & ~(uintptr_t)15);
+                    top[-1] = nullptr;
+                    top[-2] = (void*)&ct_thread_main;
+                    for (int r = 3; r <= 8; r++) top[-r] = nullptr;
+                    ct_sp[t] = (void*)(top - 8);
+                    ct_done[t] = 0;
+                }
+                unsigned left = nt;
+                while (left) {
+                    for (unsigned k = 0; k < nt; k++) {
+                        unsigned t = reverse ? nt - 1 - k : k;
+                        if (ct_done[t]) continue;
+                        ct_cur = t;
+                        threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+                        ct_switch(&ct_sched_sp, ct_sp[t]);
+                        if (ct_done[t]) left--;
+                    }
+                }
+            }
+}
+
 template <class T> static std::vector<T> input(size_t n) {
     std::vector<T> v(n);
     if (n && fread(v.data(), sizeof(T), n, stdin) != n) { fprintf(stderr, "short input\n"); exit(2); }
@@ -87,10 +168,10 @@ int main(int argc, char** argv) {
     unsigned long long n = strtoull(argv[2], 0, 10);
     int rev = atoi(argv[3]);
 #ifdef CT_ELEMENTWISE
-    if (!strcmp(k, "sqrt_c64")) { auto x = input<ct_c64>(n); std::vector<ct_c64> y(n);
-        launch_1d(n, rev, [&] { sqrt_c64(n, x.data(), y.data()); }); output(y); return 0; }
-    if (!strcmp(k, "sqrt_c32")) { auto x = input<ct_c32>(n); std::vector<ct_c32> y(n);
-        launch_1d(n, rev, [&] { sqrt_c32(n, x.data(), y.data()); }); output(y); return 0; }
+#define CT_EMU_SQRT(S, T)                                                                      \
+    if (!strcmp(k, "sqrt_" #S)) { auto x = input<T>(n); std::vector<T> y(n);                       \
+        launch_1d(n, rev, [&] { sqrt_##S(n, x.data(), y.data()); }); output(y); return 0; }
+    CT_FLOATING(CT_EMU_SQRT)
 #define CT_EMU_BINARY(S, T)                                                                    \
     if (!strcmp(k, "add_" #S)) { auto s = input<T>(2); auto x = input<T>(n); auto y = input<T>(n);  \
         std::vector<T> z(n);                                                                       \
@@ -136,8 +217,10 @@ int main(int argc, char** argv) {
     CT_EMU_ABS(f32, float, float) CT_EMU_ABS(f64, double, double) CT_EMU_ABS(i32, int, int)
     CT_EMU_ABS(i64, i64, i64) CT_EMU_ABS(c32, ct_c32, float) CT_EMU_ABS(c64, ct_c64, double)
     CT_EMU_ABS(f16, ct_f16, ct_f16) CT_EMU_ABS(bf16, ct_bf16, ct_bf16)
-    if (!strcmp(k, "any_zero_i32")) { auto x = input<int>(n); std::vector<u64> first(1, 0);
-        launch_1d(n, rev, [&] { any_zero_i32(n, x.data(), first.data()); }); output(first); return 0; }
+#define CT_EMU_ANY_ZERO(S, T)                                                                  \
+    if (!strcmp(k, "any_zero_" #S)) { auto x = input<T>(n); std::vector<u64> first(1, 0);         \
+        launch_1d(n, rev, [&] { any_zero_##S(n, x.data(), first.data()); }); output(first); return 0; }
+    CT_INTS(CT_EMU_ANY_ZERO)
 #endif
 #ifdef CT_CAST
 #define CT_EMU_CAST_ONE(SD, TD, SS, TS)                                                        \
@@ -157,16 +240,78 @@ int main(int argc, char** argv) {
         int part = atoi(argv[4]);
         u64 m = strtoull(argv[5], 0, 10), cols = strtoull(argv[6], 0, 10), lda = strtoull(argv[7], 0, 10);
         std::vector<u64> first(1, 0);
-        if (!strcmp(k, "nonfinite_f64")) { auto a = input<double>(n);
-            launch_1d(m * cols, rev, [&] { nonfinite_f64(part, m, cols, a.data(), lda, first.data()); }); }
-        else if (!strcmp(k, "nonfinite_c64")) { auto a = input<ct_c64>(n);
-            launch_1d(m * cols, rev, [&] { nonfinite_c64(part, m, cols, a.data(), lda, first.data()); }); }
-        else if (!strcmp(k, "nonfinite_f32")) { auto a = input<float>(n);
-            launch_1d(m * cols, rev, [&] { nonfinite_f32(part, m, cols, a.data(), lda, first.data()); }); }
-        else return 3;
-        output(first);
-        return 0;
+#define CT_EMU_NONFINITE(S, T)                                                                 \
+        if (!strcmp(k, "nonfinite_" #S)) { auto a = input<T>(n);                                   \
+            launch_1d(m * cols, rev, [&] { nonfinite_##S(part, m, cols, a.data(), lda, first.data()); }); \
+            output(first); return 0; }
+        CT_FLOATING(CT_EMU_NONFINITE)
+        return 3;
     }
+#endif
+#ifdef CT_LAYOUT
+    // copy_strided_<t> n: stdin CtDims, conj (i32), then src and dst, each as its
+    // length (u64) and elements; writes dst.
+    // set_strided_<t> n: stdin CtDims, the value, dst as length and elements.
+    // set_matrix_<t> span keep_upper order lda: stdin the span elements of a.
+    // transpose2d_<t> n rows cols conj gx gy bx by: stdin the n source elements.
+#define CT_EMU_LAYOUT(S, T)                                                                    \
+    if (!strcmp(k, "copy_strided_" #S)) { auto d = input<CtDims>(1); auto c = input<int>(1);   \
+        auto sl = input<u64>(1); auto src = input<T>(sl[0]);                                   \
+        auto dl = input<u64>(1); auto dst = input<T>(dl[0]);                                   \
+        launch_1d(n, rev, [&] { copy_strided_##S(n, d[0], src.data(), dst.data(), c[0]); });   \
+        output(dst); return 0; }                                                               \
+    if (!strcmp(k, "set_strided_" #S)) { auto d = input<CtDims>(1); auto v = input<T>(1);      \
+        auto dl = input<u64>(1); auto dst = input<T>(dl[0]);                                   \
+        launch_1d(n, rev, [&] { set_strided_##S(n, d[0], v[0], dst.data()); });                \
+        output(dst); return 0; }                                                               \
+    if (!strcmp(k, "set_matrix_" #S) && argc >= 7) { int up = atoi(argv[4]);                   \
+        u64 m = strtoull(argv[5], 0, 10), lda = strtoull(argv[6], 0, 10); auto a = input<T>(n); \
+        launch_1d(m * m, rev, [&] { set_matrix_##S(up, m, a.data(), lda); });                  \
+        output(a); return 0; }                                                                 \
+    if (!strcmp(k, "transpose2d_" #S) && argc >= 11) {                                         \
+        u64 r = strtoull(argv[4], 0, 10), c = strtoull(argv[5], 0, 10); int cj = atoi(argv[6]); \
+        CtDim3 g = {(unsigned)atoi(argv[7]), (unsigned)atoi(argv[8]), 1};                      \
+        CtDim3 b = {(unsigned)atoi(argv[9]), (unsigned)atoi(argv[10]), 1};                     \
+        auto src = input<T>(n); std::vector<T> dst(n);                                         \
+        ct_launch(g, b, rev, [&] { transpose2d_##S(r, c, src.data(), dst.data(), cj); });      \
+        output(dst); return 0; }
+    CT_ALL_TYPES(CT_EMU_LAYOUT)
+#endif
+#ifdef CT_REDUCE
+    // reduce_sum_<t> n rows inner grid, reduce_extreme_<t> n rows inner grid max: stdin
+    // the n = rows·inner elements; writes the rows results. Blocks of 256 threads.
+#define CT_EMU_SUM(S, T)                                                                       \
+    if (!strcmp(k, "reduce_sum_" #S) && argc >= 7) {                                           \
+        u64 rows = strtoull(argv[4], 0, 10), inner = strtoull(argv[5], 0, 10);                \
+        CtDim3 g = {(unsigned)atoi(argv[6]), 1, 1};                                            \
+        auto src = input<T>(n); std::vector<T> dst(rows);                                      \
+        ct_launch(g, {256, 1, 1}, rev, [&] { reduce_sum_##S(rows, inner, src.data(), dst.data()); }); \
+        output(dst); return 0; }
+    CT_ALL_TYPES(CT_EMU_SUM)
+#define CT_EMU_EXTREME(S, T)                                                                   \
+    if (!strcmp(k, "reduce_extreme_" #S) && argc >= 8) {                                       \
+        u64 rows = strtoull(argv[4], 0, 10), inner = strtoull(argv[5], 0, 10);                \
+        CtDim3 g = {(unsigned)atoi(argv[6]), 1, 1}; int mx = atoi(argv[7]);                    \
+        auto src = input<T>(n); std::vector<T> dst(rows);                                      \
+        ct_launch(g, {256, 1, 1}, rev, [&] { reduce_extreme_##S(mx, rows, inner, src.data(), dst.data()); }); \
+        output(dst); return 0; }
+    CT_ORDERED(CT_EMU_EXTREME)
+#endif
+#ifdef CT_MATMUL
+    // matmul_<t> n ta tb m nn k lda ldb ldc beta_zero: stdin alpha, beta, then a, b, c,
+    // each as its length (u64) and elements; n = m·nn (the launch size); writes c.
+#define CT_EMU_MATMUL(S, T)                                                                    \
+    if (!strcmp(k, "matmul_" #S) && argc >= 13) {                                              \
+        int ta = atoi(argv[4]), tb = atoi(argv[5]);                                            \
+        u64 m = strtoull(argv[6], 0, 10), nn = strtoull(argv[7], 0, 10), kk = strtoull(argv[8], 0, 10); \
+        u64 lda = strtoull(argv[9], 0, 10), ldb = strtoull(argv[10], 0, 10), ldc = strtoull(argv[11], 0, 10); \
+        int bz = atoi(argv[12]); auto s = input<T>(2);                                         \
+        auto al = input<u64>(1); auto a = input<T>(al[0]);                                     \
+        auto bl = input<u64>(1); auto b = input<T>(bl[0]);                                     \
+        auto cl = input<u64>(1); auto c = input<T>(cl[0]);                                     \
+        launch_1d(n, rev, [&] { matmul_##S(ta, tb, m, nn, kk, s[0], a.data(), lda, b.data(), ldb, s[1], c.data(), ldc, bz); }); \
+        output(c); return 0; }
+    CT_INTS(CT_EMU_MATMUL) CT_EMU_MATMUL(f16, ct_f16) CT_EMU_MATMUL(bf16, ct_bf16)
 #endif
     fprintf(stderr, "unknown kernel %s\n", k);
     return 3;
@@ -176,6 +321,13 @@ int main(int argc, char** argv) {
 /// A host build of one kernel source, or `None` (SKIP) without a C++ compiler.
 struct Emulator {
     exe: std::path::PathBuf,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 impl Emulator {
@@ -197,7 +349,13 @@ impl Emulator {
             .iter()
             .find(|s| s.name == source)
             .unwrap_or_else(|| panic!("no CUDA source named {source}"));
-        let dir = std::env::temp_dir().join(format!("ctensor-emu-{}-{source}", std::process::id()));
+        // One folder per build: tests running at once may build the same source.
+        static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "ctensor-emu-{}-{source}-{build}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let cu = dir.join(format!("{source}.cu.h"));
         std::fs::write(&cu, src.code).unwrap();
@@ -217,7 +375,7 @@ impl Emulator {
             "{source}.cu does not compile on the host:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        Some(Emulator { exe })
+        Some(Emulator { exe, dir })
     }
 
     /// Runs `kernel` over `n` with `args`, feeding `input`; the raw output bytes, the
@@ -232,20 +390,27 @@ impl Emulator {
                 .args(args)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .spawn()
-                .unwrap();
-            child.stdin.take().unwrap().write_all(input).unwrap();
+                .unwrap_or_else(|e| panic!("{kernel}: cannot start the emulator: {e}"));
+            // A harness that stops reading early fails below with its own message.
+            let fed = child.stdin.take().unwrap().write_all(input);
             let out = child.wait_with_output().unwrap();
             assert!(
-                out.status.success(),
-                "{kernel}: the emulated kernel failed ({})",
-                out.status
+                out.status.success() && fed.is_ok(),
+                "{kernel}: the emulated kernel failed ({}, input {fed:?}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
             );
             outs.push(out.stdout);
         }
-        assert_eq!(
-            outs[0], outs[1],
-            "{kernel}: the result depends on the order of threads"
+        let first_difference = outs[0].iter().zip(&outs[1]).position(|(a, b)| a != b);
+        assert!(
+            outs[0] == outs[1],
+            "{kernel}: the result depends on the order of threads (lengths {} and {}, first \
+             differing byte {first_difference:?})",
+            outs[0].len(),
+            outs[1].len()
         );
         outs.pop().unwrap()
     }
@@ -460,6 +625,18 @@ fn emulated_elementwise_kernels_match_the_cpu() {
     exp_matches_the_cpu::<c64>(&emu);
     sqrt_matches_the_cpu::<c64>(&emu, "sqrt_c64");
     sqrt_matches_the_cpu::<c32>(&emu, "sqrt_c32");
+    real_sqrt_matches_the_cpu::<f32>(&emu);
+    real_sqrt_matches_the_cpu::<f64>(&emu);
+    real_sqrt_matches_the_cpu::<ctensor_base::f16>(&emu);
+    real_sqrt_matches_the_cpu::<ctensor_base::bf16>(&emu);
+    // any_zero_i64 on a small input (the grid-stride round is the i32 case's below).
+    let x: Vec<i64> = vec![3, -1, 0, 7, 0, i64::MIN];
+    let got: Vec<u64> = from_bytes(&emu.run("any_zero_i64", x.len(), &[], bytes(&x)));
+    assert_eq!(
+        got,
+        [(x.len() - 2) as u64],
+        "any_zero_i64: the first zero is at 2"
+    );
     // any_zero over more elements than the clamped grid covers (65 535 × 256), so the
     // grid-stride loop runs a second round; the first zero must win from any thread.
     let n = 65_535 * 256 + 777;
@@ -476,6 +653,48 @@ fn emulated_elementwise_kernels_match_the_cpu() {
         let got: Vec<u64> = from_bytes(&emu.run("any_zero_i32", n, &[], bytes(&x)));
         let want = zeros.iter().min().map_or(0, |&i| (n - i) as u64);
         assert_eq!(got, [want], "zeros at {zeros:?}");
+    }
+}
+
+/// Real `sqrt` (f32, f64, f16, bf16) against the CPU kernel, bit for bit: IEEE square
+/// roots are correctly rounded, and the 16-bit types round once from f32. Negative
+/// values, signed zeros, subnormals, infinities and NaN included.
+fn real_sqrt_matches_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: Unary<T>,
+{
+    let mut r = rng(37);
+    let mut x: Vec<T> = (0..2000)
+        .map(|_| T::cast_from(r.gen_range(0.0..1.0f64) * 10f64.powi(r.gen_range(-30..30))))
+        .collect();
+    for v in [
+        0.0,
+        -0.0,
+        -1.0,
+        1e-310,
+        5.9e-8,
+        1e-40,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        2.0,
+    ] {
+        x.push(T::cast_from(v));
+    }
+    let kernel = format!("sqrt_{}", suffix(T::DTYPE));
+    let got: Vec<T> = from_bytes(&emu.run(&kernel, x.len(), &[], bytes(&x)));
+    let mut want = vec![T::zero(); x.len()];
+    // SAFETY: both hold x.len() elements.
+    unsafe { CpuDevice::unary(UnaryOp::Sqrt, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    assert_eq!(got.len(), want.len(), "{kernel}: output length");
+    for ((g, w), v) in got.iter().zip(&want).zip(&x) {
+        assert!(
+            same(*g, *w),
+            "{kernel}({}): GPU {} vs CPU {}",
+            v.to_c64().re,
+            g.to_c64().re,
+            w.to_c64().re
+        );
     }
 }
 
@@ -616,7 +835,456 @@ fn emulated_nonfinite_scan_matches_the_cpu() {
     let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
         return;
     };
+    nonfinite_matches_the_cpu::<c32>(&emu, "nonfinite_c32");
+    nonfinite_matches_the_cpu::<ctensor_base::f16>(&emu, "nonfinite_f16");
+    nonfinite_matches_the_cpu::<ctensor_base::bf16>(&emu, "nonfinite_bf16");
     nonfinite_matches_the_cpu::<f64>(&emu, "nonfinite_f64");
     nonfinite_matches_the_cpu::<f32>(&emu, "nonfinite_f32");
     nonfinite_matches_the_cpu::<c64>(&emu, "nonfinite_c64");
+}
+
+/// Launch arguments as command-line words.
+fn words(v: &[u64]) -> Vec<String> {
+    v.iter().map(u64::to_string).collect()
+}
+
+/// An array as the harness reads a variable-length input: its length (u64), then the
+/// elements.
+fn with_len<T>(v: &[T]) -> Vec<u8> {
+    let mut out = (v.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(bytes(v));
+    out
+}
+
+/// Bitwise equality, NaNs of either sign and payload counting as equal.
+fn same<T: Scalar>(a: T, b: T) -> bool {
+    let (x, y) = (a.to_c64(), b.to_c64());
+    let part = |p: f64, q: f64| p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan());
+    bytes(std::slice::from_ref(&a)) == bytes(std::slice::from_ref(&b))
+        || (part(x.re, y.re) && part(x.im, y.im))
+}
+
+/// The launch constants the harness hard-codes are the ones the GPU code uses.
+fn harness_constants_match_the_gpu_code() {
+    use ctensor_kernels::gpu::emulation::{grid_1d, reduce_grid, BLOCK, MAX_GRID};
+    assert_eq!((BLOCK, MAX_GRID), (256, 65_535), "launch_1d in HARNESS");
+    assert_eq!(
+        [grid_1d(0), grid_1d(1), grid_1d(257), grid_1d(usize::MAX)],
+        [1, 1, 2, 65_535]
+    );
+    assert_eq!(
+        [reduce_grid(0), reduce_grid(7), reduce_grid(1 << 20)],
+        [1, 7, 65_535]
+    );
+}
+
+/// A transpose as the GPU code plans it (the tiled kernel with its 2-D grid, or the
+/// strided copy with its merged descriptor) against the CPU kernel, bit for bit.
+/// Returns whether the tiled kernel ran.
+fn transpose_matches_the_cpu<T: Scalar>(
+    emu: &Emulator,
+    shape: &[usize],
+    perm: &[usize],
+    conj: bool,
+) -> bool
+where
+    CpuDevice: Transpose<T>,
+{
+    use ctensor_kernels::gpu::emulation::{transpose_plan, TransposePlan};
+    let n: usize = shape.iter().product();
+    let x: Vec<T> = random_vec(&mut rng(n as u64 + 11), n);
+    let mut want = vec![T::zero(); n];
+    // SAFETY: both hold the n elements of `shape`.
+    unsafe { CpuDevice::transpose(shape, perm, x.as_ptr(), want.as_mut_ptr(), conj) }.unwrap();
+    let s = suffix(T::DTYPE);
+    let (got, tiled): (Vec<T>, bool) = match transpose_plan("transpose", shape, perm).unwrap() {
+        TransposePlan::Tiled {
+            rows,
+            cols,
+            grid,
+            block,
+        } => {
+            assert_eq!((grid.2, block.2), (1, 1), "a 2-D launch");
+            let args = words(&[
+                rows,
+                cols,
+                conj as u64,
+                grid.0.into(),
+                grid.1.into(),
+                block.0.into(),
+                block.1.into(),
+            ]);
+            let out = emu.run(&format!("transpose2d_{s}"), n, &args, bytes(&x));
+            (from_bytes(&out), true)
+        }
+        TransposePlan::Strided(dims) => {
+            let mut input = dims.as_bytes().to_vec();
+            input.extend_from_slice(&(conj as i32).to_le_bytes());
+            input.extend(with_len(&x));
+            input.extend(with_len(&vec![T::zero(); n]));
+            let out = emu.run(&format!("copy_strided_{s}"), n, &[], &input);
+            (from_bytes(&out), false)
+        }
+    };
+    assert_eq!(
+        got.len(),
+        n,
+        "transpose {shape:?} by {perm:?}: output length"
+    );
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            same(*g, *w),
+            "{} transpose {shape:?} by {perm:?} (conj {conj}, tiled {tiled}): element {k} is {} on the GPU, {} on the CPU",
+            T::DTYPE,
+            g.to_c64(),
+            w.to_c64()
+        );
+    }
+    tiled
+}
+
+/// `set_strided` (a view with gaps) and `set_matrix` (both triangles, lda > n) against
+/// the CPU, bit for bit; the elements outside the view or triangle must survive.
+fn fills_match_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: SetMemory<T> + SetMatrix<T>,
+{
+    use ctensor_kernels::gpu::emulation::Dims;
+    let s = suffix(T::DTYPE);
+    let mut r = rng(5);
+    let value: T = random_vec(&mut r, 1)[0];
+    for (shape, strides) in [
+        (vec![3usize, 4, 5], vec![40usize, 9, 1]),
+        (vec![300], vec![3]),
+        (vec![1, 257], vec![1000, 2]),
+    ] {
+        let span = 1 + shape
+            .iter()
+            .zip(&strides)
+            .map(|(n, s)| (n - 1) * s)
+            .sum::<usize>();
+        let n: usize = shape.iter().product();
+        let dst: Vec<T> = random_vec(&mut r, span);
+        let mut want = dst.clone();
+        // SAFETY: `want` spans the view.
+        unsafe { CpuDevice::set_strided(want.as_mut_ptr(), &shape, &strides, value) }.unwrap();
+        let dims = Dims::new("set_memory_strided", &shape, &strides, &strides).unwrap();
+        let mut input = dims.as_bytes().to_vec();
+        input.extend_from_slice(bytes(std::slice::from_ref(&value)));
+        input.extend(with_len(&dst));
+        let got: Vec<T> = from_bytes(&emu.run(&format!("set_strided_{s}"), n, &[], &input));
+        assert_eq!(got.len(), span, "set_strided {shape:?}: output length");
+        assert!(
+            got.iter().zip(&want).all(|(g, w)| same(*g, *w)),
+            "{} set_strided {shape:?} with strides {strides:?} differs from the CPU",
+            T::DTYPE
+        );
+    }
+    for n in [1usize, 7, 300] {
+        for keep in [Uplo::Upper, Uplo::Lower] {
+            let lda = n + 3;
+            let span = lda * (n - 1) + n;
+            let a: Vec<T> = random_vec(&mut r, span);
+            let mut want = a.clone();
+            // SAFETY: `want` holds the n × n matrix with leading dimension lda.
+            unsafe { CpuDevice::set_matrix(keep, n, want.as_mut_ptr(), lda) }.unwrap();
+            let args = words(&[(keep == Uplo::Upper) as u64, n as u64, lda as u64]);
+            let got: Vec<T> =
+                from_bytes(&emu.run(&format!("set_matrix_{s}"), span, &args, bytes(&a)));
+            assert_eq!(got.len(), span, "set_matrix n={n}: output length");
+            assert!(
+                got.iter().zip(&want).all(|(g, w)| same(*g, *w)),
+                "{} set_matrix n={n} keep {keep:?} differs from the CPU",
+                T::DTYPE
+            );
+        }
+    }
+}
+
+macro_rules! for_all_types {
+    ($f:ident, $emu:expr) => {
+        $f::<f32>($emu);
+        $f::<f64>($emu);
+        $f::<i32>($emu);
+        $f::<i64>($emu);
+        $f::<c32>($emu);
+        $f::<c64>($emu);
+        $f::<ctensor_base::f16>($emu);
+        $f::<ctensor_base::bf16>($emu);
+    };
+}
+
+fn transposes_of_one_type<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: Transpose<T>,
+{
+    let mut tiled = 0;
+    for conj in [false, true] {
+        for (shape, perm) in [
+            (&[1usize, 1][..], &[1usize, 0][..]),
+            (&[257, 300], &[1, 0]),
+            (&[33, 1], &[1, 0]),
+            (&[2, 31], &[1, 0]),
+            (&[7, 3, 5], &[2, 0, 1]),
+            (&[4, 5, 6, 7], &[3, 1, 0, 2]),
+            (&[3, 40, 50], &[0, 2, 1]),
+        ] {
+            tiled += transpose_matches_the_cpu::<T>(emu, shape, perm, conj) as usize;
+        }
+    }
+    assert!(tiled >= 4, "the tiled kernel ran in {tiled} cases only");
+}
+
+#[test]
+fn emulated_layout_kernels_match_the_cpu() {
+    harness_constants_match_the_gpu_code();
+    let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
+        return;
+    };
+    for_all_types!(transposes_of_one_type, &emu);
+    for_all_types!(fills_match_the_cpu, &emu);
+    // More tiles than a grid holds (2 100 000 columns: 65 625 tiles > 65 535 blocks),
+    // and a strided copy of more elements than 65 535 blocks of 256 threads cover, so
+    // both grid-stride loops turn.
+    assert!(transpose_matches_the_cpu::<f32>(
+        &emu,
+        &[2, 2_100_000],
+        &[1, 0],
+        false
+    ));
+    assert!(!transpose_matches_the_cpu::<f32>(
+        &emu,
+        &[64, 256, 1025],
+        &[1, 0, 2],
+        false
+    ));
+}
+
+/// Machine epsilon of `T`'s storage (1 for integers, whose sums must be exact).
+fn storage_eps<T: Scalar>() -> f64 {
+    use ctensor_base::DataType::*;
+    match T::DTYPE {
+        Half => 2f64.powi(-10),
+        BFloat16 => 2f64.powi(-7),
+        Float | ComplexFloat => f32::EPSILON as f64,
+        Double | ComplexDouble => f64::EPSILON,
+        Int | Int64 => 0.0,
+    }
+}
+
+/// Row sums (every type; the GPU's tree adds in another order than the CPU's loop, so
+/// floating sums agree to rounding, integer ones exactly, wrapping) and row extremes
+/// (ordered types, exact, NaN winning) against the CPU, `grid` blocks as the GPU code
+/// launches them.
+fn reductions_match_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: Reduce<T>,
+{
+    use ctensor_kernels::gpu::emulation::reduce_grid;
+    let s = suffix(T::DTYPE);
+    let mut r = rng(17);
+    for (rows, inner) in [(1usize, 1usize), (3, 1000), (300, 257), (5, 7), (2, 256)] {
+        let x: Vec<T> = random_vec(&mut r, rows * inner);
+        let mut want = vec![T::zero(); rows];
+        // SAFETY: `x` holds rows·inner elements, `want` rows.
+        unsafe { CpuDevice::reduce(rows, inner, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        let args = words(&[rows as u64, inner as u64, reduce_grid(rows).into()]);
+        let got: Vec<T> =
+            from_bytes(&emu.run(&format!("reduce_sum_{s}"), rows * inner, &args, bytes(&x)));
+        assert_eq!(
+            got.len(),
+            rows,
+            "reduce_sum {rows} x {inner}: output length"
+        );
+        for (row, (g, w)) in got.iter().zip(&want).enumerate() {
+            let mag: f64 = x[row * inner..(row + 1) * inner]
+                .iter()
+                .map(|v| v.to_c64().norm())
+                .sum();
+            let tol = (inner as f64 + 2.0) * storage_eps::<T>() * mag;
+            let (gc, wc) = (g.to_c64(), w.to_c64());
+            assert!(
+                (gc - wc).norm() <= tol,
+                "{} reduce_sum {rows} x {inner}, row {row}: GPU {gc} vs CPU {wc} (tolerance {tol})",
+                T::DTYPE
+            );
+        }
+    }
+}
+
+fn extremes_match_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: ReduceExtreme<T>,
+{
+    use ctensor_kernels::gpu::emulation::reduce_grid;
+    let s = suffix(T::DTYPE);
+    let mut r = rng(19);
+    for (rows, inner) in [(1usize, 1usize), (3, 1000), (300, 257), (5, 7)] {
+        let mut x: Vec<T> = random_vec(&mut r, rows * inner);
+        if T::DTYPE.is_float() && rows > 2 {
+            // NaN wins its row wherever it sits.
+            x[inner + inner / 2] = T::cast_from(f64::NAN);
+            x[2 * inner + inner - 1] = T::cast_from(f64::NAN);
+        }
+        for max in [true, false] {
+            let mut want = vec![T::zero(); rows];
+            // SAFETY: `x` holds rows·inner elements, `want` rows.
+            unsafe { CpuDevice::reduce_extreme(max, rows, inner, x.as_ptr(), want.as_mut_ptr()) }
+                .unwrap();
+            let args = words(&[
+                rows as u64,
+                inner as u64,
+                reduce_grid(rows).into(),
+                max as u64,
+            ]);
+            let got: Vec<T> = from_bytes(&emu.run(
+                &format!("reduce_extreme_{s}"),
+                rows * inner,
+                &args,
+                bytes(&x),
+            ));
+            assert_eq!(
+                got.len(),
+                rows,
+                "reduce_extreme {rows} x {inner}: output length"
+            );
+            for (row, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    same(*g, *w),
+                    "{} reduce_extreme (max {max}) {rows} x {inner}, row {row}: GPU {} vs CPU {}",
+                    T::DTYPE,
+                    g.to_c64(),
+                    w.to_c64()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn emulated_reductions_match_the_cpu() {
+    let Some(emu) = Emulator::build("reduce", "CT_REDUCE") else {
+        return;
+    };
+    for_all_types!(reductions_match_the_cpu, &emu);
+    extremes_match_the_cpu::<f32>(&emu);
+    extremes_match_the_cpu::<f64>(&emu);
+    extremes_match_the_cpu::<i32>(&emu);
+    extremes_match_the_cpu::<i64>(&emu);
+    extremes_match_the_cpu::<ctensor_base::f16>(&emu);
+    extremes_match_the_cpu::<ctensor_base::bf16>(&emu);
+    // More rows than blocks (65 537 > 65 535): the blocks' grid-stride loop over rows.
+    let (rows, inner) = (65_537usize, 2usize);
+    let x: Vec<i64> = (0..rows * inner).map(|k| k as i64 * 3 - 7).collect();
+    let args = words(&[
+        rows as u64,
+        inner as u64,
+        ctensor_kernels::gpu::emulation::reduce_grid(rows).into(),
+    ]);
+    let got: Vec<i64> = from_bytes(&emu.run("reduce_sum_i64", rows * inner, &args, bytes(&x)));
+    let want: Vec<i64> = x.chunks(inner).map(|c| c.iter().sum()).collect();
+    assert_eq!(got, want, "reduce_sum over 65 537 rows");
+}
+
+/// The matrix-product loop (i32, i64, f16, bf16: the types cuBLAS has no gemm for)
+/// against the CPU kernel: every transpose pair, leading dimensions above the minimum,
+/// and beta = 0 with NaN in C (which must not survive).
+fn matmul_matches_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: MatMul<T>,
+{
+    let s = suffix(T::DTYPE);
+    let mut r = rng(23);
+    for (m, n, k) in [
+        (1usize, 1usize, 1usize),
+        (7, 5, 3),
+        (33, 17, 300),
+        (2, 9, 0),
+    ] {
+        for (ta, tb) in [
+            (Trans::N, Trans::N),
+            (Trans::T, Trans::N),
+            (Trans::N, Trans::T),
+            (Trans::T, Trans::T),
+        ] {
+            for beta_zero in [false, true] {
+                let (ar, ac) = if ta == Trans::N { (m, k) } else { (k, m) };
+                let (br, bc) = if tb == Trans::N { (k, n) } else { (n, k) };
+                let (lda, ldb, ldc) = (ar + 2, br + 1, m + 3);
+                let a: Vec<T> = random_vec(&mut r, lda * ac.max(1));
+                let b: Vec<T> = random_vec(&mut r, ldb * bc.max(1));
+                let mut c: Vec<T> = random_vec(&mut r, ldc * n);
+                let alpha: T = random_vec(&mut r, 1)[0];
+                let beta = if beta_zero {
+                    T::zero()
+                } else {
+                    random_vec(&mut r, 1)[0]
+                };
+                if beta_zero && T::DTYPE.is_float() {
+                    c.iter_mut().for_each(|v| *v = T::cast_from(f64::NAN));
+                }
+                let mut want = c.clone();
+                // SAFETY: the operands hold their leading dimensions times their columns.
+                unsafe {
+                    CpuDevice::matmul(
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        alpha,
+                        a.as_ptr(),
+                        lda,
+                        b.as_ptr(),
+                        ldb,
+                        beta,
+                        want.as_mut_ptr(),
+                        ldc,
+                    )
+                }
+                .unwrap();
+                let args = words(&[
+                    (ta != Trans::N) as u64,
+                    (tb != Trans::N) as u64,
+                    m as u64,
+                    n as u64,
+                    k as u64,
+                    lda as u64,
+                    ldb as u64,
+                    ldc as u64,
+                    beta_zero as u64,
+                ]);
+                let mut input = bytes(&[alpha, beta]).to_vec();
+                input.extend(with_len(&a));
+                input.extend(with_len(&b));
+                input.extend(with_len(&c));
+                let got: Vec<T> =
+                    from_bytes(&emu.run(&format!("matmul_{s}"), m * n, &args, &input));
+                assert_eq!(got.len(), c.len(), "matmul {m}x{n}x{k}: output length");
+                for j in 0..n {
+                    for i in 0..m {
+                        let (g, w) = (got[i + j * ldc].to_c64(), want[i + j * ldc].to_c64());
+                        let mag = (k as f64 + 1.0) * 1e6 * alpha.to_c64().norm().max(1.0);
+                        let tol = (k as f64 + 2.0) * storage_eps::<T>() * mag;
+                        assert!(
+                            same(got[i + j * ldc], want[i + j * ldc]) || (g - w).norm() <= tol,
+                            "{} matmul {ta:?}{tb:?} {m}x{n}x{k} beta0 {beta_zero} ({i}, {j}): GPU {g} vs CPU {w}",
+                            T::DTYPE
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn emulated_matmul_loop_matches_the_cpu() {
+    let Some(emu) = Emulator::build("matmul", "CT_MATMUL") else {
+        return;
+    };
+    matmul_matches_the_cpu::<i32>(&emu);
+    matmul_matches_the_cpu::<i64>(&emu);
+    matmul_matches_the_cpu::<ctensor_base::f16>(&emu);
+    matmul_matches_the_cpu::<ctensor_base::bf16>(&emu);
 }

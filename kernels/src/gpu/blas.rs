@@ -149,9 +149,7 @@ impl<T: Cublas> BlasCopy<T> for GpuDevice {
         }
         let ni = check::blas_int("copy", "n", n)?;
         // SAFETY: the vectors are valid device memory (caller).
-        call::<T>("copy", |h| unsafe {
-            T::copy(h, ni, x, vx.inc, y, vy.inc)
-        })
+        call::<T>("copy", |h| unsafe { T::copy(h, ni, x, vx.inc, y, vy.inc) })
     }
 }
 
@@ -239,18 +237,7 @@ impl<T: Cublas> BlasGemv<T> for GpuDevice {
             }
             call::<T>("gemv", |h| {
                 T::gemv(
-                    h,
-                    p.trans,
-                    p.m,
-                    p.n,
-                    &alpha,
-                    a,
-                    p.lda,
-                    x,
-                    p.incx,
-                    &beta,
-                    y,
-                    p.incy,
+                    h, p.trans, p.m, p.n, &alpha, a, p.lda, x, p.incx, &beta, y, p.incy,
                 )
             })
         }
@@ -359,22 +346,7 @@ impl<T: Cublas> BlasGemvBatchedStrided<T> for GpuDevice {
         // SAFETY: the operands are valid device memory for their spans (caller).
         call::<T>("gemvStridedBatched", |h| unsafe {
             T::gemv_strided(
-                h,
-                p.trans,
-                p.m,
-                p.n,
-                &alpha,
-                a,
-                p.lda,
-                sa,
-                x,
-                p.incx,
-                sx,
-                &beta,
-                y,
-                p.incy,
-                sy,
-                b,
+                h, p.trans, p.m, p.n, &alpha, a, p.lda, sa, x, p.incx, sx, &beta, y, p.incy, sy, b,
             )
         })
     }

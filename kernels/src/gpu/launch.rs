@@ -5,12 +5,14 @@ use std::ffi::c_void;
 use ctensor_base::alloc::Allocation;
 use ctensor_base::gpu::GpuContext;
 use ctensor_base::{DeviceType, Error, Result, Scalar};
+
+use crate::layout::row_major_strides;
 use cudarc::driver::sys::CUfunction;
 
 /// Threads per block of the one-dimensional kernels.
-pub(crate) const BLOCK: u32 = 256;
+pub const BLOCK: u32 = 256;
 /// The most blocks a one-dimensional launch uses; the grid-stride loops cover the rest.
-pub(crate) const MAX_GRID: usize = 65_535;
+pub const MAX_GRID: usize = 65_535;
 
 /// A kernel argument list: pointers to each argument's value.
 macro_rules! args {
@@ -33,9 +35,63 @@ pub(crate) unsafe fn launch_1d(
     if n == 0 {
         return Ok(());
     }
-    let grid = n.div_ceil(BLOCK as usize).clamp(1, MAX_GRID) as u32;
     // SAFETY: the caller's contract.
-    unsafe { ctx.launch(f, (grid, 1, 1), (BLOCK, 1, 1), 0, args) }
+    unsafe { ctx.launch(f, (grid_1d(n), 1, 1), (BLOCK, 1, 1), 0, args) }
+}
+
+/// The blocks of a one-dimensional launch over `n` elements: one per [`BLOCK`] elements,
+/// at least one, at most [`MAX_GRID`] (the grid-stride loops cover the rest).
+pub fn grid_1d(n: usize) -> u32 {
+    n.div_ceil(BLOCK as usize).clamp(1, MAX_GRID) as u32
+}
+
+/// The blocks of a row reduction (`reduce_sum`, `reduce_extreme`): one per row, at most
+/// [`MAX_GRID`] (rows walked grid-stride), each of [`BLOCK`] threads.
+pub fn reduce_grid(rows: usize) -> u32 {
+    rows.clamp(1, MAX_GRID) as u32
+}
+
+/// How the GPU carries out a transpose (`Transpose::transpose`).
+#[derive(Clone, Debug)]
+pub enum TransposePlan {
+    /// A plain matrix transpose after merging axes: the tiled `transpose2d` kernel on a
+    /// `rows × cols` row-major source, with this grid and block.
+    Tiled {
+        /// Rows of the source.
+        rows: u64,
+        /// Columns of the source.
+        cols: u64,
+        /// Blocks: 32-wide tiles of columns, then of rows, each clamped at [`MAX_GRID`].
+        grid: (u32, u32, u32),
+        /// Threads per block.
+        block: (u32, u32, u32),
+    },
+    /// Anything else: the strided copy over the output's shape, destination strides
+    /// row-major, source strides permuted.
+    Strided(Box<Dims>),
+}
+
+/// The plan for transposing a row-major `shape` by `perm` (the output's axis `k` is the
+/// input's axis `perm[k]`).
+pub fn transpose_plan(op: &'static str, shape: &[usize], perm: &[usize]) -> Result<TransposePlan> {
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let in_strides = row_major_strides(shape);
+    let src_strides: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
+    let dims = Dims::new(op, &out_shape, &row_major_strides(&out_shape), &src_strides)?;
+    let axes: Vec<(u64, u64, u64)> = dims.axes().collect();
+    // Out [r, c] with source strides [1, r]: the source is c × r, row-major.
+    if let [(r, a0, b0), (c, a1, b1)] = axes[..] {
+        if a1 == 1 && a0 == c && b0 == 1 && b1 == r {
+            let tiles = |x: u64| x.div_ceil(32).clamp(1, MAX_GRID as u64) as u32;
+            return Ok(TransposePlan::Tiled {
+                rows: c,
+                cols: r,
+                grid: (tiles(r), tiles(c), 1),
+                block: (32, 8, 1),
+            });
+        }
+    }
+    Ok(TransposePlan::Strided(Box::new(dims)))
 }
 
 /// A device pointer as the 64-bit value a kernel parameter holds.
@@ -50,7 +106,7 @@ pub(crate) const MAX_RANK: usize = 16;
 /// Two strided views over one shape, passed to kernels by value (`CtDims`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Dims {
+pub struct Dims {
     rank: i32,
     shape: [u64; MAX_RANK],
     a: [u64; MAX_RANK],
@@ -61,7 +117,7 @@ impl Dims {
     /// The descriptor of views `a` and `b` over `shape`: size-1 axes dropped, and
     /// neighbouring axes merged where both views are dense across them. More than
     /// [`MAX_RANK`] axes left after that is an error.
-    pub(crate) fn new(op: &'static str, shape: &[usize], a: &[usize], b: &[usize]) -> Result<Dims> {
+    pub fn new(op: &'static str, shape: &[usize], a: &[usize], b: &[usize]) -> Result<Dims> {
         let mut axes: Vec<(usize, usize, usize)> = Vec::with_capacity(shape.len());
         for k in 0..shape.len() {
             if shape[k] == 1 {
@@ -95,6 +151,18 @@ impl Dims {
             d.b[k] = sb as u64;
         }
         Ok(d)
+    }
+
+    /// The bytes a kernel receives (`CtDims` in prelude.cu).
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `Dims` is plain `repr(C)` data (an i32, 4 bytes of padding, u64 arrays);
+        // the padding is only read as bytes, never interpreted.
+        unsafe {
+            std::slice::from_raw_parts(
+                (self as *const Dims).cast::<u8>(),
+                std::mem::size_of::<Dims>(),
+            )
+        }
     }
 
     /// The axes left: (length, stride in a, stride in b).

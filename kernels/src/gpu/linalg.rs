@@ -8,8 +8,10 @@
 use ctensor_base::gpu::copy_d2h;
 use ctensor_base::{Error, GpuDevice, Result, Scalar};
 
-use super::launch::{args, copy_of, dev, launch_1d, Dims, Scratch, BLOCK, MAX_GRID};
-use super::memory::copy_strided;
+use super::launch::{
+    args, copy_of, dev, launch_1d, reduce_grid, transpose_plan, Scratch, TransposePlan, BLOCK,
+};
+use super::memory::{copy_dims, copy_strided};
 use super::source::{
     Kernel, ABS, ADD, ANY_ZERO, CONJ, DIV, EQ_SCALAR, EXP, FMA, MUL, NEG, REDUCE_EXTREME,
     REDUCE_SUM, SCALE, SET_MATRIX, SQRT, TRANSPOSE2D,
@@ -222,34 +224,22 @@ impl<T: Scalar> Transpose<T> for GpuDevice {
         // SAFETY: `src` holds `n` device elements (caller).
         let tmp = unsafe { unaliased(OP, src, dst, n)? };
         let src = tmp.as_ref().map_or(src, |t| t.ptr() as *const T);
-        let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-        let in_strides = row_major_strides(shape);
-        let src_strides: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
-        let dst_strides = row_major_strides(&out_shape);
-        let dims = Dims::new(OP, &out_shape, &dst_strides, &src_strides)?;
-        let axes: Vec<(u64, u64, u64)> = dims.axes().collect();
-        // A plain matrix transpose after merging: out [r, c] with source strides [1, r].
-        if let [(r, a0, b0), (c, a1, b1)] = axes[..] {
-            if a1 == 1 && a0 == c && b0 == 1 && b1 == r {
+        match transpose_plan(OP, shape, perm)? {
+            TransposePlan::Tiled {
+                rows,
+                cols,
+                grid,
+                block,
+            } => {
                 let (ctx, f) = TRANSPOSE2D.get::<T>()?;
-                let (rows, cols) = (c, r); // the source is c x r, row-major
                 let (sp, dp, cj) = (dev(src), dev(dst), conj as i32);
-                let tiles = |x: u64| x.div_ceil(32).clamp(1, MAX_GRID as u64) as u32;
                 // SAFETY: source and destination hold `n` device elements each and are
                 // disjoint (a temporary was made above for in place).
-                return unsafe {
-                    ctx.launch(
-                        f,
-                        (tiles(cols), tiles(rows), 1),
-                        (32, 8, 1),
-                        0,
-                        &mut args![&rows, &cols, &sp, &dp, &cj],
-                    )
-                };
+                unsafe { ctx.launch(f, grid, block, 0, &mut args![&rows, &cols, &sp, &dp, &cj]) }
             }
+            // SAFETY: as above; every offset lies inside the `n` elements.
+            TransposePlan::Strided(dims) => unsafe { copy_dims(&dims, n, dst, src, conj) },
         }
-        // SAFETY: as above; every offset lies inside the `n` elements.
-        unsafe { copy_strided(OP, &out_shape, &dst_strides, dst, &src_strides, src, conj) }
     }
 }
 
@@ -330,7 +320,7 @@ unsafe fn reduce_rows<T: Scalar>(
     dst: *mut T,
 ) -> Result<()> {
     let (ctx, f) = k.get::<T>()?;
-    let grid = rows.clamp(1, MAX_GRID) as u32;
+    let grid = reduce_grid(rows);
     let (r, i, sp, dp) = (rows as u64, inner as u64, dev(src), dev(dst));
     // SAFETY: forwarded contract.
     unsafe {

@@ -107,13 +107,28 @@ pub(crate) unsafe fn copy_strided<T: Scalar>(
 ) -> Result<()> {
     let n = check::numel(op, shape)?;
     let dims = Dims::new(op, shape, dst_strides, src_strides)?;
+    // SAFETY: forwarded contract.
+    unsafe { copy_dims(&dims, n, dst, src, conj) }
+}
+
+/// `dst[view a] = src[view b]` over the `n` elements of `dims` (the strided-copy kernel).
+///
+/// # Safety
+/// As for [`copy_strided`].
+pub(crate) unsafe fn copy_dims<T: Scalar>(
+    dims: &Dims,
+    n: usize,
+    dst: *mut T,
+    src: *const T,
+    conj: bool,
+) -> Result<()> {
     let (n64, s, d, c) = (n as u64, dev(src), dev(dst), conj as i32);
     // SAFETY: forwarded contract.
     unsafe {
         launch_1d(
             COPY_STRIDED.get::<T>()?,
             n,
-            &mut args![&n64, &dims, &s, &d, &c],
+            &mut args![&n64, dims, &s, &d, &c],
         )
     }
 }

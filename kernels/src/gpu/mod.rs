@@ -16,3 +16,13 @@ mod lapack;
 mod launch;
 mod linalg;
 mod memory;
+
+/// The launch configurations of the custom kernels, exactly as the GPU code computes
+/// them, for the host emulation of the kernels (`kernels/tests/cuda_emulation.rs`). Not
+/// part of the API.
+#[doc(hidden)]
+pub mod emulation {
+    pub use super::launch::{
+        grid_1d, reduce_grid, transpose_plan, Dims, TransposePlan, BLOCK, MAX_GRID,
+    };
+}
