@@ -237,3 +237,59 @@ device_test!(reshape_with_minus_one_views_or_copies, D => {
         Err(Error::ShapeMismatch { op: "reshape", .. })
     ));
 });
+
+/// `diagonal()` of a matrix against `m[i][i]`: row-major, transposed and narrowed views
+/// (strides other than `[c, 1]`), square, wide, tall and empty shapes; a zero-copy view.
+fn diagonal_matches_reference_loop<D: Device, T: Scalar>() {
+    let mut r = rng(29);
+    for shape in [[1usize, 1], [3, 7], [7, 3], [300, 257], [0, 5], [5, 0]] {
+        let (t, v) = random_on::<D, T>(&mut r, &shape);
+        let [rows, cols] = shape;
+        let d = t.diagonal().unwrap();
+        assert_eq!(d.dims(), &[rows.min(cols)]);
+        assert!(
+            rows.min(cols) == 0 || d.shares_memory_with(&t),
+            "diagonal is a view"
+        );
+        let got = d.to_vec::<T>().unwrap();
+        for (i, g) in got.iter().enumerate() {
+            assert!(*g == v[i * cols + i], "{} {shape:?} ({i}, {i})", T::DTYPE);
+        }
+        // Of the transpose: the same diagonal, read through strides [1, cols].
+        let tt = t.t().unwrap().diagonal().unwrap().to_vec::<T>().unwrap();
+        assert!(tt == got, "{} {shape:?} transposed", T::DTYPE);
+        // Of a narrowed view: the block from (1, 1) on.
+        if rows > 1 && cols > 1 {
+            let n = t
+                .narrow(0, 1, rows - 1)
+                .unwrap()
+                .narrow(1, 1, cols - 1)
+                .unwrap();
+            let nd = n.diagonal().unwrap().to_vec::<T>().unwrap();
+            assert_eq!(nd.len(), (rows - 1).min(cols - 1));
+            for (i, g) in nd.iter().enumerate() {
+                assert!(
+                    *g == v[(i + 1) * cols + i + 1],
+                    "{} {shape:?} narrowed ({i})",
+                    T::DTYPE
+                );
+            }
+        }
+    }
+}
+
+device_test!(diagonal_of_every_view_and_dtype, D => {
+    for_all_dtypes!(diagonal_matches_reference_loop, D);
+    for shape in [&[4usize][..], &[2, 3, 4], &[]] {
+        let t = Tensor::zeros(DataType::Double, D::TYPE, shape).unwrap();
+        let e = t.diagonal().unwrap_err();
+        assert!(
+            matches!(&e, Error::ShapeMismatch { op: "diagonal", .. })
+                && e.to_string().contains("rank 2"),
+            "{shape:?}: {e}"
+        );
+    }
+    // A zero-size matrix with a huge other dimension: an empty view, no allocation.
+    let t = Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[1 << 40, 0]).unwrap();
+    assert_eq!(t.diagonal().unwrap().dims(), &[0]);
+});

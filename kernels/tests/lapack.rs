@@ -851,3 +851,103 @@ fn getrf_and_getrs_on_a_2_mib_stack_thread_do_not_overflow_it() {
         "getrf+getrs on a small stack",
     );
 }
+
+/// The inverse of `a` by Gauss–Jordan elimination with partial pivoting, in c64: an
+/// independent reference for `gecon`.
+fn inverse(a: &M) -> M {
+    let n = a.rows;
+    let (mut l, mut r) = (a.clone(), M::eye(n));
+    for k in 0..n {
+        let p = (k..n)
+            .max_by(|&i, &j| l.at(i, k).norm().total_cmp(&l.at(j, k).norm()))
+            .unwrap();
+        for j in 0..n {
+            let (x, y) = (l.at(k, j), l.at(p, j));
+            l.set(k, j, y);
+            l.set(p, j, x);
+            let (x, y) = (r.at(k, j), r.at(p, j));
+            r.set(k, j, y);
+            r.set(p, j, x);
+        }
+        let d = l.at(k, k);
+        for j in 0..n {
+            l.set(k, j, l.at(k, j) / d);
+            r.set(k, j, r.at(k, j) / d);
+        }
+        for i in (0..n).filter(|&i| i != k) {
+            let f = l.at(i, k);
+            for j in 0..n {
+                l.set(i, j, l.at(i, j) - f * l.at(k, j));
+                r.set(i, j, r.at(i, j) - f * r.at(k, j));
+            }
+        }
+    }
+    r
+}
+
+/// `max_j Σ_i |a_ij|`.
+fn norm_one_ref(a: &M) -> f64 {
+    (0..a.cols)
+        .map(|j| (0..a.rows).map(|i| a.at(i, j).norm()).sum::<f64>())
+        .fold(0.0, f64::max)
+}
+
+/// `norm_one` against a plain loop (awkward and empty shapes, lda above the minimum), and
+/// `gecon` against the exact `1 / (‖A‖₁ ‖A⁻¹‖₁)`: LAPACK estimates ‖A⁻¹‖₁ from below
+/// (Hager–Higham), so the estimate is at least the true value and, on these matrices,
+/// within a factor of 10 of it; n = 0 gives 1, as LAPACK defines it.
+fn gecon_case<D, T: Scalar>()
+where
+    D: TestDevice + LapackGecon<T> + LapackGetrf<T>,
+{
+    let mut rng = rng(41);
+    for (m, n) in [(0usize, 5usize), (5, 0), (1, 1), (7, 5), (5, 7), (300, 257)] {
+        let a = M::random::<T>(&mut rng, m, n);
+        let lda = m + 3;
+        let mut buf = Buf::on::<D>(a.store::<T>(lda));
+        // SAFETY: `buf` holds the m × n matrix with leading dimension lda.
+        let got = unsafe { <D as LapackGecon<T>>::norm_one(m, n, buf.ptr(), lda) }.unwrap();
+        let want = norm_one_ref(&a);
+        let got = got.to_c64().re;
+        assert!(
+            (got - want).abs() <= 4.0 * m as f64 * eps::<T>() * want,
+            "{} norm_one {m}x{n}: {got} vs {want}",
+            T::DTYPE
+        );
+    }
+    for n in [0usize, 1, 5, 33] {
+        let mut a = M::random::<T>(&mut rng, n, n);
+        // Graded diagonal: condition numbers from about 1 to 10⁴.
+        for i in 0..n {
+            let d = a.at(i, i) + 10f64.powi(i as i32 % 5) * 100.0;
+            a.set(i, i, d);
+        }
+        let lda = n + 2;
+        let anorm = norm_one_ref(&a);
+        let mut lu = Buf::on::<D>(a.store::<T>(lda.max(1)));
+        let mut ipiv = Buf::on::<D>(vec![0i32; n]);
+        // SAFETY: `lu` holds n × n with leading dimension lda, `ipiv` n pivots.
+        let rcond = unsafe {
+            <D as LapackGetrf<T>>::getrf(n, n, lu.ptr(), lda, ipiv.ptr()).unwrap();
+            <D as LapackGecon<T>>::gecon(n, lu.ptr(), lda, T::Real::cast_from(anorm))
+        }
+        .unwrap()
+        .to_c64()
+        .re;
+        if n == 0 {
+            assert_eq!(rcond, 1.0, "{} gecon n=0", T::DTYPE);
+            continue;
+        }
+        let exact = 1.0 / (anorm * norm_one_ref(&inverse(&a)));
+        let slack = 1.0 + 100.0 * n as f64 * eps::<T>();
+        assert!(
+            rcond >= exact / slack && rcond <= 10.0 * exact * slack,
+            "{} gecon n={n}: estimate {rcond}, exact {exact}",
+            T::DTYPE
+        );
+    }
+}
+
+device_test!(norm_one_and_gecon_match_plain_loops_and_the_exact_condition, D => {
+    for_blas_dtypes!(gecon_case, D);
+});

@@ -953,7 +953,9 @@ macro_rules! impl_gecon {
                 unsafe { lapack::$lange(b'1', m, n, a, lda, work) }
             }
             unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: Self, rcond: &mut Self) -> i32 {
-                let mut work = vec![0.0; 4 * n as usize];
+                // 64 elements past what LAPACK uses: room for a stray read of the
+                // OpenBLAS kernels (crate::openblas).
+                let mut work = vec![0.0; 4 * n as usize + 64];
                 let mut iwork = vec![0i32; n as usize];
                 let mut info = 0;
                 // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
@@ -973,8 +975,9 @@ macro_rules! impl_gecon {
                 unsafe { lapack::$lange(b'1', m, n, a, lda, work) }
             }
             unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: $r, rcond: &mut $r) -> i32 {
-                let mut work = vec![<$t>::new(0.0, 0.0); 2 * n as usize];
-                let mut rwork = vec![0.0; 2 * n as usize];
+                // As above: a margin past what LAPACK uses.
+                let mut work = vec![<$t>::new(0.0, 0.0); 2 * n as usize + 64];
+                let mut rwork = vec![0.0; 2 * n as usize + 64];
                 let mut info = 0;
                 // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
                 unsafe {
@@ -1012,6 +1015,9 @@ impl<T: Lapack + Gecon> LapackGecon<T> for CpuDevice {
         };
         // SAFETY: the caller vouches for the span checked above.
         let lu = unsafe { slice(lu, span) };
+        // A padded copy of the factors when the OpenBLAS guard is on (read-only).
+        let padded = openblas::guard::<T>().then(|| Padded::copy_of(lu, openblas::tail(lda)));
+        let lu = padded.as_ref().map_or(lu, |p| p.as_slice());
         let mut rcond = <T::Real as Scalar>::zero();
         // SAFETY: arguments checked above.
         let info = unsafe { T::gecon1(n32, lu, ld, anorm, &mut rcond) };
