@@ -90,7 +90,7 @@ fn kernels_vs_copy(rng: &mut StdRng) -> String {
         "GPU custom kernels vs a D2D copy of the same bytes (goal: ratio ≤ 1.18)",
         ["ours", "copy", "ours/copy"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     let n = 1 << 26; // 64 Mi elements
     let x = Dev::from(&random::<f32>(rng, n));
     let y = Dev::from(&random::<f32>(rng, n));
@@ -168,7 +168,7 @@ fn libraries(rng: &mut StdRng) -> String {
         "GPU gemm and heevd: our trait vs the direct cuBLAS/cuSOLVER call (goal ≤ 1.02)",
         ["ours", "direct", "ratio"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     let ctx = context().unwrap();
     for n in [1024usize, 4096] {
         let a = Dev::from(&random::<f64>(rng, n * n));
@@ -315,7 +315,7 @@ fn transfers(rng: &mut StdRng) -> String {
         "Host↔device, 256 MiB: our staged copy from pageable memory vs the driver's copy",
         ["ours", "driver", "ours/driver"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     let n = 1 << 25; // 32 Mi f64 = 256 MiB
     let bytes = n * 8;
     let host = random::<f64>(rng, n);

@@ -18,7 +18,7 @@ pub fn blas_overhead(rng: &mut StdRng) -> String {
         "BLAS: our trait vs the direct `cblas` call",
         ["ours", "direct", "ratio"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     use cblas::{Layout::ColumnMajor, Transpose::None as NoT};
     for n in [128usize, 256, 512] {
         let a = random::<f64>(rng, n * n);
@@ -309,7 +309,7 @@ pub fn lapack_overhead(rng: &mut StdRng) -> String {
         "LAPACK: our trait vs the direct `lapack` call (both query the workspace and allocate it)",
         ["ours", "direct", "ratio"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     for n in [128usize, 256, 512] {
         let a0 = hpd(rng, n);
         let ni = n as i32;
@@ -509,7 +509,7 @@ pub fn elementwise_vs_loops(rng: &mut StdRng) -> String {
         "Element-wise and transpose kernels vs plain loops (default threshold)",
         ["ours", "plain loop", "ratio"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     for n in [1000usize, 100_000, 4_000_000] {
         let x = random::<f64>(rng, n);
         let y = random::<f64>(rng, n);
@@ -638,7 +638,7 @@ pub fn threshold_table(rng: &mut StdRng) -> String {
         ),
         ["one thread", "split", "one/split"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     let before = parallel_threshold();
     for p in [10u32, 12, 14, 15, 16, 17, 18, 20, 22] {
         let n = 1usize << p;

@@ -18,7 +18,7 @@ pub fn gemm_vs_zgemm(rng: &mut StdRng) -> String {
         "matmul / einsum vs direct `cblas_zgemm` (c64, row-major operands)",
         ["ours", "zgemm", "ratio"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     use cblas::{Layout::RowMajor, Transpose::None as NoT};
     for n in [128usize, 256, 512] {
         let av = random::<c64>(rng, n * n);
@@ -204,7 +204,7 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
         "Large element-wise add (1e7 f64, 2 threads) and permute (8192² f64)",
         ["ours", "peer", "ours/peer"],
     );
-    println!("{}", t.out);
+    print!("{}", t.out);
     let n = 10_000_000;
     let (xv, yv) = (random::<f64>(rng, n), random::<f64>(rng, n));
     let (x, y) = (
