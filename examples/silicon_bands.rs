@@ -889,7 +889,8 @@ fn write_svg(run: &Run, dir: &std::path::Path) -> Res<PathBuf> {
 }
 
 /// The program, without the process: parse, run, write, print. The exit status is 2 for
-/// bad options (clap's convention) and 1 for a failure during the run.
+/// bad options (clap's convention) and for a failed run. A plot that cannot be drawn (no
+/// font on a headless machine, say) is a warning: the bands are in the CSV.
 fn main_with(argv: &[String]) -> (i32, String) {
     let args = match Args::try_parse_from(argv) {
         Ok(a) => a,
@@ -902,8 +903,19 @@ fn main_with(argv: &[String]) -> (i32, String) {
         let mut text = report(&r, &args)?;
         std::fs::create_dir_all(&args.out).map_err(|e| Fail(format!("cannot create {}: {e}", args.out.display())))?;
         let csv = write_csv(&r, &args.out)?;
-        let svg = write_svg(&r, &args.out)?;
-        let _ = writeln!(text, "\nWrote {} and {}", csv.display(), svg.display());
+        match write_svg(&r, &args.out) {
+            Ok(svg) => {
+                let _ = writeln!(text, "\nWrote {} and {}", csv.display(), svg.display());
+            }
+            Err(Fail(why)) => {
+                let _ = writeln!(
+                    text,
+                    "\nWrote {}; warning: the plot was not drawn ({why}). It needs a font \
+                     found through fontconfig (Debian: apt-get install fonts-dejavu-core).",
+                    csv.display()
+                );
+            }
+        }
         let _ = writeln!(
             text,
             "{} Hamiltonians ({} plane waves) solved in {:.3} s: {:.1} k-points/s, device {}, dtype {}, {} thread(s); ctensor built with features [{}]",
@@ -952,6 +964,61 @@ mod tests {
             .find(|l| l.label == label)
             .unwrap_or_else(|| panic!("{label} missing"))
             .e
+    }
+
+    /// Set in the child process of the test below.
+    const NO_FONT_CHILD: &str = "CTENSOR_DEMO_NO_FONT_CHILD";
+
+    /// The body run in a child whose fontconfig knows no font.
+    #[test]
+    fn child_runs_the_demo_without_fonts() {
+        if std::env::var_os(NO_FONT_CHILD).is_none() {
+            return;
+        }
+        let out = std::env::temp_dir().join(format!("ctensor-demo-nofont-{}", std::process::id()));
+        let argv: Vec<String> = ["silicon_bands", "--points", "2", "--out"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([out.display().to_string()])
+            .collect();
+        let (code, text) = main_with(&argv);
+        let csv = std::fs::read_to_string(out.join("bands.csv"));
+        let _ = std::fs::remove_dir_all(&out);
+        assert_eq!(code, 0, "{text}");
+        assert!(
+            text.contains("the plot was not drawn") && text.contains("k-points/s"),
+            "{text}"
+        );
+        assert!(
+            csv.is_ok_and(|c| c.lines().count() > 2),
+            "the CSV is written"
+        );
+    }
+
+    /// On a machine without fonts (a headless GPU machine had none) the bands are still
+    /// computed, written and reported; only the plot is skipped, with a warning.
+    #[test]
+    fn a_missing_font_skips_the_plot_but_not_the_results() {
+        let dir = std::env::temp_dir().join(format!("ctensor-demo-fc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let conf = dir.join("fonts.conf");
+        std::fs::write(
+            &conf,
+            "<?xml version=\"1.0\"?>\n<fontconfig></fontconfig>\n",
+        )
+        .unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "tests::child_runs_the_demo_without_fonts",
+                "--exact",
+                "--nocapture",
+            ])
+            .env(NO_FONT_CHILD, "1")
+            .env("FONTCONFIG_FILE", &conf)
+            .status()
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(status.success(), "the demo without fonts: {status}");
     }
 
     #[test]
