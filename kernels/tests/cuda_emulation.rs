@@ -686,16 +686,7 @@ where
     let mut want = vec![T::zero(); x.len()];
     // SAFETY: both hold x.len() elements.
     unsafe { CpuDevice::unary(UnaryOp::Sqrt, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
-    assert_eq!(got.len(), want.len(), "{kernel}: output length");
-    for ((g, w), v) in got.iter().zip(&want).zip(&x) {
-        assert!(
-            same(*g, *w),
-            "{kernel}({}): GPU {} vs CPU {}",
-            v.to_c64().re,
-            g.to_c64().re,
-            w.to_c64().re
-        );
-    }
+    assert_all_same(&got, &want, &kernel);
 }
 
 fn nonfinite_matches_the_cpu<T: Scalar>(emu: &Emulator, kernel: &str)
@@ -864,6 +855,19 @@ fn same<T: Scalar>(a: T, b: T) -> bool {
         || (part(x.re, y.re) && part(x.im, y.im))
 }
 
+/// `got` equals `want` element by element ([`same`]), with `what` naming the case and
+/// the first element that differs.
+fn assert_all_same<T: Scalar>(got: &[T], want: &[T], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: output length");
+    if let Some(k) = got.iter().zip(want).position(|(g, w)| !same(*g, *w)) {
+        panic!(
+            "{what}: element {k} is {} on the GPU, {} on the CPU",
+            got[k].to_c64(),
+            want[k].to_c64()
+        );
+    }
+}
+
 /// The launch constants the harness hard-codes are the ones the GPU code uses.
 fn harness_constants_match_the_gpu_code() {
     use ctensor_kernels::gpu::emulation::{grid_1d, reduce_grid, BLOCK, MAX_GRID};
@@ -926,20 +930,11 @@ where
             (from_bytes(&out), false)
         }
     };
-    assert_eq!(
-        got.len(),
-        n,
-        "transpose {shape:?} by {perm:?}: output length"
+    let what = format!(
+        "{} transpose {shape:?} by {perm:?} (conj {conj}, tiled {tiled})",
+        T::DTYPE
     );
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!(
-            same(*g, *w),
-            "{} transpose {shape:?} by {perm:?} (conj {conj}, tiled {tiled}): element {k} is {} on the GPU, {} on the CPU",
-            T::DTYPE,
-            g.to_c64(),
-            w.to_c64()
-        );
-    }
+    assert_all_same(&got, &want, &what);
     tiled
 }
 
@@ -973,12 +968,11 @@ where
         input.extend_from_slice(bytes(std::slice::from_ref(&value)));
         input.extend(with_len(&dst));
         let got: Vec<T> = from_bytes(&emu.run(&format!("set_strided_{s}"), n, &[], &input));
-        assert_eq!(got.len(), span, "set_strided {shape:?}: output length");
-        assert!(
-            got.iter().zip(&want).all(|(g, w)| same(*g, *w)),
-            "{} set_strided {shape:?} with strides {strides:?} differs from the CPU",
+        let what = format!(
+            "{} set_strided {shape:?} with strides {strides:?}",
             T::DTYPE
         );
+        assert_all_same(&got, &want, &what);
     }
     for n in [1usize, 7, 300] {
         for keep in [Uplo::Upper, Uplo::Lower] {
@@ -991,12 +985,8 @@ where
             let args = words(&[(keep == Uplo::Upper) as u64, n as u64, lda as u64]);
             let got: Vec<T> =
                 from_bytes(&emu.run(&format!("set_matrix_{s}"), span, &args, bytes(&a)));
-            assert_eq!(got.len(), span, "set_matrix n={n}: output length");
-            assert!(
-                got.iter().zip(&want).all(|(g, w)| same(*g, *w)),
-                "{} set_matrix n={n} keep {keep:?} differs from the CPU",
-                T::DTYPE
-            );
+            let what = format!("{} set_matrix n={n} keep {keep:?}", T::DTYPE);
+            assert_all_same(&got, &want, &what);
         }
     }
 }
@@ -1143,20 +1133,8 @@ where
                 &args,
                 bytes(&x),
             ));
-            assert_eq!(
-                got.len(),
-                rows,
-                "reduce_extreme {rows} x {inner}: output length"
-            );
-            for (row, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    same(*g, *w),
-                    "{} reduce_extreme (max {max}) {rows} x {inner}, row {row}: GPU {} vs CPU {}",
-                    T::DTYPE,
-                    g.to_c64(),
-                    w.to_c64()
-                );
-            }
+            let what = format!("{} reduce_extreme (max {max}) {rows} x {inner}", T::DTYPE);
+            assert_all_same(&got, &want, &what);
         }
     }
 }
