@@ -199,6 +199,19 @@ pub(crate) fn on_padded<T: Scalar, R>(a: &mut [T], ld: usize, f: impl FnOnce(&mu
     r
 }
 
+/// Runs `f` on `a` itself, or, when the guard is on for `T`, on a padded copy of it (tail
+/// of one leading dimension `ld`); for matrices LAPACK only reads.
+pub(crate) fn on_padded_read<T: Scalar, R>(a: &[T], ld: usize, f: impl FnOnce(&[T]) -> R) -> R {
+    if !guard::<T>() || a.is_empty() {
+        return f(a);
+    }
+    f(Padded::copy_of(a, tail(ld)).as_slice())
+}
+
+/// Workspace elements a host kernel allocates past what LAPACK asks for, so a stray read
+/// of the kernels stays in memory ctensor owns (the margin of [`tail`]).
+pub(crate) const WORK_MARGIN: usize = TAIL_MARGIN;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +286,14 @@ mod tests {
         });
         assert_eq!(a, [one * 7.0, one * 2.0, one * 3.0]);
         assert_eq!(seen_tail, on.then_some(one * 0.0));
+        // The read-only form sees the same values, and the same tail when on.
+        let seen = on_padded_read(&a, 5, |p| {
+            // SAFETY: as above.
+            (
+                p.to_vec(),
+                on.then(|| unsafe { *p.as_ptr().add(p.len() + tail(5) - 1) }),
+            )
+        });
+        assert_eq!(seen, (a.clone(), on.then_some(one * 0.0)));
     }
 }

@@ -14,7 +14,7 @@ use crate::lapack_plan::{
     plan_heevr, plan_hegvd, plan_square, potrf_failure, potri_failure, trtri_failure, Select,
     Square,
 };
-use crate::openblas::{self, on_padded, Padded};
+use crate::openblas::{self, on_padded, on_padded_read, Padded};
 
 /// The LAPACK entry points of one element type, sizes already checked.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -902,12 +902,11 @@ impl<T: Lapack> LapackGetrs<T> for CpuDevice {
         let (a, ipiv, b) = unsafe { (slice(a, aspan), slice(ipiv, n), slice_mut(b, bspan)) };
         let info = on_large_stack(T::NAMES[GETRS], n * n.max(nrhs), || {
             let mut info = 0;
-            // A padded copy of the factors when the OpenBLAS guard is on (read-only).
-            let pa = openblas::guard::<T>().then(|| Padded::copy_of(a, openblas::tail(lda)));
-            let a = pa.as_ref().map_or(a, |p| p.as_slice());
-            // SAFETY: arguments checked; the caller vouches for the memory.
-            on_padded(b, ldb, |b| unsafe {
-                T::getrs(t, n32, nrhs32, a, lda32, ipiv, b, ldb32, &mut info)
+            on_padded_read(a, lda, |a| {
+                // SAFETY: arguments checked; the caller vouches for the memory.
+                on_padded(b, ldb, |b| unsafe {
+                    T::getrs(t, n32, nrhs32, a, lda32, ipiv, b, ldb32, &mut info)
+                })
             });
             info
         })?;
@@ -953,9 +952,8 @@ macro_rules! impl_gecon {
                 unsafe { lapack::$lange(b'1', m, n, a, lda, work) }
             }
             unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: Self, rcond: &mut Self) -> i32 {
-                // 64 elements past what LAPACK uses: room for a stray read of the
-                // OpenBLAS kernels (crate::openblas).
-                let mut work = vec![0.0; 4 * n as usize + 64];
+                // Past what LAPACK uses: room for a stray read of the OpenBLAS kernels.
+                let mut work = vec![0.0; 4 * n as usize + openblas::WORK_MARGIN];
                 let mut iwork = vec![0i32; n as usize];
                 let mut info = 0;
                 // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
@@ -976,8 +974,8 @@ macro_rules! impl_gecon {
             }
             unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: $r, rcond: &mut $r) -> i32 {
                 // As above: a margin past what LAPACK uses.
-                let mut work = vec![<$t>::new(0.0, 0.0); 2 * n as usize + 64];
-                let mut rwork = vec![0.0; 2 * n as usize + 64];
+                let mut work = vec![<$t>::new(0.0, 0.0); 2 * n as usize + openblas::WORK_MARGIN];
+                let mut rwork = vec![0.0; 2 * n as usize + openblas::WORK_MARGIN];
                 let mut info = 0;
                 // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
                 unsafe {
@@ -1015,12 +1013,11 @@ impl<T: Lapack + Gecon> LapackGecon<T> for CpuDevice {
         };
         // SAFETY: the caller vouches for the span checked above.
         let lu = unsafe { slice(lu, span) };
-        // A padded copy of the factors when the OpenBLAS guard is on (read-only).
-        let padded = openblas::guard::<T>().then(|| Padded::copy_of(lu, openblas::tail(lda)));
-        let lu = padded.as_ref().map_or(lu, |p| p.as_slice());
         let mut rcond = <T::Real as Scalar>::zero();
         // SAFETY: arguments checked above.
-        let info = unsafe { T::gecon1(n32, lu, ld, anorm, &mut rcond) };
+        let info = on_padded_read(lu, lda, |lu| unsafe {
+            T::gecon1(n32, lu, ld, anorm, &mut rcond)
+        });
         info_result(
             "gecon",
             info,

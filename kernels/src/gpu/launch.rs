@@ -5,9 +5,9 @@ use std::ffi::c_void;
 use ctensor_base::alloc::Allocation;
 use ctensor_base::gpu::GpuContext;
 use ctensor_base::{DeviceType, Error, Result, Scalar};
+use cudarc::driver::sys::CUfunction;
 
 use crate::layout::row_major_strides;
-use cudarc::driver::sys::CUfunction;
 
 /// Threads per block of the one-dimensional kernels.
 pub const BLOCK: u32 = 256;
