@@ -305,7 +305,8 @@ where
         }
         for (range, want) in ranges {
             for uplo in UPLOS {
-                let mut buf = Buf::on::<D>(a.store::<T>(lda));
+                // NaN in the rows past m (inside the leading dimension), which must not be read.
+                let mut buf = Buf::on::<D>(nan_padded::<T>(&a, lda));
                 let ldz = n + 3;
                 let mut z = Buf::on::<D>(vec![T::zero(); ldz * n]);
                 let mut w = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
@@ -458,7 +459,8 @@ where
         for uplo in UPLOS {
             let a = M::hpd::<T>(&mut rng, n);
             let lda = n + 3;
-            let mut buf = Buf::on::<D>(a.store::<T>(lda));
+            // NaN in the rows past m (inside the leading dimension), which must not be read.
+            let mut buf = Buf::on::<D>(nan_padded::<T>(&a, lda));
             // SAFETY: lda·n elements.
             unsafe {
                 <D as LapackPotrf<T>>::potrf(uplo, n, buf.ptr(), lda).unwrap();
@@ -568,7 +570,8 @@ where
     for (m, n) in [(0usize, 3usize), (1, 1), (7, 4), (4, 7), (300, 301)] {
         let a = M::random::<T>(&mut rng, m, n);
         let lda = m + 2;
-        let mut buf = Buf::on::<D>(a.store::<T>(lda));
+        // NaN in the rows past m (inside the leading dimension), which must not be read.
+        let mut buf = Buf::on::<D>(nan_padded::<T>(&a, lda));
         let k = m.min(n);
         let mut ipiv = Buf::on::<D>(vec![0i32; k]);
         // SAFETY: lda·n elements and k pivots.
@@ -885,6 +888,18 @@ fn inverse(a: &M) -> M {
     r
 }
 
+/// `a` stored with leading dimension `ld`, NaN in the rows past `a.rows` (for the float
+/// types; integers have no NaN).
+fn nan_padded<T: Scalar>(a: &M, ld: usize) -> Vec<T> {
+    let mut v = a.store::<T>(ld);
+    for (k, x) in v.iter_mut().enumerate() {
+        if k % ld >= a.rows {
+            *x = T::cast_from(f64::NAN);
+        }
+    }
+    v
+}
+
 /// `max_j Σ_i |a_ij|`.
 fn norm_one_ref(a: &M) -> f64 {
     (0..a.cols)
@@ -904,7 +919,8 @@ where
     for (m, n) in [(0usize, 5usize), (5, 0), (1, 1), (7, 5), (5, 7), (300, 257)] {
         let a = M::random::<T>(&mut rng, m, n);
         let lda = m + 3;
-        let mut buf = Buf::on::<D>(a.store::<T>(lda));
+        // NaN in the rows past m (inside the leading dimension), which must not be read.
+        let mut buf = Buf::on::<D>(nan_padded::<T>(&a, lda));
         // SAFETY: `buf` holds the m × n matrix with leading dimension lda.
         let got = unsafe { <D as LapackGecon<T>>::norm_one(m, n, buf.ptr(), lda) }.unwrap();
         let want = norm_one_ref(&a);
@@ -915,6 +931,17 @@ where
             T::DTYPE
         );
     }
+    // A NaN inside the matrix is not hidden by the maximum.
+    let mut a = M::random::<T>(&mut rng, 4, 3);
+    a.set(2, 1, c64::new(f64::NAN, 0.0));
+    let mut buf = Buf::on::<D>(a.store::<T>(5));
+    // SAFETY: `buf` holds the 4 × 3 matrix with leading dimension 5.
+    let got = unsafe { <D as LapackGecon<T>>::norm_one(4, 3, buf.ptr(), 5) }.unwrap();
+    assert!(
+        got.to_c64().re.is_nan(),
+        "{} norm_one of a matrix with NaN: {got:?}",
+        T::DTYPE
+    );
     for n in [0usize, 1, 5, 33] {
         let mut a = M::random::<T>(&mut rng, n, n);
         // Graded diagonal: condition numbers from about 1 to 10⁴.
@@ -924,7 +951,7 @@ where
         }
         let lda = n + 2;
         let anorm = norm_one_ref(&a);
-        let mut lu = Buf::on::<D>(a.store::<T>(lda.max(1)));
+        let mut lu = Buf::on::<D>(nan_padded::<T>(&a, lda));
         let mut ipiv = Buf::on::<D>(vec![0i32; n]);
         // SAFETY: `lu` holds n × n with leading dimension lda, `ipiv` n pivots.
         let rcond = unsafe {
