@@ -236,26 +236,32 @@ enum ct_status ct_heevd(int32_t dtype,
                         size_t lda,
                         void *w);
 
-// `a + b` with NumPy broadcasting, into a new tensor.
+// `a + b` with NumPy broadcasting and type promotion (f64 with c64 is c64,
+// f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a
+// new tensor.
 //
 // # Safety
 // `out` is valid for a write.
 enum ct_status ct_add(const struct ct_tensor *a, const struct ct_tensor *b, struct ct_tensor **out);
 
-// `a - b` with NumPy broadcasting, into a new tensor.
+// `a - b` with NumPy broadcasting and type promotion (f64 with c64 is c64,
+// f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a
+// new tensor.
 //
 // # Safety
 // `out` is valid for a write.
 enum ct_status ct_sub(const struct ct_tensor *a, const struct ct_tensor *b, struct ct_tensor **out);
 
-// `a * b` element-wise with NumPy broadcasting, into a new tensor.
+// `a * b` element-wise with NumPy broadcasting and type promotion (f64 with c64 is c64,
+// f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a
+// new tensor.
 //
 // # Safety
 // `out` is valid for a write.
 enum ct_status ct_mul(const struct ct_tensor *a, const struct ct_tensor *b, struct ct_tensor **out);
 
-// `a / b` element-wise with NumPy broadcasting, into a new tensor (integer division by
-// zero is an error).
+// `a / b` element-wise with NumPy broadcasting and type promotion (as `ct_add`), into a
+// new tensor (integer division truncates; by zero it is an error).
 //
 // # Safety
 // `out` is valid for a write.

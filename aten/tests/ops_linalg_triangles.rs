@@ -382,7 +382,8 @@ device_test!(solve_refuses_matrices_singular_to_working_precision, D => {
 fn matmul_errors_name_matmul() -> Result<()> {
     let a = Tensor::zeros(DataType::Double, ctensor_aten::DeviceType::Cpu, &[2, 3])?;
     let b = Tensor::zeros(DataType::Double, ctensor_aten::DeviceType::Cpu, &[4, 5])?;
-    let f = Tensor::zeros(DataType::Float, ctensor_aten::DeviceType::Cpu, &[3, 5])?;
+    // Mixed types promote, so a failing mixed product fails on its shapes.
+    let f = Tensor::zeros(DataType::Float, ctensor_aten::DeviceType::Cpu, &[4, 5])?;
     for (x, y) in [(&a, &b), (&a, &f)] {
         let e = matmul(x, y).unwrap_err();
         assert!(e.to_string().starts_with("matmul:"), "{e}");

@@ -84,6 +84,18 @@ pub enum Error {
         /// The data types the operation supports.
         supported: &'static str,
     },
+    /// A result of type `from` cannot be stored in an output (an in-place target, an
+    /// `out` tensor) of type `to` without dropping a kind: complex into real, or
+    /// floating-point into integer.
+    #[error("{op}: a result of type {from} cannot be stored in a {to} output (complex into real and floating into integer are refused; cast explicitly)")]
+    CannotCast {
+        /// The operation that failed.
+        op: &'static str,
+        /// The data type of the result.
+        from: DataType,
+        /// The data type of the output.
+        to: DataType,
+    },
     /// A name (of a data type, a device, ...) that is not known.
     #[error("unknown {kind} '{given}': expected {expected}")]
     UnknownName {
@@ -239,6 +251,7 @@ impl Error {
             | NonFinite { op, .. }
             | IllConditioned { op, .. }
             | Internal { op, .. }
+            | CannotCast { op, .. }
             | BorrowConflict { op, .. } => *op = new_op,
             _ => {}
         }

@@ -28,7 +28,9 @@ unsafe fn binary(
     })
 }
 
-/// `a + b` with NumPy broadcasting, into a new tensor.
+/// `a + b` with NumPy broadcasting and type promotion (f64 with c64 is c64,
+/// f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a
+/// new tensor.
 ///
 /// # Safety
 /// `out` is valid for a write.
@@ -42,7 +44,9 @@ pub unsafe extern "C" fn ct_add(
     unsafe { binary("ct_add", Tensor::add, a, b, out) }
 }
 
-/// `a - b` with NumPy broadcasting, into a new tensor.
+/// `a - b` with NumPy broadcasting and type promotion (f64 with c64 is c64,
+/// f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a
+/// new tensor.
 ///
 /// # Safety
 /// `out` is valid for a write.
@@ -56,7 +60,9 @@ pub unsafe extern "C" fn ct_sub(
     unsafe { binary("ct_sub", Tensor::sub, a, b, out) }
 }
 
-/// `a * b` element-wise with NumPy broadcasting, into a new tensor.
+/// `a * b` element-wise with NumPy broadcasting and type promotion (f64 with c64 is c64,
+/// f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a
+/// new tensor.
 ///
 /// # Safety
 /// `out` is valid for a write.
@@ -70,8 +76,8 @@ pub unsafe extern "C" fn ct_mul(
     unsafe { binary("ct_mul", Tensor::mul, a, b, out) }
 }
 
-/// `a / b` element-wise with NumPy broadcasting, into a new tensor (integer division by
-/// zero is an error).
+/// `a / b` element-wise with NumPy broadcasting and type promotion (as `ct_add`), into a
+/// new tensor (integer division truncates; by zero it is an error).
 ///
 /// # Safety
 /// `out` is valid for a write.

@@ -86,7 +86,9 @@ fn status_of(e: &Error) -> ct_status {
         Error::ShapeMismatch { .. } | Error::OutOfRange { .. } | Error::Overflow { .. } => {
             CT_ERR_SHAPE
         }
-        Error::DTypeMismatch { .. } | Error::UnsupportedDType { .. } => CT_ERR_DTYPE,
+        Error::DTypeMismatch { .. } | Error::UnsupportedDType { .. } | Error::CannotCast { .. } => {
+            CT_ERR_DTYPE
+        }
         Error::DeviceUnavailable { .. } | Error::DeviceMismatch { .. } | Error::Cuda { .. } => {
             CT_ERR_DEVICE
         }

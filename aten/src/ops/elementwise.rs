@@ -1,5 +1,10 @@
 //! Element-wise arithmetic with NumPy broadcasting, for all eight data types.
 //!
+//! Operands of different data types are promoted to their common type
+//! ([`promotion`](crate::core::promotion)): `f64 + c64` is `c64`, `i32 · f32` is `f32`.
+//! Plain numbers (`t.mul_scalar(2.0)`, `&t * c64::i()`) promote weakly: they lift the kind
+//! (a complex number makes a real tensor complex) but never widen the tensor.
+//!
 //! Operands of any strides are accepted: row-major dense operands of the result's
 //! shape go to the kernel as they are (views included), others are first copied into
 //! a dense temporary. Results are row-major. In place (`a.add_(&b)`, also `a.add_(&a)`)
@@ -10,11 +15,12 @@
 //! compound assignment is spelled `add_`, `sub_`, `mul_`, `div_` (as in PyTorch) and
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
-use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
+use ctensor_base::{c64, CastFrom, DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::linalg::{Abs, Add, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
 
-use super::{broadcast_shapes, check_same};
+use super::{broadcast_shapes, check_device, promote, promote_to};
 use crate::core::dispatch::{dispatch, with_dtype};
+use crate::core::promotion::{check_can_cast, result_type_of, Number};
 use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
 
@@ -123,17 +129,47 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
     })
 }
 
-/// Checks the operands, allocates the broadcast result and computes it.
+/// Checks the operands, promotes them to their common type, allocates the broadcast
+/// result and computes it.
 fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
     debug_assert_eq!(inputs.len(), kind.arity());
     let mut shape = inputs[0].dims().to_vec();
     for x in &inputs[1..] {
-        check_same(op, inputs[0], x)?;
+        check_device(op, inputs[0], x)?;
         shape = broadcast_shapes(op, &shape, x.dims())?;
     }
-    let out = Tensor::new(inputs[0].dtype(), inputs[0].device(), &shape)?;
-    run_into(op, kind, inputs, &out)?;
+    let inputs = promote(op, inputs)?;
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let out = Tensor::new(refs[0].dtype(), refs[0].device(), &shape)?;
+    run_into(op, kind, &refs, &out)?;
     Ok(out)
+}
+
+/// Computes `kind` of `inputs` into the existing `out` (in place when `out` is the first
+/// input): every operand must broadcast to `out`'s shape, and the operands' promoted type
+/// must be storable in `out`'s ([`can_cast`](crate::can_cast)); the arithmetic is done
+/// in `out`'s type.
+fn compute_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    for x in inputs {
+        check_device(op, out, x)?;
+        let shape = broadcast_shapes(op, out.dims(), x.dims())?;
+        if shape != out.dims() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!(
+                    "an operand that broadcasts to the output's shape {:?}",
+                    out.dims()
+                ),
+                got: format!("{:?}", x.dims()),
+            });
+        }
+    }
+    if let Some(t) = result_type_of(inputs.iter().map(|x| x.dtype())) {
+        check_can_cast(op, t, out.dtype())?;
+    }
+    let inputs = promote_to(op, inputs, out.dtype())?;
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    run_into(op, kind, &refs, out)
 }
 
 /// Computes `kind` with `target` as the first operand and the output (in place).
@@ -145,27 +181,37 @@ fn compute_in_place(
 ) -> Result<()> {
     let mut inputs = vec![target];
     inputs.extend_from_slice(others);
-    for x in others {
-        check_same(op, target, x)?;
-        let shape = broadcast_shapes(op, target.dims(), x.dims())?;
-        if shape != target.dims() {
-            return Err(Error::ShapeMismatch {
-                op,
-                expected: format!(
-                    "an operand that broadcasts to the in-place target's shape {:?}",
-                    target.dims()
-                ),
-                got: format!("{:?}", x.dims()),
-            });
-        }
-    }
-    run_into(op, kind, &inputs, target)
+    compute_into(op, kind, &inputs, target)
 }
 
-/// A rank-0 tensor of `dtype` holding `value` (cast like [`CastFrom`]).
-fn scalar_like(x: &Tensor, value: c64) -> Result<Tensor> {
-    let t = with_dtype!(x.dtype(), T => Tensor::scalar(T::cast_from(value)))?;
-    t.to_device(x.device())
+/// `x` cast to `dtype` (shared when it already has that type).
+fn as_type(op: &'static str, x: &Tensor, dtype: DataType) -> Result<Tensor> {
+    promote_to(op, &[x], dtype).map(|mut v| v.remove(0))
+}
+
+/// A rank-0 tensor of `dtype` on `device` holding `value`.
+fn number_tensor(value: Number, dtype: DataType, device: DeviceType) -> Result<Tensor> {
+    let t = with_dtype!(dtype, T => Tensor::scalar(value.cast::<T>()))?;
+    t.to_device(device)
+}
+
+/// `x ∘ s` (`s ∘ x` when `number_first`) for a binary `kind`, with the number's weak
+/// promotion ([`Number`]).
+fn with_number(
+    op: &'static str,
+    kind: Kind,
+    x: &Tensor,
+    s: Number,
+    number_first: bool,
+) -> Result<Tensor> {
+    let dtype = s.result_type_with(x.dtype());
+    let x = as_type(op, x, dtype)?;
+    let n = number_tensor(s, dtype, x.device())?;
+    if number_first {
+        compute(op, kind, &[&n, &x])
+    } else {
+        compute(op, kind, &[&x, &n])
+    }
 }
 
 const ONE: c64 = c64::new(1.0, 0.0);
@@ -217,24 +263,50 @@ impl Tensor {
         compute("fma", Kind::Fma(alpha.into(), beta.into()), &[self, y, z])
     }
 
-    /// `self + s` for every element.
-    pub fn add_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
-        self.add(&scalar_like(self, s.into())?)
+    /// `self + s` for every element. The number promotes weakly ([`Number`]): `f32 +
+    /// 2.0` stays `f32`, `f32 + c64` is `c32`, `i32 + 0.5` is `f64`.
+    pub fn add_scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+        with_number("add_scalar", Kind::Add(ONE, ONE), self, s.into(), false)
     }
 
-    /// `self - s` for every element.
-    pub fn sub_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
-        self.sub(&scalar_like(self, s.into())?)
+    /// `self - s` for every element (weak promotion as in [`add_scalar`](Self::add_scalar)).
+    pub fn sub_scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+        with_number("sub_scalar", Kind::Add(ONE, -ONE), self, s.into(), false)
     }
 
-    /// `s · self`.
-    pub fn mul_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
-        compute("mul_scalar", Kind::Scale(s.into()), &[self])
+    /// `s - self` for every element (weak promotion as in [`add_scalar`](Self::add_scalar)).
+    pub fn rsub_scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+        with_number("rsub_scalar", Kind::Add(ONE, -ONE), self, s.into(), true)
     }
 
-    /// `self / s` for every element (integer division truncates; zero is an error).
-    pub fn div_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
-        self.div(&scalar_like(self, s.into())?)
+    /// `s · self` (weak promotion as in [`add_scalar`](Self::add_scalar): a complex number
+    /// times a real tensor is complex, never a silently dropped imaginary part).
+    pub fn mul_scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+        let s = s.into();
+        let x = as_type("mul_scalar", self, s.result_type_with(self.dtype()))?;
+        compute("mul_scalar", Kind::Scale(s.to_c64()), &[&x])
+    }
+
+    /// `alpha · self` in `self`'s type, the coefficient cast to it (einsum's documented
+    /// `alpha`: a real tensor takes the real part).
+    pub(crate) fn scaled_in_type(&self, alpha: c64) -> Result<Tensor> {
+        compute("scale", Kind::Scale(alpha), &[self])
+    }
+
+    /// `self := beta · self` in place, the coefficient cast to `self`'s type.
+    pub(crate) fn scale_in_type_(&mut self, beta: c64) -> Result<()> {
+        compute_in_place("scale_", Kind::Scale(beta), self, &[])
+    }
+
+    /// `self / s` for every element (integer division truncates; zero is an error; weak
+    /// promotion as in [`add_scalar`](Self::add_scalar)).
+    pub fn div_scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+        with_number("div_scalar", Kind::Div(ONE), self, s.into(), false)
+    }
+
+    /// `s / self` for every element (weak promotion as in [`add_scalar`](Self::add_scalar)).
+    pub fn rdiv_scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+        with_number("rdiv_scalar", Kind::Div(ONE), self, s.into(), true)
     }
 
     /// `-self` (wrapping for integers).
@@ -281,11 +353,10 @@ impl Tensor {
     }
 
     /// `out = self + other` into an existing tensor of the broadcast shape (any layout,
-    /// e.g. a [`TensorMap`](crate::TensorMap)), without allocating a result.
+    /// e.g. a [`TensorMap`](crate::TensorMap)), without allocating a result. Computed in
+    /// `out`'s type, which must hold the operands' promoted type ([`can_cast`](crate::can_cast)).
     pub fn add_into(&self, other: &Tensor, out: &mut Tensor) -> Result<()> {
         let op = "add_into";
-        check_same(op, self, other)?;
-        check_same(op, self, out)?;
         let shape = broadcast_shapes(op, self.dims(), other.dims())?;
         if shape != out.dims() {
             return Err(Error::ShapeMismatch {
@@ -294,7 +365,7 @@ impl Tensor {
                 got: format!("{:?}", out.dims()),
             });
         }
-        run_into(op, Kind::Add(ONE, ONE), &[self, other], out)
+        compute_into(op, Kind::Add(ONE, ONE), &[self, other], out)
     }
 
     /// `self += other` (broadcasting `other` to `self`'s shape), in place.
@@ -332,32 +403,11 @@ impl Tensor {
         )
     }
 
-    /// `self := s · self`, in place.
-    pub fn scale_(&mut self, s: impl Into<c64>) -> Result<()> {
-        compute_in_place("scale_", Kind::Scale(s.into()), self, &[])
-    }
-}
-
-macro_rules! impl_operator {
-    ($Trait:ident, $method:ident, $call:ident) => {
-        impl std::ops::$Trait<&Tensor> for &Tensor {
-            type Output = Result<Tensor>;
-            /// Element-wise, broadcasting; errors (shape, dtype, device) are returned.
-            fn $method(self, rhs: &Tensor) -> Result<Tensor> {
-                Tensor::$call(self, rhs)
-            }
-        }
-    };
-}
-impl_operator!(Add, add, add);
-impl_operator!(Sub, sub, sub);
-impl_operator!(Mul, mul, mul);
-impl_operator!(Div, div, div);
-
-impl std::ops::Neg for &Tensor {
-    type Output = Result<Tensor>;
-    /// Element-wise negation.
-    fn neg(self) -> Result<Tensor> {
-        Tensor::neg(self)
+    /// `self := s · self`, in place. A number of a higher kind than the tensor (complex
+    /// for a real tensor, floating for an integer one) is [`Error::CannotCast`].
+    pub fn scale_(&mut self, s: impl Into<Number>) -> Result<()> {
+        let s = s.into();
+        check_can_cast("scale_", s.result_type_with(self.dtype()), self.dtype())?;
+        compute_in_place("scale_", Kind::Scale(s.to_c64()), self, &[])
     }
 }

@@ -3,7 +3,8 @@
 //! place that turns runtime tags into types) to generic code over the kernel traits.
 //!
 //! - [`elementwise`]: `add`, `sub`, `mul`, `div`, `fma`, scalar forms, `neg`, `abs`,
-//!   `sqrt`, `exp`, and `+ - * /` on references, with NumPy broadcasting.
+//!   `sqrt`, `exp`, with NumPy broadcasting and type promotion.
+//! - [`operators`]: `+ - * /` on tensors, results and numbers.
 //! - [`reduce`]: `sum`, `mean`, `max`, `min` over all or chosen axes, `norm`, `dot`,
 //!   `vdot`.
 //! - [`layout`]: materialised `permute_copy` (with conjugation), `stride`, `inflate`.
@@ -15,12 +16,56 @@ pub mod einsum;
 pub mod elementwise;
 pub mod layout;
 pub mod linalg;
+pub mod operators;
 pub mod reduce;
 
 use ctensor_base::{Error, Result};
 
 use crate::core::shape::{Order, TensorShape};
 use crate::core::tensor::Tensor;
+
+/// Both tensors must be on the same device (data types may differ: see
+/// [`promotion`](crate::core::promotion)).
+pub(crate) fn check_device(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.device() != b.device() {
+        return Err(Error::DeviceMismatch {
+            op,
+            expected: a.device(),
+            got: b.device(),
+        });
+    }
+    Ok(())
+}
+
+/// The operands on one device, each cast to `dtype` where its type differs (a dense copy
+/// of that operand; the others are shared, not copied).
+pub(crate) fn promote_to(
+    op: &'static str,
+    operands: &[&Tensor],
+    dtype: ctensor_base::DataType,
+) -> Result<Vec<Tensor>> {
+    operands
+        .iter()
+        .map(|x| {
+            check_device(op, operands[0], x)?;
+            if x.dtype() == dtype {
+                Ok(x.share())
+            } else {
+                x.cast(dtype).map_err(|e| e.in_op(op))
+            }
+        })
+        .collect()
+}
+
+/// The operands promoted to their common type ([`result_type`](crate::core::promotion::result_type)).
+pub(crate) fn promote(op: &'static str, operands: &[&Tensor]) -> Result<Vec<Tensor>> {
+    let dtype = crate::core::promotion::result_type_of(operands.iter().map(|x| x.dtype()))
+        .ok_or_else(|| Error::Internal {
+            op,
+            what: "promotion of an empty operand list".into(),
+        })?;
+    promote_to(op, operands, dtype)
+}
 
 /// Both tensors must have the same data type and device.
 pub(crate) fn check_same(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {

@@ -5,7 +5,6 @@ use ctensor_base::{Error, Result, Scalar};
 use ctensor_kernels::blas::{BlasDot, BlasNrm2};
 use ctensor_kernels::linalg::{Reduce, ReduceExtreme};
 
-use super::check_same;
 use crate::core::dispatch::{dispatch, dispatch_blas};
 use crate::core::tensor::Tensor;
 
@@ -116,7 +115,7 @@ impl Tensor {
     }
 
     /// `Σ self[i] · other[i]` over all elements (same shape), unconjugated, as a rank-0
-    /// tensor. BLAS `dotu` for the BLAS types.
+    /// tensor of the operands' promoted type. BLAS `dotu` for the BLAS types.
     pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
         self.dot_impl("dot", other, false)
     }
@@ -128,7 +127,6 @@ impl Tensor {
     }
 
     fn dot_impl(&self, op: &'static str, other: &Tensor, conj: bool) -> Result<Tensor> {
-        check_same(op, self, other)?;
         if self.dims() != other.dims() {
             return Err(Error::ShapeMismatch {
                 op,
@@ -136,12 +134,14 @@ impl Tensor {
                 got: format!("{:?}", other.dims()),
             });
         }
-        if !self.dtype().is_blas() {
+        let promoted = super::promote(op, &[self, other])?;
+        let (this, other) = (&promoted[0], &promoted[1]);
+        if !this.dtype().is_blas() {
             // No BLAS for these types: the product kernel, then a sum.
-            let x = if conj { self.conj()? } else { self.share() };
+            let x = if conj { this.conj()? } else { this.share() };
             return x.mul(other)?.sum_all();
         }
-        let (x, y) = (self.dense()?, other.dense()?);
+        let (x, y) = (this.dense()?, other.dense()?);
         let _r = (x.buffer.read(op)?, y.buffer.read(op)?);
         let n = x.numel();
         dispatch_blas!(x.dtype(), x.device(), op, T, D => {

@@ -15,6 +15,11 @@
 //!
 //! Repeated output labels (`i->ii`) place the result on a diagonal of an otherwise zero
 //! output; `alpha`/`beta` give `out = alpha · einsum + beta · out`.
+//!
+//! Operands of different data types are promoted to their common type first
+//! ([`promotion`](crate::core::promotion): `f64` with `c64` is `c64`, `f32` with `f64` is
+//! `f64`); with [`einsum_into`] the sum is computed in `out`'s type, which must hold the
+//! promoted type.
 
 mod parse;
 
@@ -71,8 +76,10 @@ impl EinsumOptions {
 /// # Ok::<(), ctensor_aten::Error>(())
 /// ```
 pub fn einsum(eq: &str, operands: &[&Tensor], opts: &EinsumOptions) -> Result<Tensor> {
-    let plan = Plan::new(eq, operands)?;
-    plan.run(operands, opts, None)
+    let operands = super::promote("einsum", operands)?;
+    let operands: Vec<&Tensor> = operands.iter().collect();
+    let plan = Plan::new(eq, &operands)?;
+    plan.run(&operands, opts, None)
 }
 
 /// As [`einsum`], writing `out = alpha · einsum(...) + beta · out` into `out`, which must
@@ -84,8 +91,14 @@ pub fn einsum_into(
     opts: &EinsumOptions,
     out: &mut Tensor,
 ) -> Result<()> {
-    let plan = Plan::new(eq, operands)?;
-    plan.run(operands, opts, Some(out)).map(|_| ())
+    let op = "einsum";
+    if let Some(t) = crate::core::promotion::result_type_of(operands.iter().map(|x| x.dtype())) {
+        crate::core::promotion::check_can_cast(op, t, out.dtype())?;
+    }
+    let operands = super::promote_to(op, operands, out.dtype())?;
+    let operands: Vec<&Tensor> = operands.iter().collect();
+    let plan = Plan::new(eq, &operands)?;
+    plan.run(&operands, opts, Some(out)).map(|_| ())
 }
 
 /// A label after expanding `...`: letters are their byte, ellipsis axes 256 + k.
@@ -396,7 +409,7 @@ impl Plan {
                 let res = if alpha == c64::new(1.0, 0.0) {
                     res
                 } else {
-                    res.mul_scalar(alpha)?
+                    res.scaled_in_type(alpha)?
                 };
                 if !repeats {
                     return Ok(res);
@@ -410,7 +423,7 @@ impl Plan {
                 if opts.beta == c64::new(0.0, 0.0) {
                     o.zero()?;
                 } else if opts.beta != c64::new(1.0, 0.0) {
-                    o.scale_(opts.beta)?;
+                    o.scale_in_type_(opts.beta)?;
                 }
                 let mut target = place(o);
                 target.axpby_(1.0, &res, alpha)?;

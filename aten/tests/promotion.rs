@@ -1,0 +1,356 @@
+//! Mixed data types: the promotion table, every pair of dtypes through the binary ops
+//! (against a plain complex-double loop over the promoted operands), weak numbers on
+//! either side, operators that chain on results, in-place and `out` rules, einsum,
+//! matmul and dot with mixed operands. On the CPU and, through `device_test!`, the GPU.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{
+    c32, c64, can_cast, einsum, einsum_into, matmul, result_type, DataType, Device, EinsumOptions,
+    Error, Number, Result, Tensor,
+};
+use rand::Rng;
+use DataType::*;
+
+/// The order of the table below.
+const ORDER: [DataType; 8] = [
+    Int,
+    Int64,
+    Half,
+    BFloat16,
+    Float,
+    Double,
+    ComplexFloat,
+    ComplexDouble,
+];
+
+/// PyTorch's `promote_types` for these eight types, written out as the specification.
+const TABLE: [[DataType; 8]; 8] = [
+    [
+        Int,
+        Int64,
+        Half,
+        BFloat16,
+        Float,
+        Double,
+        ComplexFloat,
+        ComplexDouble,
+    ],
+    [
+        Int64,
+        Int64,
+        Half,
+        BFloat16,
+        Float,
+        Double,
+        ComplexFloat,
+        ComplexDouble,
+    ],
+    [
+        Half,
+        Half,
+        Half,
+        Float,
+        Float,
+        Double,
+        ComplexFloat,
+        ComplexDouble,
+    ],
+    [
+        BFloat16,
+        BFloat16,
+        Float,
+        BFloat16,
+        Float,
+        Double,
+        ComplexFloat,
+        ComplexDouble,
+    ],
+    [
+        Float,
+        Float,
+        Float,
+        Float,
+        Float,
+        Double,
+        ComplexFloat,
+        ComplexDouble,
+    ],
+    [
+        Double,
+        Double,
+        Double,
+        Double,
+        Double,
+        Double,
+        ComplexDouble,
+        ComplexDouble,
+    ],
+    [
+        ComplexFloat,
+        ComplexFloat,
+        ComplexFloat,
+        ComplexFloat,
+        ComplexFloat,
+        ComplexDouble,
+        ComplexFloat,
+        ComplexDouble,
+    ],
+    [
+        ComplexDouble,
+        ComplexDouble,
+        ComplexDouble,
+        ComplexDouble,
+        ComplexDouble,
+        ComplexDouble,
+        ComplexDouble,
+        ComplexDouble,
+    ],
+];
+
+#[test]
+fn result_type_matches_the_written_table() {
+    for (i, &a) in ORDER.iter().enumerate() {
+        for (j, &b) in ORDER.iter().enumerate() {
+            assert_eq!(result_type(a, b), TABLE[i][j], "{a} with {b}");
+        }
+    }
+}
+
+/// The unit roundoff of a dtype (0 for integers, which must be exact).
+fn unit(dt: DataType) -> f64 {
+    match dt {
+        Half => 4.9e-4,
+        BFloat16 => 3.9e-3,
+        Float | ComplexFloat => f32::EPSILON as f64 / 2.0,
+        Double | ComplexDouble => f64::EPSILON / 2.0,
+        _ => 0.0,
+    }
+}
+
+fn values(t: &Tensor) -> Vec<c64> {
+    t.cast(ComplexDouble).unwrap().to_vec::<c64>().unwrap()
+}
+
+/// A random tensor of `dt` on `D`: small integers for integer types (so products and
+/// quotients are exact), otherwise values with a fractional part; no zeros (divisors).
+fn random_of<D: Device>(r: &mut rand::rngs::StdRng, dt: DataType, shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<c64> = (0..n)
+        .map(|_| {
+            let mut re = r.gen_range(-40i32..40) as f64;
+            if re == 0.0 {
+                re = 3.0;
+            }
+            let im = r.gen_range(-40i32..40) as f64;
+            if dt.is_integer() {
+                c64::new(re, 0.0)
+            } else {
+                c64::new(re / 4.0, im / 8.0)
+            }
+        })
+        .collect();
+    on::<D>(Tensor::from_slice(&v, shape).unwrap().cast(dt).unwrap())
+}
+
+fn check_close(got: &[c64], want: &[c64], dt: DataType, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        let tol = 2.0 * unit(dt) * w.norm().max(1.0);
+        assert!(
+            (g - w).norm() <= tol,
+            "{what}[{k}]: got {g}, want {w} (tolerance {tol:e})"
+        );
+    }
+}
+
+/// `x[i, j]` of a `[3, 1]` operand and `y[i, j]` of a `[1, 4]` one, broadcast to `[3, 4]`.
+fn outer(x: &[c64], y: &[c64], f: impl Fn(c64, c64) -> c64) -> Vec<c64> {
+    let mut out = Vec::new();
+    for a in x {
+        for b in y {
+            out.push(f(*a, *b));
+        }
+    }
+    out
+}
+
+fn trunc_div(a: c64, b: c64) -> c64 {
+    c64::new((a.re / b.re).trunc(), 0.0)
+}
+
+device_test!(binary_ops_promote_every_pair_of_dtypes, D => {
+    let mut r = rng(5);
+    for a_t in ORDER {
+        for b_t in ORDER {
+            let want_t = result_type(a_t, b_t);
+            let a = random_of::<D>(&mut r, a_t, &[3, 1]);
+            let b = random_of::<D>(&mut r, b_t, &[1, 4]);
+            // The operands as the promoted type holds them, in complex double.
+            let (av, bv) = (values(&a.cast(want_t).unwrap()), values(&b.cast(want_t).unwrap()));
+            let cases: [(&str, Result<Tensor>, Vec<c64>); 4] = [
+                ("add", &a + &b, outer(&av, &bv, |x, y| x + y)),
+                ("sub", &a - &b, outer(&av, &bv, |x, y| x - y)),
+                ("mul", &a * &b, outer(&av, &bv, |x, y| x * y)),
+                (
+                    "div",
+                    &a / &b,
+                    outer(&av, &bv, |x, y| if want_t.is_integer() { trunc_div(x, y) } else { x / y }),
+                ),
+            ];
+            for (name, got, want) in cases {
+                let what = format!("{name} {a_t} with {b_t}");
+                let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(got.dtype(), want_t, "{what}");
+                assert_eq!(got.device(), D::TYPE, "{what}");
+                assert_eq!(got.dims(), [3, 4], "{what}");
+                check_close(&values(&got), &want, want_t, &what);
+            }
+        }
+    }
+});
+
+/// The type a weak number of each kind gives with each tensor type (NumPy's NEP 50 with
+/// f64 as the floating default), written out.
+fn weak(number: Number, t: DataType) -> DataType {
+    match (number, t) {
+        (Number::Int(_), t) => t,
+        (Number::Float(_), Int | Int64) => Double,
+        (Number::Float(_), t) => t,
+        (Number::Complex(_), Int | Int64 | Double | ComplexDouble) => ComplexDouble,
+        (Number::Complex(_), _) => ComplexFloat,
+    }
+}
+
+device_test!(numbers_promote_weakly_on_either_side, D => {
+    let mut r = rng(6);
+    let numbers = [Number::from(3), Number::from(2.5), Number::from(c64::new(0.5, -1.5))];
+    for t in ORDER {
+        for s in numbers {
+            let x = random_of::<D>(&mut r, t, &[5]);
+            let want_t = weak(s, t);
+            let xv = values(&x.cast(want_t).unwrap());
+            // The number as the result type holds it.
+            let sv = values(&Tensor::from_slice(&[s.to_c64()], &[1]).unwrap().cast(want_t).unwrap())[0];
+            let div = |p: c64, q: c64| if want_t.is_integer() { trunc_div(p, q) } else { p / q };
+            let cases: [(&str, Result<Tensor>, Vec<c64>); 6] = [
+                ("t + s", x.add_scalar(s), xv.iter().map(|&v| v + sv).collect()),
+                ("t - s", x.sub_scalar(s), xv.iter().map(|&v| v - sv).collect()),
+                ("s - t", x.rsub_scalar(s), xv.iter().map(|&v| sv - v).collect()),
+                ("t * s", x.mul_scalar(s), xv.iter().map(|&v| v * sv).collect()),
+                ("t / s", x.div_scalar(s), xv.iter().map(|&v| div(v, sv)).collect()),
+                ("s / t", x.rdiv_scalar(s), xv.iter().map(|&v| div(sv, v)).collect()),
+            ];
+            for (name, got, want) in cases {
+                let what = format!("{name} for {t} and {s:?}");
+                let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(got.dtype(), want_t, "{what}");
+                check_close(&values(&got), &want, want_t, &what);
+            }
+        }
+    }
+});
+
+device_test!(operators_chain_on_results_and_take_numbers_on_either_side, D => {
+    let a = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap());
+    let b = on::<D>(Tensor::from_slice(&[4.0f32, 5.0, 6.0], &[3]).unwrap());
+    let c = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0); 3], &[3]).unwrap());
+    // (a ∘ b) + c: f64 with f32 is f64, then with c64 is c64.
+    let got = ((&a * &b) + &c).unwrap();
+    assert_eq!(got.dtype(), ComplexDouble);
+    assert_eq!(values(&got), [c64::new(4.0, 1.0), c64::new(10.0, 1.0), c64::new(18.0, 1.0)]);
+    // Numbers on the left and right, owned tensors, and unary minus of a result.
+    let got = (2.0 * &a - (&b * 0.5).unwrap()).unwrap();
+    assert_eq!(got.dtype(), Double);
+    assert_eq!(got.to_vec::<f64>().unwrap(), [0.0, 1.5, 3.0]);
+    let got = (-(&a + &a).unwrap()).unwrap();
+    assert_eq!(got.to_vec::<f64>().unwrap(), [-2.0, -4.0, -6.0]);
+    let got = (&b * c32::new(0.0, 2.0)).unwrap();
+    assert_eq!(got.dtype(), ComplexFloat, "f32 times a complex number is c32, not f32");
+    assert_eq!(values(&got)[1], c64::new(0.0, 10.0));
+    let got = (1.0 / &b).unwrap();
+    assert_eq!(got.dtype(), Float);
+    assert_eq!(got.to_vec::<f32>().unwrap(), [0.25, 0.2, 1.0 / 6.0]);
+    let got = (b.share() + a.share()).unwrap();
+    assert_eq!(got.dtype(), Double);
+    // An error anywhere in a chain comes out at its end, naming the op that failed.
+    let wrong = on::<D>(Tensor::zeros(Double, D::TYPE, &[2]).unwrap());
+    let err = ((&a + &wrong) * &b).unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch { op: "add", .. }), "{err}");
+});
+
+device_test!(in_place_and_out_compute_in_the_output_type_and_refuse_dropping_a_kind, D => {
+    let mut f = on::<D>(Tensor::from_slice(&[1.5f32, 2.5], &[2]).unwrap());
+    let d = on::<D>(Tensor::from_slice(&[0.25f64, 0.5], &[2]).unwrap());
+    let i = on::<D>(Tensor::from_slice(&[2i32, 3], &[2]).unwrap());
+    let z = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0); 2], &[2]).unwrap());
+    f.add_(&d).unwrap();
+    assert_eq!((f.dtype(), f.to_vec::<f32>().unwrap()), (Float, vec![1.75, 3.0]));
+    f.mul_(&i).unwrap();
+    assert_eq!(f.to_vec::<f32>().unwrap(), [3.5, 9.0]);
+    let refused: [(&str, Result<()>, DataType, DataType); 4] = [
+        ("add_", f.add_(&z), ComplexDouble, Float),
+        ("mul_", i.share().mul_(&f), Float, Int),
+        ("scale_", f.scale_(c64::new(0.0, 1.0)), ComplexFloat, Float),
+        ("scale_", i.share().scale_(0.5), Double, Int),
+    ];
+    for (op, got, from, to) in refused {
+        let err = got.unwrap_err();
+        assert_eq!(err, Error::CannotCast { op, from, to }, "{err}");
+        assert!(err.to_string().contains("cannot be stored"), "{err}");
+    }
+    assert_eq!(f.to_vec::<f32>().unwrap(), [3.5, 9.0], "a refused op leaves the target as it was");
+    // add_into: f64 output from f32 + i32 operands.
+    let mut out = on::<D>(Tensor::zeros(Double, D::TYPE, &[2]).unwrap());
+    f.add_into(&i, &mut out).unwrap();
+    assert_eq!(out.to_vec::<f64>().unwrap(), [5.5, 12.0]);
+    let mut int_out = on::<D>(Tensor::zeros(Int, D::TYPE, &[2]).unwrap());
+    assert!(matches!(f.add_into(&i, &mut int_out), Err(Error::CannotCast { op: "add_into", .. })));
+    assert!(can_cast(Int, Half) && can_cast(Double, Float) && !can_cast(ComplexFloat, Double));
+});
+
+device_test!(einsum_matmul_and_dot_promote_mixed_operands, D => {
+    let mut r = rng(7);
+    let a = random_of::<D>(&mut r, Double, &[4, 3]);
+    let b = random_of::<D>(&mut r, ComplexFloat, &[3, 5]);
+    let want = matmul(&a.cast(ComplexDouble).unwrap(), &b.cast(ComplexDouble).unwrap()).unwrap();
+    let got = matmul(&a, &b).unwrap();
+    assert_eq!(got.dtype(), ComplexDouble, "f64 with c32 is c64");
+    check_close(&values(&got), &values(&want), ComplexDouble, "matmul f64 · c32");
+    let got = einsum("ij,jk->ik", &[&a, &b], &EinsumOptions::default()).unwrap();
+    check_close(&values(&got), &values(&want), ComplexDouble, "einsum f64 · c32");
+    // Into a c64 output from two real operands of different types.
+    let ai = random_of::<D>(&mut r, Int, &[4, 3]);
+    let bf = random_of::<D>(&mut r, Float, &[3, 5]);
+    let mut out = on::<D>(Tensor::zeros(ComplexDouble, D::TYPE, &[4, 5]).unwrap());
+    einsum_into("ij,jk->ik", &[&ai, &bf], &EinsumOptions::default(), &mut out).unwrap();
+    let want = matmul(&ai.cast(ComplexDouble).unwrap(), &bf.cast(ComplexDouble).unwrap()).unwrap();
+    check_close(&values(&out), &values(&want), ComplexDouble, "einsum_into c64 from i32 · f32");
+    let mut real_out = on::<D>(Tensor::zeros(Double, D::TYPE, &[4, 5]).unwrap());
+    let err = einsum_into("ij,jk->ik", &[&a, &b], &EinsumOptions::default(), &mut real_out)
+        .unwrap_err();
+    assert!(matches!(err, Error::CannotCast { op: "einsum", from: ComplexDouble, to: Double }), "{err}");
+    let err = matmul(&a, &on::<D>(Tensor::zeros(Float, D::TYPE, &[4, 4]).unwrap())).unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch { op: "matmul", .. }), "{err}");
+    // vdot of a real and a complex vector.
+    let x = on::<D>(Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap());
+    let y = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(3.0, 0.0)], &[2]).unwrap());
+    let v = x.vdot(&y).unwrap();
+    assert_eq!(v.dtype(), ComplexDouble);
+    assert_eq!(values(&v), [c64::new(6.0, 1.0)]);
+});
+
+#[test]
+fn mixed_devices_are_still_refused_not_moved() {
+    if ctensor_aten::gpu_available() {
+        let a = Tensor::zeros(Double, ctensor_aten::DeviceType::Cpu, &[2]).unwrap();
+        let b = Tensor::zeros(Float, ctensor_aten::DeviceType::Gpu, &[2]).unwrap();
+        assert!(matches!(
+            &a + &b,
+            Err(Error::DeviceMismatch { op: "add", .. })
+        ));
+    } else {
+        println!("SKIP: mixed_devices_are_still_refused_not_moved: no GPU");
+    }
+}
