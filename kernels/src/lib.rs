@@ -59,3 +59,4 @@ pub mod memory;
 pub mod openblas;
 pub mod parallel;
 mod plan;
+pub mod select;

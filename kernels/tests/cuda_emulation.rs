@@ -19,7 +19,7 @@
 //! for the floating ones, every one of the 64 casts (f16/bf16 rounding, wrapping
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
 //! matrix part), `any_zero` (integer division's zero check), `copy_strided`,
-//! `transpose2d`, `set_strided` and `set_matrix` for all eight types, `reduce_sum` (all
+//! `transpose2d`, `set_strided`, `set_matrix` and `index_select` for all eight types, `reduce_sum` (all
 //! eight) and `reduce_extreme` (the six ordered ones), and the `matmul` loop (i32, i64,
 //! f16, bf16). They have since also run on an H100 (`scripts/gpu-run.sh`); the emulation
 //! keeps them checked where no GPU is.
@@ -43,6 +43,7 @@ use ctensor_kernels::linalg::{
     UnaryOp,
 };
 use ctensor_kernels::memory::{CastMemory, SetMemory};
+use ctensor_kernels::select::IndexSelect;
 use rand::Rng;
 
 /// The shim, then the source (prelude + kernels), then a driver that runs one kernel
@@ -254,6 +255,8 @@ int main(int argc, char** argv) {
     // set_strided_<t> n: stdin CtDims, the value, dst as length and elements.
     // set_matrix_<t> span keep_upper order lda: stdin the span elements of a.
     // transpose2d_<t> n rows cols conj gx gy bx by: stdin the n source elements.
+    // index_select_<t> n outer size inner nidx: stdin the nidx indices (i64), then the
+    // outer·size·inner source elements; n = outer·nidx·inner (the launch size).
 #define CT_EMU_LAYOUT(S, T)                                                                    \
     if (!strcmp(k, "copy_strided_" #S)) { auto d = input<CtDims>(1); auto c = input<int>(1);   \
         auto sl = input<u64>(1); auto src = input<T>(sl[0]);                                   \
@@ -268,6 +271,12 @@ int main(int argc, char** argv) {
         u64 m = strtoull(argv[5], 0, 10), lda = strtoull(argv[6], 0, 10); auto a = input<T>(n); \
         launch_1d(m * m, rev, [&] { set_matrix_##S(up, m, a.data(), lda); });                  \
         output(a); return 0; }                                                                 \
+    if (!strcmp(k, "index_select_" #S) && argc >= 8) {                                         \
+        u64 o = strtoull(argv[4], 0, 10), sz = strtoull(argv[5], 0, 10);                       \
+        u64 in = strtoull(argv[6], 0, 10), ni = strtoull(argv[7], 0, 10);                      \
+        auto idx = input<i64>(ni); auto src = input<T>(o * sz * in); std::vector<T> dst(n);    \
+        launch_1d(n, rev, [&] { index_select_##S(o, sz, in, idx.data(), ni, src.data(), dst.data()); }); \
+        output(dst); return 0; }                                                               \
     if (!strcmp(k, "transpose2d_" #S) && argc >= 11) {                                         \
         u64 r = strtoull(argv[4], 0, 10), c = strtoull(argv[5], 0, 10); int cj = atoi(argv[6]); \
         CtDim3 g = {(unsigned)atoi(argv[7]), (unsigned)atoi(argv[8]), 1};                      \
@@ -1048,6 +1057,75 @@ fn emulated_layout_kernels_match_the_cpu() {
         &[1, 0, 2],
         false
     ));
+}
+
+/// `index_select` with the GPU code's launch (`launch_1d` over the output) against the
+/// CPU kernel, bit for bit, on `[outer, size, inner]` picked by random repeating indices.
+fn index_select_matches_the_cpu<T: Scalar>(
+    emu: &Emulator,
+    outer: usize,
+    size: usize,
+    inner: usize,
+    nidx: usize,
+) where
+    CpuDevice: IndexSelect<T>,
+{
+    let mut r = rng((outer * 31 + size * 7 + inner + nidx) as u64);
+    let src: Vec<T> = random_vec(&mut r, outer * size * inner);
+    let idx: Vec<i64> = (0..nidx).map(|_| r.gen_range(0..size as i64)).collect();
+    let n = outer * nidx * inner;
+    let mut want = vec![T::zero(); n];
+    // SAFETY: sizes as allocated; indices in range.
+    unsafe {
+        CpuDevice::index_select(
+            outer,
+            size,
+            inner,
+            idx.as_ptr(),
+            nidx,
+            src.as_ptr(),
+            want.as_mut_ptr(),
+        )
+    }
+    .unwrap();
+    let mut input = bytes(&idx).to_vec();
+    input.extend_from_slice(bytes(&src));
+    let args = words(&[outer as u64, size as u64, inner as u64, nidx as u64]);
+    let got: Vec<T> = from_bytes(&emu.run(
+        &format!("index_select_{}", suffix(T::DTYPE)),
+        n,
+        &args,
+        &input,
+    ));
+    assert_all_same(
+        &got,
+        &want,
+        &format!(
+            "{} index_select [{outer}, {size}, {inner}] by {nidx}",
+            T::DTYPE
+        ),
+    );
+}
+
+fn index_selects_of_one_type<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: IndexSelect<T>,
+{
+    for (outer, size, inner, nidx) in [(1, 1, 1, 1), (3, 5, 4, 7), (300, 9, 1, 4), (2, 17, 257, 3)]
+    {
+        index_select_matches_the_cpu::<T>(emu, outer, size, inner, nidx);
+    }
+}
+
+#[test]
+fn emulated_index_select_matches_the_cpu() {
+    let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
+        return;
+    };
+    for_all_types!(index_selects_of_one_type, &emu);
+    // More output elements than 65 535 blocks of 256 threads cover, so the grid-stride
+    // loop turns (2-byte elements keep the pipe small).
+    index_select_matches_the_cpu::<ctensor_base::f16>(&emu, 4, 3, 4_200_000, 2);
 }
 
 /// Machine epsilon of `T`'s storage (1 for integers, whose sums must be exact).

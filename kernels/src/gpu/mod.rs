@@ -16,6 +16,7 @@ mod lapack;
 mod launch;
 mod linalg;
 mod memory;
+mod select;
 
 /// The launch configurations of the custom kernels, exactly as the GPU code computes
 /// them, for the host emulation of the kernels (`kernels/tests/cuda_emulation.rs`). Not

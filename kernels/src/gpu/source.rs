@@ -111,6 +111,7 @@ kernels! {
     SET_STRIDED = LAYOUT, "set_strided", ALL, false;
     TRANSPOSE2D = LAYOUT, "transpose2d", ALL, false;
     SET_MATRIX = LAYOUT, "set_matrix", ALL, false;
+    INDEX_SELECT = LAYOUT, "index_select", ALL, false;
     NONFINITE = LAYOUT, "nonfinite", FLOATING, false;
     REDUCE_SUM = REDUCE, "reduce_sum", ALL, false;
     REDUCE_EXTREME = REDUCE, "reduce_extreme", ORDERED, false;

@@ -1,6 +1,6 @@
 // Layout kernels: strided copies (permute, stride, inflate, strided sync), a tiled 2-D
-// transpose, strided fill, and clearing one triangle of a matrix. None of them is safe
-// in place; the host routes overlapping calls through a temporary.
+// transpose, strided fill, clearing one triangle of a matrix, and gathering by indices.
+// None of them is safe in place; the host routes overlapping calls through a temporary.
 
 // dst[offset_a(i)] = (conj ? conj : id)(src[offset_b(i)]) for the i-th element of the
 // row-major walk of d.shape; d.a are the destination strides, d.b the source strides.
@@ -52,6 +52,19 @@ __device__ void ct_transpose2d(u64 rows, u64 cols, const T* src, T* dst, int con
     }
 }
 
+// dst[o, j, i] = src[o, idx[j], i] for the dense row-major src [outer, size, inner] and
+// dst [outer, nidx, inner]; element k of dst is (o, j, i) in row-major order. The host
+// checks every index against size before the launch.
+template <class T>
+__device__ void ct_index_select(u64 outer, u64 size, u64 inner, const i64* idx, u64 nidx, const T* src, T* dst) {
+    u64 total = outer * nidx * inner;
+    CT_GRID_STRIDE(k, total) {
+        u64 i = k % inner, rest = k / inner;
+        u64 j = rest % nidx, o = rest / nidx;
+        dst[k] = src[(o * size + (u64)idx[j]) * inner + i];
+    }
+}
+
 // Zeroes the strict lower (keep_upper != 0) or upper triangle of the n x n column-major a.
 template <class T> __device__ void ct_set_matrix(int keep_upper, u64 n, T* a, u64 lda) {
     const T zero = Ct<T>::store(ct_zero<typename Ct<T>::C>());
@@ -98,5 +111,9 @@ CT_FLOATING(CT_LAYOUT_FLOATING)
     }                                                                                          \
     extern "C" __global__ void set_matrix_##S(int keep_upper, u64 n, T* a, u64 lda) {          \
         ct_set_matrix<T>(keep_upper, n, a, lda);                                               \
+    }                                                                                          \
+    extern "C" __global__ void index_select_##S(u64 outer, u64 size, u64 inner, const i64* idx, \
+                                                u64 nidx, const T* src, T* dst) {              \
+        ct_index_select<T>(outer, size, inner, idx, nidx, src, dst);                           \
     }
 CT_ALL_TYPES(CT_LAYOUT)

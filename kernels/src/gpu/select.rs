@@ -1,0 +1,42 @@
+//! [`IndexSelect`] on the GPU: the `index_select` kernel of `layout.cu`, one grid-stride
+//! thread per output element. The indices are device memory, so their range is the
+//! caller's promise (the tensor op checks them on the host first).
+
+use ctensor_base::{GpuDevice, Result, Scalar};
+
+use super::launch::{args, dev, launch_1d};
+use super::source::INDEX_SELECT;
+use crate::check;
+use crate::select::{index_select_sizes, IndexSelect};
+
+impl<T: Scalar> IndexSelect<T> for GpuDevice {
+    unsafe fn index_select(
+        outer: usize,
+        size: usize,
+        inner: usize,
+        idx: *const i64,
+        nidx: usize,
+        src: *const T,
+        dst: *mut T,
+    ) -> Result<()> {
+        const OP: &str = "index_select";
+        let (ns, nd) = index_select_sizes(outer, size, inner, nidx)?;
+        check::non_null(OP, "idx", idx, nidx)?;
+        check::non_null(OP, "dst", dst, nd)?;
+        if nd == 0 {
+            return Ok(());
+        }
+        check::non_null(OP, "src", src, ns)?;
+        let (o, s, i, k) = (outer as u64, size as u64, inner as u64, nidx as u64);
+        let (x, ix, y) = (dev(src), dev(idx), dev(dst));
+        // SAFETY: device memory valid for these sizes, indices in range, `dst` disjoint
+        // (caller); the argument list matches the kernel's parameters.
+        unsafe {
+            launch_1d(
+                INDEX_SELECT.get::<T>()?,
+                nd,
+                &mut args![&o, &s, &i, &ix, &k, &x, &y],
+            )
+        }
+    }
+}

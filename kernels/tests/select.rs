@@ -1,0 +1,110 @@
+//! `IndexSelect` against a plain loop, for all eight element types, on the CPU and
+//! (through `device_test!`) the GPU: empty, single and odd extents, more than 256 rows,
+//! repeated and reversed indices; bad indices and null pointers are errors on the host.
+
+mod common;
+
+use common::*;
+use ctensor_base::{Error, Scalar};
+use ctensor_kernels::select::IndexSelect;
+use rand::Rng;
+
+fn reference<T: Scalar>(
+    src: &[T],
+    (outer, size, inner): (usize, usize, usize),
+    idx: &[i64],
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(outer * idx.len() * inner);
+    for o in 0..outer {
+        for &j in idx {
+            for i in 0..inner {
+                out.push(src[(o * size + j as usize) * inner + i]);
+            }
+        }
+    }
+    out
+}
+
+fn gathers_like_the_loop<D: TestDevice + IndexSelect<T>, T: Scalar>() {
+    let mut r = rng(13);
+    let cases: [(usize, usize, usize, usize); 10] = [
+        (0, 5, 3, 4),        // nothing outside
+        (3, 0, 2, 0),        // nothing to pick from, nothing picked
+        (2, 4, 0, 3),        // empty rows
+        (1, 1, 1, 1),        // one element
+        (1, 7, 1, 9),        // a vector, indices repeating
+        (3, 5, 4, 2),        // middle axis of a 3-D array
+        (300, 7, 1, 5),      // columns of a tall matrix: > 256 rows
+        (1, 300, 257, 3),    // rows of a wide matrix
+        (2, 17, 33, 40),     // more picks than entries
+        (2, 900, 150, 1000), // 300 000 elements: above the threshold, split across threads
+    ];
+    for (outer, size, inner, nidx) in cases {
+        let src: Vec<T> = random_vec(&mut r, outer * size * inner);
+        let mut idx: Vec<i64> = (0..nidx)
+            .map(|_| r.gen_range(0..size.max(1)) as i64)
+            .collect();
+        if nidx > 1 {
+            idx[0] = size as i64 - 1; // the last entry, and the first
+            idx[1] = 0;
+        }
+        let want = reference(&src, (outer, size, inner), &idx);
+        let mut s = Buf::<T>::on::<D>(src);
+        let mut ix = Buf::<i64>::on::<D>(idx.clone());
+        let mut d = Buf::<T>::on::<D>(vec![T::zero(); want.len()]);
+        // SAFETY: the buffers hold the sizes of the case; indices in range.
+        unsafe { D::index_select(outer, size, inner, ix.ptr(), nidx, s.ptr(), d.ptr()) }.unwrap();
+        let got = d.get();
+        assert_eq!(got.len(), want.len());
+        assert!(
+            got.iter().zip(&want).all(|(g, w)| g.to_c64() == w.to_c64()),
+            "{} [{outer}, {size}, {inner}] by {idx:?}",
+            T::DTYPE
+        );
+    }
+}
+
+device_test!(index_select_matches_a_plain_loop_for_every_dtype, D => {
+    for_all_dtypes!(gathers_like_the_loop, D);
+});
+
+#[test]
+fn index_select_refuses_bad_indices_and_null_pointers_on_the_host() {
+    use ctensor_base::CpuDevice;
+    let src = [1.0f64, 2.0, 3.0];
+    let mut dst = [0.0f64; 2];
+    for (idx, bad) in [([0i64, 3], 3i64), ([-1, 0], -1)] {
+        // SAFETY: valid buffers; the bad index is the point of the test.
+        let e = unsafe {
+            CpuDevice::index_select(1, 3, 1, idx.as_ptr(), 2, src.as_ptr(), dst.as_mut_ptr())
+        }
+        .unwrap_err();
+        assert!(
+            matches!(e, Error::OutOfRange { given, .. } if given == bad),
+            "{e}"
+        );
+        assert!(e.to_string().contains("0..3"), "{e}");
+    }
+    assert_eq!(dst, [0.0, 0.0], "nothing is written before the check");
+    let idx = [0i64];
+    // SAFETY: the null pointer is reported, not read.
+    let e = unsafe {
+        CpuDevice::index_select(1, 3, 1, idx.as_ptr(), 1, std::ptr::null(), dst.as_mut_ptr())
+    }
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    // SAFETY: sizes whose product overflows are refused before any pointer is used.
+    let e = unsafe {
+        CpuDevice::index_select(
+            usize::MAX,
+            2,
+            2,
+            idx.as_ptr(),
+            1,
+            src.as_ptr(),
+            dst.as_mut_ptr(),
+        )
+    }
+    .unwrap_err();
+    assert!(matches!(e, Error::Overflow { .. }), "{e}");
+}
