@@ -21,6 +21,7 @@ pub mod ops;
 
 pub use crate::core::accessor::{Accessor, AccessorMut};
 pub use crate::core::buffer::TensorBuffer;
+pub use crate::core::growable::GrowableTensor;
 pub use crate::core::promotion::{can_cast, result_type, Number};
 pub use crate::core::shape::{Order, TensorShape};
 pub use crate::core::tensor::{DataMut, DataRef, Tensor};
@@ -30,6 +31,7 @@ pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, matmul, overlap, set_matrix, solve,
     tri_inverse, EigBackend, EighRange,
 };
+pub use crate::ops::select::{cat, concat, stack};
 /// `true` when a GPU can be used here (driver found, device present, context created).
 pub use ctensor_base::gpu::gpu_available;
 pub use ctensor_base::{

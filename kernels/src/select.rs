@@ -48,8 +48,9 @@ pub(crate) fn index_select_sizes(
     }
 }
 
-/// The first index outside `0..size`, as an error.
-pub(crate) fn check_indices(idx: &[i64], size: usize) -> Result<()> {
+/// Checks that every index is in `0..size`; the first one outside is `Error::OutOfRange`
+/// (for `index_select`), naming its position.
+pub fn check_indices(idx: &[i64], size: usize) -> Result<()> {
     match idx.iter().position(|&j| j < 0 || j as u64 >= size as u64) {
         None => Ok(()),
         Some(p) => Err(Error::OutOfRange {

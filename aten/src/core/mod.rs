@@ -5,6 +5,7 @@ pub mod buffer;
 mod copy;
 pub(crate) mod dispatch;
 mod display;
+pub mod growable;
 pub mod promotion;
 pub mod shape;
 pub mod tensor;

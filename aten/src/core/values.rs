@@ -73,6 +73,23 @@ impl Tensor {
         Ok(out)
     }
 
+    /// The value of a tensor with exactly one element (rank 0, or any rank with every
+    /// size 1), from any device: PyTorch's `item()`, e.g. `a.vdot(&b)?.item::<c64>()?`.
+    ///
+    /// Errors: `DTypeMismatch` when `T` is not the dtype (cast first), `ShapeMismatch`
+    /// for any other number of elements.
+    pub fn item<T: Scalar>(&self) -> Result<T> {
+        if self.numel() != 1 {
+            return Err(Error::ShapeMismatch {
+                op: "item",
+                expected: "a tensor of one element".into(),
+                got: format!("{:?} ({} elements)", self.dims(), self.numel()),
+            });
+        }
+        self.get_value::<T>(&vec![0; self.ndim()])
+            .map_err(|e| e.in_op("item"))
+    }
+
     /// Writes `value` at `index`. Errors as [`get_value`](Self::get_value), plus
     /// `BorrowConflict`.
     pub fn set_at<T: Scalar>(&mut self, index: &[usize], value: T) -> Result<()> {

@@ -141,6 +141,53 @@ impl Tensor {
         }
     }
 
+    /// The view with a new dimension of size 1 inserted at `dim` (`0..=rank`), as
+    /// PyTorch's `unsqueeze` and NumPy's `expand_dims` (zero-copy).
+    #[doc(alias = "expand_dims")]
+    pub fn unsqueeze(&self, dim: usize) -> Result<Tensor> {
+        if dim > self.ndim() {
+            return Err(Error::OutOfRange {
+                op: "unsqueeze",
+                what: "position of the new dimension".into(),
+                given: dim as i64,
+                valid: format!("0..={} for a rank-{} tensor", self.ndim(), self.ndim()),
+            });
+        }
+        let mut dims = self.dims().to_vec();
+        let mut strides = self.strides.clone();
+        // Any stride serves a length-1 axis; this one keeps a dense view dense.
+        let stride = if dim < self.ndim() {
+            strides[dim] * dims[dim]
+        } else {
+            1
+        };
+        dims.insert(dim, 1);
+        strides.insert(dim, stride);
+        let mut out = self.share();
+        out.shape = TensorShape::new(&dims);
+        out.strides = strides;
+        Ok(out)
+    }
+
+    /// The view without dimension `dim`, which must have size 1 (zero-copy; PyTorch's
+    /// `squeeze(dim)`).
+    pub fn squeeze(&self, dim: usize) -> Result<Tensor> {
+        self.check_dim("squeeze", dim)?;
+        if self.dims()[dim] != 1 {
+            return Err(Error::ShapeMismatch {
+                op: "squeeze",
+                expected: format!("size 1 in dimension {dim}"),
+                got: format!("{:?}", self.dims()),
+            });
+        }
+        let mut out = self.share();
+        let mut dims = self.dims().to_vec();
+        dims.remove(dim);
+        out.strides.remove(dim);
+        out.shape = TensorShape::new(&dims);
+        Ok(out)
+    }
+
     /// A row-major view with shape `dims` of this row-major contiguous tensor.
     pub(crate) fn view_as(&self, op: &'static str, dims: &TensorShape) -> Result<Tensor> {
         if !self.is_contiguous() {

@@ -7,6 +7,8 @@
 //! - [`operators`]: `+ - * /` on tensors, results and numbers.
 //! - [`reduce`]: `sum`, `mean`, `max`, `min` over all or chosen axes, `norm`, `dot`,
 //!   `vdot`.
+//! - [`select`]: `cat`/`concat`, `stack`, `index_select`, `take`, `compress`,
+//!   `masked_select`, `split`/`split_sizes`/`chunk` (views), `assign` into a view.
 //! - [`layout`]: materialised `permute_copy` (with conjugation), `stride`, `inflate`.
 //! - [`einsum`]: Einstein summation with `conj_x`/`conj_y`, `alpha`/`beta` and `out`.
 //! - [`linalg`]: `matmul`, `eigh` (three backends), `eigh_generalized`, `cholesky`,
@@ -18,6 +20,7 @@ pub mod layout;
 pub mod linalg;
 pub mod operators;
 pub mod reduce;
+pub mod select;
 
 use ctensor_base::{Error, Result};
 

@@ -1,0 +1,149 @@
+//! [`GrowableTensor`]: a tensor that grows along one dimension into reserved capacity,
+//! like a `Vec`, for the subspace basis of a block eigensolver: appending a block copies
+//! only the block, and the filled part is a zero-copy view.
+
+use ctensor_base::{DataType, DeviceType, Error, Result};
+
+use super::promotion::check_can_cast;
+use super::tensor::Tensor;
+
+/// A tensor whose size along dimension `dim` grows by [`push`](Self::push) into reserved
+/// capacity; [`view`](Self::view) is the filled part (`narrow(dim, 0, len)` of the
+/// storage), with no copy.
+///
+/// When a push does not fit, the capacity at least doubles and only the filled part is
+/// copied, so `k` pushes cost O(k) copies of their own blocks plus O(log k) copies of
+/// the basis. A row-major `[n, capacity]` storage grown along dimension 1 gives column
+/// views whose rows keep the storage's stride, which `matmul`/`einsum` read without a
+/// copy.
+///
+/// ```
+/// use ctensor_aten::{DataType, DeviceType, GrowableTensor, Tensor};
+/// // A basis of vectors of length 4, as columns, room for 8.
+/// let mut basis = GrowableTensor::new(DataType::Double, DeviceType::Cpu, &[4, 0], 1, 8)?;
+/// basis.push(&Tensor::ones(DataType::Double, DeviceType::Cpu, &[4, 2])?)?;
+/// basis.push(&Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 1])?)?;
+/// assert_eq!((basis.len(), basis.capacity()), (3, 8));
+/// assert_eq!(basis.view()?.dims(), &[4, 3]);
+/// # Ok::<(), ctensor_aten::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct GrowableTensor {
+    storage: Tensor,
+    dim: usize,
+    len: usize,
+}
+
+impl GrowableTensor {
+    /// An empty growable tensor of `dtype` on `device` whose other dimensions are those
+    /// of `shape` (`shape[dim]` is ignored: the length starts at 0), with room for
+    /// `capacity` entries along `dim`.
+    pub fn new(
+        dtype: DataType,
+        device: DeviceType,
+        shape: &[usize],
+        dim: usize,
+        capacity: usize,
+    ) -> Result<GrowableTensor> {
+        if dim >= shape.len() {
+            return Err(Error::OutOfRange {
+                op: "GrowableTensor::new",
+                what: "growing dimension".into(),
+                given: dim as i64,
+                valid: format!("0..{} for shape {shape:?}", shape.len()),
+            });
+        }
+        let mut dims = shape.to_vec();
+        dims[dim] = capacity;
+        Ok(GrowableTensor {
+            storage: Tensor::new(dtype, device, &dims)?,
+            dim,
+            len: 0,
+        })
+    }
+
+    /// The number of entries filled along the growing dimension.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// `true` when nothing has been pushed (or all was cleared).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The entries there is room for before the storage must grow.
+    pub fn capacity(&self) -> usize {
+        self.storage.dims()[self.dim]
+    }
+
+    /// The growing dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The filled part: a view sharing the storage (writes through it are kept).
+    pub fn view(&self) -> Result<Tensor> {
+        self.storage.narrow(self.dim, 0, self.len)
+    }
+
+    /// Appends `block` along the growing dimension; its other dimensions must match, its
+    /// type must be storable in the tensor's ([`can_cast`](crate::can_cast)), and it may
+    /// be on another device (copied over). Grows the storage when needed (see the type's
+    /// docs).
+    pub fn push(&mut self, block: &Tensor) -> Result<()> {
+        let op = "GrowableTensor::push";
+        let dims = self.storage.dims();
+        let fits = block.ndim() == dims.len()
+            && (0..dims.len()).all(|d| d == self.dim || block.dims()[d] == dims[d]);
+        if !fits {
+            let mut want = dims.to_vec();
+            want[self.dim] = 0;
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!(
+                    "a block of shape {want:?} with any size in dimension {}",
+                    self.dim
+                ),
+                got: format!("{:?}", block.dims()),
+            });
+        }
+        check_can_cast(op, block.dtype(), self.storage.dtype())?;
+        let add = block.dims()[self.dim];
+        let need = self.len.checked_add(add).ok_or(Error::Overflow {
+            op,
+            what: format!("{} + {add} entries", self.len),
+        })?;
+        if need > self.capacity() {
+            self.reserve_total(need.max(self.capacity().saturating_mul(2)))?;
+        }
+        self.storage
+            .narrow(self.dim, self.len, add)?
+            .assign(block)
+            .map_err(|e| e.in_op(op))?;
+        self.len = need;
+        Ok(())
+    }
+
+    /// Makes room for at least `total` entries, copying the filled part once.
+    fn reserve_total(&mut self, total: usize) -> Result<()> {
+        let mut dims = self.storage.dims().to_vec();
+        dims[self.dim] = total;
+        let grown = Tensor::new(self.storage.dtype(), self.storage.device(), &dims)?;
+        if self.len > 0 {
+            grown.narrow(self.dim, 0, self.len)?.assign(&self.view()?)?;
+        }
+        self.storage = grown;
+        Ok(())
+    }
+
+    /// Keeps the first `len` entries (no effect when there are fewer); the capacity stays.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Empties it; the capacity stays (a restart of the solver reuses the memory).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}

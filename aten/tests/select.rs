@@ -1,0 +1,338 @@
+//! Assembling and selecting against plain index loops, on the CPU and (through
+//! `device_test!`) the GPU: `cat`/`stack` along every dimension with empty and odd
+//! extents, mixed layouts and mixed dtypes; `index_select`/`take`/`compress`/
+//! `masked_select` for every dtype, repeated and reversed indices, strided sources and
+//! zero-size tensors with huge other dimensions; `split`/`chunk` as views; `assign`
+//! into views (overlapping, broadcast, across devices); `GrowableTensor`; `item`.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{
+    c64, cat, concat, matmul, stack, DataType, Device, DeviceType, Error, GrowableTensor, Scalar,
+    Tensor,
+};
+use DataType::*;
+
+fn values(t: &Tensor) -> Vec<c64> {
+    t.cast(ComplexDouble).unwrap().to_vec::<c64>().unwrap()
+}
+
+/// A `shape` tensor of `dt` on `D` whose element at flat row-major index `k` is `k + 1`
+/// (exact in every dtype for these sizes), plus 0.5i for complex types.
+fn counting<D: Device>(dt: DataType, shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<c64> = (0..n).map(|k| c64::new(k as f64 + 1.0, 0.5)).collect();
+    on::<D>(Tensor::from_slice(&v, shape).unwrap().cast(dt).unwrap())
+}
+
+/// The row-major multi-index of flat index `f` in `shape`.
+fn unflat(shape: &[usize], mut f: usize) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = f % shape[d];
+        f /= shape[d];
+    }
+    idx
+}
+
+device_test!(cat_and_stack_match_index_loops_along_every_dimension, D => {
+    let base = [2usize, 3, 4];
+    for dim in 0..3 {
+        let parts: Vec<Tensor> = [1usize, 0, 5]
+            .iter()
+            .enumerate()
+            .map(|(k, &len)| {
+                let mut s = base;
+                s[dim] = len;
+                // Mixed dtypes: f32, f64 and i32 promote to f64.
+                counting::<D>([Float, Double, Int][k], &s)
+            })
+            .collect();
+        let refs: Vec<&Tensor> = parts.iter().collect();
+        let got = cat(&refs, dim).unwrap();
+        assert_eq!(got.dtype(), Double, "cat promotes");
+        let mut want_shape = base;
+        want_shape[dim] = 6;
+        assert_eq!(got.dims(), want_shape);
+        let g = values(&got);
+        let pv: Vec<Vec<c64>> = parts.iter().map(values).collect();
+        for (f, v) in g.iter().enumerate() {
+            let mut idx = unflat(&want_shape, f);
+            // Which part, and where in it.
+            let (mut k, mut at) = (0, idx[dim]);
+            while at >= parts[k].dims()[dim] {
+                at -= parts[k].dims()[dim];
+                k += 1;
+            }
+            idx[dim] = at;
+            let want = pv[k][flat(parts[k].dims(), &idx)];
+            let want = if parts[k].dtype().is_complex() { want } else { c64::new(want.re, 0.0) };
+            assert_eq!(*v, want, "cat along {dim} at {f}");
+        }
+        assert_eq!(values(&concat(&refs, dim).unwrap()), g, "concat is cat");
+    }
+    // A transposed view and a column-major map next to a plain tensor.
+    let a = counting::<D>(ComplexDouble, &[3, 2]);
+    let (_owner, map) = fortran_map::<D, c64>(&values(&counting::<D>(ComplexDouble, &[3, 2])), &[2, 3]);
+    let at = a.t().unwrap();
+    let got = cat(&[&at, &map], 0).unwrap();
+    let mut want = values(&at.contiguous().unwrap());
+    want.extend(values(&map.contiguous().unwrap()));
+    assert_eq!(values(&got), want);
+    // stack at every position 0..=rank against unsqueeze + cat.
+    let x = counting::<D>(Int64, &[2, 3]);
+    let y = (&x * 10).unwrap();
+    for dim in 0..=2 {
+        let s = stack(&[&x, &y], dim).unwrap();
+        let mut shape = vec![2, 3];
+        shape.insert(dim, 2);
+        assert_eq!(s.dims(), shape);
+        let xv = x.to_vec::<i64>().unwrap();
+        for (f, v) in s.to_vec::<i64>().unwrap().iter().enumerate() {
+            let mut idx = unflat(&shape, f);
+            let which = idx.remove(dim);
+            let want = xv[flat(&[2, 3], &idx)] * if which == 0 { 1 } else { 10 };
+            assert_eq!(*v, want, "stack at {dim}, element {f}");
+        }
+    }
+});
+
+device_test!(cat_and_stack_refuse_what_does_not_fit, D => {
+    let a = counting::<D>(Double, &[2, 3]);
+    let b = counting::<D>(Double, &[3, 3]);
+    let e = cat(&[], 0).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "cat", .. }), "{e}");
+    let e = cat(&[&a, &b], 1).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "cat", .. }), "{e}");
+    assert!(e.to_string().contains("tensor 1"), "{e}");
+    let e = cat(&[&a, &counting::<D>(Double, &[6])], 0).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    let e = cat(&[&a, &b], 2).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { op: "cat", .. }), "{e}");
+    assert_eq!(cat(&[&a, &b], 0).unwrap().dims(), [5, 3]);
+    let e = stack(&[&a, &b], 0).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "stack", .. }), "{e}");
+    let e = stack(&[&a, &a], 3).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { op: "stack", .. }), "{e}");
+});
+
+fn gathers_every_dtype<D: Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let shape = [4usize, 5, 6];
+    let x = counting::<D>(dt, &shape);
+    // A strided source too: the same values through a permuted copy's transpose view.
+    let permuted = x.permute(&[2, 0, 1]).unwrap().contiguous().unwrap();
+    let strided = permuted.permute(&[1, 2, 0]).unwrap();
+    assert!(!strided.is_contiguous());
+    let xv = values(&x);
+    for dim in 0..3 {
+        let n = shape[dim];
+        let lists: [Vec<usize>; 4] = [
+            vec![],
+            vec![n - 1],
+            (0..n).rev().collect(),
+            vec![0, n - 1, 0, 1, 1],
+        ];
+        for idx in &lists {
+            let mut out_shape = shape;
+            out_shape[dim] = idx.len();
+            let want: Vec<c64> = (0..out_shape.iter().product())
+                .map(|f| {
+                    let mut i = unflat(&out_shape, f);
+                    i[dim] = idx[i[dim]];
+                    xv[flat(&shape, &i)]
+                })
+                .collect();
+            let as_i64: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
+            let as_i32: Vec<i32> = idx.iter().map(|&i| i as i32).collect();
+            let idx64 = Tensor::from_slice(&as_i64, &[idx.len()]).unwrap();
+            let idx32 = on::<D>(Tensor::from_slice(&as_i32, &[idx.len()]).unwrap());
+            for (what, got) in [
+                (
+                    "index_select i64 (host indices)",
+                    x.index_select(dim, &idx64),
+                ),
+                (
+                    "index_select i32 (device indices)",
+                    x.index_select(dim, &idx32),
+                ),
+                ("take", x.take(dim, idx)),
+                ("take of a strided view", strided.take(dim, idx)),
+            ] {
+                let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(
+                    (got.dtype(), got.device(), got.dims()),
+                    (dt, D::TYPE, &out_shape[..]),
+                    "{what}"
+                );
+                assert_eq!(values(&got), want, "{dt} {what} along {dim} by {idx:?}");
+            }
+        }
+    }
+}
+
+device_test!(index_select_and_take_match_index_loops_for_every_dtype, D => {
+    for_all_dtypes!(gathers_every_dtype, D);
+});
+
+device_test!(selection_refuses_bad_indices_and_handles_empty_tensors, D => {
+    let x = counting::<D>(Double, &[3, 4]);
+    for bad in [vec![0i64, 4], vec![-1]] {
+        let idx = Tensor::from_slice(&bad, &[bad.len()]).unwrap();
+        let e = x.index_select(1, &idx).unwrap_err();
+        assert!(matches!(e, Error::OutOfRange { op: "index_select", .. }), "{e}");
+        assert!(e.to_string().contains("0..4"), "{e}");
+    }
+    let e = x.take(0, &[3]).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { op: "take", given: 3, .. }), "{e}");
+    let e = x.take(2, &[0]).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { op: "take", .. }), "{e}");
+    let e = x.index_select(0, &Tensor::from_slice(&[0.0f64], &[1]).unwrap()).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    // A rank-0 index picks one entry and keeps the axis (length 1).
+    assert_eq!(x.index_select(0, &Tensor::scalar(2i64).unwrap()).unwrap().dims(), [1, 4]);
+    // Zero-size tensors with a huge other dimension: nothing is allocated per entry.
+    let big = 1usize << 40;
+    let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[big, 0]).unwrap());
+    assert_eq!(z.take(1, &[]).unwrap().dims(), [big, 0]);
+    assert_eq!(z.take(0, &[5, big - 1]).unwrap().dims(), [2, 0]);
+    let e = z.take(1, &[0]).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+});
+
+device_test!(compress_and_masked_select_keep_the_true_entries, D => {
+    let x = counting::<D>(ComplexFloat, &[3, 4]);
+    let xv = values(&x);
+    // NaN counts as true (NumPy's bool(nan)); -0.0 as false.
+    let mask = on::<D>(Tensor::from_slice(&[1.0f64, f64::NAN, -0.0, 2.0], &[4]).unwrap());
+    let got = x.compress(1, &mask).unwrap();
+    assert_eq!(got.dims(), [3, 3]);
+    let want: Vec<c64> = (0..3).flat_map(|r| [0, 1, 3].map(|c| xv[r * 4 + c])).collect();
+    assert_eq!(values(&got), want);
+    let rows = on::<D>(Tensor::from_slice(&[0i32, 1, 0], &[3]).unwrap());
+    assert_eq!(values(&x.compress(0, &rows).unwrap()), xv[4..8]);
+    // masked_select with a broadcast mask: the columns 0, 1 and 3 of every row, flat.
+    assert_eq!(values(&x.masked_select(&mask).unwrap()), want);
+    let full = x.eq_scalar(c64::new(6.0, 0.5)).unwrap();
+    assert_eq!(values(&x.masked_select(&full).unwrap()), [xv[5]]);
+    let none = on::<D>(Tensor::zeros(Int, D::TYPE, &[3, 4]).unwrap());
+    assert_eq!(x.masked_select(&none).unwrap().dims(), [0]);
+    let e = x.compress(1, &rows).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "compress", .. }), "{e}");
+    let e = x.masked_select(&on::<D>(Tensor::zeros(Int, D::TYPE, &[2, 4]).unwrap())).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "masked_select", .. }), "{e}");
+});
+
+device_test!(split_and_chunk_are_views_that_tile_the_tensor, D => {
+    let x = counting::<D>(Double, &[10, 3]);
+    let pieces = x.split(4, 0).unwrap();
+    assert_eq!(pieces.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), [4, 4, 2]);
+    let chunks = x.chunk(3, 0).unwrap();
+    assert_eq!(chunks.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), [4, 4, 2]);
+    assert_eq!(x.chunk(4, 1).unwrap().len(), 3, "fewer pieces when the length runs out");
+    let sized = x.split_sizes(&[0, 7, 3], 0).unwrap();
+    assert_eq!(values(&sized[2]), values(&x)[21..]);
+    // Views: writing into a piece writes into x.
+    pieces[2].share().assign(&Tensor::scalar(-1.0f64).unwrap()).unwrap();
+    assert_eq!(x.to_vec::<f64>().unwrap()[24..], [-1.0; 6]);
+    for (what, e) in [
+        ("split", x.split(0, 0).unwrap_err()),
+        ("chunk", x.chunk(0, 0).unwrap_err()),
+        ("split_sizes", x.split_sizes(&[5, 6], 0).unwrap_err()),
+        ("split", x.split(1, 2).unwrap_err()),
+    ] {
+        assert!(e.to_string().starts_with(what), "{e}");
+    }
+    // unsqueeze/squeeze are views too.
+    let u = x.unsqueeze(1).unwrap();
+    assert_eq!(u.dims(), [10, 1, 3]);
+    assert!(u.is_contiguous());
+    assert_eq!(u.squeeze(1).unwrap().dims(), [10, 3]);
+    assert!(x.squeeze(0).is_err() && x.unsqueeze(3).is_err());
+});
+
+device_test!(assign_writes_into_views_with_broadcasting_promotion_and_overlap, D => {
+    // Into a block of a column-major map.
+    let (owner, map) = fortran_map::<D, f64>(&[0.0; 12], &[3, 4]);
+    let block = counting::<D>(Float, &[3, 2]);
+    map.narrow(1, 1, 2).unwrap().assign(&block).unwrap();
+    let m = map.contiguous().unwrap().to_vec::<f64>().unwrap();
+    for r in 0..3 {
+        assert_eq!(m[r * 4..r * 4 + 4], [0.0, (2 * r + 1) as f64, (2 * r + 2) as f64, 0.0]);
+    }
+    drop(owner);
+    // A broadcast row, and a refused complex source.
+    let mut t = on::<D>(Tensor::zeros(Double, D::TYPE, &[2, 3]).unwrap());
+    t.assign(&counting::<D>(Int, &[3])).unwrap();
+    assert_eq!(t.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    let e = t.assign(&counting::<D>(ComplexDouble, &[3])).unwrap_err();
+    assert!(matches!(e, Error::CannotCast { op: "assign", .. }), "{e}");
+    let e = t.assign(&counting::<D>(Double, &[2])).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "assign", .. }), "{e}");
+    // Overlapping source and destination in one buffer: a shift by one row.
+    let x = counting::<D>(Int64, &[4, 2]);
+    x.narrow(0, 1, 3).unwrap().assign(&x.narrow(0, 0, 3).unwrap()).unwrap();
+    assert_eq!(x.to_vec::<i64>().unwrap(), [1, 2, 1, 2, 3, 4, 5, 6]);
+    // From the host into a tensor on D (a transfer where D is the GPU).
+    let mut y = on::<D>(Tensor::zeros(ComplexFloat, D::TYPE, &[2]).unwrap());
+    y.assign(&Tensor::from_slice(&[c64::new(1.0, 2.0), c64::new(3.0, 4.0)], &[2]).unwrap()
+        .cast(ComplexFloat).unwrap()).unwrap();
+    assert_eq!(values(&y), [c64::new(1.0, 2.0), c64::new(3.0, 4.0)]);
+});
+
+device_test!(growable_tensor_appends_blocks_and_views_the_filled_part, D => {
+    for dim in [0usize, 1] {
+        let mut shape = [5usize, 5];
+        shape[dim] = 0;
+        let mut g = GrowableTensor::new(ComplexDouble, D::TYPE, &shape, dim, 2).unwrap();
+        assert!(g.is_empty() && g.view().unwrap().numel() == 0);
+        let mut pushed = Vec::new();
+        for (k, len) in [1usize, 3, 0, 5, 2].into_iter().enumerate() {
+            let mut s = [5usize, 5];
+            s[dim] = len;
+            let block = (&counting::<D>(ComplexDouble, &s) * (k as i64 + 1)).unwrap();
+            g.push(&block).unwrap();
+            pushed.push(block);
+        }
+        assert_eq!(g.len(), 11);
+        assert!(g.capacity() >= 11 && g.capacity() <= 22, "capacity {}", g.capacity());
+        let refs: Vec<&Tensor> = pushed.iter().collect();
+        let want = cat(&refs, dim).unwrap();
+        assert_eq!(values(&g.view().unwrap()), values(&want), "dim {dim}");
+        // The view feeds matmul without a copy and gives the same product.
+        let v = g.view().unwrap();
+        let prod = if dim == 1 { matmul(&v, &v.t().unwrap()) } else { matmul(&v.t().unwrap(), &v) };
+        let want_prod = if dim == 1 {
+            matmul(&want, &want.t().unwrap())
+        } else {
+            matmul(&want.t().unwrap(), &want)
+        };
+        assert!(prod.unwrap().allclose(&want_prod.unwrap(), 1e-14, 0.0).unwrap());
+        g.truncate(4);
+        assert_eq!(values(&g.view().unwrap()), values(&want.narrow(dim, 0, 4).unwrap()));
+        g.clear();
+        let cap = g.capacity();
+        g.push(&pushed[1]).unwrap();
+        assert_eq!((g.len(), g.capacity()), (3, cap), "a restart reuses the memory");
+        let e = g.push(&counting::<D>(ComplexDouble, &[4, 4])).unwrap_err();
+        assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    }
+    let e = GrowableTensor::new(Double, D::TYPE, &[3], 1, 4).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+});
+
+device_test!(item_reads_the_one_element_of_any_rank, D => {
+    let z = c64::new(2.0, -1.0);
+    let t = on::<D>(Tensor::from_slice(&[z], &[1, 1, 1]).unwrap());
+    assert_eq!(t.item::<c64>().unwrap(), z);
+    let s = on::<D>(Tensor::scalar(7i32).unwrap());
+    assert_eq!(s.item::<i32>().unwrap(), 7);
+    let e = s.item::<f64>().unwrap_err();
+    assert!(matches!(e, Error::DTypeMismatch { op: "item", .. }), "{e}");
+    let e = counting::<D>(Double, &[2]).item::<f64>().unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "item", .. }), "{e}");
+    let x = counting::<D>(Double, &[3]);
+    assert_eq!(x.vdot(&x).unwrap().item::<f64>().unwrap(), 14.0);
+    let _ = DeviceType::Cpu;
+});
