@@ -31,6 +31,7 @@ pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, matmul, overlap, set_matrix, solve,
     tri_inverse, EigBackend, EighRange,
 };
+pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
 /// `true` when a GPU can be used here (driver found, device present, context created).
 pub use ctensor_base::gpu::gpu_available;

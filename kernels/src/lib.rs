@@ -59,4 +59,5 @@ pub mod memory;
 pub mod openblas;
 pub mod parallel;
 mod plan;
+pub mod random;
 pub mod select;

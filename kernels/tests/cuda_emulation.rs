@@ -19,10 +19,11 @@
 //! for the floating ones, every one of the 64 casts (f16/bf16 rounding, wrapping
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
 //! matrix part), `any_zero` (integer division's zero check), `copy_strided`,
-//! `transpose2d`, `set_strided`, `set_matrix` and `index_select` for all eight types, `reduce_sum` (all
-//! eight) and `reduce_extreme` (the six ordered ones), and the `matmul` loop (i32, i64,
-//! f16, bf16). They have since also run on an H100 (`scripts/gpu-run.sh`); the emulation
-//! keeps them checked where no GPU is.
+//! `transpose2d`, `set_strided`, `set_matrix` and `index_select` for all eight types,
+//! `reduce_sum` (all eight) and `reduce_extreme` (the six ordered ones), the `matmul`
+//! loop (i32, i64, f16, bf16), and the counter-based generator `random_f64` (uniform
+//! and normal). All but `index_select` and `random_f64`, which are newer, have also run
+//! on an H100 (`scripts/gpu-run.sh`); the emulation keeps them checked where no GPU is.
 //!
 //! Without a C++ compiler the test prints one `SKIP` line and passes, unless
 //! `CTENSOR_REQUIRE_CXX=1`.
@@ -43,6 +44,7 @@ use ctensor_kernels::linalg::{
     UnaryOp,
 };
 use ctensor_kernels::memory::{CastMemory, SetMemory};
+use ctensor_kernels::random::{Distribution, FillRandom};
 use ctensor_kernels::select::IndexSelect;
 use rand::Rng;
 
@@ -321,6 +323,15 @@ int main(int argc, char** argv) {
         launch_1d(n, rev, [&] { matmul_##S(ta, tb, m, nn, kk, s[0], a.data(), lda, b.data(), ldb, s[1], c.data(), ldc, bz); }); \
         output(c); return 0; }
     CT_INTS(CT_EMU_MATMUL) CT_EMU_MATMUL(f16, ct_f16) CT_EMU_MATMUL(bf16, ct_bf16)
+#endif
+#ifdef CT_RANDOM
+    // random_f64 n normal bits seed offset: writes the n values.
+    if (!strcmp(k, "random_f64") && argc >= 8) {
+        int nm = atoi(argv[4]), b = atoi(argv[5]);
+        u64 seed = strtoull(argv[6], 0, 10), off = strtoull(argv[7], 0, 10);
+        std::vector<double> y(n);
+        launch_1d(n, rev, [&] { random_f64(n, nm, b, seed, off, y.data()); });
+        output(y); return 0; }
 #endif
     fprintf(stderr, "unknown kernel %s\n", k);
     return 3;
@@ -1126,6 +1137,47 @@ fn emulated_index_select_matches_the_cpu() {
     // More output elements than 65 535 blocks of 256 threads cover, so the grid-stride
     // loop turns (2-byte elements keep the pipe small).
     index_select_matches_the_cpu::<ctensor_base::f16>(&emu, 4, 3, 4_200_000, 2);
+}
+
+/// The counter-based generator on the "GPU" against the CPU kernel, bit for bit (both
+/// use the host's `log` and `cos` here; on a GPU the normal values may differ in the
+/// last bits, which the device tests allow).
+fn random_matches_the_cpu(emu: &Emulator, dist: Distribution, seed: u64, offset: u64, n: usize) {
+    let mut want = vec![0.0f64; n];
+    // SAFETY: `want` holds n values.
+    unsafe { CpuDevice::fill_random(dist, seed, offset, n, want.as_mut_ptr()) }.unwrap();
+    let (normal, bits) = match dist {
+        Distribution::Uniform { bits } => (0, bits as u64),
+        Distribution::Normal => (1, 53),
+    };
+    let args = words(&[normal, bits, seed, offset]);
+    let got: Vec<f64> = from_bytes(&emu.run("random_f64", n, &args, &[]));
+    assert_all_same(
+        &got,
+        &want,
+        &format!("{dist:?} seed {seed} offset {offset}"),
+    );
+}
+
+#[test]
+fn emulated_random_numbers_match_the_cpu() {
+    let Some(emu) = Emulator::build("random", "CT_RANDOM") else {
+        return;
+    };
+    for dist in [
+        Distribution::Uniform { bits: 53 },
+        Distribution::Uniform { bits: 24 },
+        Distribution::Uniform { bits: 11 },
+        Distribution::Uniform { bits: 8 },
+        Distribution::Normal,
+    ] {
+        // Offsets across the 32-bit boundary of the counter, seeds using both key words.
+        for (seed, offset) in [(0, 0), (42, (1 << 32) - 3), (u64::MAX, 77)] {
+            random_matches_the_cpu(&emu, dist, seed, offset, 1000);
+        }
+    }
+    // More values than 65 535 blocks of 256 threads cover: the grid-stride loop turns.
+    random_matches_the_cpu(&emu, Distribution::Normal, 9, 0, 65_535 * 256 + 1000);
 }
 
 /// Machine epsilon of `T`'s storage (1 for integers, whose sums must be exact).

@@ -7,6 +7,8 @@
 //! - [`operators`]: `+ - * /` on tensors, results and numbers.
 //! - [`reduce`]: `sum`, `mean`, `max`, `min` over all or chosen axes, `norm`, `dot`,
 //!   `vdot`.
+//! - [`random`]: `Tensor::rand`/`randn` and [`Generator`](random::Generator), the same
+//!   counter-based stream on every device.
 //! - [`select`]: `cat`/`concat`, `stack`, `index_select`, `take`, `compress`,
 //!   `masked_select`, `split`/`split_sizes`/`chunk` (views), `assign` into a view.
 //! - [`layout`]: materialised `permute_copy` (with conjugation), `stride`, `inflate`.
@@ -19,6 +21,7 @@ pub mod elementwise;
 pub mod layout;
 pub mod linalg;
 pub mod operators;
+pub mod random;
 pub mod reduce;
 pub mod select;
 

@@ -5,6 +5,7 @@ mod faer_eig;
 mod lapack;
 mod linalg;
 mod memory;
+mod random;
 mod select;
 
 /// A shared slice over `len` elements at `p`; empty (and `p` unread) when `len == 0`.

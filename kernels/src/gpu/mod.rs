@@ -16,6 +16,7 @@ mod lapack;
 mod launch;
 mod linalg;
 mod memory;
+mod random;
 mod select;
 
 /// The launch configurations of the custom kernels, exactly as the GPU code computes

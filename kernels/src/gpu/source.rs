@@ -31,9 +31,11 @@ pub static LAYOUT: KernelSource = source!("layout");
 pub static REDUCE: KernelSource = source!("reduce");
 /// The matrix product for the types cuBLAS has no gemm for.
 pub static MATMUL: KernelSource = source!("matmul");
+/// Counter-based random numbers (Philox4x32-10).
+pub static RANDOM: KernelSource = source!("random");
 
 /// Every kernel source.
-pub static SOURCES: [&KernelSource; 5] = [&ELEMENTWISE, &CAST, &LAYOUT, &REDUCE, &MATMUL];
+pub static SOURCES: [&KernelSource; 6] = [&ELEMENTWISE, &CAST, &LAYOUT, &REDUCE, &MATMUL, &RANDOM];
 
 use DataType::*;
 
@@ -61,6 +63,10 @@ const INTS: Types = Types {
 const ORDERED: Types = Types {
     list: &[Float, Double, Int, Int64, Half, BFloat16],
     names: "f32, f64, i32, i64, f16, bf16",
+};
+const F64: Types = Types {
+    list: &[Double],
+    names: "f64",
 };
 const NON_BLAS: Types = Types {
     list: &[Int, Int64, Half, BFloat16],
@@ -116,6 +122,7 @@ kernels! {
     REDUCE_SUM = REDUCE, "reduce_sum", ALL, false;
     REDUCE_EXTREME = REDUCE, "reduce_extreme", ORDERED, false;
     MATMUL_LOOP = MATMUL, "matmul", NON_BLAS, false;
+    RANDOM_F64 = RANDOM, "random", F64, false;
 }
 
 /// The suffix of an element type in kernel names.
