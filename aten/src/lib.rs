@@ -28,9 +28,10 @@ pub use crate::core::tensor::{DataMut, DataRef, Tensor};
 pub use crate::core::tensor_map::TensorMap;
 pub use crate::ops::einsum::{einsum, einsum_into, EinsumOptions};
 pub use crate::ops::linalg::{
-    cholesky, eigh, eigh_generalized, eigvalsh, inverse, matmul, overlap, set_matrix, solve,
-    tri_inverse, EigBackend, EighRange,
+    cholesky, eigh, eigh_generalized, eigvalsh, inverse, overlap, set_matrix, solve, tri_inverse,
+    EigBackend, EighRange,
 };
+pub use crate::ops::matmul::{matmul, matmul_into, matmul_op};
 pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
 /// `true` when a GPU can be used here (driver found, device present, context created).
@@ -39,5 +40,6 @@ pub use ctensor_base::{
     bf16, c32, c64, f16, CastFrom, CpuDevice, DataType, Device, DeviceType, Error, GpuDevice,
     Result, Scalar,
 };
+pub use ctensor_kernels::blas::Trans;
 pub use ctensor_kernels::lapack::{check_finite, set_check_finite, Diag, Uplo};
 pub use ctensor_kernels::parallel::{blas_num_threads, num_threads, set_num_threads};

@@ -172,6 +172,19 @@ fn compute_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) 
     run_into(op, kind, &refs, out)
 }
 
+/// `kind` of `a` and `b` into `out`, whose shape must be their broadcast shape.
+fn binary_into(op: &'static str, kind: Kind, a: &Tensor, b: &Tensor, out: &Tensor) -> Result<()> {
+    let shape = broadcast_shapes(op, a.dims(), b.dims())?;
+    if shape != out.dims() {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: format!("an output of the broadcast shape {shape:?}"),
+            got: format!("{:?}", out.dims()),
+        });
+    }
+    compute_into(op, kind, &[a, b], out)
+}
+
 /// Computes `kind` with `target` as the first operand and the output (in place).
 fn compute_in_place(
     op: &'static str,
@@ -356,16 +369,23 @@ impl Tensor {
     /// e.g. a [`TensorMap`](crate::TensorMap)), without allocating a result. Computed in
     /// `out`'s type, which must hold the operands' promoted type ([`can_cast`](crate::can_cast)).
     pub fn add_into(&self, other: &Tensor, out: &mut Tensor) -> Result<()> {
-        let op = "add_into";
-        let shape = broadcast_shapes(op, self.dims(), other.dims())?;
-        if shape != out.dims() {
-            return Err(Error::ShapeMismatch {
-                op,
-                expected: format!("an output of the broadcast shape {shape:?}"),
-                got: format!("{:?}", out.dims()),
-            });
-        }
-        compute_into(op, Kind::Add(ONE, ONE), &[self, other], out)
+        binary_into("add_into", Kind::Add(ONE, ONE), self, other, out)
+    }
+
+    /// `out = self - other`, as [`add_into`](Self::add_into).
+    pub fn sub_into(&self, other: &Tensor, out: &mut Tensor) -> Result<()> {
+        binary_into("sub_into", Kind::Add(ONE, -ONE), self, other, out)
+    }
+
+    /// `out = self ∘ other` (element-wise product), as [`add_into`](Self::add_into).
+    pub fn mul_into(&self, other: &Tensor, out: &mut Tensor) -> Result<()> {
+        binary_into("mul_into", Kind::Mul(ONE), self, other, out)
+    }
+
+    /// `out = self / other`, as [`add_into`](Self::add_into) (integer division truncates;
+    /// by zero it is an error).
+    pub fn div_into(&self, other: &Tensor, out: &mut Tensor) -> Result<()> {
+        binary_into("div_into", Kind::Div(ONE), self, other, out)
     }
 
     /// `self += other` (broadcasting `other` to `self`'s shape), in place.

@@ -1,4 +1,4 @@
-//! Linear algebra on tensors: `matmul`, the Hermitian eigensolvers (`eigh` with a
+//! Linear algebra on tensors: the Hermitian eigensolvers (`eigh` with a
 //! choice of backend and a partial spectrum, `eigh_generalized`), `cholesky`,
 //! `tri_inverse`, `solve`, `inverse` and `set_matrix`.
 //!
@@ -101,20 +101,6 @@ fn select(op: &'static str, w: &[f64], range: EighRange) -> Result<(usize, usize
             given: format!("lower = {l}, upper = {u}"),
         }),
     }
-}
-
-/// `a · b` for matrices (`[m, k] · [k, n]`) and batches of them (`[..., m, k]`, the
-/// batch axes broadcasting). Operands in any layout; BLAS reads transposed or
-/// column-major operands through its transpose flags, without a copy.
-pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    if a.ndim() < 2 || b.ndim() < 2 {
-        return Err(Error::ShapeMismatch {
-            op: "matmul",
-            expected: "operands of rank 2 or more ([..., m, k] and [..., k, n])".into(),
-            got: format!("{:?} and {:?}", a.dims(), b.dims()),
-        });
-    }
-    einsum("...ij,...jk->...ik", &[a, b], &EinsumOptions::default()).map_err(|e| e.in_op("matmul"))
 }
 
 /// Eigenvalues (ascending, real dtype) and eigenvectors (as columns, in `a`'s memory

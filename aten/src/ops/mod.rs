@@ -13,13 +13,15 @@
 //!   `masked_select`, `split`/`split_sizes`/`chunk` (views), `assign` into a view.
 //! - [`layout`]: materialised `permute_copy` (with conjugation), `stride`, `inflate`.
 //! - [`einsum`]: Einstein summation with `conj_x`/`conj_y`, `alpha`/`beta` and `out`.
-//! - [`linalg`]: `matmul`, `eigh` (three backends), `eigh_generalized`, `cholesky`,
+//! - [`matmul`]: `matmul`, `matmul_op` (N/T/C flags), `matmul_into` (alpha, beta, out).
+//! - [`linalg`]: `eigh` (three backends), `eigh_generalized`, `cholesky`,
 //!   `tri_inverse`, `solve`, `inverse`, `set_matrix`.
 
 pub mod einsum;
 pub mod elementwise;
 pub mod layout;
 pub mod linalg;
+pub mod matmul;
 pub mod operators;
 pub mod random;
 pub mod reduce;

@@ -1,0 +1,201 @@
+//! `matmul_op` and `matmul_into` with every pair of operation flags (N, T, C), for every
+//! dtype, awkward sizes (0, 1, odd, non-square, > 256), row-major tensors, column-major
+//! maps, transposed views and batches, against a plain triple loop; `alpha`/`beta` with
+//! NaN in an output that must not be read; the `_into` forms of the element-wise ops.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{
+    c64, matmul, matmul_into, matmul_op, DataType, Device, Error, Scalar, Tensor, Trans,
+};
+
+const OPS: [Trans; 3] = [Trans::N, Trans::T, Trans::C];
+
+/// An element-wise `_into` method.
+type IntoOp = fn(&Tensor, &Tensor, &mut Tensor) -> ctensor_aten::Result<()>;
+
+fn values(t: &Tensor) -> Vec<c64> {
+    t.cast(DataType::ComplexDouble)
+        .unwrap()
+        .to_vec::<c64>()
+        .unwrap()
+}
+
+/// `op(x)[i, j]` of the row-major `rows × cols` matrix `x` (before the op).
+fn op_at(x: &[c64], cols: usize, op: Trans, i: usize, j: usize) -> c64 {
+    match op {
+        Trans::N => x[i * cols + j],
+        Trans::T => x[j * cols + i],
+        Trans::C => x[j * cols + i].conj(),
+    }
+}
+
+/// The stored shape of an operand whose op-shape is `[r, c]`.
+fn stored(op: Trans, r: usize, c: usize) -> [usize; 2] {
+    if op == Trans::N {
+        [r, c]
+    } else {
+        [c, r]
+    }
+}
+
+/// The unit roundoff of a dtype (0 for integers).
+fn unit(dt: DataType) -> f64 {
+    match dt {
+        DataType::Half => 9.8e-4,
+        DataType::BFloat16 => 7.9e-3,
+        DataType::Float | DataType::ComplexFloat => f32::EPSILON as f64,
+        DataType::Double | DataType::ComplexDouble => f64::EPSILON,
+        _ => 0.0,
+    }
+}
+
+fn products_of<D: Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let mut r = rng(3);
+    let small = matches!(
+        dt,
+        DataType::Half | DataType::BFloat16 | DataType::Int | DataType::Int64
+    );
+    let sizes: &[(usize, usize, usize)] = if small {
+        &[(0, 3, 2), (1, 1, 1), (3, 5, 2), (7, 4, 9)]
+    } else {
+        &[
+            (0, 3, 2),
+            (3, 0, 4),
+            (1, 1, 1),
+            (3, 5, 2),
+            (7, 4, 9),
+            (300, 17, 5),
+        ]
+    };
+    for &(m, k, n) in sizes {
+        for op_a in OPS {
+            for op_b in OPS {
+                let sa = stored(op_a, m, k);
+                let sb = stored(op_b, k, n);
+                let (a, av) = random_on::<D, T>(&mut r, &sa);
+                let (_, bv) = random_on::<D, T>(&mut r, &sb);
+                // b as a column-major map: another layout for BLAS to read.
+                let (_owner, b) = fortran_map::<D, T>(
+                    &(0..sb[0] * sb[1])
+                        .map(|f| bv[(f % sb[0]) * sb[1] + f / sb[0]])
+                        .collect::<Vec<_>>(),
+                    &sb,
+                );
+                let (ac, bc): (Vec<c64>, Vec<c64>) = (
+                    av.iter().map(|x| x.to_c64()).collect(),
+                    bv.iter().map(|x| x.to_c64()).collect(),
+                );
+                let mut want = vec![c64::new(0.0, 0.0); m * n];
+                let mut scale = vec![0.0f64; m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        for l in 0..k {
+                            let p = op_at(&ac, sa[1], op_a, i, l) * op_at(&bc, sb[1], op_b, l, j);
+                            want[i * n + j] += p;
+                            scale[i * n + j] += p.norm();
+                        }
+                    }
+                }
+                let what = format!("{dt} {op_a:?}·{op_b:?} with m={m} k={k} n={n}");
+                let got = matmul_op(&a, op_a, &b, op_b).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!((got.dtype(), got.dims()), (dt, &[m, n][..]), "{what}");
+                let g = values(&got);
+                for f in 0..m * n {
+                    let tol = 2.0 * (k as f64 + 2.0) * unit(dt) * scale[f];
+                    let w = if dt.is_complex() {
+                        want[f]
+                    } else {
+                        c64::new(want[f].re, 0.0)
+                    };
+                    // Integers wrap, so compare them exactly in their own type.
+                    let w = if dt.is_integer() {
+                        values(&Tensor::from_slice(&[w], &[1]).unwrap().cast(dt).unwrap())[0]
+                    } else {
+                        w
+                    };
+                    assert!(
+                        (g[f] - w).norm() <= tol,
+                        "{what}: [{f}] got {}, want {w}",
+                        g[f]
+                    );
+                }
+                // The same through matmul_into with alpha = 1/2 (exact, and no overflow in
+                // 16-bit types), beta = 0 into NaN: the old contents are not read.
+                if dt.is_float() || dt.is_complex() {
+                    let mut out =
+                        on::<D>(Tensor::full(T::cast_from(f64::NAN), D::TYPE, &[m, n]).unwrap());
+                    matmul_into(&a, op_a, &b, op_b, 0.5, 0.0, &mut out).unwrap();
+                    let o = values(&out);
+                    for f in 0..m * n {
+                        assert!(
+                            (o[f] - g[f] * 0.5).norm() <= unit(dt) * g[f].norm(),
+                            "{what}: into [{f}] {} vs {} / 2",
+                            o[f],
+                            g[f]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+device_test!(matmul_op_matches_a_triple_loop_for_every_flag_pair_and_dtype, D => {
+    for_all_dtypes!(products_of, D);
+});
+
+device_test!(matmul_into_accumulates_with_beta_into_any_layout, D => {
+    let mut r = rng(9);
+    let (a, _) = random_on::<D, c64>(&mut r, &[4, 3]);
+    let (b, _) = random_on::<D, c64>(&mut r, &[4, 5]);
+    let (c0, c0v) = random_on::<D, c64>(&mut r, &[3, 5]);
+    // out = 0.5 i · aᴴ b + 2 c0, into a column-major map holding c0.
+    let (_owner, mut out) = fortran_map::<D, c64>(
+        &(0..15).map(|f| c0v[(f % 3) * 5 + f / 3]).collect::<Vec<_>>(),
+        &[3, 5],
+    );
+    matmul_into(&a, Trans::C, &b, Trans::N, c64::new(0.0, 0.5), 2.0, &mut out).unwrap();
+    let want = (&(&matmul_op(&a, Trans::C, &b, Trans::N).unwrap() * c64::new(0.0, 0.5)).unwrap()
+        + &(&c0 * 2.0).unwrap())
+        .unwrap();
+    assert!(out.contiguous().unwrap().allclose(&want, 1e-14, 1e-12).unwrap());
+    // Batched with a broadcast right operand, both transposed.
+    let (x, _) = random_on::<D, f64>(&mut r, &[2, 3, 4]);
+    let (y, _) = random_on::<D, f64>(&mut r, &[5, 3]);
+    let got = matmul_op(&x, Trans::T, &y, Trans::T).unwrap();
+    assert_eq!(got.dims(), [2, 4, 5]);
+    for bidx in 0..2 {
+        let want = matmul(&x.index(bidx).unwrap().t().unwrap(), &y.t().unwrap()).unwrap();
+        assert!(got.index(bidx).unwrap().allclose(&want, 1e-14, 0.0).unwrap());
+    }
+    // A real output cannot take a complex product; shapes must agree.
+    let mut real = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3, 5]).unwrap());
+    let e = matmul_into(&a, Trans::C, &b, Trans::N, 1.0, 0.0, &mut real).unwrap_err();
+    assert!(matches!(e, Error::CannotCast { op: "matmul_into", .. }), "{e}");
+    let e = matmul_op(&a, Trans::N, &b, Trans::N).unwrap_err();
+    assert!(e.to_string().starts_with("matmul:"), "{e}");
+    let e = matmul_op(&a.index(0).unwrap(), Trans::N, &b, Trans::N).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "matmul", .. }), "{e}");
+});
+
+device_test!(elementwise_into_forms_write_into_existing_outputs, D => {
+    let a = on::<D>(Tensor::from_slice(&[6.0f64, 8.0, 10.0, 12.0], &[2, 2]).unwrap());
+    let b = on::<D>(Tensor::from_slice(&[2.0f32, 4.0], &[2]).unwrap());
+    let (_owner, mut out) = fortran_map::<D, f64>(&[f64::NAN; 4], &[2, 2]);
+    let cases: [(&str, IntoOp, [f64; 4]); 4] = [
+        ("add_into", Tensor::add_into, [8.0, 12.0, 12.0, 16.0]),
+        ("sub_into", Tensor::sub_into, [4.0, 4.0, 8.0, 8.0]),
+        ("mul_into", Tensor::mul_into, [12.0, 32.0, 20.0, 48.0]),
+        ("div_into", Tensor::div_into, [3.0, 2.0, 5.0, 3.0]),
+    ];
+    for (name, f, want) in cases {
+        f(&a, &b, &mut out).unwrap();
+        assert_eq!(out.contiguous().unwrap().to_vec::<f64>().unwrap(), want, "{name}");
+        let mut wrong = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[2, 3]).unwrap());
+        let e = f(&a, &b, &mut wrong).unwrap_err();
+        assert!(matches!(e, Error::ShapeMismatch { .. }) && e.to_string().starts_with(name), "{e}");
+    }
+});
