@@ -32,6 +32,7 @@ pub use crate::ops::linalg::{
     EigBackend, EighRange,
 };
 pub use crate::ops::matmul::{matmul, matmul_into, matmul_op};
+pub use crate::ops::qr::{qr, qr_r, QrMode};
 pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
 /// `true` when a GPU can be used here (driver found, device present, context created).

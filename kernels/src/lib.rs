@@ -59,5 +59,6 @@ pub mod memory;
 pub mod openblas;
 pub mod parallel;
 mod plan;
+pub mod qr;
 pub mod random;
 pub mod select;

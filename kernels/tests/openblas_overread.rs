@@ -20,6 +20,7 @@ use ctensor_kernels::lapack::{
     Uplo,
 };
 use ctensor_kernels::openblas;
+use ctensor_kernels::qr::{LapackGeqrf, LapackOrgqr};
 
 const CHILD: &str = "CTENSOR_OVERREAD_CHILD";
 const GUARD_BYTES: usize = 1 << 20;
@@ -111,7 +112,8 @@ fn hermitian<T: Scalar>(seed: u64, n: usize, shift: f64) -> Vec<T> {
 }
 
 /// The affected drivers on guarded memory, `rounds` times, both triangles: heevd,
-/// heevr (all and an index range), hegvd, potrf, getrf + getrs and gemv 'N' with a
+/// heevr (all and an index range), hegvd, potrf, getrf + getrs, geqrf + orgqr and gemv
+/// 'N' with a
 /// strided `x`. Results are checked loosely (eigenvalues sum to the trace), so a run
 /// that survives also computed something.
 fn drivers<T: Scalar>(rounds: usize, max_n: usize) -> Result<()>
@@ -122,6 +124,8 @@ where
         + LapackPotrf<T>
         + LapackGetrf<T>
         + LapackGetrs<T>
+        + LapackGeqrf<T>
+        + LapackOrgqr<T>
         + BlasGemv<T>,
 {
     let zr = <T::Real as Scalar>::zero();
@@ -203,6 +207,20 @@ where
                 }
                 assert!(x.to_vec().iter().all(|v| v.to_c64().re.is_finite()));
             }
+            step("geqrf+orgqr", n, None);
+            let (qr, tau) = (Guarded::new(&a0), Guarded::new(&vec![T::zero(); n]));
+            // SAFETY: `qr` n·n (ld n), `tau` n scale factors.
+            unsafe {
+                CpuDevice::geqrf(n, n, qr.ptr(), n, tau.ptr())?;
+                CpuDevice::orgqr(n, n, n, qr.ptr(), n, tau.ptr())?;
+            }
+            // Q's first column has unit norm.
+            let q = qr.to_vec();
+            let norm: f64 = q[..n].iter().map(|v| v.to_c64().norm_sqr()).sum();
+            assert!(
+                (norm - 1.0).abs() <= 1e3 * eps::<T>() * n as f64,
+                "orgqr n={n}"
+            );
             // gemv 'N', m = n (≡ 2 mod 4 for most sizes above), x a row of a guarded
             // matrix (stride n), as ?latrd passes it.
             step("gemv N", n, None);

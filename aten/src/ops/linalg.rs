@@ -61,12 +61,12 @@ fn square(op: &'static str, a: &Tensor) -> Result<usize> {
 }
 
 /// A column-major copy of `a` (which LAPACK may overwrite).
-fn col_major(a: &Tensor) -> Result<Tensor> {
+pub(crate) fn col_major(a: &Tensor) -> Result<Tensor> {
     a.copy_in_order(Order::ColMajor)
 }
 
 /// `x` (column-major) in the memory order of `like` (see [`result_order`]).
-fn in_order_of(x: Tensor, like: &Tensor) -> Result<Tensor> {
+pub(crate) fn in_order_of(x: Tensor, like: &Tensor) -> Result<Tensor> {
     match result_order(like) {
         Order::ColMajor => Ok(x),
         Order::RowMajor => x.copy_in_order(Order::RowMajor),

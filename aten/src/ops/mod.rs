@@ -7,6 +7,7 @@
 //! - [`operators`]: `+ - * /` on tensors, results and numbers.
 //! - [`reduce`]: `sum`, `mean`, `max`, `min` over all or chosen axes, `norm`, `dot`,
 //!   `vdot`.
+//! - [`qr`]: `qr` (reduced or complete `Q` and `R`) and `qr_r`, for matrices and stacks.
 //! - [`random`]: `Tensor::rand`/`randn` and [`Generator`](random::Generator), the same
 //!   counter-based stream on every device.
 //! - [`select`]: `cat`/`concat`, `stack`, `index_select`, `take`, `compress`,
@@ -23,6 +24,7 @@ pub mod layout;
 pub mod linalg;
 pub mod matmul;
 pub mod operators;
+pub mod qr;
 pub mod random;
 pub mod reduce;
 pub mod select;

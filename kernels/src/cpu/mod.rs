@@ -5,6 +5,7 @@ mod faer_eig;
 mod lapack;
 mod linalg;
 mod memory;
+mod qr;
 mod random;
 mod select;
 

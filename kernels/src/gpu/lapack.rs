@@ -43,7 +43,7 @@ const CHOLESKY_ARGS: [&str; 7] = ["uplo", "n", "A", "lda", "work", "lwork", "dev
 
 /// Runs `body` with the cuSOLVER handle and a device `info`, then reads `info` back
 /// (waiting for the queued work).
-fn run(
+pub(crate) fn run(
     op: &'static str,
     body: impl FnOnce(cusolverDnHandle_t, *mut i32) -> Result<()>,
 ) -> Result<i32> {
@@ -56,7 +56,7 @@ fn run(
 }
 
 /// The device workspace a `_bufferSize` query asks for, and its length as passed back.
-fn workspace<T: Scalar>(
+pub(crate) fn workspace<T: Scalar>(
     op: &'static str,
     routine: &str,
     query: impl FnOnce(*mut i32) -> cusolverStatus_t,

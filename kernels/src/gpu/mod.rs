@@ -16,6 +16,7 @@ mod lapack;
 mod launch;
 mod linalg;
 mod memory;
+mod qr;
 mod random;
 mod select;
 
