@@ -7,7 +7,7 @@ deps:
 	@bash scripts/ensure-deps.sh
 
 ## make demo: the main job, band structures from the Cohen-Bergstresser model
-## (examples/silicon_bands.rs; --help lists the options), then the container tour.
+## (examples/silicon_bands/; --help lists the options), then the container tour.
 demo: deps
 	$(CARGO) run --release --example silicon_bands
 	$(CARGO) run --release --example tour
