@@ -83,6 +83,33 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// `f(0), f(1), …, f(n-1)` in order, computed on ctensor's pool with OpenBLAS set to one
+/// thread meanwhile (restored after): for a batch of independent LAPACK problems (the
+/// eigensolves of many k-points), splitting the batch across cores beats threading each
+/// small matrix. Runs on the calling thread when `n < 2` or the pool has one thread.
+///
+/// The OpenBLAS thread count is process-wide: a BLAS call made meanwhile from another
+/// thread of the program also runs single-threaded.
+pub fn map_batch<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    if n < 2 || num_threads() < 2 {
+        return (0..n).map(f).collect();
+    }
+    /// Restores OpenBLAS's thread count when dropped (also on unwinding).
+    struct Restore(std::ffi::c_int);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            // SAFETY: a plain setter of OpenBLAS's global thread count.
+            unsafe { openblas_set_num_threads(self.0) };
+        }
+    }
+    // SAFETY: plain getter and setter of OpenBLAS's global thread count.
+    let _restore = Restore(unsafe { openblas_get_num_threads() }.max(1));
+    // SAFETY: as above.
+    unsafe { openblas_set_num_threads(1) };
+    install(|| (0..n).into_par_iter().map(f).collect())
+}
+
 /// Default number of elements from which host element-wise kernels go parallel.
 pub const DEFAULT_PARALLEL_THRESHOLD: usize = 1 << 18;
 

@@ -106,8 +106,17 @@ fn select(op: &'static str, w: &[f64], range: EighRange) -> Result<(usize, usize
 /// Eigenvalues (ascending, real dtype) and eigenvectors (as columns, in `a`'s memory
 /// order) of the Hermitian matrix `a`, of which only the lower triangle is read. For
 /// f32, f64, c32 and c64.
+///
+/// A stack of matrices (`[..., n, n]`, e.g. one Hamiltonian per k-point) gives
+/// eigenvalues `[..., m]` and eigenvectors `[..., n, m]`: on the CPU the matrices are
+/// solved concurrently on ctensor's pool, each with single-threaded LAPACK (see
+/// [`map_batch`](ctensor_kernels::parallel::map_batch)); on the GPU one after the other on
+/// its stream. A value range gives each matrix its own count, so a stack takes
+/// `EighRange::All` or `EighRange::Index` only.
 pub fn eigh(a: &Tensor, range: EighRange, backend: EigBackend) -> Result<(Tensor, Tensor)> {
-    match eigh_impl(a, range, backend, true)? {
+    match over_batch("eigh", a, None, range, |a, _| {
+        eigh_impl(a, range, backend, true)
+    })? {
         (w, Some(v)) => Ok((w, v)),
         (_, None) => Err(Error::Internal {
             op: "eigh",
@@ -116,9 +125,93 @@ pub fn eigh(a: &Tensor, range: EighRange, backend: EigBackend) -> Result<(Tensor
     }
 }
 
-/// Eigenvalues only (ascending), as [`eigh`].
+/// Eigenvalues only (ascending), as [`eigh`] (stacks included).
 pub fn eigvalsh(a: &Tensor, range: EighRange, backend: EigBackend) -> Result<Tensor> {
-    Ok(eigh_impl(a, range, backend, false)?.0)
+    Ok(over_batch("eigvalsh", a, None, range, |a, _| {
+        eigh_impl(a, range, backend, false)
+    })?
+    .0)
+}
+
+/// Eigenvalues and optional eigenvectors of one matrix (`b`: its partner for the
+/// generalized problem).
+type Solved = (Tensor, Option<Tensor>);
+
+/// `solve` on `a` (and `b`) when they are matrices; on each matrix of the stack `a`
+/// (`[..., n, n]`) otherwise, with `b` a stack of the same batch shape or one matrix for
+/// all, the results stacked back into the batch shape.
+fn over_batch(
+    op: &'static str,
+    a: &Tensor,
+    b: Option<&Tensor>,
+    range: EighRange,
+    solve: impl Fn(&Tensor, Option<&Tensor>) -> Result<Solved> + Sync + Send,
+) -> Result<Solved> {
+    let rank = a.ndim();
+    if rank <= 2 {
+        return solve(a, b);
+    }
+    if let EighRange::Value(..) = range {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "EighRange::All or EighRange::Index for a stack of matrices (each \
+                       matrix of a value range has its own count)"
+                .into(),
+            given: format!("{range:?} for shape {:?}", a.dims()),
+        });
+    }
+    let (n, m) = (a.dims()[rank - 2], a.dims()[rank - 1]);
+    let batch_dims = &a.dims()[..rank - 2];
+    let batch: usize = batch_dims.iter().product();
+    let flat = a.reshape(&[batch as i64, n as i64, m as i64])?;
+    let b_of = |k: usize| -> Result<Option<Tensor>> {
+        match b {
+            None => Ok(None),
+            Some(b) if b.ndim() == 2 => Ok(Some(b.share())),
+            Some(b) if b.dims() == a.dims() => Ok(Some(
+                b.reshape(&[batch as i64, n as i64, m as i64])?.index(k)?,
+            )),
+            Some(b) => Err(Error::ShapeMismatch {
+                op,
+                expected: format!("B of A's shape {:?}, or one matrix for every A", a.dims()),
+                got: format!("{:?}", b.dims()),
+            }),
+        }
+    };
+    let one = |k: usize| -> Result<Solved> { solve(&flat.index(k)?, b_of(k)?.as_ref()) };
+    let solved: Vec<Solved> = if a.device() == DeviceType::Cpu {
+        ctensor_kernels::parallel::map_batch(batch, one)
+            .into_iter()
+            .collect::<Result<_>>()?
+    } else {
+        (0..batch).map(one).collect::<Result<_>>()?
+    };
+    let count = match range {
+        EighRange::Index(lo, hi) => hi.saturating_sub(lo),
+        _ => n,
+    };
+    let restack = |parts: Vec<Tensor>, tail: &[usize], dtype: DataType| -> Result<Tensor> {
+        let mut dims = batch_dims.to_vec();
+        dims.extend_from_slice(tail);
+        if parts.is_empty() {
+            return Tensor::zeros(dtype, a.device(), &dims);
+        }
+        let refs: Vec<&Tensor> = parts.iter().collect();
+        let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        super::select::stack(&refs, 0)?.reshape(&dims)
+    };
+    let (ws, vs): (Vec<Tensor>, Vec<Option<Tensor>>) = solved.into_iter().unzip();
+    let w = restack(ws, &[count], a.dtype().real_type())?;
+    let v = match vs.iter().all(Option::is_some) && !vs.is_empty() {
+        true => Some(restack(
+            vs.into_iter().flatten().collect(),
+            &[n, count],
+            a.dtype(),
+        )?),
+        false if batch == 0 => Some(restack(Vec::new(), &[n, count], a.dtype())?),
+        false => None,
+    };
+    Ok((w, v))
 }
 
 fn eigh_impl(
@@ -226,7 +319,31 @@ fn result_order(a: &Tensor) -> Order {
 /// `A B x = λ x` (2) or `B A x = λ x` (3), `B` positive definite; eigenvalues ascending
 /// and eigenvectors (normalised so that `Vᴴ B V = I` for 1 and 2) in `a`'s memory order.
 /// A `B` that is not positive definite is `Error::Lapack`.
+///
+/// Stacks (`a` of `[..., n, n]`, `b` of the same shape or one `[n, n]` for all) are solved
+/// as in [`eigh`].
 pub fn eigh_generalized(
+    a: &Tensor,
+    b: &Tensor,
+    itype: i32,
+    range: EighRange,
+) -> Result<(Tensor, Tensor)> {
+    let op = "eigh_generalized";
+    let (w, v) = over_batch(op, a, Some(b), range, |a, b| {
+        let b = b.ok_or_else(|| Error::Internal {
+            op,
+            what: "no B".into(),
+        })?;
+        eigh_generalized_one(a, b, itype, range).map(|(w, v)| (w, Some(v)))
+    })?;
+    let v = v.ok_or_else(|| Error::Internal {
+        op,
+        what: "the solver returned no eigenvectors".into(),
+    })?;
+    Ok((w, v))
+}
+
+fn eigh_generalized_one(
     a: &Tensor,
     b: &Tensor,
     itype: i32,

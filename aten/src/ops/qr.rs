@@ -135,8 +135,16 @@ fn factor(a: &Tensor, mode: Option<QrMode>) -> Result<Factors> {
     let q = match mode {
         None => None,
         Some(_) => {
-            let q = Tensor::new_in_order(a.dtype(), a.device(), &[m, cols], Order::ColMajor)?;
-            q.narrow(1, 0, k)?.assign(&f.narrow(1, 0, k)?)?;
+            // Q needs the k reflector columns in an m × cols array: the factors
+            // themselves when they are exactly that (reduced mode, m >= n), since R has
+            // been copied out already; a fresh array otherwise.
+            let q = if cols == n {
+                f
+            } else {
+                let q = Tensor::new_in_order(a.dtype(), a.device(), &[m, cols], Order::ColMajor)?;
+                q.narrow(1, 0, k)?.assign(&f.narrow(1, 0, k)?)?;
+                q
+            };
             dispatch_blas!(a.dtype(), a.device(), "qr", T, D => {
                 let _w = q.buffer.write("qr")?;
                 let _r = tau.buffer.read("qr")?;

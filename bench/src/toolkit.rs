@@ -1,0 +1,122 @@
+//! The solver toolkit: batched `eigh` (a stack of k-point Hamiltonians) against a loop of
+//! single calls, and QR of a tall block against direct LAPACK and faer. The block
+//! Davidson example is timed against dense `eigh` by `make bench` itself (it runs
+//! `examples/davidson.rs`, which prints both times).
+
+use std::hint::black_box;
+
+use ctensor::base::c64;
+use ctensor::{eigh, qr, set_num_threads, EigBackend, EighRange, QrMode, Tensor};
+use rand::rngs::StdRng;
+
+use crate::harness::{compare, random, Table};
+
+/// A stack of `count` random Hermitian `n × n` c64 matrices.
+fn hermitian_stack(rng: &mut StdRng, count: usize, n: usize) -> Tensor {
+    let r = random::<c64>(rng, count * n * n);
+    let mut h = vec![c64::default(); count * n * n];
+    for k in 0..count {
+        let o = k * n * n;
+        for i in 0..n {
+            for j in 0..n {
+                h[o + i * n + j] = (r[o + i * n + j] + r[o + j * n + i].conj()) * 0.5;
+            }
+        }
+    }
+    Tensor::from_slice(&h, &[count, n, n]).unwrap()
+}
+
+/// The toolkit tables (2 threads).
+pub fn toolkit_tables(rng: &mut StdRng) -> String {
+    set_num_threads(2).unwrap();
+    let mut t = Table::new(
+        "Solver toolkit, c64, 2 threads (median of interleaved samples)",
+        ["ours", "reference", "ours / reference"],
+    );
+    for n in [169usize, 531] {
+        let stack = hermitian_stack(rng, 64, n);
+        let batched = || {
+            drop(black_box(
+                eigh(&stack, EighRange::All, EigBackend::LapackEvd).unwrap(),
+            ))
+        };
+        let looped = || {
+            for k in 0..64 {
+                let h = stack.index(k).unwrap();
+                drop(black_box(
+                    eigh(&h, EighRange::All, EigBackend::LapackEvd).unwrap(),
+                ));
+            }
+        };
+        t.row(
+            "eigh of a stack [64, n, n] vs a loop of 64 eigh calls (LapackEvd)",
+            &format!("n = {n}"),
+            compare(batched, looped),
+        );
+    }
+    let (m, k) = (2000usize, 64usize);
+    let v = random::<c64>(rng, m * k);
+    let a = Tensor::from_slice(&v, &[m, k]).unwrap();
+    // Column-major for the direct calls and faer (ours copies into LAPACK's order too).
+    let col: Vec<c64> = (0..m * k).map(|f| v[(f % m) * k + f / m]).collect();
+    let ours = || drop(black_box(qr(&a, QrMode::Reduced).unwrap()));
+    let direct = || {
+        let mut f = col.clone();
+        let mut tau = vec![c64::default(); k];
+        let mut work = vec![c64::default(); 64 * k];
+        let mut info = 0;
+        let (mi, ki) = (m as i32, k as i32);
+        // SAFETY: `f` is m × k column-major (lda m), `tau` k, `work` 64·k elements.
+        unsafe {
+            lapack::zgeqrf(
+                mi,
+                ki,
+                &mut f,
+                mi,
+                &mut tau,
+                &mut work,
+                (64 * k) as i32,
+                &mut info,
+            );
+            let r: Vec<c64> = (0..k * k).map(|i| f[(i % k) + (i / k) * m]).collect();
+            lapack::zungqr(
+                mi,
+                ki,
+                ki,
+                &mut f,
+                mi,
+                &tau,
+                &mut work,
+                (64 * k) as i32,
+                &mut info,
+            );
+            black_box((r, &f));
+        }
+        assert_eq!(info, 0);
+    };
+    t.row(
+        "qr (reduced Q and R) vs zgeqrf + zungqr",
+        &format!("{m} × {k}"),
+        compare(ours, direct),
+    );
+    // The same data in column-major order (a transposed view of the column-major copy):
+    // no transposes into and out of LAPACK's order.
+    let a_cm = Tensor::from_slice(&col, &[k, m]).unwrap().t().unwrap();
+    let ours_cm = || drop(black_box(qr(&a_cm, QrMode::Reduced).unwrap()));
+    t.row(
+        "qr of a column-major input vs zgeqrf + zungqr",
+        &format!("{m} × {k}"),
+        compare(ours_cm, direct),
+    );
+    let fm = faer::Mat::<c64>::from_fn(m, k, |i, j| col[i + j * m]);
+    let by_faer = || {
+        let f = fm.qr();
+        black_box((f.compute_thin_Q(), f.thin_R().to_owned()));
+    };
+    t.row(
+        "qr (reduced Q and R) vs faer's qr",
+        &format!("{m} × {k}"),
+        compare(ours, by_faer),
+    );
+    t.out
+}
