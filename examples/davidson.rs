@@ -15,7 +15,7 @@ use std::time::Instant;
 use clap::Parser;
 use ctensor::{
     eigh, eigvalsh, matmul, matmul_op, qr, DataType, DeviceType, EigBackend, EighRange,
-    GrowableTensor, QrMode, Result, Tensor, Trans,
+    GrowableTensor, NormOrd, QrMode, Result, Tensor, Trans,
 };
 
 #[path = "silicon_bands/model.rs"]
@@ -69,10 +69,7 @@ pub fn davidson(
         let (theta, y) = eigh(&s, EighRange::Index(0, nev), EigBackend::default())?;
         let (x, hx) = (matmul(&basis, &y)?, matmul(&h_basis, &y)?);
         let r = (&hx - (&x * &theta)?)?;
-        let norms = (&r.abs()? * &r.abs()?)?
-            .sum(&[0])?
-            .sqrt()?
-            .cast(DataType::Double)?;
+        let norms = r.vector_norm(&[0], NormOrd::Two)?.cast(DataType::Double)?;
         // Soft locking: only the unconverged bands get a correction.
         let (th, rn) = (
             theta.cast(DataType::Double)?.to_vec::<f64>()?,

@@ -26,6 +26,7 @@ pub use crate::core::promotion::{can_cast, result_type, Number};
 pub use crate::core::shape::{Order, TensorShape};
 pub use crate::core::tensor::{DataMut, DataRef, Tensor};
 pub use crate::core::tensor_map::TensorMap;
+pub use crate::ops::compare::{where_, NormOrd};
 pub use crate::ops::einsum::{einsum, einsum_into, EinsumOptions};
 pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, overlap, set_matrix, solve, tri_inverse,

@@ -35,8 +35,10 @@ pub trait Arith: Scalar {
     fn abs(self) -> Self::Real;
     /// `a > b` for ordered types, `None` for complex (which has no order).
     fn gt(a: Self::Acc, b: Self::Acc) -> Option<bool>;
-    /// Whether `a` is NaN (never for integers).
+    /// Whether `a` is NaN (never for integers; either part for complex).
     fn is_nan(a: Self::Acc) -> bool;
+    /// Whether `a` is finite (always for integers; both parts for complex).
+    fn is_finite(a: Self::Acc) -> bool;
 }
 
 /// Floating types compute in themselves; `$abs` and `$gt` differ between the real
@@ -129,6 +131,8 @@ macro_rules! impl_arith_float {
             fn gt($a: Self, $b: Self) -> Option<bool> { $gt }
             #[inline(always)]
             fn is_nan(a: Self) -> bool { a.is_nan() }
+            #[inline(always)]
+            fn is_finite(a: Self) -> bool { a.is_finite() }
         }
     )*};
 }
@@ -167,6 +171,8 @@ macro_rules! impl_arith_int {
             fn gt(a: Self, b: Self) -> Option<bool> { Some(a > b) }
             #[inline(always)]
             fn is_nan(_: Self) -> bool { false }
+            #[inline(always)]
+            fn is_finite(_: Self) -> bool { true }
         }
     )*};
 }
@@ -198,6 +204,8 @@ macro_rules! impl_arith_half {
             fn gt(a: f32, b: f32) -> Option<bool> { Some(a > b) }
             #[inline(always)]
             fn is_nan(a: f32) -> bool { a.is_nan() }
+            #[inline(always)]
+            fn is_finite(a: f32) -> bool { a.is_finite() }
         }
     )*};
 }

@@ -48,6 +48,7 @@
 pub mod arith;
 pub mod blas;
 pub mod check;
+pub mod compare;
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod gpu;

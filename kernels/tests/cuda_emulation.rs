@@ -21,9 +21,11 @@
 //! matrix part), `any_zero` (integer division's zero check), `copy_strided`,
 //! `transpose2d`, `set_strided`, `set_matrix` and `index_select` for all eight types,
 //! `reduce_sum` (all eight) and `reduce_extreme` (the six ordered ones), the `matmul`
-//! loop (i32, i64, f16, bf16), and the counter-based generator `random_f64` (uniform
-//! and normal). All but `index_select` and `random_f64`, which are newer, have also run
-//! on an H100 (`scripts/gpu-run.sh`); the emulation keeps them checked where no GPU is.
+//! loop (i32, i64, f16, bf16), the counter-based generator `random_f64` (uniform and
+//! normal), and `compare`, `classify`, `select` (all eight types) and `extreme2` (the six
+//! ordered ones). All but `index_select`, `random_f64` and `compare.cu`, which are newer,
+//! have also run on an H100 (`scripts/gpu-run.sh`); the emulation keeps them checked
+//! where no GPU is.
 //!
 //! Without a C++ compiler the test prints one `SKIP` line and passes, unless
 //! `CTENSOR_REQUIRE_CXX=1`.
@@ -37,6 +39,7 @@ use std::process::{Command, Stdio};
 use common::{random_vec, rng};
 use ctensor_base::{c32, c64, CpuDevice, Scalar};
 use ctensor_kernels::blas::Trans;
+use ctensor_kernels::compare::{Class, Classify, CmpOp, Compare, Extreme2, Select};
 use ctensor_kernels::gpu::source::SOURCES;
 use ctensor_kernels::lapack::{FindNonFinite, Part, SetMatrix, Uplo};
 use ctensor_kernels::linalg::{
@@ -323,6 +326,28 @@ int main(int argc, char** argv) {
         launch_1d(n, rev, [&] { matmul_##S(ta, tb, m, nn, kk, s[0], a.data(), lda, b.data(), ldb, s[1], c.data(), ldc, bz); }); \
         output(c); return 0; }
     CT_INTS(CT_EMU_MATMUL) CT_EMU_MATMUL(f16, ct_f16) CT_EMU_MATMUL(bf16, ct_bf16)
+#endif
+#ifdef CT_COMPARE
+    // compare_<t> n op, classify_<t> n what, select_<t> n, extreme2_<t> n max: stdin the
+    // inputs (x, y as n elements each; select's i32 mask first); writes the n results.
+    if (argc >= 5) {
+        int code = atoi(argv[4]);
+#define CT_EMU_COMPARE(S, T)                                                                   \
+        if (!strcmp(k, "compare_" #S)) { auto x = input<T>(n); auto y = input<T>(n); std::vector<int> o(n); \
+            launch_1d(n, rev, [&] { compare_##S(n, code, x.data(), y.data(), o.data()); }); output(o); return 0; } \
+        if (!strcmp(k, "classify_" #S)) { auto x = input<T>(n); std::vector<int> o(n);           \
+            launch_1d(n, rev, [&] { classify_##S(n, code, x.data(), o.data()); }); output(o); return 0; }
+        CT_ALL_TYPES(CT_EMU_COMPARE)
+#define CT_EMU_EXTREME2(S, T)                                                                  \
+        if (!strcmp(k, "extreme2_" #S)) { auto x = input<T>(n); auto y = input<T>(n); std::vector<T> o(n); \
+            launch_1d(n, rev, [&] { extreme2_##S(n, code, x.data(), y.data(), o.data()); }); output(o); return 0; }
+        CT_ORDERED(CT_EMU_EXTREME2)
+    }
+#define CT_EMU_SELECT(S, T)                                                                    \
+    if (!strcmp(k, "select_" #S)) { auto m = input<int>(n); auto x = input<T>(n); auto y = input<T>(n); \
+        std::vector<T> o(n); launch_1d(n, rev, [&] { select_##S(n, m.data(), x.data(), y.data(), o.data()); }); \
+        output(o); return 0; }
+    CT_ALL_TYPES(CT_EMU_SELECT)
 #endif
 #ifdef CT_RANDOM
     // random_f64 n normal bits seed offset: writes the n values.
@@ -1137,6 +1162,113 @@ fn emulated_index_select_matches_the_cpu() {
     // More output elements than 65 535 blocks of 256 threads cover, so the grid-stride
     // loop turns (2-byte elements keep the pipe small).
     index_select_matches_the_cpu::<ctensor_base::f16>(&emu, 4, 3, 4_200_000, 2);
+}
+
+/// Inputs that break comparisons: NaN, ±inf, signed zeros, ties, and random values.
+fn hostile<T: Scalar>(n: usize, seed: u64) -> (Vec<T>, Vec<T>) {
+    let mut r = rng(seed);
+    let special = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.5,
+    ];
+    let pick = |r: &mut rand::rngs::StdRng| -> T {
+        if r.gen_range(0..3) == 0 {
+            let re = special[r.gen_range(0..special.len())];
+            let im = special[r.gen_range(0..special.len())];
+            T::cast_from(c64::new(re, im))
+        } else {
+            random_vec::<T>(r, 1)[0]
+        }
+    };
+    let x: Vec<T> = (0..n).map(|_| pick(&mut r)).collect();
+    // Every third y equals its x: ties.
+    let y: Vec<T> = (0..n)
+        .map(|i| if i % 3 == 0 { x[i] } else { pick(&mut r) })
+        .collect();
+    (x, y)
+}
+
+fn compares_of_one_type<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: Compare<T> + Classify<T> + Select<T> + Extreme2<T>,
+{
+    let s = suffix(T::DTYPE);
+    let n = 3001;
+    let (x, y) = hostile::<T>(n, 41);
+    let mut input = bytes(&x).to_vec();
+    input.extend_from_slice(bytes(&y));
+    for op in [
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Eq,
+        CmpOp::Ne,
+    ] {
+        if op.is_ordering() && T::DTYPE.is_complex() {
+            continue;
+        }
+        let mut want = vec![0i32; n];
+        // SAFETY: all hold n elements.
+        unsafe { CpuDevice::compare(op, n, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        let got: Vec<i32> =
+            from_bytes(&emu.run(&format!("compare_{s}"), n, &[op.code().to_string()], &input));
+        assert_eq!(got, want, "{} {op:?}", T::DTYPE);
+    }
+    for (what, code) in [(Class::Nan, 0), (Class::Finite, 1), (Class::Inf, 2)] {
+        let mut want = vec![0i32; n];
+        // SAFETY: as above.
+        unsafe { CpuDevice::classify(what, n, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        let got: Vec<i32> =
+            from_bytes(&emu.run(&format!("classify_{s}"), n, &[code.to_string()], bytes(&x)));
+        assert_eq!(got, want, "{} {what:?}", T::DTYPE);
+    }
+    let mask: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 3 - 1).collect(); // -1, 0, 1
+    let mut sel_in = bytes(&mask).to_vec();
+    sel_in.extend_from_slice(&input);
+    let mut want = vec![T::zero(); n];
+    // SAFETY: as above.
+    unsafe { CpuDevice::select(n, mask.as_ptr(), x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }
+        .unwrap();
+    let got: Vec<T> = from_bytes(&emu.run(&format!("select_{s}"), n, &[], &sel_in));
+    assert_all_same(&got, &want, &format!("{} select", T::DTYPE));
+    if !T::DTYPE.is_complex() {
+        for max in [true, false] {
+            let mut want = vec![T::zero(); n];
+            // SAFETY: as above.
+            unsafe { CpuDevice::extreme2(max, n, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }
+                .unwrap();
+            let got: Vec<T> = from_bytes(&emu.run(
+                &format!("extreme2_{s}"),
+                n,
+                &[(max as i32).to_string()],
+                &input,
+            ));
+            assert_all_same(&got, &want, &format!("{} extreme2 max={max}", T::DTYPE));
+        }
+    }
+}
+
+#[test]
+fn emulated_comparisons_match_the_cpu() {
+    let Some(emu) = Emulator::build("compare", "CT_COMPARE") else {
+        return;
+    };
+    for_all_types!(compares_of_one_type, &emu);
+    // More elements than 65 535 blocks of 256 threads cover: the grid-stride loop turns.
+    let n = 65_535 * 256 + 999;
+    let (x, _) = hostile::<ctensor_base::f16>(n, 5);
+    let mut want = vec![0i32; n];
+    // SAFETY: both hold n elements.
+    unsafe { CpuDevice::classify(Class::Nan, n, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    let got: Vec<i32> = from_bytes(&emu.run("classify_f16", n, &["0".into()], bytes(&x)));
+    assert_eq!(got, want, "classify_f16 over a turning grid");
 }
 
 /// The counter-based generator on the "GPU" against the CPU kernel, bit for bit (both

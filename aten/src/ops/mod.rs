@@ -2,6 +2,9 @@
 //! check them, and dispatch once on `(dtype, device)` (in `core/dispatch.rs`, the one
 //! place that turns runtime tags into types) to generic code over the kernel traits.
 //!
+//! - [`compare`]: `lt`/`le`/`gt`/`ge`/`equal`/`not_equal` (i32 masks), `isnan`/
+//!   `isfinite`/`isinf`, `where_`, `maximum`/`minimum`/`clamp`, `any`/`all`,
+//!   `vector_norm` along axes.
 //! - [`elementwise`]: `add`, `sub`, `mul`, `div`, `fma`, scalar forms, `neg`, `abs`,
 //!   `sqrt`, `exp`, with NumPy broadcasting and type promotion.
 //! - [`operators`]: `+ - * /` on tensors, results and numbers.
@@ -18,6 +21,7 @@
 //! - [`linalg`]: `eigh` (three backends), `eigh_generalized`, `cholesky`,
 //!   `tri_inverse`, `solve`, `inverse`, `set_matrix`.
 
+pub mod compare;
 pub mod einsum;
 pub mod elementwise;
 pub mod layout;

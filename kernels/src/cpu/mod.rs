@@ -1,6 +1,7 @@
 //! Kernel implementations for [`CpuDevice`](ctensor_base::CpuDevice), one file per family.
 
 mod blas;
+mod compare;
 mod faer_eig;
 mod lapack;
 mod linalg;

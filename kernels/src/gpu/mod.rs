@@ -10,6 +10,7 @@
 pub mod source;
 
 mod blas;
+mod compare;
 mod cublas;
 mod cusolver;
 mod lapack;

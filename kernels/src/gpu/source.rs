@@ -33,9 +33,19 @@ pub static REDUCE: KernelSource = source!("reduce");
 pub static MATMUL: KernelSource = source!("matmul");
 /// Counter-based random numbers (Philox4x32-10).
 pub static RANDOM: KernelSource = source!("random");
+/// Comparisons, classification, selection by a mask, element-wise maximum/minimum.
+pub static COMPARE: KernelSource = source!("compare");
 
 /// Every kernel source.
-pub static SOURCES: [&KernelSource; 6] = [&ELEMENTWISE, &CAST, &LAYOUT, &REDUCE, &MATMUL, &RANDOM];
+pub static SOURCES: [&KernelSource; 7] = [
+    &ELEMENTWISE,
+    &CAST,
+    &LAYOUT,
+    &REDUCE,
+    &MATMUL,
+    &RANDOM,
+    &COMPARE,
+];
 
 use DataType::*;
 
@@ -123,6 +133,10 @@ kernels! {
     REDUCE_EXTREME = REDUCE, "reduce_extreme", ORDERED, false;
     MATMUL_LOOP = MATMUL, "matmul", NON_BLAS, false;
     RANDOM_F64 = RANDOM, "random", F64, false;
+    COMPARE_K = COMPARE, "compare", ALL, false;
+    CLASSIFY = COMPARE, "classify", ALL, false;
+    SELECT = COMPARE, "select", ALL, false;
+    EXTREME2 = COMPARE, "extreme2", ORDERED, false;
 }
 
 /// The suffix of an element type in kernel names.

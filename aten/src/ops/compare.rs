@@ -1,0 +1,310 @@
+//! Comparisons, masks and selection on tensors: [`Tensor::lt`] and friends (element-wise,
+//! broadcasting, promoting) give `i32` masks of 0 and 1 (ctensor has no boolean type;
+//! masks work anywhere a mask is taken, and `mask * x` promotes); [`Tensor::isnan`],
+//! [`Tensor::isfinite`], [`Tensor::isinf`]; [`where_`]; [`Tensor::maximum`],
+//! [`Tensor::minimum`], [`Tensor::clamp`]; [`Tensor::any`], [`Tensor::all`]; and
+//! [`Tensor::vector_norm`] along axes.
+//!
+//! Complex numbers have no order: `lt`, `le`, `gt`, `ge`, `maximum`, `minimum` and
+//! `clamp` refuse them (`Error::UnsupportedDType`); `equal` and `not_equal` compare both
+//! parts. NaN compares false except in `not_equal` (IEEE), and `maximum`/`minimum`
+//! propagate it (NumPy's rules).
+
+use ctensor_base::{DataType, Error, Result};
+use ctensor_kernels::compare::{Class, Classify, CmpOp, Compare, Extreme2, Select};
+
+use super::{broadcast_shapes, promote, promote_to};
+use crate::core::dispatch::dispatch;
+use crate::core::promotion::Number;
+use crate::core::shape::Order;
+use crate::core::tensor::Tensor;
+
+/// `x` broadcast to `shape` as a dense row-major tensor (shared when it already is one).
+fn dense_as(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let b = x.broadcast_to(shape)?;
+    if b.is_contiguous() && b.numel() == x.numel() {
+        Ok(b)
+    } else {
+        b.copy_in_order(Order::RowMajor)
+    }
+}
+
+/// The broadcast shape of `inputs`, which must be on one device.
+fn shape_of(op: &'static str, inputs: &[&Tensor]) -> Result<Vec<usize>> {
+    let mut shape = inputs[0].dims().to_vec();
+    for x in &inputs[1..] {
+        super::check_device(op, inputs[0], x)?;
+        shape = broadcast_shapes(op, &shape, x.dims())?;
+    }
+    Ok(shape)
+}
+
+/// `x op y` as an `i32` mask, broadcasting and promoting.
+fn compare(op_name: &'static str, op: CmpOp, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let shape = shape_of(op_name, &[x, y])?;
+    let p = promote(op_name, &[x, y])?;
+    let (a, b) = (dense_as(&p[0], &shape)?, dense_as(&p[1], &shape)?);
+    let out = Tensor::new(DataType::Int, x.device(), &shape)?;
+    let _w = out.buffer.write(op_name)?;
+    let _r = (a.buffer.read(op_name)?, b.buffer.read(op_name)?);
+    dispatch!(a.dtype(), a.device(), T, D => {
+        // SAFETY: `a` and `b` are dense with numel elements of T, `out` a fresh dense i32
+        // array of as many, all on this device; the guards hold them.
+        unsafe { <D as Compare<T>>::compare(op, out.numel(), a.typed_ptr::<T>(), b.typed_ptr::<T>(), out.typed_ptr::<i32>()) }
+    })
+    .map_err(|e| e.in_op(op_name))?;
+    drop((_w, _r));
+    Ok(out)
+}
+
+/// `x op s` for a number `s`, compared in the type of their weak promotion.
+fn compare_number(op_name: &'static str, op: CmpOp, x: &Tensor, s: Number) -> Result<Tensor> {
+    let dtype = s.result_type_with(x.dtype());
+    let n = crate::core::dispatch::with_dtype!(dtype, T => Tensor::scalar(s.cast::<T>()))?
+        .to_device(x.device())?;
+    let x = promote_to(op_name, &[x], dtype)?.remove(0);
+    compare(op_name, op, &x, &n)
+}
+
+macro_rules! comparisons {
+    ($($(#[$doc:meta])* $name:ident, $scalar:ident, $op:ident;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    compare(stringify!($name), CmpOp::$op, self, other)
+                }
+
+                #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), ") with a number (weak promotion, as [`Number`]).")]
+                pub fn $scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+                    compare_number(stringify!($scalar), CmpOp::$op, self, s.into())
+                }
+            )*
+        }
+    };
+}
+
+comparisons! {
+    /// `self < other` element-wise as an `i32` 0/1 mask (broadcasting, promoting).
+    lt, lt_scalar, Lt;
+    /// `self <= other` element-wise as an `i32` 0/1 mask.
+    le, le_scalar, Le;
+    /// `self > other` element-wise as an `i32` 0/1 mask.
+    gt, gt_scalar, Gt;
+    /// `self >= other` element-wise as an `i32` 0/1 mask.
+    ge, ge_scalar, Ge;
+    /// `self == other` element-wise as an `i32` 0/1 mask (NumPy's `equal`; `==` on
+    /// tensors is whole-tensor equality).
+    #[doc(alias = "eq")]
+    equal, equal_scalar, Eq;
+    /// `self != other` element-wise as an `i32` 0/1 mask (NumPy's `not_equal`).
+    #[doc(alias = "ne")]
+    not_equal, not_equal_scalar, Ne;
+}
+
+/// `mask ? a : b` element-wise: `mask` (any dtype; nonzero and NaN count as true), `a`
+/// and `b` broadcast together; `a` and `b` promote to their common type (NumPy's and
+/// PyTorch's `where`).
+///
+/// ```
+/// use ctensor_aten::{where_, Tensor};
+/// let x = Tensor::from_slice(&[-1.0f64, 2.0, -3.0], &[3])?;
+/// let relu = where_(&x.gt_scalar(0.0)?, &x, &Tensor::scalar(0.0f64)?)?;
+/// assert_eq!(relu.to_vec::<f64>()?, [0.0, 2.0, 0.0]);
+/// # Ok::<(), ctensor_aten::Error>(())
+/// ```
+pub fn where_(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let op = "where_";
+    let shape = shape_of(op, &[mask, a, b])?;
+    // The kernel takes any nonzero i32 as true; other masks become 0/1 first.
+    let m = if mask.dtype() == DataType::Int {
+        mask.share()
+    } else {
+        mask.not_equal_scalar(0)?
+    };
+    let m = dense_as(&m, &shape)?;
+    let p = promote(op, &[a, b])?;
+    let (x, y) = (dense_as(&p[0], &shape)?, dense_as(&p[1], &shape)?);
+    let out = Tensor::new(x.dtype(), a.device(), &shape)?;
+    let _w = out.buffer.write(op)?;
+    let _r = (m.buffer.read(op)?, x.buffer.read(op)?, y.buffer.read(op)?);
+    dispatch!(x.dtype(), x.device(), T, D => {
+        // SAFETY: every operand dense with numel elements (the mask i32), on this device;
+        // `out` is fresh; the guards hold them.
+        unsafe { <D as Select<T>>::select(out.numel(), m.typed_ptr::<i32>(), x.typed_ptr::<T>(), y.typed_ptr::<T>(), out.typed_ptr::<T>()) }
+    })?;
+    drop((_w, _r));
+    Ok(out)
+}
+
+impl Tensor {
+    fn classify(&self, op: &'static str, what: Class) -> Result<Tensor> {
+        let x = self.dense()?;
+        let out = Tensor::new(DataType::Int, self.device(), self.dims())?;
+        let _w = out.buffer.write(op)?;
+        let _r = x.buffer.read(op)?;
+        dispatch!(x.dtype(), x.device(), T, D => {
+            // SAFETY: `x` dense with numel elements of T, `out` fresh with as many i32s.
+            unsafe { <D as Classify<T>>::classify(what, out.numel(), x.typed_ptr::<T>(), out.typed_ptr::<i32>()) }
+        })?;
+        drop((_w, _r));
+        Ok(out)
+    }
+
+    /// 1 where the element is NaN (either part for complex), else 0 (`i32`).
+    pub fn isnan(&self) -> Result<Tensor> {
+        self.classify("isnan", Class::Nan)
+    }
+
+    /// 1 where the element is finite (both parts for complex; every integer), else 0.
+    pub fn isfinite(&self) -> Result<Tensor> {
+        self.classify("isfinite", Class::Finite)
+    }
+
+    /// 1 where the element is ±infinity (in a part, for complex) and not NaN, else 0.
+    pub fn isinf(&self) -> Result<Tensor> {
+        self.classify("isinf", Class::Inf)
+    }
+
+    fn extreme2(&self, op: &'static str, max: bool, other: &Tensor) -> Result<Tensor> {
+        let shape = shape_of(op, &[self, other])?;
+        let p = promote(op, &[self, other])?;
+        let (x, y) = (dense_as(&p[0], &shape)?, dense_as(&p[1], &shape)?);
+        let out = Tensor::new(x.dtype(), self.device(), &shape)?;
+        let _w = out.buffer.write(op)?;
+        let _r = (x.buffer.read(op)?, y.buffer.read(op)?);
+        dispatch!(x.dtype(), x.device(), T, D => {
+            // SAFETY: both dense with numel elements of T, `out` fresh; guards held.
+            unsafe { <D as Extreme2<T>>::extreme2(max, out.numel(), x.typed_ptr::<T>(), y.typed_ptr::<T>(), out.typed_ptr::<T>()) }
+        })
+        .map_err(|e| e.in_op(op))?;
+        drop((_w, _r));
+        Ok(out)
+    }
+
+    /// The element-wise maximum of `self` and `other` (broadcasting, promoting); NaN in
+    /// either gives NaN (NumPy's `maximum`).
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
+        self.extreme2("maximum", true, other)
+    }
+
+    /// The element-wise minimum; NaN in either gives NaN (NumPy's `minimum`).
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
+        self.extreme2("minimum", false, other)
+    }
+
+    /// Each element limited to `[lo, hi]` (either bound optional; weak promotion of the
+    /// numbers); NaN stays NaN. `lo > hi` is an error.
+    pub fn clamp(
+        &self,
+        lo: Option<impl Into<Number>>,
+        hi: Option<impl Into<Number>>,
+    ) -> Result<Tensor> {
+        let op = "clamp";
+        let (lo, hi) = (lo.map(Into::into), hi.map(Into::into));
+        if let (Some(l), Some(h)) = (lo, hi) {
+            // NaN bounds compare unordered and are refused too.
+            let ordered = matches!(
+                l.to_c64().re.partial_cmp(&h.to_c64().re),
+                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+            );
+            if !ordered {
+                return Err(Error::InvalidArgument {
+                    op,
+                    expected: "bounds with lo <= hi".into(),
+                    given: format!("lo = {l:?}, hi = {h:?}"),
+                });
+            }
+        }
+        let bound = |s: Number, dtype: DataType| -> Result<Tensor> {
+            crate::core::dispatch::with_dtype!(dtype, T => Tensor::scalar(s.cast::<T>()))?
+                .to_device(self.device())
+        };
+        let mut out = self.share();
+        if let Some(l) = lo {
+            let dtype = l.result_type_with(out.dtype());
+            out = out.extreme2(op, true, &bound(l, dtype)?)?;
+        }
+        if let Some(h) = hi {
+            let dtype = h.result_type_with(out.dtype());
+            out = out.extreme2(op, false, &bound(h, dtype)?)?;
+        }
+        if lo.is_none() && hi.is_none() {
+            out = self.try_clone()?;
+        }
+        Ok(out)
+    }
+
+    /// The number of nonzero elements (NaN counts), on the host.
+    fn count_nonzero(&self) -> Result<usize> {
+        let m = self.not_equal_scalar(0)?.cast(DataType::Int64)?;
+        Ok(m.sum_all()?.item::<i64>()? as usize)
+    }
+
+    /// Whether any element is nonzero (NaN counts as nonzero); `false` when empty.
+    pub fn any(&self) -> Result<bool> {
+        Ok(self.count_nonzero()? > 0)
+    }
+
+    /// Whether every element is nonzero (NaN counts as nonzero); `true` when empty.
+    pub fn all(&self) -> Result<bool> {
+        Ok(self.count_nonzero()? == self.numel())
+    }
+}
+
+/// Which norm [`Tensor::vector_norm`] computes along its axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum NormOrd {
+    /// `√Σ|x|²` (the Euclidean norm; over two axes, the Frobenius norm).
+    #[default]
+    Two,
+    /// `Σ|x|`.
+    One,
+    /// `max |x|`.
+    Inf,
+}
+
+impl Tensor {
+    /// The norm of `ord` over `axes` (the other axes are kept): the 2-norm of each
+    /// column of a `[n, k]` block is `x.vector_norm(&[0], NormOrd::Two)`. The result is
+    /// real (`f64` for `c64`). The 2-norm scales by the largest modulus first, so it
+    /// neither overflows nor underflows where the norm itself is representable (as
+    /// LAPACK's `?nrm2`); infinities give +∞ and NaN gives NaN. Not for integers (cast
+    /// first).
+    pub fn vector_norm(&self, axes: &[usize], ord: NormOrd) -> Result<Tensor> {
+        let op = "vector_norm";
+        if self.dtype().is_integer() {
+            return Err(Error::UnsupportedDType {
+                op,
+                dtype: self.dtype(),
+                supported: "f32, f64, c32, c64, f16, bf16 (cast integers first)",
+            });
+        }
+        let a = self.abs()?;
+        match ord {
+            NormOrd::One => a.sum(axes),
+            NormOrd::Inf => a.max(axes),
+            NormOrd::Two => {
+                // s = max |x| along the axes, kept as size-1 axes for broadcasting.
+                let s = a.max(axes)?;
+                let mut keep: Vec<i64> = self.dims().iter().map(|&d| d as i64).collect();
+                for &ax in axes {
+                    if let Some(d) = keep.get_mut(ax) {
+                        *d = 1;
+                    }
+                }
+                let s_kept = s.reshape(&keep)?;
+                // Zero and infinite maxima divide by 1 instead (0/0 and ∞/∞ are NaN).
+                let one = Tensor::scalar(1.0f64)?.to_device(self.device())?;
+                let bad = s_kept.equal_scalar(0)?.add(&s_kept.isinf()?)?;
+                let scale = where_(&bad, &one.cast(s_kept.dtype())?, &s_kept)?;
+                let y = a.div(&scale)?;
+                let r = y.mul(&y)?.sum(axes)?.sqrt()?.mul(
+                    &scale.reshape(&s.dims().iter().map(|&d| d as i64).collect::<Vec<_>>())?,
+                )?;
+                // Where the maximum is infinite the norm is: y held NaN there.
+                where_(&s.isinf()?, &s, &r)
+            }
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! Comparisons, classification, `where_`, `maximum`/`minimum`/`clamp`, `any`/`all` and
+//! `vector_norm` against plain Rust on hostile values (NaN, ±inf, ±0, ties, huge and tiny
+//! magnitudes), for every dtype they take, with broadcasting and promotion, on the CPU
+//! and (through `device_test!`) the GPU.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{c64, where_, DataType, Device, Error, NormOrd, Scalar, Tensor};
+use DataType::*;
+
+fn values(t: &Tensor) -> Vec<c64> {
+    t.cast(ComplexDouble).unwrap().to_vec::<c64>().unwrap()
+}
+
+fn mask(t: &Tensor) -> Vec<i32> {
+    assert_eq!(t.dtype(), Int, "masks are i32");
+    t.to_vec::<i32>().unwrap()
+}
+
+const SPECIAL: [f64; 9] = [
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    2.5,
+    7.0,
+];
+
+/// Every pair of SPECIAL values (x along rows, y along columns) in `dt`.
+fn pairs<D: Device>(dt: DataType) -> (Tensor, Tensor) {
+    let v: Vec<f64> = SPECIAL
+        .iter()
+        .map(|&x| {
+            if dt.is_integer() && !x.is_finite() {
+                3.0
+            } else {
+                x
+            }
+        })
+        .collect();
+    let x = on::<D>(Tensor::from_slice(&v, &[9, 1]).unwrap().cast(dt).unwrap());
+    let y = on::<D>(Tensor::from_slice(&v, &[1, 9]).unwrap().cast(dt).unwrap());
+    (x, y)
+}
+
+fn comparisons_of<D: Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let (x, y) = pairs::<D>(dt);
+    let (xv, yv) = (values(&x), values(&y));
+    let outer = |f: &dyn Fn(c64, c64) -> bool| -> Vec<i32> {
+        xv.iter()
+            .flat_map(|a| yv.iter().map(move |b| f(*a, *b) as i32))
+            .collect()
+    };
+    assert_eq!(
+        mask(&x.equal(&y).unwrap()),
+        outer(&|a, b| a == b),
+        "{dt} equal"
+    );
+    assert_eq!(
+        mask(&x.not_equal(&y).unwrap()),
+        outer(&|a, b| a != b),
+        "{dt} not_equal"
+    );
+    if dt.is_complex() {
+        for e in [x.lt(&y).unwrap_err(), x.maximum(&y).unwrap_err()] {
+            assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
+        }
+    } else {
+        assert_eq!(
+            mask(&x.lt(&y).unwrap()),
+            outer(&|a, b| a.re < b.re),
+            "{dt} lt"
+        );
+        assert_eq!(
+            mask(&x.le(&y).unwrap()),
+            outer(&|a, b| a.re <= b.re),
+            "{dt} le"
+        );
+        assert_eq!(
+            mask(&x.gt(&y).unwrap()),
+            outer(&|a, b| a.re > b.re),
+            "{dt} gt"
+        );
+        assert_eq!(
+            mask(&x.ge(&y).unwrap()),
+            outer(&|a, b| a.re >= b.re),
+            "{dt} ge"
+        );
+        let pick = |max: bool, a: f64, b: f64| {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else if (b > a) == max {
+                b
+            } else {
+                a
+            }
+        };
+        for (max, got) in [
+            (true, x.maximum(&y).unwrap()),
+            (false, x.minimum(&y).unwrap()),
+        ] {
+            let want: Vec<f64> = xv
+                .iter()
+                .flat_map(|a| yv.iter().map(move |b| pick(max, a.re, b.re)))
+                .collect();
+            let got: Vec<f64> = values(&got).iter().map(|z| z.re).collect();
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    g == w || (g.is_nan() && w.is_nan()),
+                    "{dt} max={max}: {g} vs {w}"
+                );
+            }
+        }
+    }
+    let classes = [
+        (
+            x.isnan().unwrap(),
+            xv.iter()
+                .map(|z| z.re.is_nan() || z.im.is_nan())
+                .collect::<Vec<_>>(),
+        ),
+        (
+            x.isfinite().unwrap(),
+            xv.iter()
+                .map(|z| z.re.is_finite() && z.im.is_finite())
+                .collect(),
+        ),
+        (
+            x.isinf().unwrap(),
+            xv.iter()
+                .map(|z| {
+                    !(z.re.is_nan() || z.im.is_nan()) && (z.re.is_infinite() || z.im.is_infinite())
+                })
+                .collect(),
+        ),
+    ];
+    for (k, (got, want)) in classes.into_iter().enumerate() {
+        let want: Vec<i32> = want.into_iter().map(i32::from).collect();
+        assert_eq!(mask(&got), want, "{dt} class {k}");
+    }
+}
+
+device_test!(comparisons_and_classes_match_rust_for_every_dtype, D => {
+    for_all_dtypes!(comparisons_of, D);
+});
+
+device_test!(mixed_types_and_numbers_promote_before_comparing, D => {
+    let i = on::<D>(Tensor::from_slice(&[1i32, 2, 3], &[3]).unwrap());
+    // 2 < 2.5 only in f64: the number lifts the integer tensor.
+    assert_eq!(mask(&i.lt_scalar(2.5).unwrap()), [1, 1, 0]);
+    assert_eq!(mask(&i.ge_scalar(2).unwrap()), [0, 1, 1]);
+    assert_eq!(mask(&i.equal_scalar(2).unwrap()), [0, 1, 0]);
+    let f = on::<D>(Tensor::from_slice(&[0.5f32, 2.0, 3.5], &[3]).unwrap());
+    assert_eq!(mask(&i.gt(&f).unwrap()), [1, 0, 0]);
+    let z = on::<D>(Tensor::from_slice(&[c64::new(2.0, 0.0), c64::new(2.0, 1.0), c64::new(3.0, 0.0)], &[3]).unwrap());
+    assert_eq!(mask(&i.equal(&z).unwrap()), [0, 0, 1]);
+    assert!(i.lt(&on::<D>(Tensor::zeros(Double, D::TYPE, &[2]).unwrap())).is_err(), "shapes must broadcast");
+});
+
+device_test!(where_selects_with_broadcasting_and_any_mask_type, D => {
+    let m = on::<D>(Tensor::from_slice(&[0.0f64, 0.5, f64::NAN], &[3, 1]).unwrap());
+    let a = on::<D>(Tensor::from_slice(&[f64::INFINITY, -2.0], &[1, 2]).unwrap());
+    let b = on::<D>(Tensor::scalar(7i32).unwrap());
+    let got = where_(&m, &a, &b).unwrap();
+    assert_eq!((got.dtype(), got.dims()), (Double, &[3, 2][..]));
+    // 0 is false; 0.5 and NaN are true. Infinity passes through untouched.
+    assert_eq!(got.to_vec::<f64>().unwrap(), [7.0, 7.0, f64::INFINITY, -2.0, f64::INFINITY, -2.0]);
+    let c = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(0.0, 0.0)], &[2]).unwrap());
+    let got = where_(&c, &on::<D>(Tensor::scalar(1.0f32).unwrap()), &on::<D>(Tensor::scalar(0.0f32).unwrap())).unwrap();
+    assert_eq!(got.to_vec::<f32>().unwrap(), [1.0, 0.0], "an imaginary-only mask entry is true");
+});
+
+device_test!(clamp_any_and_all, D => {
+    let x = on::<D>(Tensor::from_slice(&[-5.0f64, 0.5, f64::NAN, 9.0], &[4]).unwrap());
+    let got = x.clamp(Some(-1.0), Some(1.0)).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(got[..2], [-1.0, 0.5]);
+    assert!(got[2].is_nan());
+    assert_eq!(got[3], 1.0);
+    assert_eq!(x.clamp(None::<f64>, Some(0.0)).unwrap().to_vec::<f64>().unwrap()[3], 0.0);
+    let i = on::<D>(Tensor::from_slice(&[-3i32, 4], &[2]).unwrap());
+    let c = i.clamp(Some(-1.5), None::<f64>).unwrap();
+    assert_eq!((c.dtype(), c.to_vec::<f64>().unwrap()), (Double, vec![-1.5, 4.0]));
+    let e = x.clamp(Some(2.0), Some(1.0)).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "clamp", .. }), "{e}");
+    let with_zero = on::<D>(Tensor::from_slice(&[0.0f64, -0.0, 2.0], &[3]).unwrap());
+    assert!(with_zero.any().unwrap() && !with_zero.all().unwrap());
+    let zeros = on::<D>(Tensor::from_slice(&[0.0f64, -0.0], &[2]).unwrap());
+    assert!(!zeros.any().unwrap(), "-0.0 is zero");
+    assert!(on::<D>(Tensor::from_slice(&[f64::NAN, 1.0], &[2]).unwrap()).all().unwrap(), "NaN is nonzero");
+    let empty = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3]).unwrap());
+    assert!(!empty.any().unwrap() && empty.all().unwrap());
+});
+
+fn norms_of<D: Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let (big, tiny) = if matches!(dt, Float | ComplexFloat) {
+        (1e30, 1e-30)
+    } else {
+        (1e200, 1e-200)
+    };
+    // Columns: ordinary, huge (would overflow |x|²), tiny (would underflow), zero, ±inf, NaN.
+    let cols: [[f64; 3]; 6] = [
+        [3.0, -4.0, 12.0],
+        [3.0 * big, 4.0 * big, 0.0],
+        [3.0 * tiny, -4.0 * tiny, 0.0],
+        [0.0, 0.0, 0.0],
+        [1.0, f64::NEG_INFINITY, 2.0],
+        [1.0, f64::NAN, f64::INFINITY],
+    ];
+    let flat: Vec<f64> = (0..3)
+        .flat_map(|r| cols.iter().map(move |c| c[r]))
+        .collect();
+    let x = on::<D>(
+        Tensor::from_slice(&flat, &[3, 6])
+            .unwrap()
+            .cast(dt)
+            .unwrap(),
+    );
+    let two: Vec<f64> = values(&x.vector_norm(&[0], NormOrd::Two).unwrap())
+        .iter()
+        .map(|z| z.re)
+        .collect();
+    let want = [13.0, 5.0 * big, 5.0 * tiny, 0.0, f64::INFINITY, f64::NAN];
+    let tol = 4.0 * eps(dt);
+    for (k, (g, w)) in two.iter().zip(&want).enumerate() {
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() {
+            g == w
+        } else {
+            (g - w).abs() <= tol * w.abs()
+        };
+        assert!(ok, "{dt} 2-norm of column {k}: {g} vs {w}");
+    }
+    let one = values(&x.vector_norm(&[0], NormOrd::One).unwrap());
+    assert!((one[0].re - 19.0).abs() <= tol * 19.0, "{dt} 1-norm");
+    let inf = values(&x.vector_norm(&[0], NormOrd::Inf).unwrap());
+    assert_eq!(inf[0].re, 12.0, "{dt} ∞-norm");
+    // Over both axes of the first column pair: the Frobenius norm √(169 + …).
+    let ord = x.narrow(1, 0, 1).unwrap();
+    let fro = values(&ord.vector_norm(&[0, 1], NormOrd::Two).unwrap());
+    assert!((fro[0].re - 13.0).abs() <= tol * 13.0, "{dt} Frobenius");
+    assert_eq!(
+        x.vector_norm(&[0], NormOrd::Two).unwrap().dtype(),
+        dt.real_type()
+    );
+}
+
+device_test!(vector_norm_neither_overflows_nor_underflows, D => {
+    norms_of::<D, f32>();
+    norms_of::<D, f64>();
+    norms_of::<D, ctensor_aten::c32>();
+    norms_of::<D, c64>();
+    let i = on::<D>(Tensor::zeros(Int, D::TYPE, &[2]).unwrap());
+    assert!(matches!(i.vector_norm(&[0], NormOrd::Two).unwrap_err(), Error::UnsupportedDType { .. }));
+    // A random complex block: each column's norm against a plain loop.
+    let (r, v) = random_on::<D, c64>(&mut rng(3), &[257, 5]);
+    let got = r.vector_norm(&[0], NormOrd::Two).unwrap().to_vec::<f64>().unwrap();
+    for c in 0..5 {
+        let want: f64 = (0..257).map(|i| v[i * 5 + c].norm_sqr()).sum::<f64>().sqrt();
+        assert!((got[c] - want).abs() <= 1e-14 * want, "column {c}");
+    }
+});
