@@ -36,6 +36,7 @@ pub use crate::ops::matmul::{matmul, matmul_into, matmul_op};
 pub use crate::ops::qr::{qr, qr_r, QrMode};
 pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
+pub use crate::ops::solve::{cholesky_solve, det, lstsq, slogdet, solve_triangular};
 /// `true` when a GPU can be used here (driver found, device present, context created).
 pub use ctensor_base::gpu::gpu_available;
 pub use ctensor_base::{

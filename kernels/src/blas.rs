@@ -321,3 +321,72 @@ pub trait BlasGemmBatchedStrided<T: Scalar>: Device {
         batch: usize,
     ) -> Result<()>;
 }
+
+/// Which side of `B` the triangular matrix of [`BlasTrsm`] stands on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// `op(A) X = alpha B`.
+    Left,
+    /// `X op(A) = alpha B`.
+    Right,
+}
+
+/// Triangular solve with many right-hand sides (`?trsm`).
+pub trait BlasTrsm<T: Scalar>: Device {
+    /// Overwrites the `m × n` column-major `b` with `X` solving `op(A) X = alpha B`
+    /// ([`Side::Left`], `A` is `m × m`) or `X op(A) = alpha B` ([`Side::Right`], `A` is
+    /// `n × n`), where `A` is the `uplo` triangle of `a` (its other triangle is not read)
+    /// with a unit diagonal when `diag` is [`Diag::Unit`](crate::lapack::Diag::Unit). As
+    /// in reference BLAS there is no singularity check: a zero on the diagonal gives
+    /// infinities or NaN (the tensor op `solve_triangular` checks first).
+    ///
+    /// # Safety
+    /// `a` is valid for reads of `lda·(k-1) + k` elements (`k` = `m` or `n` by `side`),
+    /// `b` for reads and writes of `ldb·(n-1) + m`, on this device; they do not overlap.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn trsm(
+        side: Side,
+        uplo: crate::lapack::Uplo,
+        trans: Trans,
+        diag: crate::lapack::Diag,
+        m: usize,
+        n: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        b: *mut T,
+        ldb: usize,
+    ) -> Result<()>;
+}
+
+/// Checked `trsm` arguments: LAPACK integers `[m, n, lda, ldb]` and the spans of `a`
+/// and `b`; `None` when `B` is empty.
+#[allow(clippy::type_complexity)]
+pub(crate) fn plan_trsm<T>(
+    side: Side,
+    m: usize,
+    n: usize,
+    a: *const T,
+    lda: usize,
+    b: *const T,
+    ldb: usize,
+) -> Result<Option<([i32; 4], usize, usize)>> {
+    let op = "trsm";
+    let k = if side == Side::Left { m } else { n };
+    crate::check::leading_dim(op, "lda", lda, k)?;
+    crate::check::leading_dim(op, "ldb", ldb, m)?;
+    let sa = crate::check::matrix_span(op, "a", k, k, lda)?;
+    let sb = crate::check::matrix_span(op, "b", m, n, ldb)?;
+    if m == 0 || n == 0 {
+        return Ok(None);
+    }
+    crate::check::non_null(op, "a", a, sa)?;
+    crate::check::non_null(op, "b", b, sb)?;
+    let ints = [
+        crate::check::blas_int(op, "m", m)?,
+        crate::check::blas_int(op, "n", n)?,
+        crate::check::blas_int(op, "lda", lda)?,
+        crate::check::blas_int(op, "ldb", ldb)?,
+    ];
+    Ok(Some((ints, sa, sb)))
+}

@@ -11,6 +11,8 @@
 //! - [`reduce`]: `sum`, `mean`, `max`, `min` over all or chosen axes, `norm`, `dot`,
 //!   `vdot`.
 //! - [`qr`]: `qr` (reduced or complete `Q` and `R`) and `qr_r`, for matrices and stacks.
+//! - [`solve`]: `solve_triangular`, `cholesky_solve`, `lstsq` (through QR), `det` and
+//!   `slogdet` (through LU).
 //! - [`random`]: `Tensor::rand`/`randn` and [`Generator`](random::Generator), the same
 //!   counter-based stream on every device.
 //! - [`select`]: `cat`/`concat`, `stack`, `index_select`, `take`, `compress`,
@@ -32,6 +34,7 @@ pub mod qr;
 pub mod random;
 pub mod reduce;
 pub mod select;
+pub mod solve;
 
 use ctensor_base::{Error, Result};
 

@@ -595,19 +595,19 @@ pub(crate) fn call<T: Cublas>(
 /// aligned vector loads; `c64` in Rust is aligned to 8 only. On an H100 (cuBLAS 13.1)
 /// `cublasZaxpy_v2` segfaulted in the host code on an `alpha` at an address ≡ 8 mod 16.
 #[repr(C, align(16))]
-struct Host<T>(T);
+pub(crate) struct Host<T>(T);
 
 impl<T> Host<T> {
     /// A copy of `*p`.
     ///
     /// # Safety
     /// `p` is valid for a read of `T`.
-    unsafe fn of(p: *const T) -> Host<T> {
+    pub(crate) unsafe fn of(p: *const T) -> Host<T> {
         // SAFETY: the caller's promise.
         Host(unsafe { p.read() })
     }
 
-    fn ptr(&self) -> *const T {
+    pub(crate) fn ptr(&self) -> *const T {
         &self.0
     }
 }

@@ -20,6 +20,7 @@ mod memory;
 mod qr;
 mod random;
 mod select;
+mod trsm;
 
 /// The launch configurations of the custom kernels, exactly as the GPU code computes
 /// them, for the host emulation of the kernels (`kernels/tests/cuda_emulation.rs`). Not

@@ -1,0 +1,256 @@
+//! `solve_triangular`, `cholesky_solve`, `lstsq`, `det` and `slogdet` on both devices for
+//! f32/f64/c32/c64, against independent references: residuals with the triangle as read
+//! (NaN in the other triangle and on a unit diagonal), `solve` on the full matrix, the
+//! normal equations, the minimum-norm formula, products of eigenvalues and closed forms;
+//! singular and rank-deficient input, overflow, and empty matrices.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{
+    c64, cholesky, cholesky_solve, det, eigvalsh, lstsq, matmul, matmul_op, slogdet, solve,
+    solve_triangular, DataType, Device, Diag, EigBackend, EighRange, Error, Scalar, Tensor, Trans,
+    Uplo,
+};
+
+fn values(t: &Tensor) -> Vec<c64> {
+    t.cast(DataType::ComplexDouble)
+        .unwrap()
+        .to_vec::<c64>()
+        .unwrap()
+}
+
+fn close(got: &Tensor, want: &Tensor, tol: f64, what: &str) {
+    let (g, w) = (values(got), values(want));
+    assert_eq!(g.len(), w.len(), "{what}: lengths");
+    let scale = w.iter().map(|z| z.norm()).fold(1.0, f64::max);
+    for (k, (a, b)) in g.iter().zip(&w).enumerate() {
+        assert!(
+            (a - b).norm() <= tol * scale,
+            "{what}: [{k}] {a} vs {b} (tolerance {:e})",
+            tol * scale
+        );
+    }
+}
+
+/// A well-conditioned n × n matrix: random entries scaled small, plus 2 on the diagonal.
+fn conditioned<D: Device, T: Scalar>(n: usize, seed: u64) -> Tensor {
+    let (a, _) = random_on::<D, T>(&mut rng(seed), &[n, n]);
+    let eye = Tensor::eye(T::DTYPE, D::TYPE, n).unwrap();
+    (&(&a * (0.5 / (125.0 * n as f64))).unwrap() + &(&eye * 2.0).unwrap()).unwrap()
+}
+
+/// The `uplo` triangle of `a` (unit diagonal when asked) with zeros elsewhere, and a copy
+/// with NaN where the solver must not look.
+fn triangle(a: &Tensor, uplo: Uplo, diag: Diag) -> (Tensor, Tensor) {
+    let n = a.dims()[0];
+    let v = values(a);
+    let nan = c64::new(f64::NAN, f64::NAN);
+    let (mut clean, mut dirty) = (vec![c64::new(0.0, 0.0); n * n], vec![nan; n * n]);
+    for i in 0..n {
+        for j in 0..n {
+            let inside = if uplo == Uplo::Upper { i <= j } else { i >= j };
+            if i == j && diag == Diag::Unit {
+                clean[i * n + j] = c64::new(1.0, 0.0);
+            } else if inside {
+                clean[i * n + j] = v[i * n + j];
+                dirty[i * n + j] = v[i * n + j];
+            }
+        }
+    }
+    let back = |x: Vec<c64>| {
+        Tensor::from_slice(&x, &[n, n])
+            .unwrap()
+            .cast(a.dtype())
+            .unwrap()
+            .to_device(a.device())
+            .unwrap()
+    };
+    (back(clean), back(dirty))
+}
+
+fn solves_of<D: Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let tol = 200.0 * eps(dt);
+    for n in [1usize, 7, 64] {
+        let a = conditioned::<D, T>(n, n as u64);
+        let (b, _) = random_on::<D, T>(&mut rng(99), &[n, 3]);
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            for diag in [Diag::NonUnit, Diag::Unit] {
+                let (clean, dirty) = triangle(&a, uplo, diag);
+                for trans in [Trans::N, Trans::T, Trans::C] {
+                    let what = format!("{dt} n={n} {uplo:?} {diag:?} {trans:?}");
+                    let x = solve_triangular(&dirty, &b, uplo, trans, diag)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let lhs = matmul_op(&clean, trans, &x, Trans::N).unwrap();
+                    close(&lhs, &b, tol, &what);
+                }
+                // A vector right-hand side keeps its shape.
+                let bv = b.narrow(1, 0, 1).unwrap().reshape(&[n as i64]).unwrap();
+                assert_eq!(
+                    solve_triangular(&dirty, &bv, uplo, Trans::N, diag)
+                        .unwrap()
+                        .dims(),
+                    [n]
+                );
+            }
+        }
+        // Cholesky: A = M Mᴴ + n I, both factor triangles, against `solve`.
+        let spd = (&matmul_op(&a, Trans::N, &a, Trans::C).unwrap()
+            + &(&Tensor::eye(dt, D::TYPE, n).unwrap() * n as f64).unwrap())
+            .unwrap();
+        let want = solve(&spd, &b).unwrap();
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            let f = cholesky(&spd, uplo).unwrap();
+            close(
+                &cholesky_solve(&f, &b, uplo).unwrap(),
+                &want,
+                tol,
+                &format!("{dt} n={n} cholesky_solve {uplo:?}"),
+            );
+        }
+    }
+}
+
+device_test!(triangular_and_cholesky_solves_match_references, D => {
+    for_blas_dtypes!(solves_of, D);
+});
+
+fn least_squares_of<D: Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let tol = 2000.0 * eps(dt);
+    // Tall: against the normal equations (AᴴA) x = Aᴴ b.
+    let (a, _) = random_on::<D, T>(&mut rng(5), &[40, 6]);
+    let (b, _) = random_on::<D, T>(&mut rng(6), &[40, 2]);
+    let x = lstsq(&a, &b).unwrap();
+    let normal = solve(
+        &matmul_op(&a, Trans::C, &a, Trans::N).unwrap(),
+        &matmul_op(&a, Trans::C, &b, Trans::N).unwrap(),
+    )
+    .unwrap();
+    close(&x, &normal, tol, &format!("{dt} tall lstsq"));
+    // Wide: the minimum-norm solution Aᴴ (A Aᴴ)⁻¹ b, which solves A x = b exactly.
+    let (w, _) = random_on::<D, T>(&mut rng(7), &[5, 30]);
+    let (c, _) = random_on::<D, T>(&mut rng(8), &[5]);
+    let x = lstsq(&w, &c).unwrap();
+    assert_eq!(x.dims(), [30]);
+    let min_norm = matmul_op(
+        &w,
+        Trans::C,
+        &solve(
+            &matmul_op(&w, Trans::N, &w, Trans::C).unwrap(),
+            &c.reshape(&[5, 1]).unwrap(),
+        )
+        .unwrap(),
+        Trans::N,
+    )
+    .unwrap();
+    close(
+        &x.reshape(&[30, 1]).unwrap(),
+        &min_norm,
+        tol,
+        &format!("{dt} wide lstsq"),
+    );
+    // Rank deficient: two equal columns.
+    let dup = ctensor_aten::cat(
+        &[&a.narrow(1, 0, 3).unwrap(), &a.narrow(1, 0, 3).unwrap()],
+        1,
+    )
+    .unwrap();
+    let e = lstsq(&dup, &b).unwrap_err();
+    assert!(
+        matches!(e, Error::IllConditioned { op: "lstsq", .. }),
+        "{dt}: {e}"
+    );
+}
+
+device_test!(lstsq_matches_the_normal_equations_and_the_minimum_norm_formula, D => {
+    for_blas_dtypes!(least_squares_of, D);
+});
+
+fn determinants_of<D: Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let tol = 1000.0 * eps(dt);
+    let m = on::<D>(
+        Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2])
+            .unwrap()
+            .cast(dt)
+            .unwrap(),
+    );
+    close(
+        &det(&m).unwrap(),
+        &Tensor::scalar(-2.0f64).unwrap(),
+        tol,
+        &format!("{dt} det 2×2"),
+    );
+    // A permutation: sign −1, |det| = 1.
+    let p = on::<D>(
+        Tensor::from_slice(&[0.0f64, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0], &[3, 3])
+            .unwrap()
+            .cast(dt)
+            .unwrap(),
+    );
+    let (sign, log) = slogdet(&p).unwrap();
+    assert!(
+        (sign - c64::new(-1.0, 0.0)).norm() < tol && log.abs() < tol,
+        "{dt}: {sign} {log}"
+    );
+    // A Hermitian matrix: the product of its eigenvalues.
+    let a = conditioned::<D, T>(9, 3);
+    let h = (&a + &a.t().unwrap().conj().unwrap()).unwrap();
+    let w = values(&eigvalsh(&h, EighRange::All, EigBackend::LapackEvd).unwrap());
+    let prod: c64 = w.iter().product();
+    close(
+        &det(&h).unwrap(),
+        &Tensor::scalar(prod).unwrap(),
+        tol,
+        &format!("{dt} det = Π λ"),
+    );
+    // Singular, overflowing and empty.
+    let s = on::<D>(
+        Tensor::from_slice(&[1.0f64, 2.0, 2.0, 4.0], &[2, 2])
+            .unwrap()
+            .cast(dt)
+            .unwrap(),
+    );
+    assert_eq!(
+        slogdet(&s).unwrap(),
+        (c64::new(0.0, 0.0), f64::NEG_INFINITY)
+    );
+    assert_eq!(values(&det(&s).unwrap()), [c64::new(0.0, 0.0)]);
+    let big_v = if matches!(dt, DataType::Float | DataType::ComplexFloat) {
+        1e30
+    } else {
+        1e200
+    };
+    let big = (&Tensor::eye(dt, D::TYPE, 5).unwrap() * big_v).unwrap();
+    let (sign, log) = slogdet(&big).unwrap();
+    assert!(
+        (sign - c64::new(1.0, 0.0)).norm() < tol
+            && (log - 5.0 * big_v.ln()).abs() < 5.0 * tol * log.abs(),
+        "{dt}: {log}"
+    );
+    assert_eq!(
+        slogdet(&on::<D>(Tensor::zeros(dt, D::TYPE, &[0, 0]).unwrap())).unwrap(),
+        (c64::new(1.0, 0.0), 0.0)
+    );
+}
+
+device_test!(determinants_match_closed_forms_and_eigenvalue_products, D => {
+    for_blas_dtypes!(determinants_of, D);
+    let m = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[2, 3]).unwrap());
+    assert!(matches!(det(&m).unwrap_err(), Error::ShapeMismatch { .. }));
+});
+
+device_test!(singular_triangles_are_refused, D => {
+    let a = on::<D>(Tensor::from_slice(&[2.0f64, 0.0, 1.0, 0.0], &[2, 2]).unwrap());
+    let b = on::<D>(Tensor::from_slice(&[1.0f64, 1.0], &[2]).unwrap());
+    let e = solve_triangular(&a, &b, Uplo::Lower, Trans::N, Diag::NonUnit).unwrap_err();
+    assert!(matches!(e, Error::Lapack { info: 2, .. }), "{e}");
+    // With a unit diagonal the stored zero is not read.
+    let x = solve_triangular(&a, &b, Uplo::Lower, Trans::N, Diag::Unit).unwrap();
+    assert_eq!(x.to_vec::<f64>().unwrap(), [1.0, 0.0]);
+    let e = solve_triangular(&a, &on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3]).unwrap()), Uplo::Lower, Trans::N, Diag::Unit).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "solve_triangular", .. }), "{e}");
+    let _ = matmul(&a, &a).unwrap();
+});
