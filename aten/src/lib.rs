@@ -37,6 +37,7 @@ pub use crate::ops::qr::{qr, qr_r, QrMode};
 pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
 pub use crate::ops::solve::{cholesky_solve, det, lstsq, slogdet, solve_triangular};
+pub use crate::ops::svd::{pinv, svd, svdvals};
 /// `true` when a GPU can be used here (driver found, device present, context created).
 pub use ctensor_base::gpu::gpu_available;
 pub use ctensor_base::{

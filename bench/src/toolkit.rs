@@ -1,12 +1,12 @@
 //! The solver toolkit: batched `eigh` (a stack of k-point Hamiltonians) against a loop of
-//! single calls, and QR of a tall block against direct LAPACK and faer. The block
+//! single calls, and QR and SVD of a tall block against direct LAPACK and faer. The block
 //! Davidson example is timed against dense `eigh` by `make bench` itself (it runs
 //! `examples/davidson.rs`, which prints both times).
 
 use std::hint::black_box;
 
 use ctensor::base::c64;
-use ctensor::{eigh, qr, set_num_threads, EigBackend, EighRange, QrMode, Tensor};
+use ctensor::{eigh, qr, set_num_threads, svd, EigBackend, EighRange, QrMode, Tensor};
 use rand::rngs::StdRng;
 
 use crate::harness::{compare, random, Table};
@@ -115,6 +115,59 @@ pub fn toolkit_tables(rng: &mut StdRng) -> String {
     };
     t.row(
         "qr (reduced Q and R) vs faer's qr",
+        &format!("{m} × {k}"),
+        compare(ours, by_faer),
+    );
+    // SVD, thin, of the same block.
+    let ours = || drop(black_box(svd(&a, false).unwrap()));
+    let direct = || {
+        let mut f = col.clone();
+        let (mut s, mut u, mut vt) = (
+            vec![0.0f64; k],
+            vec![c64::default(); m * k],
+            vec![c64::default(); k * k],
+        );
+        let mut rwork = vec![0.0f64; (5 * k * k + 5 * k).max(2 * m * k + 2 * k * k + k)];
+        let mut iwork = vec![0i32; 8 * k];
+        let (mi, ki) = (m as i32, k as i32);
+        let mut q = [c64::default()];
+        let mut info = 0;
+        // SAFETY: `f` m × k (lda m), `u` m × k, `vt` k × k, workspaces as documented.
+        unsafe {
+            lapack::zgesdd(
+                b'S', mi, ki, &mut f, mi, &mut s, &mut u, mi, &mut vt, ki, &mut q, -1, &mut rwork,
+                &mut iwork, &mut info,
+            );
+            let mut work = vec![c64::default(); q[0].re as usize];
+            lapack::zgesdd(
+                b'S',
+                mi,
+                ki,
+                &mut f,
+                mi,
+                &mut s,
+                &mut u,
+                mi,
+                &mut vt,
+                ki,
+                &mut work,
+                q[0].re as i32,
+                &mut rwork,
+                &mut iwork,
+                &mut info,
+            );
+        }
+        assert_eq!(info, 0);
+        black_box((s, u, vt));
+    };
+    t.row(
+        "svd (thin U, S, Vᴴ) vs zgesdd",
+        &format!("{m} × {k}"),
+        compare(ours, direct),
+    );
+    let by_faer = || drop(black_box(fm.thin_svd().unwrap()));
+    t.row(
+        "svd (thin U, S, Vᴴ) vs faer's thin_svd",
         &format!("{m} × {k}"),
         compare(ours, by_faer),
     );

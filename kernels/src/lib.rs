@@ -63,3 +63,4 @@ mod plan;
 pub mod qr;
 pub mod random;
 pub mod select;
+pub mod svd;

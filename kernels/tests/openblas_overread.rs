@@ -21,6 +21,7 @@ use ctensor_kernels::lapack::{
 };
 use ctensor_kernels::openblas;
 use ctensor_kernels::qr::{LapackGeqrf, LapackOrgqr};
+use ctensor_kernels::svd::{LapackSvd, SvdJob};
 
 const CHILD: &str = "CTENSOR_OVERREAD_CHILD";
 const GUARD_BYTES: usize = 1 << 20;
@@ -112,8 +113,8 @@ fn hermitian<T: Scalar>(seed: u64, n: usize, shift: f64) -> Vec<T> {
 }
 
 /// The affected drivers on guarded memory, `rounds` times, both triangles: heevd,
-/// heevr (all and an index range), hegvd, potrf, getrf + getrs, geqrf + orgqr and gemv
-/// 'N' with a
+/// heevr (all and an index range), hegvd, potrf, getrf + getrs, geqrf + orgqr, gesdd and
+/// gemv 'N' with a
 /// strided `x`. Results are checked loosely (eigenvalues sum to the trace), so a run
 /// that survives also computed something.
 fn drivers<T: Scalar>(rounds: usize, max_n: usize) -> Result<()>
@@ -126,6 +127,7 @@ where
         + LapackGetrs<T>
         + LapackGeqrf<T>
         + LapackOrgqr<T>
+        + LapackSvd<T>
         + BlasGemv<T>,
 {
     let zr = <T::Real as Scalar>::zero();
@@ -214,6 +216,29 @@ where
                 CpuDevice::geqrf(n, n, qr.ptr(), n, tau.ptr())?;
                 CpuDevice::orgqr(n, n, n, qr.ptr(), n, tau.ptr())?;
             }
+            step("gesdd", n, None);
+            let (sa, u, vt) = (
+                Guarded::new(&a0),
+                Guarded::new(&vec![T::zero(); n * n]),
+                Guarded::new(&vec![T::zero(); n * n]),
+            );
+            let mut sv = vec![zr; n];
+            // SAFETY: `sa`, `u`, `vt` n·n (ld n), `sv` n values.
+            unsafe {
+                CpuDevice::svd(
+                    SvdJob::Thin,
+                    n,
+                    n,
+                    sa.ptr(),
+                    n,
+                    sv.as_mut_ptr(),
+                    u.ptr(),
+                    n,
+                    vt.ptr(),
+                    n,
+                )?
+            };
+            assert!(sv[0].to_c64().re >= sv[n - 1].to_c64().re, "svd n={n}");
             // Q's first column has unit norm.
             let q = qr.to_vec();
             let norm: f64 = q[..n].iter().map(|v| v.to_c64().norm_sqr()).sum();

@@ -13,6 +13,7 @@
 //! - [`qr`]: `qr` (reduced or complete `Q` and `R`) and `qr_r`, for matrices and stacks.
 //! - [`solve`]: `solve_triangular`, `cholesky_solve`, `lstsq` (through QR), `det` and
 //!   `slogdet` (through LU).
+//! - [`svd`]: `svd` (thin or full), `svdvals`, `pinv`.
 //! - [`random`]: `Tensor::rand`/`randn` and [`Generator`](random::Generator), the same
 //!   counter-based stream on every device.
 //! - [`select`]: `cat`/`concat`, `stack`, `index_select`, `take`, `compress`,
@@ -35,6 +36,7 @@ pub mod random;
 pub mod reduce;
 pub mod select;
 pub mod solve;
+pub mod svd;
 
 use ctensor_base::{Error, Result};
 

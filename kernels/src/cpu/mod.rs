@@ -9,6 +9,7 @@ mod memory;
 mod qr;
 mod random;
 mod select;
+mod svd;
 mod trsm;
 
 /// A shared slice over `len` elements at `p`; empty (and `p` unread) when `len == 0`.

@@ -20,6 +20,7 @@ mod memory;
 mod qr;
 mod random;
 mod select;
+mod svd;
 mod trsm;
 
 /// The launch configurations of the custom kernels, exactly as the GPU code computes
