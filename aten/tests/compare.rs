@@ -266,3 +266,18 @@ device_test!(vector_norm_neither_overflows_nor_underflows, D => {
         assert!((got[c] - want).abs() <= 1e-14 * want, "column {c}");
     }
 });
+
+device_test!(vdot_along_an_axis_gives_per_column_inner_products, D => {
+    let (x, xv) = random_on::<D, c64>(&mut rng(11), &[257, 4]);
+    let (y, yv) = random_on::<D, c64>(&mut rng(12), &[257, 4]);
+    let got = x.vdot_along(&y, &[0]).unwrap().to_vec::<c64>().unwrap();
+    for c in 0..4 {
+        let want: c64 = (0..257).map(|i| xv[i * 4 + c].conj() * yv[i * 4 + c]).sum();
+        assert!((got[c] - want).norm() <= 1e-13 * want.norm().max(1.0), "column {c}");
+    }
+    // Real with complex promotes; a shape that does not broadcast names the op.
+    let r = on::<D>(Tensor::ones(Double, D::TYPE, &[257, 1]).unwrap());
+    assert_eq!(r.vdot_along(&y, &[0]).unwrap().dims(), [4]);
+    let e = x.vdot_along(&on::<D>(Tensor::ones(Double, D::TYPE, &[3]).unwrap()), &[0]).unwrap_err();
+    assert!(e.to_string().starts_with("vdot_along"), "{e}");
+});

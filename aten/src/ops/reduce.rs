@@ -126,6 +126,18 @@ impl Tensor {
         self.dot_impl("vdot", other, true)
     }
 
+    /// `Σ conj(self) · other` along `axes` (the other axes kept, broadcasting and
+    /// promoting): the per-band inner products of two blocks of bands stored as columns
+    /// are `x.vdot_along(&y, &[0])`. Real types do not conjugate.
+    pub fn vdot_along(&self, other: &Tensor, axes: &[usize]) -> Result<Tensor> {
+        let x = if self.dtype().is_complex() {
+            self.conj()?
+        } else {
+            self.share()
+        };
+        x.mul(other).map_err(|e| e.in_op("vdot_along"))?.sum(axes)
+    }
+
     fn dot_impl(&self, op: &'static str, other: &Tensor, conj: bool) -> Result<Tensor> {
         if self.dims() != other.dims() {
             return Err(Error::ShapeMismatch {
