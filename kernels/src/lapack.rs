@@ -219,6 +219,33 @@ pub trait LapackHeevr<T: Scalar>: Device {
     ) -> Result<usize>;
 }
 
+/// Selected eigenpairs of the generalized Hermitian-definite eigenproblem (`?sygvx` /
+/// `?hegvx` on the host, cuSOLVER's `?sygvdx` / `?hegvdx` on the GPU).
+pub trait LapackHegvx<T: Scalar>: Device {
+    /// As [`LapackHegvd::hegvd`] for the eigenpairs selected by `range` only (reading the
+    /// `uplo` triangles of `a` and `b`): returns how many (`m`), eigenvalues ascending in
+    /// `w[..m]`, eigenvectors in the first `m` columns of `z`. `a` and `b` are destroyed.
+    ///
+    /// # Safety
+    /// `a`, `b` are valid for reads and writes of `ld·(n-1) + n` elements with their
+    /// leading dimensions; `w` for writes of `n` values; `z` for writes of
+    /// `ldz·(cols-1) + n` elements (`cols` as for [`LapackHeevr::heevr`]). None overlap.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn hegvx(
+        itype: i32,
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        b: *mut T,
+        ldb: usize,
+        range: EigRange<T::Real>,
+        w: *mut T::Real,
+        z: *mut T,
+        ldz: usize,
+    ) -> Result<usize>;
+}
+
 /// The generalized Hermitian-definite eigenproblem (`?sygvd` / `?hegvd`).
 pub trait LapackHegvd<T: Scalar>: Device {
     /// Solves `A x = λ B x` (`itype` 1), `A B x = λ x` (2) or `B A x = λ x` (3) with `B`

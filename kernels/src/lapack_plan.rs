@@ -268,6 +268,52 @@ pub(crate) fn plan_heevr<T, R: Scalar>(
     }))
 }
 
+/// Checks `hegvx`'s arguments: the plan of `a`, `z` and the selection (as for `heevr`)
+/// and the checked `b`; `None` when `n == 0` or nothing is selected.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plan_hegvx<T, R: Scalar>(
+    itype: i32,
+    n: usize,
+    a: *const T,
+    lda: usize,
+    b: *const T,
+    ldb: usize,
+    range: &EigRange<R>,
+    w: *const R,
+    z: *const T,
+    ldz: usize,
+) -> Result<Option<(HeevrPlan<R>, Square)>> {
+    let op = "hegvx";
+    check_itype(op, itype)?;
+    let (n32, ld, span) = square(op, "a", n, lda)?;
+    let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
+    check::leading_dim(op, "ldz", ldz, n)?;
+    let Some((select, cols)) = select(op, n, range)? else {
+        return Ok(None);
+    };
+    let ldz32 = check::blas_int(op, "ldz", ldz)?;
+    let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
+    check::non_null(op, "a", a, span)?;
+    check::non_null(op, "b", b, bspan)?;
+    check::non_null(op, "w", w, n)?;
+    check::non_null(op, "z", z, zspan)?;
+    let plan = HeevrPlan {
+        a: Square { n: n32, ld, span },
+        select,
+        cols,
+        ldz: ldz32,
+        zspan,
+    };
+    Ok((n > 0).then_some((
+        plan,
+        Square {
+            n: n32,
+            ld: ldb32,
+            span: bspan,
+        },
+    )))
+}
+
 /// Checks `hegvd`'s arguments; `None` when `n == 0`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plan_hegvd<T, R>(

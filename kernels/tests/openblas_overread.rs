@@ -16,8 +16,8 @@ use common::{eps, random_vec, rng};
 use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use ctensor_kernels::blas::{BlasGemv, Trans};
 use ctensor_kernels::lapack::{
-    EigRange, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr, LapackHegvd, LapackPotrf,
-    Uplo,
+    EigRange, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr, LapackHegvd, LapackHegvx,
+    LapackPotrf, Uplo,
 };
 use ctensor_kernels::openblas;
 use ctensor_kernels::qr::{LapackGeqrf, LapackOrgqr};
@@ -128,6 +128,7 @@ where
         + LapackGeqrf<T>
         + LapackOrgqr<T>
         + LapackSvd<T>
+        + LapackHegvx<T>
         + BlasGemv<T>,
 {
     let zr = <T::Real as Scalar>::zero();
@@ -193,6 +194,31 @@ where
                         w.as_mut_ptr(),
                     )?
                 };
+
+                step("hegvx", n, Some(uplo));
+                let (a, b, z) = (
+                    Guarded::new(&a0),
+                    Guarded::new(&b0),
+                    Guarded::new(&vec![T::zero(); n * n]),
+                );
+                let mut w = vec![zr; n];
+                // SAFETY: `a`, `b`, `z` n·n (ld n), `w` n values; distinct.
+                let m = unsafe {
+                    CpuDevice::hegvx(
+                        1,
+                        uplo,
+                        n,
+                        a.ptr(),
+                        n,
+                        b.ptr(),
+                        n,
+                        EigRange::Index(0..n.div_ceil(2)),
+                        w.as_mut_ptr(),
+                        z.ptr(),
+                        n,
+                    )?
+                };
+                assert_eq!(m, n.div_ceil(2), "hegvx n={n}");
 
                 step("potrf", n, Some(uplo));
                 let b = Guarded::new(&b0);

@@ -9,7 +9,7 @@
 use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::lapack::{
     Diag, EigRange, HeevFaer, Jobz, LapackGecon, LapackGetrf, LapackGetrs, LapackHeevd,
-    LapackHeevr, LapackHegvd, LapackPotrf, LapackTrtri, SetMatrix, Uplo,
+    LapackHeevr, LapackHegvd, LapackHegvx, LapackPotrf, LapackTrtri, SetMatrix, Uplo,
 };
 
 use super::einsum::{einsum, EinsumOptions};
@@ -362,6 +362,34 @@ fn eigh_generalized_one(
     let mut av = col_major(a)?;
     let mut bv = col_major(b)?;
     let wd = Tensor::new(a.dtype().real_type(), a.device(), &[n])?;
+    if range != EighRange::All {
+        // Only the selected pairs (`?hegvx`, cuSOLVER `?hegvdx`), not all then a slice.
+        let cols = match range {
+            EighRange::Index(lo, hi) if lo <= hi => hi - lo,
+            _ => n,
+        };
+        let z = Tensor::new_in_order(a.dtype(), a.device(), &[n, cols], Order::ColMajor)?;
+        let m = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+            let (pa, pb) = (av.as_mut_ptr::<T>()?, bv.as_mut_ptr::<T>()?);
+            let r = match range {
+                EighRange::Index(lo, hi) => EigRange::Index(lo..hi),
+                EighRange::Value(l, u) => EigRange::Value {
+                    lower: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(l),
+                    upper: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(u),
+                },
+                EighRange::All => EigRange::All,
+            };
+            let _g = (z.buffer.write(op)?, wd.buffer.write(op)?);
+            // SAFETY: `av`, `bv` are n × n column-major copies (ld n) of their own, `wd`
+            // holds n values and `z` n × cols (ld n), all distinct and on this device.
+            unsafe {
+                <D as LapackHegvx<T>>::hegvx(itype, Uplo::Lower, n, pa, n.max(1), pb, n.max(1), r, wd.typed_ptr(), z.typed_ptr::<T>(), n.max(1))
+            }
+        })
+        .map_err(|e| e.in_op(op))?;
+        let wt = wd.narrow(0, 0, m)?.try_clone()?;
+        return Ok((wt, in_order_of(z.narrow(1, 0, m)?, a)?));
+    }
     let w = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
         let (pa, pb) = (av.as_mut_ptr::<T>()?, bv.as_mut_ptr::<T>()?);
         let g = wd.buffer.write(op)?;

@@ -13,6 +13,7 @@ mod blas;
 mod compare;
 mod cublas;
 mod cusolver;
+mod hegvx;
 mod lapack;
 mod launch;
 mod linalg;
