@@ -56,6 +56,7 @@ pub mod lapack;
 mod lapack_plan;
 pub mod layout;
 pub mod linalg;
+pub mod math;
 pub mod memory;
 pub mod openblas;
 pub mod parallel;

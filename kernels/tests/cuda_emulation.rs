@@ -22,10 +22,11 @@
 //! `transpose2d`, `set_strided`, `set_matrix` and `index_select` for all eight types,
 //! `reduce_sum` (all eight) and `reduce_extreme` (the six ordered ones), the `matmul`
 //! loop (i32, i64, f16, bf16), the counter-based generator `random_f64` (uniform and
-//! normal), and `compare`, `classify`, `select` (all eight types) and `extreme2` (the six
-//! ordered ones). All but `index_select`, `random_f64` and `compare.cu`, which are newer,
-//! have also run on an H100 (`scripts/gpu-run.sh`); the emulation keeps them checked
-//! where no GPU is.
+//! normal), `compare`, `classify`, `select` (all eight types) and `extreme2` (the six
+//! ordered ones), and `math` (every function for every type that takes it). All but
+//! `index_select`, `random_f64`, `compare.cu` and `math.cu`, which are newer, have also
+//! run on an H100 (`scripts/gpu-run.sh`); the emulation keeps them checked where no GPU
+//! is.
 //!
 //! Without a C++ compiler the test prints one `SKIP` line and passes, unless
 //! `CTENSOR_REQUIRE_CXX=1`.
@@ -46,6 +47,7 @@ use ctensor_kernels::linalg::{
     Abs, Add, Conj, Div, EqScalar, Fma, MatMul, Mul, Reduce, ReduceExtreme, Transpose, Unary,
     UnaryOp,
 };
+use ctensor_kernels::math::{Math, MathOp, MathScalar};
 use ctensor_kernels::memory::{CastMemory, SetMemory};
 use ctensor_kernels::random::{Distribution, FillRandom};
 use ctensor_kernels::select::IndexSelect;
@@ -348,6 +350,13 @@ int main(int argc, char** argv) {
         std::vector<T> o(n); launch_1d(n, rev, [&] { select_##S(n, m.data(), x.data(), y.data(), o.data()); }); \
         output(o); return 0; }
     CT_ALL_TYPES(CT_EMU_SELECT)
+#endif
+#ifdef CT_MATH
+    // math_<t> n op: stdin the n inputs; writes the n results.
+#define CT_EMU_MATH(S, T)                                                                      \
+    if (!strcmp(k, "math_" #S) && argc >= 5) { int op = atoi(argv[4]); auto x = input<T>(n); std::vector<T> y(n); \
+        launch_1d(n, rev, [&] { math_##S(n, op, x.data(), y.data()); }); output(y); return 0; }
+    CT_ALL_TYPES(CT_EMU_MATH)
 #endif
 #ifdef CT_RANDOM
     // random_f64 n normal bits seed offset: writes the n values.
@@ -1269,6 +1278,49 @@ fn emulated_comparisons_match_the_cpu() {
     unsafe { CpuDevice::classify(Class::Nan, n, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
     let got: Vec<i32> = from_bytes(&emu.run("classify_f16", n, &["0".into()], bytes(&x)));
     assert_eq!(got, want, "classify_f16 over a turning grid");
+}
+
+fn math_of_one_type<T: Scalar + MathScalar>(emu: &Emulator)
+where
+    CpuDevice: Math<T>,
+{
+    let s = suffix(T::DTYPE);
+    let n = 2001;
+    let (mut x, _) = hostile::<T>(n, 77);
+    // Values near 0 (log1p, expm1), large imaginary parts (tan), and half-way points.
+    for (k, v) in [1e-9, -3e-7, 0.5, 1.5, -2.5, 30.0, -45.0]
+        .into_iter()
+        .enumerate()
+    {
+        x[k] = T::cast_from(c64::new(v, v * 0.5));
+    }
+    for op in MathOp::ALL {
+        let mut want = vec![T::zero(); n];
+        // SAFETY: both hold n elements.
+        match unsafe { CpuDevice::math(op, n, x.as_ptr(), want.as_mut_ptr()) } {
+            Ok(()) => {}
+            Err(_) => continue, // not defined for T (refused the same way on the GPU side)
+        }
+        let got: Vec<T> =
+            from_bytes(&emu.run(&format!("math_{s}"), n, &[op.code().to_string()], bytes(&x)));
+        assert_all_same(&got, &want, &format!("{} {}", T::DTYPE, op.name()));
+    }
+}
+
+#[test]
+fn emulated_math_functions_match_the_cpu() {
+    let Some(emu) = Emulator::build("math", "CT_MATH") else {
+        return;
+    };
+    for_all_types!(math_of_one_type, &emu);
+    // More elements than 65 535 blocks of 256 threads cover: the grid-stride loop turns.
+    let n = 65_535 * 256 + 333;
+    let x: Vec<ctensor_base::f16> = random_vec(&mut rng(3), n);
+    let mut want = vec![ctensor_base::f16::ZERO; n];
+    // SAFETY: both hold n elements.
+    unsafe { CpuDevice::math(MathOp::Sin, n, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    let got: Vec<ctensor_base::f16> = from_bytes(&emu.run("math_f16", n, &["0".into()], bytes(&x)));
+    assert_all_same(&got, &want, "math_f16 sin over a turning grid");
 }
 
 /// The counter-based generator on the "GPU" against the CPU kernel, bit for bit (both

@@ -20,6 +20,8 @@
 //!   `masked_select`, `split`/`split_sizes`/`chunk` (views), `assign` into a view.
 //! - [`layout`]: materialised `permute_copy` (with conjugation), `stride`, `inflate`.
 //! - [`einsum`]: Einstein summation with `conj_x`/`conj_y`, `alpha`/`beta` and `out`.
+//! - [`math`]: `sin`, `cos`, `tan`, `log`, `log1p`, `expm1`, `square`, `reciprocal`,
+//!   `rsqrt`, `sign`, `floor`, `ceil`, `round`.
 //! - [`matmul`]: `matmul`, `matmul_op` (N/T/C flags), `matmul_into` (alpha, beta, out).
 //! - [`linalg`]: `eigh` (three backends), `eigh_generalized`, `cholesky`,
 //!   `tri_inverse`, `solve`, `inverse`, `set_matrix`.
@@ -29,6 +31,7 @@ pub mod einsum;
 pub mod elementwise;
 pub mod layout;
 pub mod linalg;
+pub mod math;
 pub mod matmul;
 pub mod operators;
 pub mod qr;

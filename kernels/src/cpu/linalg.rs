@@ -21,7 +21,7 @@ const BLOCK: usize = 512;
 /// # Safety
 /// Every input is valid for reads and `out` for writes of `n` elements; each input is
 /// identical to `out` or disjoint from it.
-unsafe fn map_elements<T: Scalar, const K: usize>(
+pub(super) unsafe fn map_elements<T: Scalar, const K: usize>(
     op: &'static str,
     n: usize,
     inputs: [*const T; K],

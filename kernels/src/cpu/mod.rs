@@ -6,6 +6,7 @@ mod faer_eig;
 mod hegvx;
 mod lapack;
 mod linalg;
+mod math;
 mod memory;
 mod qr;
 mod random;

@@ -17,6 +17,7 @@ mod hegvx;
 mod lapack;
 mod launch;
 mod linalg;
+mod math;
 mod memory;
 mod qr;
 mod random;

@@ -35,9 +35,11 @@ pub static MATMUL: KernelSource = source!("matmul");
 pub static RANDOM: KernelSource = source!("random");
 /// Comparisons, classification, selection by a mask, element-wise maximum/minimum.
 pub static COMPARE: KernelSource = source!("compare");
+/// Element-wise mathematical functions (sin, log, expm1, rounding, ...).
+pub static MATH: KernelSource = source!("math");
 
 /// Every kernel source.
-pub static SOURCES: [&KernelSource; 7] = [
+pub static SOURCES: [&KernelSource; 8] = [
     &ELEMENTWISE,
     &CAST,
     &LAYOUT,
@@ -45,6 +47,7 @@ pub static SOURCES: [&KernelSource; 7] = [
     &MATMUL,
     &RANDOM,
     &COMPARE,
+    &MATH,
 ];
 
 use DataType::*;
@@ -137,6 +140,7 @@ kernels! {
     CLASSIFY = COMPARE, "classify", ALL, false;
     SELECT = COMPARE, "select", ALL, false;
     EXTREME2 = COMPARE, "extreme2", ORDERED, false;
+    MATH_K = MATH, "math", ALL, false;
 }
 
 /// The suffix of an element type in kernel names.

@@ -69,41 +69,9 @@ template <class T> __device__ void ct_any_zero(u64 n, const T* y, u64* first) {
 
 // ---- functions of floating types ------------------------------------------------------
 
-__device__ inline float ct_sqrt(float a) { return sqrtf(a); }
-__device__ inline double ct_sqrt(double a) { return sqrt(a); }
 __device__ inline float ct_exp(float a) { return expf(a); }
 __device__ inline double ct_exp(double a) { return exp(a); }
-// The principal square root: re >= 0, im with the sign of the input's im.
-// The principal square root without cancellation, overflow or needless underflow
-// (Kahan 1987): t = sqrt((|re| + hypot(re, im)) / 2), the other part |im| / (2t), swapped
-// for re < 0, the sign of im on the imaginary part; inputs near the ends of the exponent
-// range scaled by a power of 4. The same formula as the CPU's csqrt_f32/csqrt_f64
-// (kernels/src/arith.rs); non-finite inputs as C99 Annex G.
-template <class R, class Z> __device__ inline Z ct_csqrt(Z a, R big, R small, R up, R down) {
-    const R inf = (R)1 / (R)0;
-    R re = a.re, im = a.im;
-    Z z;
-    if (im == inf || im == -inf) { z.re = inf; z.im = im; return z; }
-    if (re != re) { z.re = re; z.im = (im != im) ? im : re; return z; }
-    if (re == inf) { z.re = re; z.im = (im != im) ? im : copysign((R)0, im); return z; }
-    if (re == -inf) { z.re = (im != im) ? fabs(im) : (R)0; z.im = copysign(inf, im); return z; }
-    if (im != im) { z.re = im; z.im = im; return z; }
-    if (re == 0 && im == 0) { z.re = 0; z.im = im; return z; }
-    R m = fmax(fabs(re), fabs(im));
-    R s = 1, back = 1;
-    if (m > big) { s = (R)0.25; back = 2; }
-    else if (m < small) { s = up; back = down; }
-    R x = re * s, y = im * s;
-    R t = sqrt((fabs(x) + hypot(x, y)) * (R)0.5);
-    R other = fabs(y) / (2 * t);
-    if (x >= 0) { z.re = t * back; z.im = copysign(other * back, im); }
-    else { z.re = other * back; z.im = copysign(t * back, im); }
-    return z;
-}
-// Scaled by 4^k before the root and by 2^-k after: k = 40 (c32) and 300 (c64), written as
-// exact powers of two (2^80 and 2^-40; 2^600 and 2^-300).
-__device__ inline ct_c32 ct_sqrt(ct_c32 a) { return ct_csqrt<float, ct_c32>(a, 2.0e37f, 1.0e-30f, 1.2089258196146292e24f, 9.094947017729282e-13f); }
-__device__ inline ct_c64 ct_sqrt(ct_c64 a) { return ct_csqrt<double, ct_c64>(a, 4.0e307, 1.0e-290, 4.149515568880993e180, 4.909093465297727e-91); }
+// ct_sqrt (real and complex) is in the prelude: math.cu uses it too.
 __device__ inline ct_c32 ct_exp(ct_c32 a) { float m = expf(a.re); ct_c32 z = {m * cosf(a.im), m * sinf(a.im)}; return z; }
 __device__ inline ct_c64 ct_exp(ct_c64 a) { double m = exp(a.re); ct_c64 z = {m * cos(a.im), m * sin(a.im)}; return z; }
 

@@ -1,0 +1,254 @@
+//! Element-wise mathematical functions ([`Math`], one kernel for every [`MathOp`]). The
+//! formulas for complex arguments are written out here and, identically, in
+//! `gpu/cuda/math.cu`, so both devices compute the same thing (to the last bits of their
+//! `sin`, `log`, …):
+//!
+//! - `sin(x+iy) = sin x cosh y + i cos x sinh y`, `cos(x+iy) = cos x cosh y − i sin x sinh y`;
+//! - `tan(x+iy) = (sin 2x + i sinh 2y) / (cos 2x + cosh 2y)`, and for `|y| > 20` (where
+//!   `cosh 2y` would overflow long before the quotient does) `2 sin 2x e^{−2|y|} ± i`;
+//! - `log z = ln|z| + i arg z`; `log1p z` as `½ log1p(2x + x² + y²) + i atan2(y, 1 + x)`
+//!   when `|z| < ½` (no cancellation near 0), `log(1 + z)` otherwise;
+//! - `expm1 z = expm1(x) cos y − 2 sin²(y/2) + i eˣ sin y` (no cancellation near 0);
+//! - `1/z` the textbook quotient (as `/`), `rsqrt z = 1 / sqrt z`, `sign z = z / |z|`
+//!   (0 for 0). Floor, ceiling and rounding have no complex meaning.
+//!
+//! Real arguments use the standard functions; `round` rounds half to even (NumPy's
+//! `round`/`rint`); `sign` is −1, 0 or 1 and keeps NaN and the sign of zero. Integers
+//! take `square` (wrapping), `sign`, `floor`, `ceil` and `round` (the identity); the
+//! tensor ops compute the other functions of integers in `f64`.
+
+use ctensor_base::{bf16, c32, c64, f16, Device, Result};
+
+use crate::arith::Arith;
+
+/// A function of [`Math`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathOp {
+    /// Sine.
+    Sin,
+    /// Cosine.
+    Cos,
+    /// Tangent.
+    Tan,
+    /// Natural logarithm (principal branch).
+    Log,
+    /// `log(1 + x)`, accurate near 0.
+    Log1p,
+    /// `exp(x) − 1`, accurate near 0.
+    Expm1,
+    /// `x²`.
+    Square,
+    /// `1 / x`.
+    Reciprocal,
+    /// `1 / sqrt(x)`.
+    Rsqrt,
+    /// The sign: −1, 0, 1 for reals, `z / |z|` for complex.
+    Sign,
+    /// Largest integer not above `x` (real types).
+    Floor,
+    /// Smallest integer not below `x` (real types).
+    Ceil,
+    /// Nearest integer, half to even (real types).
+    Round,
+}
+
+impl MathOp {
+    /// Every function, in the order of [`code`](Self::code).
+    pub const ALL: [MathOp; 13] = [
+        MathOp::Sin,
+        MathOp::Cos,
+        MathOp::Tan,
+        MathOp::Log,
+        MathOp::Log1p,
+        MathOp::Expm1,
+        MathOp::Square,
+        MathOp::Reciprocal,
+        MathOp::Rsqrt,
+        MathOp::Sign,
+        MathOp::Floor,
+        MathOp::Ceil,
+        MathOp::Round,
+    ];
+
+    /// The code the CUDA kernel takes (declaration order, from 0).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The operation's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathOp::Sin => "sin",
+            MathOp::Cos => "cos",
+            MathOp::Tan => "tan",
+            MathOp::Log => "log",
+            MathOp::Log1p => "log1p",
+            MathOp::Expm1 => "expm1",
+            MathOp::Square => "square",
+            MathOp::Reciprocal => "reciprocal",
+            MathOp::Rsqrt => "rsqrt",
+            MathOp::Sign => "sign",
+            MathOp::Floor => "floor",
+            MathOp::Ceil => "ceil",
+            MathOp::Round => "round",
+        }
+    }
+
+    /// Whether the function is defined for integers (else the tensor op uses `f64`).
+    pub fn for_integers(self) -> bool {
+        matches!(
+            self,
+            MathOp::Square | MathOp::Sign | MathOp::Floor | MathOp::Ceil | MathOp::Round
+        )
+    }
+
+    /// Whether the function is defined for complex numbers.
+    pub fn for_complex(self) -> bool {
+        !matches!(self, MathOp::Floor | MathOp::Ceil | MathOp::Round)
+    }
+}
+
+/// Element-wise mathematical functions.
+pub trait Math<T: MathScalar>: Device {
+    /// `y[i] = op(x[i])` for `i < n`; `x == y` (in place) is allowed. A function that is
+    /// not defined for `T` is `Error::UnsupportedDType`.
+    ///
+    /// # Safety
+    /// `x` is valid for reads and `y` for writes of `n` elements; identical or disjoint.
+    unsafe fn math(op: MathOp, n: usize, x: *const T, y: *mut T) -> Result<()>;
+}
+
+/// How one element type computes the [`MathOp`]s (in its compute type).
+pub trait MathScalar: Arith {
+    /// `op(a)`, or `None` when the function is not defined for the type.
+    fn math(op: MathOp, a: Self::Acc) -> Option<Self::Acc>;
+}
+
+macro_rules! real_math {
+    ($name:ident, $f:ty) => {
+        fn $name(op: MathOp, a: $f) -> $f {
+            match op {
+                MathOp::Sin => a.sin(),
+                MathOp::Cos => a.cos(),
+                MathOp::Tan => a.tan(),
+                MathOp::Log => a.ln(),
+                MathOp::Log1p => a.ln_1p(),
+                MathOp::Expm1 => a.exp_m1(),
+                MathOp::Square => a * a,
+                MathOp::Reciprocal => 1.0 / a,
+                MathOp::Rsqrt => 1.0 / a.sqrt(),
+                MathOp::Sign => {
+                    if a > 0.0 {
+                        1.0
+                    } else if a < 0.0 {
+                        -1.0
+                    } else {
+                        a
+                    }
+                }
+                MathOp::Floor => a.floor(),
+                MathOp::Ceil => a.ceil(),
+                MathOp::Round => a.round_ties_even(),
+            }
+        }
+    };
+}
+
+real_math!(math_f32, f32);
+real_math!(math_f64, f64);
+
+impl MathScalar for f32 {
+    fn math(op: MathOp, a: f32) -> Option<f32> {
+        Some(math_f32(op, a))
+    }
+}
+impl MathScalar for f64 {
+    fn math(op: MathOp, a: f64) -> Option<f64> {
+        Some(math_f64(op, a))
+    }
+}
+impl MathScalar for f16 {
+    fn math(op: MathOp, a: f32) -> Option<f32> {
+        Some(math_f32(op, a))
+    }
+}
+impl MathScalar for bf16 {
+    fn math(op: MathOp, a: f32) -> Option<f32> {
+        Some(math_f32(op, a))
+    }
+}
+
+macro_rules! int_math {
+    ($($t:ty),*) => {$(
+        impl MathScalar for $t {
+            fn math(op: MathOp, a: $t) -> Option<$t> {
+                match op {
+                    MathOp::Square => Some(a.wrapping_mul(a)),
+                    MathOp::Sign => Some(a.signum()),
+                    MathOp::Floor | MathOp::Ceil | MathOp::Round => Some(a),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+int_math!(i32, i64);
+
+macro_rules! complex_math {
+    ($c:ty, $f:ty, $csqrt:path) => {
+        impl MathScalar for $c {
+            fn math(op: MathOp, z: $c) -> Option<$c> {
+                let (x, y) = (z.re, z.im);
+                let c = |re: $f, im: $f| <$c>::new(re, im);
+                let inv = |w: $c| {
+                    let d = w.re * w.re + w.im * w.im;
+                    c(w.re / d, -w.im / d)
+                };
+                Some(match op {
+                    MathOp::Sin => c(x.sin() * y.cosh(), x.cos() * y.sinh()),
+                    MathOp::Cos => c(x.cos() * y.cosh(), -(x.sin() * y.sinh())),
+                    MathOp::Tan => {
+                        if y.abs() > 20.0 {
+                            c(
+                                2.0 * (2.0 * x).sin() * (-2.0 * y.abs()).exp(),
+                                (1.0 as $f).copysign(y),
+                            )
+                        } else {
+                            let d = (2.0 * x).cos() + (2.0 * y).cosh();
+                            c((2.0 * x).sin() / d, (2.0 * y).sinh() / d)
+                        }
+                    }
+                    MathOp::Log => c(x.hypot(y).ln(), y.atan2(x)),
+                    MathOp::Log1p => {
+                        if x.hypot(y) < 0.5 {
+                            c(0.5 * (x * (2.0 + x) + y * y).ln_1p(), y.atan2(1.0 + x))
+                        } else {
+                            c((1.0 + x).hypot(y).ln(), y.atan2(1.0 + x))
+                        }
+                    }
+                    MathOp::Expm1 => {
+                        let h = (0.5 * y).sin();
+                        c(x.exp_m1() * y.cos() - 2.0 * h * h, x.exp() * y.sin())
+                    }
+                    MathOp::Square => c(x * x - y * y, 2.0 * x * y),
+                    MathOp::Reciprocal => inv(z),
+                    MathOp::Rsqrt => {
+                        let (re, im) = $csqrt(x, y);
+                        inv(c(re, im))
+                    }
+                    MathOp::Sign => {
+                        let m = x.hypot(y);
+                        if m == 0.0 {
+                            z
+                        } else {
+                            c(x / m, y / m)
+                        }
+                    }
+                    MathOp::Floor | MathOp::Ceil | MathOp::Round => return None,
+                })
+            }
+        }
+    };
+}
+complex_math!(c32, f32, crate::arith::csqrt_f32);
+complex_math!(c64, f64, crate::arith::csqrt_f64);
