@@ -1,4 +1,4 @@
-//! Assembling and selecting: [`cat`]/[`concat`] and [`stack`] build one tensor from
+//! Assembling and selecting: [`cat`]/[`concat()`] and [`stack`] build one tensor from
 //! several; [`Tensor::index_select`], [`Tensor::take`], [`Tensor::masked_select`] and
 //! [`Tensor::compress`] gather entries by index or mask (a copy, through the
 //! [`IndexSelect`] kernel on either device); [`Tensor::split`], [`Tensor::split_sizes`]
