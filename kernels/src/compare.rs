@@ -3,7 +3,16 @@
 //! (element-wise maximum and minimum). Masks are `i32` 0/1, the type the tensor ops give
 //! comparisons (ctensor has no boolean type).
 
-use ctensor_base::{Device, Result, Scalar};
+use ctensor_base::{DataType, Device, Error, Result, Scalar};
+
+/// The error for an ordering of complex numbers, which have none (both devices).
+pub(crate) fn unordered(op: &'static str, dtype: DataType) -> Error {
+    Error::UnsupportedDType {
+        op,
+        dtype,
+        supported: "f32, f64, i32, i64, f16, bf16 (complex numbers have no order)",
+    }
+}
 
 /// A comparison of [`Compare`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

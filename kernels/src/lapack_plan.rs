@@ -248,7 +248,21 @@ pub(crate) fn plan_heevr<T, R: Scalar>(
     z: *const T,
     ldz: usize,
 ) -> Result<Option<HeevrPlan<R>>> {
-    let op = "heevr";
+    plan_selected("heevr", n, a, lda, range, w, z, ldz)
+}
+
+/// The checks `heevr` and `hegvx` share: `a`, the selection, `w` and `z`, for `op`.
+#[allow(clippy::too_many_arguments)]
+fn plan_selected<T, R: Scalar>(
+    op: &'static str,
+    n: usize,
+    a: *const T,
+    lda: usize,
+    range: &EigRange<R>,
+    w: *const R,
+    z: *const T,
+    ldz: usize,
+) -> Result<Option<HeevrPlan<R>>> {
     let (n32, ld, span) = square(op, "a", n, lda)?;
     check::leading_dim(op, "ldz", ldz, n)?;
     let Some((select, cols)) = select(op, n, range)? else {
@@ -285,26 +299,12 @@ pub(crate) fn plan_hegvx<T, R: Scalar>(
 ) -> Result<Option<(HeevrPlan<R>, Square)>> {
     let op = "hegvx";
     check_itype(op, itype)?;
-    let (n32, ld, span) = square(op, "a", n, lda)?;
-    let (_, ldb32, bspan) = square(op, "b", n, ldb)?;
-    check::leading_dim(op, "ldz", ldz, n)?;
-    let Some((select, cols)) = select(op, n, range)? else {
+    let (n32, ldb32, bspan) = square(op, "b", n, ldb)?;
+    let Some(plan) = plan_selected(op, n, a, lda, range, w, z, ldz)? else {
         return Ok(None);
     };
-    let ldz32 = check::blas_int(op, "ldz", ldz)?;
-    let zspan = check::matrix_span(op, "z", n, cols, ldz)?;
-    check::non_null(op, "a", a, span)?;
     check::non_null(op, "b", b, bspan)?;
-    check::non_null(op, "w", w, n)?;
-    check::non_null(op, "z", z, zspan)?;
-    let plan = HeevrPlan {
-        a: Square { n: n32, ld, span },
-        select,
-        cols,
-        ldz: ldz32,
-        zspan,
-    };
-    Ok((n > 0).then_some((
+    Ok(Some((
         plan,
         Square {
             n: n32,

@@ -17,7 +17,7 @@
 //! take `square` (wrapping), `sign`, `floor`, `ceil` and `round` (the identity); the
 //! tensor ops compute the other functions of integers in `f64`.
 
-use ctensor_base::{bf16, c32, c64, f16, Device, Result};
+use ctensor_base::{bf16, c32, c64, f16, Device, Error, Result};
 
 use crate::arith::Arith;
 
@@ -106,6 +106,22 @@ impl MathOp {
     pub fn for_complex(self) -> bool {
         !matches!(self, MathOp::Floor | MathOp::Ceil | MathOp::Round)
     }
+}
+
+/// `Ok` when `op` is defined for `T`, else the `UnsupportedDType` error both devices give.
+pub(crate) fn check_defined<T: MathScalar>(op: MathOp) -> Result<()> {
+    if T::math(op, T::zero().up()).is_some() {
+        return Ok(());
+    }
+    Err(Error::UnsupportedDType {
+        op: op.name(),
+        dtype: T::DTYPE,
+        supported: if op.for_complex() {
+            "f32, f64, c32, c64, f16, bf16 (the tensor op computes integers in f64)"
+        } else {
+            "f32, f64, i32, i64, f16, bf16 (complex numbers have no floor, ceiling or rounding)"
+        },
+    })
 }
 
 /// Element-wise mathematical functions.

@@ -28,9 +28,32 @@ pub trait IndexSelect<T: Scalar>: Device {
     ) -> Result<()>;
 }
 
+/// Checked `index_select` arguments (sizes and pointers, not the index values): the
+/// element counts of `src` and `dst`, or `None` when there is nothing to write.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plan_index_select<T>(
+    outer: usize,
+    size: usize,
+    inner: usize,
+    idx: *const i64,
+    nidx: usize,
+    src: *const T,
+    dst: *const T,
+) -> Result<Option<(usize, usize)>> {
+    const OP: &str = "index_select";
+    let (ns, nd) = index_select_sizes(outer, size, inner, nidx)?;
+    crate::check::non_null(OP, "idx", idx, nidx)?;
+    crate::check::non_null(OP, "dst", dst, nd)?;
+    if nd == 0 {
+        return Ok(None);
+    }
+    crate::check::non_null(OP, "src", src, ns)?;
+    Ok(Some((ns, nd)))
+}
+
 /// The element counts of an `index_select` call, overflow-checked:
 /// `(outer · size · inner, outer · nidx · inner)`.
-pub(crate) fn index_select_sizes(
+fn index_select_sizes(
     outer: usize,
     size: usize,
     inner: usize,

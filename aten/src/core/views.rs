@@ -8,7 +8,8 @@ use super::shape::{Order, TensorShape};
 use super::tensor::Tensor;
 
 impl Tensor {
-    fn check_dim(&self, op: &'static str, dim: usize) -> Result<()> {
+    /// `dim` must be a dimension of this tensor (`Error::OutOfRange` naming `op`).
+    pub(crate) fn check_dim(&self, op: &'static str, dim: usize) -> Result<()> {
         if dim >= self.ndim() {
             return Err(Error::OutOfRange {
                 op,

@@ -123,22 +123,10 @@ fn truthy(v: c64) -> bool {
 }
 
 impl Tensor {
-    fn checked_dim(&self, op: &'static str, dim: usize) -> Result<()> {
-        if dim >= self.ndim() {
-            return Err(Error::OutOfRange {
-                op,
-                what: "dimension".into(),
-                given: dim as i64,
-                valid: format!("0..{} for a rank-{} tensor", self.ndim(), self.ndim()),
-            });
-        }
-        Ok(())
-    }
-
     /// The entries `idx` (checked: `0..dims[dim]`) along `dim`, gathered into a new
     /// row-major tensor on this tensor's device.
     fn gather(&self, op: &'static str, dim: usize, idx: Vec<i64>) -> Result<Tensor> {
-        self.checked_dim(op, dim)?;
+        self.check_dim(op, dim)?;
         let size = self.dims()[dim];
         check_indices(&idx, size).map_err(|e| e.in_op(op))?;
         let mut dims = self.dims().to_vec();
@@ -214,7 +202,7 @@ impl Tensor {
     /// dtype: nonzero is true) is true, in order (NumPy's `compress(mask, axis=dim)`).
     pub fn compress(&self, dim: usize, mask: &Tensor) -> Result<Tensor> {
         let op = "compress";
-        self.checked_dim(op, dim)?;
+        self.check_dim(op, dim)?;
         if mask.ndim() != 1 || mask.dims()[0] != self.dims()[dim] {
             return Err(Error::ShapeMismatch {
                 op,
@@ -263,7 +251,7 @@ impl Tensor {
     /// copy: writing into a piece writes into `self`.
     pub fn split(&self, size: usize, dim: usize) -> Result<Vec<Tensor>> {
         let op = "split";
-        self.checked_dim(op, dim)?;
+        self.check_dim(op, dim)?;
         if size == 0 {
             return Err(Error::InvalidArgument {
                 op,
@@ -281,7 +269,7 @@ impl Tensor {
     /// to its length (PyTorch's `split(sizes, dim)`, NumPy's `split` at the running sums).
     pub fn split_sizes(&self, sizes: &[usize], dim: usize) -> Result<Vec<Tensor>> {
         let op = "split_sizes";
-        self.checked_dim(op, dim)?;
+        self.check_dim(op, dim)?;
         let total = sizes.iter().try_fold(0usize, |a, &s| a.checked_add(s));
         if total != Some(self.dims()[dim]) {
             return Err(Error::ShapeMismatch {
@@ -308,7 +296,7 @@ impl Tensor {
     /// length runs out first), as PyTorch's `chunk`.
     pub fn chunk(&self, n: usize, dim: usize) -> Result<Vec<Tensor>> {
         let op = "chunk";
-        self.checked_dim(op, dim)?;
+        self.check_dim(op, dim)?;
         if n == 0 {
             return Err(Error::InvalidArgument {
                 op,

@@ -1,11 +1,11 @@
 //! [`Compare`], [`Classify`], [`Select`] and [`Extreme2`] on the host, split across
 //! threads above the parallel threshold.
 
-use ctensor_base::{CpuDevice, Error, Result, Scalar};
+use ctensor_base::{CpuDevice, Result, Scalar};
 
 use crate::arith::Arith;
 use crate::check;
-use crate::compare::*;
+use crate::compare::{unordered, *};
 use crate::parallel::{for_each_range, SendPtr};
 
 /// `out[i] = f(i)` for `i < n`, split across threads above the threshold.
@@ -20,14 +20,6 @@ unsafe fn fill<R: Copy + Send + Sync>(n: usize, out: *mut R, f: impl Fn(usize) -
             unsafe { *out.get().add(i) = f(i) };
         }
     });
-}
-
-fn unordered(op: &'static str, dtype: ctensor_base::DataType) -> Error {
-    Error::UnsupportedDType {
-        op,
-        dtype,
-        supported: "f32, f64, i32, i64, f16, bf16 (complex numbers have no order)",
-    }
 }
 
 impl<T: Arith> Compare<T> for CpuDevice {

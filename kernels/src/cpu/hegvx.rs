@@ -4,7 +4,7 @@
 
 use ctensor_base::{c32, c64, CastFrom, CpuDevice, DataType, Result, Scalar};
 
-use super::slice_mut;
+use super::{slice_mut, with_queried_work};
 use crate::lapack::{require_finite, EigRange, LapackHegvx, Part, Uplo};
 use crate::lapack_plan::{info_result, plan_hegvx, Select};
 use crate::openblas::{self, on_padded, Padded};
@@ -239,72 +239,39 @@ impl<T: HegvxLapack> LapackHegvx<T> for CpuDevice {
         let info = on_padded(a, ld, |a| {
             on_padded(b, ld, |b| {
                 on_padded(z, ld, |z| {
-                    let mut q = [T::zero()];
-                    let mut info = 0;
-                    // SAFETY: sizes checked; the query writes one element.
-                    unsafe {
-                        T::hegvx(
-                            itype,
-                            r,
-                            u,
-                            n32,
-                            a,
-                            lda32,
-                            b,
-                            ldb32,
-                            vl,
-                            vu,
-                            il,
-                            iu,
-                            abstol,
-                            &mut m,
-                            w,
-                            z,
-                            ldz32,
-                            &mut q,
-                            -1,
-                            rwork.as_mut_slice(),
-                            &mut iwork,
-                            &mut ifail,
-                            &mut info,
-                        )
-                    };
-                    if info != 0 {
-                        return info;
-                    }
-                    let lw = (q[0].re().to_c64().re * (1.0 + 1e-6))
-                        .ceil()
-                        .clamp(1.0, i32::MAX as f64) as i32;
-                    let mut work = Padded::<T>::zeroed(lw as usize, tail);
-                    // SAFETY: sizes checked; workspaces as LAPACK asked, with the guard's tail.
-                    unsafe {
-                        T::hegvx(
-                            itype,
-                            r,
-                            u,
-                            n32,
-                            a,
-                            lda32,
-                            b,
-                            ldb32,
-                            vl,
-                            vu,
-                            il,
-                            iu,
-                            abstol,
-                            &mut m,
-                            w,
-                            z,
-                            ldz32,
-                            work.as_mut_slice(),
-                            lw,
-                            rwork.as_mut_slice(),
-                            &mut iwork,
-                            &mut ifail,
-                            &mut info,
-                        )
-                    };
-                    info
+                    with_queried_work::<T>(tail, |work, lwork| {
+                        let mut info = 0;
+                        // SAFETY: sizes checked; the workspaces have the lengths passed
+                        // (the query reads only the sizes).
+                        unsafe {
+                            T::hegvx(
+                                itype,
+                                r,
+                                u,
+                                n32,
+                                a,
+                                lda32,
+                                b,
+                                ldb32,
+                                vl,
+                                vu,
+                                il,
+                                iu,
+                                abstol,
+                                &mut m,
+                                w,
+                                z,
+                                ldz32,
+                                work,
+                                lwork,
+                                rwork.as_mut_slice(),
+                                &mut iwork,
+                                &mut ifail,
+                                &mut info,
+                            )
+                        };
+                        info
+                    })
                 })
             })
         });

@@ -41,3 +41,24 @@ unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> &'a mut [T] {
         unsafe { std::slice::from_raw_parts_mut(p, len) }
     }
 }
+
+/// Runs a LAPACK routine that takes one workspace array: first the size query
+/// (`lwork = -1`, a one-element workspace), then the call with the length it asked for
+/// plus `tail` more elements (the OpenBLAS guard's margin; 0 where it is off). `call`
+/// makes the call and returns `info`; a failing query's `info` is returned as is.
+fn with_queried_work<T: ctensor_base::Scalar>(
+    tail: usize,
+    mut call: impl FnMut(&mut [T], i32) -> i32,
+) -> i32 {
+    let mut query = [T::zero()];
+    let info = call(&mut query, -1);
+    if info != 0 {
+        return info;
+    }
+    // Single-precision LAPACK reports the length as a float that may round low.
+    let len = (ctensor_base::Scalar::to_c64(query[0]).re * (1.0 + 1e-6))
+        .ceil()
+        .clamp(1.0, i32::MAX as f64) as i32;
+    let mut work = crate::openblas::Padded::<T>::zeroed(len as usize, tail);
+    call(work.as_mut_slice(), len)
+}

@@ -13,7 +13,7 @@
 
 use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 
-use super::{slice, slice_mut};
+use super::{slice, slice_mut, with_queried_work};
 use crate::lapack_plan::info_result;
 use crate::qr::{plan_geqrf, plan_orgqr, LapackGeqrf, LapackOrgqr};
 
@@ -84,22 +84,6 @@ impl_qr!(f64, dgeqrf, dorgqr);
 impl_qr!(c32, cgeqrf, cungqr);
 impl_qr!(c64, zgeqrf, zungqr);
 
-/// Runs a routine with a one-array workspace: the query (`lwork = -1`), then the call
-/// with what it asked for.
-fn with_workspace<T: QrLapack>(mut call: impl FnMut(&mut [T], i32) -> i32) -> i32 {
-    let mut query = [T::zero()];
-    let info = call(&mut query, -1);
-    if info != 0 {
-        return info;
-    }
-    // Single-precision LAPACK reports the length as a float that may round low.
-    let len = (query[0].re().to_c64().re * (1.0 + 1e-6))
-        .ceil()
-        .clamp(1.0, i32::MAX as f64) as i32;
-    let mut work = vec![T::zero(); len as usize];
-    call(&mut work, len)
-}
-
 impl<T: QrLapack> LapackGeqrf<T> for CpuDevice {
     unsafe fn geqrf(m: usize, n: usize, a: *mut T, lda: usize, tau: *mut T) -> Result<()> {
         let Some(([m32, n32, lda32], span)) = plan_geqrf(m, n, a, lda, tau)? else {
@@ -107,7 +91,7 @@ impl<T: QrLapack> LapackGeqrf<T> for CpuDevice {
         };
         // SAFETY: the caller vouches for the spans checked above.
         let (a, tau) = unsafe { (slice_mut(a, span), slice_mut(tau, m.min(n))) };
-        let info = with_workspace::<T>(|work, lwork| {
+        let info = with_queried_work::<T>(0, |work, lwork| {
             let mut info = 0;
             // SAFETY: sizes checked; the slices hold what LAPACK reads and writes.
             unsafe { T::geqrf(m32, n32, a, lda32, tau, work, lwork, &mut info) };
@@ -132,7 +116,7 @@ impl<T: QrLapack> LapackOrgqr<T> for CpuDevice {
         };
         // SAFETY: the caller vouches for the spans checked above.
         let (a, tau) = unsafe { (slice_mut(a, span), slice(tau, k)) };
-        let info = with_workspace::<T>(|work, lwork| {
+        let info = with_queried_work::<T>(0, |work, lwork| {
             let mut info = 0;
             // SAFETY: sizes checked; the slices hold what LAPACK reads and writes.
             unsafe { T::orgqr(m32, n32, k32, a, lda32, tau, work, lwork, &mut info) };

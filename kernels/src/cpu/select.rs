@@ -4,9 +4,8 @@
 use ctensor_base::{CpuDevice, Result, Scalar};
 
 use super::slice;
-use crate::check;
 use crate::parallel::{for_each_range, SendPtr};
-use crate::select::{check_indices, index_select_sizes, IndexSelect};
+use crate::select::{check_indices, plan_index_select, IndexSelect};
 
 impl<T: Scalar> IndexSelect<T> for CpuDevice {
     unsafe fn index_select(
@@ -18,14 +17,9 @@ impl<T: Scalar> IndexSelect<T> for CpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        const OP: &str = "index_select";
-        let (ns, nd) = index_select_sizes(outer, size, inner, nidx)?;
-        check::non_null(OP, "idx", idx, nidx)?;
-        check::non_null(OP, "dst", dst, nd)?;
-        if nd == 0 {
+        let Some(_) = plan_index_select(outer, size, inner, idx, nidx, src, dst)? else {
             return Ok(());
-        }
-        check::non_null(OP, "src", src, ns)?;
+        };
         // SAFETY: `idx` holds `nidx` readable indices (caller).
         let idx = unsafe { slice(idx, nidx) };
         check_indices(idx, size)?;
@@ -35,9 +29,9 @@ impl<T: Scalar> IndexSelect<T> for CpuDevice {
             for r in rows {
                 let (o, j) = (r / nidx, r % nidx);
                 let from = (o * size + idx[j] as usize) * inner;
-                // SAFETY: `from + inner <= ns` and `r · inner + inner <= nd` (indices
-                // checked above); `dst` does not overlap `src` (caller), and each row of
-                // `dst` is written by one range only.
+                // SAFETY: the row lies inside `src` (outer·size·inner elements, the index
+                // checked above) and `dst` (outer·nidx·inner); `dst` does not overlap `src`
+                // (caller), and each row of `dst` is written by one range only.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         src.get().add(from),

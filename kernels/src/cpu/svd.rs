@@ -5,7 +5,7 @@
 
 use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 
-use super::slice_mut;
+use super::{slice_mut, with_queried_work};
 use crate::lapack::{require_finite, Part};
 use crate::lapack_plan::info_result;
 use crate::openblas::{self, on_padded, Padded};
@@ -166,13 +166,6 @@ impl_real!(f64, dgesdd, dgesvd);
 impl_complex!(c32, cgesdd, cgesvd);
 impl_complex!(c64, zgesdd, zgesvd);
 
-/// A workspace length from a query answer (single precision may round it low).
-fn len_of<T: Scalar>(q: T) -> i32 {
-    (q.re().to_c64().re * (1.0 + 1e-6))
-        .ceil()
-        .clamp(1.0, i32::MAX as f64) as i32
-}
-
 impl<T: SvdLapack> LapackSvd<T> for CpuDevice {
     unsafe fn svd(
         job: SvdJob,
@@ -225,56 +218,33 @@ impl<T: SvdLapack> LapackSvd<T> for CpuDevice {
         };
         let saved = a.to_vec();
         let mut run_gesdd = |a: &mut [T], u: &mut [T], vt: &mut [T]| -> i32 {
-            let mut q = [T::zero()];
             let mut rw = Padded::<T::Real>::zeroed(lrwork.max(1), tail);
             let mut iw = vec![0i32; 8 * mn];
-            let mut info = 0;
-            // SAFETY: sizes checked; the query writes one element.
-            unsafe {
-                T::gesdd(
-                    jobz,
-                    m32,
-                    n32,
-                    a,
-                    lda32,
-                    s,
-                    u,
-                    ldu32,
-                    vt,
-                    ldvt32,
-                    &mut q,
-                    -1,
-                    rw.as_mut_slice(),
-                    &mut iw,
-                    &mut info,
-                )
-            };
-            if info != 0 {
-                return info;
-            }
-            let lw = len_of(q[0]);
-            let mut w = Padded::<T>::zeroed(lw as usize, tail);
-            // SAFETY: sizes checked; workspaces as LAPACK asked, with the guard's tail.
-            unsafe {
-                T::gesdd(
-                    jobz,
-                    m32,
-                    n32,
-                    a,
-                    lda32,
-                    s,
-                    u,
-                    ldu32,
-                    vt,
-                    ldvt32,
-                    w.as_mut_slice(),
-                    lw,
-                    rw.as_mut_slice(),
-                    &mut iw,
-                    &mut info,
-                )
-            };
-            info
+            with_queried_work::<T>(tail, |work, lwork| {
+                let mut info = 0;
+                // SAFETY: sizes checked; the workspaces have the lengths passed (the query
+                // reads only the sizes).
+                unsafe {
+                    T::gesdd(
+                        jobz,
+                        m32,
+                        n32,
+                        a,
+                        lda32,
+                        s,
+                        u,
+                        ldu32,
+                        vt,
+                        ldvt32,
+                        work,
+                        lwork,
+                        rw.as_mut_slice(),
+                        &mut iw,
+                        &mut info,
+                    )
+                };
+                info
+            })
         };
         let info = on_padded(a, lda, |a| {
             on_padded(u, ldu, |u| on_padded(vt, ldvt, |vt| run_gesdd(a, u, vt)))
@@ -289,55 +259,32 @@ impl<T: SvdLapack> LapackSvd<T> for CpuDevice {
         // Divide and conquer did not converge: the QR iteration, on the saved input.
         a.copy_from_slice(&saved);
         let mut run_gesvd = |a: &mut [T], u: &mut [T], vt: &mut [T]| -> i32 {
-            let mut q = [T::zero()];
             let mut rw = Padded::<T::Real>::zeroed(5 * mn, tail);
-            let mut info = 0;
-            // SAFETY: sizes checked; the query writes one element.
-            unsafe {
-                T::gesvd(
-                    jobu,
-                    jobvt,
-                    m32,
-                    n32,
-                    a,
-                    lda32,
-                    s,
-                    u,
-                    ldu32,
-                    vt,
-                    ldvt32,
-                    &mut q,
-                    -1,
-                    rw.as_mut_slice(),
-                    &mut info,
-                )
-            };
-            if info != 0 {
-                return info;
-            }
-            let lw = len_of(q[0]);
-            let mut w = Padded::<T>::zeroed(lw as usize, tail);
-            // SAFETY: as for gesdd.
-            unsafe {
-                T::gesvd(
-                    jobu,
-                    jobvt,
-                    m32,
-                    n32,
-                    a,
-                    lda32,
-                    s,
-                    u,
-                    ldu32,
-                    vt,
-                    ldvt32,
-                    w.as_mut_slice(),
-                    lw,
-                    rw.as_mut_slice(),
-                    &mut info,
-                )
-            };
-            info
+            with_queried_work::<T>(tail, |work, lwork| {
+                let mut info = 0;
+                // SAFETY: sizes checked; the workspaces have the lengths passed (the query
+                // reads only the sizes).
+                unsafe {
+                    T::gesvd(
+                        jobu,
+                        jobvt,
+                        m32,
+                        n32,
+                        a,
+                        lda32,
+                        s,
+                        u,
+                        ldu32,
+                        vt,
+                        ldvt32,
+                        work,
+                        lwork,
+                        rw.as_mut_slice(),
+                        &mut info,
+                    )
+                };
+                info
+            })
         };
         let info = on_padded(a, lda, |a| {
             on_padded(u, ldu, |u| on_padded(vt, ldvt, |vt| run_gesvd(a, u, vt)))

@@ -1,20 +1,12 @@
 //! [`Compare`], [`Classify`], [`Select`] and [`Extreme2`] on the GPU: the kernels of
 //! `compare.cu`, one grid-stride thread per element.
 
-use ctensor_base::{Error, GpuDevice, Result, Scalar};
+use ctensor_base::{GpuDevice, Result, Scalar};
 
 use super::launch::{args, dev, launch_1d};
 use super::source::{CLASSIFY, COMPARE_K, EXTREME2, SELECT};
 use crate::check;
-use crate::compare::*;
-
-fn unordered(op: &'static str, dtype: ctensor_base::DataType) -> Error {
-    Error::UnsupportedDType {
-        op,
-        dtype,
-        supported: "f32, f64, i32, i64, f16, bf16 (complex numbers have no order)",
-    }
-}
+use crate::compare::{unordered, *};
 
 impl<T: Scalar> Compare<T> for GpuDevice {
     unsafe fn compare(op: CmpOp, n: usize, x: *const T, y: *const T, out: *mut i32) -> Result<()> {

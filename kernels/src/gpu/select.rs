@@ -6,8 +6,7 @@ use ctensor_base::{GpuDevice, Result, Scalar};
 
 use super::launch::{args, dev, launch_1d};
 use super::source::INDEX_SELECT;
-use crate::check;
-use crate::select::{index_select_sizes, IndexSelect};
+use crate::select::{plan_index_select, IndexSelect};
 
 impl<T: Scalar> IndexSelect<T> for GpuDevice {
     unsafe fn index_select(
@@ -19,14 +18,9 @@ impl<T: Scalar> IndexSelect<T> for GpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        const OP: &str = "index_select";
-        let (ns, nd) = index_select_sizes(outer, size, inner, nidx)?;
-        check::non_null(OP, "idx", idx, nidx)?;
-        check::non_null(OP, "dst", dst, nd)?;
-        if nd == 0 {
+        let Some((_, nd)) = plan_index_select(outer, size, inner, idx, nidx, src, dst)? else {
             return Ok(());
-        }
-        check::non_null(OP, "src", src, ns)?;
+        };
         let (o, s, i, k) = (outer as u64, size as u64, inner as u64, nidx as u64);
         let (x, ix, y) = (dev(src), dev(idx), dev(dst));
         // SAFETY: device memory valid for these sizes, indices in range, `dst` disjoint
