@@ -95,19 +95,42 @@ pub fn map_batch<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec
     if n < 2 || num_threads() < 2 {
         return (0..n).map(f).collect();
     }
-    /// Restores OpenBLAS's thread count when dropped (also on unwinding).
-    struct Restore(std::ffi::c_int);
-    impl Drop for Restore {
-        fn drop(&mut self) {
+    let _single = BlasSingleThreaded::enter();
+    install(|| (0..n).into_par_iter().map(f).collect())
+}
+
+/// Batches running now, and OpenBLAS's thread count from before the first of them: the
+/// first to enter saves it and sets one thread, the last to leave restores it, so
+/// overlapping batches (from several threads) never restore each other's setting.
+static BATCHES: std::sync::Mutex<(usize, std::ffi::c_int)> = std::sync::Mutex::new((0, 1));
+
+/// OpenBLAS at one thread while at least one of these lives.
+struct BlasSingleThreaded;
+
+impl BlasSingleThreaded {
+    fn enter() -> BlasSingleThreaded {
+        let mut b = BATCHES.lock().unwrap_or_else(|p| p.into_inner());
+        if b.0 == 0 {
+            // SAFETY: plain getter and setter of OpenBLAS's global thread count.
+            unsafe {
+                b.1 = openblas_get_num_threads().max(1);
+                openblas_set_num_threads(1);
+            }
+        }
+        b.0 += 1;
+        BlasSingleThreaded
+    }
+}
+
+impl Drop for BlasSingleThreaded {
+    fn drop(&mut self) {
+        let mut b = BATCHES.lock().unwrap_or_else(|p| p.into_inner());
+        b.0 -= 1;
+        if b.0 == 0 {
             // SAFETY: a plain setter of OpenBLAS's global thread count.
-            unsafe { openblas_set_num_threads(self.0) };
+            unsafe { openblas_set_num_threads(b.1) };
         }
     }
-    // SAFETY: plain getter and setter of OpenBLAS's global thread count.
-    let _restore = Restore(unsafe { openblas_get_num_threads() }.max(1));
-    // SAFETY: as above.
-    unsafe { openblas_set_num_threads(1) };
-    install(|| (0..n).into_par_iter().map(f).collect())
 }
 
 /// Default number of elements from which host element-wise kernels go parallel.
