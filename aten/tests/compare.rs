@@ -267,6 +267,31 @@ device_test!(vector_norm_neither_overflows_nor_underflows, D => {
     }
 });
 
+device_test!(norms_of_empty_axes_and_views, D => {
+    let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3]).unwrap());
+    // The 1- and 2-norms of nothing are 0 (NumPy's answer); ∞ has no maximum.
+    for ord in [NormOrd::Two, NormOrd::One] {
+        let n = z.vector_norm(&[0], ord).unwrap();
+        assert_eq!((n.dims(), n.to_vec::<f32>().unwrap()), (&[3][..], vec![0.0; 3]), "{ord:?}");
+    }
+    let e = z.vector_norm(&[0], NormOrd::Inf).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "vector_norm", .. }), "{e}");
+    // Views: columns of a transposed view are the rows of the original.
+    let (x, xv) = random_on::<D, f64>(&mut rng(21), &[4, 7]);
+    let got = x.t().unwrap().vector_norm(&[0], NormOrd::Two).unwrap().to_vec::<f64>().unwrap();
+    for r in 0..4 {
+        let want: f64 = (0..7).map(|c| xv[r * 7 + c] * xv[r * 7 + c]).sum::<f64>().sqrt();
+        assert!((got[r] - want).abs() <= 4.0 * f64::EPSILON * want, "row {r}");
+    }
+    // Comparisons and math on a transposed view equal those on its dense copy.
+    let (xt, xc) = (x.t().unwrap(), x.t().unwrap().contiguous().unwrap());
+    assert_eq!(mask(&xt.gt_scalar(0.0).unwrap()), mask(&xc.gt_scalar(0.0).unwrap()));
+    assert_eq!(values(&xt.sin().unwrap()), values(&xc.sin().unwrap()));
+    // A NaN bound has no order: refused.
+    let e = x.clamp(Some(f64::NAN), Some(1.0)).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "clamp", .. }), "{e}");
+});
+
 device_test!(vdot_along_an_axis_gives_per_column_inner_products, D => {
     let (x, xv) = random_on::<D, c64>(&mut rng(11), &[257, 4]);
     let (y, yv) = random_on::<D, c64>(&mut rng(12), &[257, 4]);

@@ -9,8 +9,7 @@ mod common;
 
 use common::*;
 use ctensor_aten::{
-    c64, cat, concat, matmul, stack, DataType, Device, DeviceType, Error, GrowableTensor, Scalar,
-    Tensor,
+    c64, cat, concat, matmul, stack, DataType, Device, Error, GrowableTensor, Scalar, Tensor,
 };
 use DataType::*;
 
@@ -96,6 +95,19 @@ device_test!(cat_and_stack_match_index_loops_along_every_dimension, D => {
             assert_eq!(*v, want, "stack at {dim}, element {f}");
         }
     }
+});
+
+device_test!(assembling_zero_size_tensors_with_huge_axes_allocates_nothing, D => {
+    let big = 1usize << 40;
+    let h = on::<D>(Tensor::zeros(Double, D::TYPE, &[big, 0]).unwrap());
+    assert_eq!(cat(&[&h, &h], 1).unwrap().dims(), [big, 0]);
+    assert_eq!(cat(&[&h, &h], 0).unwrap().dims(), [2 * big, 0]);
+    assert_eq!(stack(&[&h, &h], 0).unwrap().dims(), [2, big, 0]);
+    assert_eq!(h.masked_select(&h).unwrap().dims(), [0]);
+    assert_eq!(h.compress(1, &on::<D>(Tensor::zeros(Int, D::TYPE, &[0]).unwrap())).unwrap().dims(), [big, 0]);
+    assert_eq!(h.split(3, 1).unwrap().len(), 0);
+    let e = stack(&[], 0).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "stack", .. }), "{e}");
 });
 
 device_test!(cat_and_stack_refuse_what_does_not_fit, D => {
@@ -334,5 +346,4 @@ device_test!(item_reads_the_one_element_of_any_rank, D => {
     assert!(matches!(e, Error::ShapeMismatch { op: "item", .. }), "{e}");
     let x = counting::<D>(Double, &[3]);
     assert_eq!(x.vdot(&x).unwrap().item::<f64>().unwrap(), 14.0);
-    let _ = DeviceType::Cpu;
 });

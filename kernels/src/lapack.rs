@@ -390,13 +390,14 @@ pub fn check_finite() -> bool {
     }
 }
 
-/// `Err(Error::NonFinite)` when the check is on and `part` of `a` holds NaN or an
-/// infinity.
+/// `Err(Error::NonFinite)` when the check is on and `part` of the `m × n` column-major
+/// `a` holds NaN or an infinity: the check every solver runs on what it reads (and the
+/// tensor ops that reach LAPACK through other kernels, `lstsq`, call).
 ///
 /// # Safety
 /// As for [`FindNonFinite::find_non_finite`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn require_finite<T: Scalar, D: FindNonFinite<T>>(
+pub unsafe fn require_finite<T: Scalar, D: FindNonFinite<T>>(
     op: &'static str,
     operand: &'static str,
     part: Part,

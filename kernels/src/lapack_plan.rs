@@ -336,8 +336,6 @@ pub(crate) fn plan_hegvd<T, R>(
     Ok((n > 0).then_some((sq(lda32, aspan), sq(ldb32, bspan))))
 }
 
-/// Checked arguments of `getrf`: `(m, n, lda)` as LAPACK integers and the span of `a`;
-/// `None` when `min(m, n) == 0`.
 /// Checks a general `m × n` column-major matrix for `op`: its LAPACK integer sizes and
 /// span, or `None` when it is empty.
 pub(crate) fn plan_matrix<T>(
@@ -350,14 +348,19 @@ pub(crate) fn plan_matrix<T>(
     check::leading_dim(op, "lda", lda, m)?;
     let span = check::matrix_span(op, "a", m, n, lda)?;
     check::non_null(op, "a", a, span)?;
+    // An empty matrix needs no LAPACK integers: a [2^40, 0] one is no overflow.
+    if m.min(n) == 0 {
+        return Ok(None);
+    }
     let ints = [
         check::blas_int(op, "m", m)?,
         check::blas_int(op, "n", n)?,
         check::blas_int(op, "lda", lda)?,
     ];
-    Ok((m.min(n) > 0).then_some((ints, span)))
+    Ok(Some((ints, span)))
 }
 
+/// Checked arguments of `getrf`: those of [`plan_matrix`] and the pivots.
 pub(crate) fn plan_getrf<T>(
     m: usize,
     n: usize,
@@ -365,17 +368,8 @@ pub(crate) fn plan_getrf<T>(
     lda: usize,
     ipiv: *const i32,
 ) -> Result<Option<([i32; 3], usize)>> {
-    let op = "getrf";
-    check::leading_dim(op, "lda", lda, m)?;
-    let span = check::matrix_span(op, "a", m, n, lda)?;
-    check::non_null(op, "a", a, span)?;
-    check::non_null(op, "ipiv", ipiv, m.min(n))?;
-    let ints = [
-        check::blas_int(op, "m", m)?,
-        check::blas_int(op, "n", n)?,
-        check::blas_int(op, "lda", lda)?,
-    ];
-    Ok((m.min(n) > 0).then_some((ints, span)))
+    check::non_null("getrf", "ipiv", ipiv, m.min(n))?;
+    plan_matrix("getrf", m, n, a, lda)
 }
 
 /// Checked arguments of `getrs`: `a` as a [`Square`], `(nrhs, ldb)` as LAPACK integers

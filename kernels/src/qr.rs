@@ -77,11 +77,14 @@ pub(crate) fn plan_orgqr<T>(
     let span = check::matrix_span(op, "a", m, n, lda)?;
     check::non_null(op, "a", a, span)?;
     check::non_null(op, "tau", tau, k)?;
+    if n == 0 {
+        return Ok(None);
+    }
     let ints = [
         check::blas_int(op, "m", m)?,
         check::blas_int(op, "n", n)?,
         check::blas_int(op, "k", k)?,
         check::blas_int(op, "lda", lda)?,
     ];
-    Ok((n > 0).then_some((ints, span)))
+    Ok(Some((ints, span)))
 }

@@ -147,4 +147,9 @@ device_test!(hegvx_refuses_a_b_that_is_not_positive_definite, D => {
     // SAFETY: a, b, z n·n; w n.
     let e = unsafe { D::hegvx(1, Uplo::Lower, n, a.ptr(), n, b.ptr(), n, EigRange::Index(0..2), w.ptr(), z.ptr(), n) }.unwrap_err();
     assert!(matches!(e, Error::Lapack { .. }) && e.to_string().contains("positive definite"), "{e}");
+    // An itype outside 1..=3 is refused before anything is read.
+    // SAFETY: as above.
+    let e = unsafe { D::hegvx(4, Uplo::Lower, n, a.ptr(), n, b.ptr(), n, EigRange::All, w.ptr(), z.ptr(), n) }.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }) || matches!(e, Error::OutOfRange { .. }), "{e}");
+    assert!(e.to_string().contains("hegvx"), "{e}");
 });

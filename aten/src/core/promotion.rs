@@ -96,6 +96,15 @@ pub fn result_type(a: DataType, b: DataType) -> DataType {
     }
 }
 
+/// The machine epsilon of the solvers' thresholds (rank, condition) for a BLAS dtype:
+/// `f32::EPSILON` for f32 and c32, `f64::EPSILON` for f64 and c64.
+pub(crate) fn epsilon(dtype: DataType) -> f64 {
+    match dtype.real_type() {
+        DataType::Float => f32::EPSILON as f64,
+        _ => f64::EPSILON,
+    }
+}
+
 /// [`result_type`] over several operands (the first one's type for one operand).
 pub fn result_type_of(types: impl IntoIterator<Item = DataType>) -> Option<DataType> {
     types.into_iter().reduce(result_type)
@@ -153,6 +162,17 @@ impl Number {
             Number::Float(x) => T::cast_from(x),
             Number::Complex(z) => T::cast_from(z),
         }
+    }
+
+    /// A rank-0 tensor of `dtype` on `device` holding this number (cast as
+    /// [`cast`](Self::cast)): the scalar operand of the scalar ops.
+    pub fn tensor(
+        self,
+        dtype: DataType,
+        device: ctensor_base::DeviceType,
+    ) -> Result<crate::Tensor> {
+        crate::core::dispatch::with_dtype!(dtype, T => crate::Tensor::scalar(self.cast::<T>()))?
+            .to_device(device)
     }
 
     /// The type of the result of a tensor of type `t` with this number (weak promotion).

@@ -60,8 +60,7 @@ fn compare(op_name: &'static str, op: CmpOp, x: &Tensor, y: &Tensor) -> Result<T
 /// `x op s` for a number `s`, compared in the type of their weak promotion.
 fn compare_number(op_name: &'static str, op: CmpOp, x: &Tensor, s: Number) -> Result<Tensor> {
     let dtype = s.result_type_with(x.dtype());
-    let n = crate::core::dispatch::with_dtype!(dtype, T => Tensor::scalar(s.cast::<T>()))?
-        .to_device(x.device())?;
+    let n = s.tensor(dtype, x.device())?;
     let x = promote_to(op_name, &[x], dtype)?.remove(0);
     compare(op_name, op, &x, &n)
 }
@@ -216,18 +215,14 @@ impl Tensor {
                 });
             }
         }
-        let bound = |s: Number, dtype: DataType| -> Result<Tensor> {
-            crate::core::dispatch::with_dtype!(dtype, T => Tensor::scalar(s.cast::<T>()))?
-                .to_device(self.device())
-        };
         let mut out = self.share();
         if let Some(l) = lo {
             let dtype = l.result_type_with(out.dtype());
-            out = out.extreme2(op, true, &bound(l, dtype)?)?;
+            out = out.extreme2(op, true, &l.tensor(dtype, self.device())?)?;
         }
         if let Some(h) = hi {
             let dtype = h.result_type_with(out.dtype());
-            out = out.extreme2(op, false, &bound(h, dtype)?)?;
+            out = out.extreme2(op, false, &h.tensor(dtype, self.device())?)?;
         }
         if lo.is_none() && hi.is_none() {
             out = self.try_clone()?;
@@ -281,9 +276,12 @@ impl Tensor {
             });
         }
         let a = self.abs()?;
+        // Empty axes: the 1- and 2-norms of nothing are 0 (sums); ∞ has no maximum.
+        let count: usize = axes.iter().filter_map(|&ax| self.dims().get(ax)).product();
         match ord {
             NormOrd::One => a.sum(axes),
-            NormOrd::Inf => a.max(axes),
+            NormOrd::Two if count == 0 => a.sum(axes),
+            NormOrd::Inf => a.max(axes).map_err(|e| e.in_op(op)),
             NormOrd::Two => {
                 // s = max |x| along the axes, kept as size-1 axes for broadcasting.
                 let s = a.max(axes)?;

@@ -15,11 +15,11 @@
 //! compound assignment is spelled `add_`, `sub_`, `mul_`, `div_` (as in PyTorch) and
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
-use ctensor_base::{c64, CastFrom, DataType, DeviceType, Error, Result, Scalar};
+use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
 use ctensor_kernels::linalg::{Abs, Add, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
 
 use super::{broadcast_shapes, check_device, promote, promote_to};
-use crate::core::dispatch::{dispatch, with_dtype};
+use crate::core::dispatch::dispatch;
 use crate::core::promotion::{check_can_cast, result_type_of, Number};
 use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
@@ -202,12 +202,6 @@ fn as_type(op: &'static str, x: &Tensor, dtype: DataType) -> Result<Tensor> {
     promote_to(op, &[x], dtype).map(|mut v| v.remove(0))
 }
 
-/// A rank-0 tensor of `dtype` on `device` holding `value`.
-fn number_tensor(value: Number, dtype: DataType, device: DeviceType) -> Result<Tensor> {
-    let t = with_dtype!(dtype, T => Tensor::scalar(value.cast::<T>()))?;
-    t.to_device(device)
-}
-
 /// `x ∘ s` (`s ∘ x` when `number_first`) for a binary `kind`, with the number's weak
 /// promotion ([`Number`]).
 fn with_number(
@@ -219,7 +213,7 @@ fn with_number(
 ) -> Result<Tensor> {
     let dtype = s.result_type_with(x.dtype());
     let x = as_type(op, x, dtype)?;
-    let n = number_tensor(s, dtype, x.device())?;
+    let n = s.tensor(dtype, x.device())?;
     if number_first {
         compute(op, kind, &[&n, &x])
     } else {

@@ -49,7 +49,7 @@ pub enum EighRange {
 }
 
 /// The order of a square matrix, or an error for anything else.
-fn square(op: &'static str, a: &Tensor) -> Result<usize> {
+pub(crate) fn square(op: &'static str, a: &Tensor) -> Result<usize> {
     match a.dims() {
         [n, m] if n == m => Ok(*n),
         d => Err(Error::ShapeMismatch {
@@ -190,25 +190,18 @@ fn over_batch(
         EighRange::Index(lo, hi) => hi.saturating_sub(lo),
         _ => n,
     };
-    let restack = |parts: Vec<Tensor>, tail: &[usize], dtype: DataType| -> Result<Tensor> {
-        let mut dims = batch_dims.to_vec();
-        dims.extend_from_slice(tail);
-        if parts.is_empty() {
-            return Tensor::zeros(dtype, a.device(), &dims);
-        }
-        let refs: Vec<&Tensor> = parts.iter().collect();
-        let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-        super::select::stack(&refs, 0)?.reshape(&dims)
-    };
     let (ws, vs): (Vec<Tensor>, Vec<Option<Tensor>>) = solved.into_iter().unzip();
-    let w = restack(ws, &[count], a.dtype().real_type())?;
+    let unbatch = |parts, tail: &[usize], dtype| {
+        super::select::unbatch(parts, batch_dims, tail, dtype, a.device())
+    };
+    let w = unbatch(ws, &[count], a.dtype().real_type())?;
     let v = match vs.iter().all(Option::is_some) && !vs.is_empty() {
-        true => Some(restack(
+        true => Some(unbatch(
             vs.into_iter().flatten().collect(),
             &[n, count],
             a.dtype(),
         )?),
-        false if batch == 0 => Some(restack(Vec::new(), &[n, count], a.dtype())?),
+        false if batch == 0 => Some(unbatch(Vec::new(), &[n, count], a.dtype())?),
         false => None,
     };
     Ok((w, v))
@@ -303,6 +296,33 @@ fn eigh_impl(
         _ => None,
     };
     Ok((wt.to_device(a.device())?, v))
+}
+
+/// `Err(Error::NonFinite)` when the check is on ([`check_finite`]) and the matrix `a`
+/// (any layout and device) holds NaN or an infinity; the kernels' own check, for ops that
+/// reach LAPACK through kernels that do not check (QR), such as `lstsq`.
+///
+/// [`check_finite`]: ctensor_kernels::lapack::check_finite
+pub(crate) fn require_finite_matrix(
+    op: &'static str,
+    operand: &'static str,
+    a: &Tensor,
+) -> Result<()> {
+    let [m, n] = *a.dims() else {
+        return Ok(());
+    };
+    // A row-major m × n matrix is the column-major n × m transpose: row and column swap.
+    let d = a.dense()?;
+    let _r = d.buffer.read(op)?;
+    dispatch_blas!(d.dtype(), d.device(), op, T, D => {
+        // SAFETY: `d` is dense row-major m × n of T on this device, i.e. column-major
+        // n × m with leading dimension n; the guard holds it.
+        unsafe { ctensor_kernels::lapack::require_finite::<T, D>(op, operand, ctensor_kernels::lapack::Part::Whole, n, m, d.typed_ptr::<T>(), n.max(1)) }
+    })
+    .map_err(|e| match e {
+        Error::NonFinite { op, operand, part, row, col, value } => Error::NonFinite { op, operand, part, row: col, col: row, value },
+        e => e,
+    })
 }
 
 /// The memory order results take for input `a`: column-major when `a` is (and is not a
@@ -500,10 +520,7 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let anorm = <D as LapackGecon<T>>::norm_one(n, n, pa, n.max(1))?;
             <D as LapackGetrf<T>>::getrf(n, n, pa, n.max(1), pp)?;
             let rcond = <D as LapackGecon<T>>::gecon(n, pa, n.max(1), anorm)?.to_c64().re;
-            let threshold = match <T as Scalar>::DTYPE.real_type() {
-                DataType::Float => f32::EPSILON as f64,
-                _ => f64::EPSILON,
-            };
+            let threshold = crate::core::promotion::epsilon(<T as Scalar>::DTYPE);
             // NaN (from a NaN factor) counts as singular.
             if n > 0 && (rcond.is_nan() || rcond < threshold) {
                 return Err(Error::IllConditioned { op, rcond, threshold });

@@ -11,7 +11,7 @@ use ctensor_kernels::lapack::{SetMatrix, Uplo};
 use ctensor_kernels::qr::{LapackGeqrf, LapackOrgqr};
 
 use super::linalg::{col_major, in_order_of};
-use super::select::stack;
+use super::select::unbatch;
 use crate::core::dispatch::dispatch_blas;
 use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
@@ -91,21 +91,11 @@ fn over_stack(op: &'static str, a: &Tensor, mode: Option<QrMode>) -> Result<Fact
         rs.push(r);
     }
     let (q_shape, r_shape) = shapes(m, n, mode);
-    let restack = |parts: Vec<Tensor>, shape: [usize; 2]| -> Result<Tensor> {
-        let mut dims = batch_dims.to_vec();
-        dims.extend_from_slice(&shape);
-        if parts.is_empty() {
-            return Tensor::zeros(a.dtype(), a.device(), &dims);
-        }
-        let refs: Vec<&Tensor> = parts.iter().collect();
-        let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-        stack(&refs, 0)?.reshape(&dims)
-    };
     let q = match mode {
-        Some(_) => Some(restack(qs, q_shape)?),
+        Some(_) => Some(unbatch(qs, batch_dims, &q_shape, a.dtype(), a.device())?),
         None => None,
     };
-    Ok((q, restack(rs, r_shape)?))
+    Ok((q, unbatch(rs, batch_dims, &r_shape, a.dtype(), a.device())?))
 }
 
 /// The factors of one matrix: `Q` in `mode` (none for `None`) and `R` to match.

@@ -116,6 +116,26 @@ pub fn stack(tensors: &[&Tensor], dim: usize) -> Result<Tensor> {
     cat_as(op, &refs, dim)
 }
 
+/// The per-matrix results `parts` (each of shape `tail`) of a stack with batch shape
+/// `batch`, stacked back into one tensor `[batch..., tail...]`; zeros of that shape when
+/// the batch is empty (the stacked solvers and factorizations use it).
+pub(crate) fn unbatch(
+    parts: Vec<Tensor>,
+    batch: &[usize],
+    tail: &[usize],
+    dtype: DataType,
+    device: ctensor_base::DeviceType,
+) -> Result<Tensor> {
+    let mut dims = batch.to_vec();
+    dims.extend_from_slice(tail);
+    if parts.is_empty() {
+        return Tensor::zeros(dtype, device, &dims);
+    }
+    let refs: Vec<&Tensor> = parts.iter().collect();
+    let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    stack(&refs, 0)?.reshape(&dims)
+}
+
 /// Whether a mask entry counts as true: any nonzero part (NaN included, as NumPy's
 /// `bool(nan)`).
 fn truthy(v: c64) -> bool {
@@ -139,7 +159,11 @@ impl Tensor {
         let inner: usize = self.dims()[dim + 1..].iter().product();
         let nidx = idx.len();
         let src = self.dense()?;
-        let idx = Tensor::from_vec(idx, &[nidx])?.to_device(self.device())?;
+        // The indices are built on the host: moved, not copied, when the data is there.
+        let mut idx = Tensor::from_vec(idx, &[nidx])?;
+        if self.device() != idx.device() {
+            idx = idx.to_device(self.device())?;
+        }
         let _w = out.buffer.write(op)?;
         let _r = (src.buffer.read(op)?, idx.buffer.read(op)?);
         dispatch!(self.dtype(), self.device(), T, D => {

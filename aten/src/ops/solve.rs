@@ -7,24 +7,13 @@ use ctensor_base::{c64, DataType, Error, Result, Scalar};
 use ctensor_kernels::blas::{BlasTrsm, Side, Trans};
 use ctensor_kernels::lapack::{Diag, LapackGetrf, Uplo};
 
-use super::linalg::{col_major, in_order_of};
+use super::linalg::{col_major, in_order_of, require_finite_matrix, square};
 use super::matmul::matmul_op;
 use super::qr::{qr, QrMode};
 use crate::core::dispatch::dispatch_blas;
+use crate::core::promotion::epsilon;
 use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
-
-/// The order of the square matrix `a`.
-fn square(op: &'static str, a: &Tensor) -> Result<usize> {
-    match a.dims() {
-        [n, m] if n == m => Ok(*n),
-        d => Err(Error::ShapeMismatch {
-            op,
-            expected: "a square matrix (rank 2, n × n)".into(),
-            got: format!("shape {d:?}"),
-        }),
-    }
-}
 
 /// `b` (`[rows]` or `[rows, k]`) as a column-major `rows × k` copy in `dtype`, and `k`.
 fn rhs(op: &'static str, b: &Tensor, rows: usize, dtype: DataType) -> Result<(Tensor, usize)> {
@@ -141,7 +130,8 @@ pub fn cholesky_solve(factor: &Tensor, b: &Tensor, uplo: Uplo) -> Result<Tensor>
 /// The least-squares solution `X` minimising `‖A X − B‖` for a tall `a` (`m ≥ n`), or the
 /// minimum-norm solution of `A X = B` for a wide one, through QR (LAPACK `?gels`). `a`
 /// must have full rank: a diagonal entry of `R` below `max(m, n) · ε · max|R|` is
-/// `Error::IllConditioned` (use `pinv` for rank-deficient problems).
+/// `Error::IllConditioned` (use `pinv` for rank-deficient problems). NaN or infinite
+/// entries of `a` are `Error::NonFinite` (see `set_check_finite`).
 pub fn lstsq(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let op = "lstsq";
     let [m, n] = *a.dims() else {
@@ -152,14 +142,13 @@ pub fn lstsq(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         });
     };
     let p = super::promote(op, &[a, b])?;
+    // QR propagates NaN rather than failing; a solver refuses it, as `solve` does.
+    require_finite_matrix(op, "a", &p[0])?;
     let (b2, _) = rhs(op, &p[1], m, p[0].dtype())?;
     let full_rank = |r: &Tensor| -> Result<()> {
         let d: Vec<f64> = r.diagonal()?.abs()?.cast(DataType::Double)?.to_vec()?;
         let big = d.iter().fold(0.0f64, |x, &y| x.max(y));
-        let eps = match p[0].dtype().real_type() {
-            DataType::Float => f32::EPSILON as f64,
-            _ => f64::EPSILON,
-        };
+        let eps = epsilon(p[0].dtype());
         let threshold = m.max(n) as f64 * eps * big;
         // NaN compares unordered and counts as deficient too.
         let deficient =

@@ -154,10 +154,7 @@ pub fn pinv(a: &Tensor, rtol: Option<f64>) -> Result<Tensor> {
             what: "the SVD returned no vectors".into(),
         });
     };
-    let eps = match a.dtype().real_type() {
-        DataType::Float => f32::EPSILON as f64,
-        _ => f64::EPSILON,
-    };
+    let eps = crate::core::promotion::epsilon(a.dtype());
     let rtol = rtol.unwrap_or(m.max(n) as f64 * eps);
     let smax = if s.numel() > 0 {
         s.narrow(0, 0, 1)?.cast(DataType::Double)?.item::<f64>()?
