@@ -127,3 +127,142 @@ device_test!(integers_keep_their_type_or_compute_in_f64, D => {
     let r = on::<D>(Tensor::from_slice(&[4i64], &[1]).unwrap()).rsqrt().unwrap();
     assert_eq!(r.to_vec::<f64>().unwrap(), [0.5]);
 });
+
+// Real powers against f64 `powf` on the same (already rounded) values, rounded once to
+// the dtype: random bases of both signs against integer and fractional exponents, C's
+// special cases, and broadcasting `[3, 1] ^ [1, 4]`.
+device_test!(real_powers_match_powf, D => {
+    let mut r = rng(41);
+    use rand::Rng;
+    let n = 301;
+    let base: Vec<f64> = (0..n).map(|_| r.gen_range(-4.0..4.0)).collect();
+    let expo: Vec<f64> = (0..n).map(|k| if k % 2 == 0 { r.gen_range(-6i32..7) as f64 } else { r.gen_range(-3.0..3.0) }).collect();
+    for dt in [Double, Float, Half, BFloat16] {
+        let x = on::<D>(Tensor::from_slice(&base, &[n]).unwrap().cast(dt).unwrap());
+        let e = on::<D>(Tensor::from_slice(&expo, &[n]).unwrap().cast(dt).unwrap());
+        let got = x.pow(&e).unwrap();
+        assert_eq!(got.dtype(), dt);
+        let (xs, es) = (values(&x), values(&e));
+        let want = Tensor::from_slice(&xs.iter().zip(&es).map(|(a, b)| a.re.powf(b.re)).collect::<Vec<_>>(), &[n]).unwrap().cast(dt).unwrap();
+        // f32/f16/bf16 compute in f32: within an ulp of the dtype of the f64 value.
+        let tol = if dt == Double { 1e-15 } else { eps(Float).max(if dt == Float { 0.0 } else { 1.0 / 128.0 }) * 2.0 };
+        for (k, (g, w)) in values(&got).iter().zip(values(&want)).enumerate() {
+            let ok = g.re == w.re || (g.re - w.re).abs() <= tol * w.re.abs() || (g.re.is_nan() && w.re.is_nan());
+            assert!(ok, "{dt} {}^{} = {} (want {})", xs[k].re, es[k].re, g.re, w.re);
+        }
+    }
+    // C's special cases: x^0 = 1 for NaN x, 1^NaN = 1, a negative base to a fraction is
+    // NaN, 0^-1 = inf.
+    let x = on::<D>(Tensor::from_slice(&[f64::NAN, 1.0, -8.0, 0.0, -0.0], &[5]).unwrap());
+    let e = on::<D>(Tensor::from_slice(&[0.0, f64::NAN, 1.0 / 3.0, -1.0, -1.0], &[5]).unwrap());
+    let p = x.pow(&e).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(p[..2], [1.0, 1.0]);
+    assert!(p[2].is_nan());
+    assert_eq!(p[3..], [f64::INFINITY, f64::NEG_INFINITY]);
+    // Broadcasting: [3, 1] ^ [1, 4] is [3, 4].
+    let b = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3, 1]).unwrap());
+    let k = on::<D>(Tensor::from_slice(&[0.0f64, 1.0, 2.0, 0.5], &[1, 4]).unwrap());
+    let t = b.pow(&k).unwrap();
+    assert_eq!(t.dims(), [3, 4]);
+    let v = t.to_vec::<f64>().unwrap();
+    for i in 0..3 {
+        for j in 0..4 {
+            assert_eq!(v[i * 4 + j], ((i + 1) as f64).powf([0.0, 1.0, 2.0, 0.5][j]));
+        }
+    }
+    // A transposed view is read in its logical order.
+    let m = on::<D>(Tensor::from_slice(&base[..12], &[3, 4]).unwrap());
+    let via_view = m.t().unwrap().pow_scalar(3).unwrap().to_vec::<f64>().unwrap();
+    let via_copy = m.t().unwrap().contiguous().unwrap().pow_scalar(3).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(via_view, via_copy);
+});
+
+// Integer powers are exact and wrap (against std's `wrapping_pow`); a negative integer
+// exponent is an error naming it, as in NumPy.
+device_test!(integer_powers_are_exact_and_refuse_negative_exponents, D => {
+    let mut r = rng(43);
+    use rand::Rng;
+    let n = 257;
+    let base: Vec<i64> = (0..n).map(|_| r.gen_range(-40i64..40)).collect();
+    let expo: Vec<i64> = (0..n).map(|_| r.gen_range(0i64..45)).collect();
+    let x = on::<D>(Tensor::from_slice(&base, &[n]).unwrap());
+    let e = on::<D>(Tensor::from_slice(&expo, &[n]).unwrap());
+    let got = x.pow(&e).unwrap().to_vec::<i64>().unwrap();
+    for k in 0..n {
+        assert_eq!(got[k], base[k].wrapping_pow(expo[k] as u32), "{}^{}", base[k], expo[k]);
+    }
+    let x32 = x.cast(Int).unwrap();
+    let got = x32.pow(&e.cast(Int).unwrap()).unwrap();
+    assert_eq!(got.dtype(), Int);
+    let got = got.to_vec::<i32>().unwrap();
+    for k in 0..n {
+        assert_eq!(got[k], (base[k] as i32).wrapping_pow(expo[k] as u32), "i32 {}^{}", base[k], expo[k]);
+    }
+    // Weak promotion: an integer number keeps the type, a real one gives f64.
+    assert_eq!(x32.pow_scalar(2).unwrap().dtype(), Int);
+    let h = x32.pow_scalar(0.5).unwrap();
+    assert_eq!(h.dtype(), Double);
+    assert_eq!(h.to_vec::<f64>().unwrap()[0], (base[0] as f64).powf(0.5));
+    // A negative exponent anywhere is refused, with its value and position.
+    let mut bad = expo.clone();
+    bad[200] = -3;
+    let err = x.pow(&on::<D>(Tensor::from_slice(&bad, &[n]).unwrap())).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::InvalidArgument { op: "pow", .. }), "{msg}");
+    assert!(msg.contains("-3") && msg.contains("200"), "{msg}");
+    assert!(matches!(x32.pow_scalar(-1).unwrap_err(), Error::InvalidArgument { op: "pow_scalar", .. }));
+});
+
+// Complex powers: real integer exponents up to 100 by repeated multiplication (checked
+// against products written out), others against num_complex's `powc`; powers of 0.
+device_test!(complex_powers, D => {
+    let zs = [c64::new(0.3, -1.2), c64::new(-2.5, 0.7), c64::new(1.1, 0.9), c64::new(-0.8, -0.1)];
+    for (dt, tol) in [(ComplexDouble, 1e-14), (ComplexFloat, 1e-5)] {
+        let x = on::<D>(Tensor::from_slice(&zs, &[4]).unwrap().cast(dt).unwrap());
+        let xs = values(&x);
+        for n in [0i32, 1, 2, 3, 7, -1, -2, 100] {
+            let got = values(&x.pow_scalar(n).unwrap());
+            for (k, z) in xs.iter().enumerate() {
+                let mut want = c64::new(1.0, 0.0);
+                for _ in 0..n.unsigned_abs() {
+                    want *= z;
+                }
+                if n < 0 {
+                    want = want.inv();
+                }
+                if dt == ComplexFloat && want.norm() > f32::MAX as f64 / 4.0 {
+                    continue; // overflows c32 on the way (as in NumPy)
+                }
+                // Repeated products accumulate rounding in the dtype: ~|n| ulps.
+                close(got[k], want, tol * (n.unsigned_abs() as f64 + 1.0), &format!("{dt} ({z})^{n}"));
+            }
+        }
+        for w in [c64::new(0.5, 0.0), c64::new(1.5, -2.0), c64::new(-0.7, 0.3), c64::new(101.0, 0.0)] {
+            let got = values(&x.pow_scalar(w).unwrap());
+            for (k, z) in xs.iter().enumerate() {
+                if dt == ComplexFloat && z.powc(w).norm() > f32::MAX as f64 / 4.0 {
+                    continue; // beyond c32
+                }
+                close(got[k], z.powc(w), tol * 30.0, &format!("{dt} ({z})^({w})"));
+            }
+        }
+        // Powers of zero: 0^0 = 1, 0^w = 0 for Re w > 0, NaN otherwise.
+        let zero = on::<D>(Tensor::from_slice(&[c64::new(0.0, 0.0); 3], &[3]).unwrap().cast(dt).unwrap());
+        let w = on::<D>(Tensor::from_slice(&[c64::new(0.0, 0.0), c64::new(2.0, 1.0), c64::new(-1.0, 0.5)], &[3]).unwrap().cast(dt).unwrap());
+        let p = values(&zero.pow(&w).unwrap());
+        assert_eq!(p[..2], [c64::new(1.0, 0.0), c64::new(0.0, 0.0)]);
+        assert!(p[2].re.is_nan() && p[2].im.is_nan());
+    }
+    // A negative real base to a fraction: NaN for reals, the principal value for complex.
+    let neg = on::<D>(Tensor::from_slice(&[-4.0f64], &[1]).unwrap());
+    assert!(neg.pow_scalar(0.5).unwrap().to_vec::<f64>().unwrap()[0].is_nan());
+    let principal = values(&neg.pow_scalar(c64::new(0.5, 0.0)).unwrap())[0];
+    close(principal, c64::new(0.0, 2.0), 1e-15, "(-4)^0.5 as complex");
+    // Mixed types promote: f32 ^ c64 tensor is c64.
+    let f = on::<D>(Tensor::from_slice(&[2.0f32], &[1]).unwrap());
+    let c = on::<D>(Tensor::from_slice(&[c64::new(2.0, 0.0)], &[1]).unwrap());
+    assert_eq!(f.pow(&c).unwrap().dtype(), ComplexDouble);
+    // Empty with a huge other dimension: the shape survives, nothing is touched.
+    let empty = on::<D>(Tensor::new(Double, ctensor_aten::DeviceType::Cpu, &[0, 1 << 40]).unwrap());
+    assert_eq!(empty.pow_scalar(2.5).unwrap().dims(), [0, 1 << 40]);
+});

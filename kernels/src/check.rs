@@ -193,15 +193,25 @@ pub fn inflate_shape(
     Ok(())
 }
 
-/// The arguments of a row max/min: an ordered element type and non-empty rows. Returns
-/// the operation's name (`max` or `min`).
-pub fn extreme(
+/// The checks of [`ArgExtreme`](crate::linalg::ArgExtreme): an order and a non-empty
+/// row; returns the operation's name.
+pub fn arg_extreme(
     max: bool,
     dtype: ctensor_base::DataType,
     rows: usize,
     inner: usize,
 ) -> Result<&'static str> {
-    let op = if max { "max" } else { "min" };
+    let op = if max { "argmax" } else { "argmin" };
+    extreme_named(op, dtype, rows, inner)
+}
+
+/// The checks of [`ReduceExtreme`](crate::linalg::ReduceExtreme), for `op`.
+fn extreme_named(
+    op: &'static str,
+    dtype: ctensor_base::DataType,
+    rows: usize,
+    inner: usize,
+) -> Result<&'static str> {
     if dtype.is_complex() {
         return Err(Error::UnsupportedDType {
             op,
@@ -212,9 +222,20 @@ pub fn extreme(
     if inner == 0 && rows > 0 {
         return Err(Error::InvalidArgument {
             op,
-            expected: "at least one element to take the extreme of".into(),
+            expected: format!("at least one element to take the {op} of"),
             given: "an empty axis".into(),
         });
     }
     Ok(op)
+}
+
+/// The arguments of a row max/min: an ordered element type and non-empty rows. Returns
+/// the operation's name (`max` or `min`).
+pub fn extreme(
+    max: bool,
+    dtype: ctensor_base::DataType,
+    rows: usize,
+    inner: usize,
+) -> Result<&'static str> {
+    extreme_named(if max { "max" } else { "min" }, dtype, rows, inner)
 }

@@ -182,6 +182,39 @@ pub trait ReduceExtreme<T: Scalar>: Device {
     ) -> Result<()>;
 }
 
+/// The position of the extreme of each row.
+pub trait ArgExtreme<T: Scalar>: Device {
+    /// `dst[r] = j`, the index in `0..inner` of the largest `src[r · inner + j]` (the
+    /// smallest when `!max`) for `r < rows`: the first of equal values, and the first NaN
+    /// when the row has one (NumPy's `argmax`). Complex types have no order
+    /// (`Error::UnsupportedDType`); an empty row (`inner == 0` with `rows > 0`) has no
+    /// extreme (`Error::InvalidArgument`).
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `rows · inner` elements and `dst` for writes of `rows`
+    /// `i64`s.
+    unsafe fn arg_extreme(
+        max: bool,
+        rows: usize,
+        inner: usize,
+        src: *const T,
+        dst: *mut i64,
+    ) -> Result<()>;
+}
+
+/// Running sums along rows.
+pub trait CumSum<T: Scalar>: Device {
+    /// `dst[r · inner + j] = Σ_{k ≤ j} src[r · inner + k]` for `r < rows`, `j < inner`;
+    /// `f16`/`bf16` accumulate in `f32` (each output rounded once), integers wrap. The
+    /// host adds in order; the GPU splits a row into 256 chunks (the same order, hence
+    /// the same result, for rows of at most 256).
+    ///
+    /// # Safety
+    /// `src` is valid for reads and `dst` for writes of `rows · inner` elements; they are
+    /// identical (in place) or disjoint.
+    unsafe fn cumsum(rows: usize, inner: usize, src: *const T, dst: *mut T) -> Result<()>;
+}
+
 /// Matrix product for every element type (BLAS covers only f32/f64/c32/c64).
 pub trait MatMul<T: Scalar>: Device {
     /// `C := alpha · op(A) · op(B) + beta · C`, column-major, with the arguments and the

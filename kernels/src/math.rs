@@ -12,6 +12,15 @@
 //! - `1/z` the textbook quotient (as `/`), `rsqrt z = 1 / sqrt z`, `sign z = z / |z|`
 //!   (0 for 0). Floor, ceiling and rounding have no complex meaning.
 //!
+//! [`Pow`] computes `x^y` element-wise: `powf` for real types (C's special cases:
+//! `x^0 = 1` even for NaN `x`, a negative base with a non-integer exponent is NaN),
+//! square-and-multiply for integers (wrapping; a negative exponent gives `1` for the
+//! base 1, `±1` for −1 and `0` otherwise: the tensor op refuses negative integer
+//! exponents before they get here), and for complex `z^w`: repeated multiplication when
+//! `w` is a real integer of modulus at most 100 (the reciprocal for negative ones; exact
+//! where `exp(w log z)` would round, the rule of NumPy's `npy_cpow`), `0^w = 0` for
+//! `Re w > 0`, NaN for the other powers of 0 (`0^0 = 1`), and `exp(w log z)` otherwise.
+//!
 //! Real arguments use the standard functions; `round` rounds half to even (NumPy's
 //! `round`/`rint`); `sign` is −1, 0 or 1 and keeps NaN and the sign of zero. Integers
 //! take `square` (wrapping), `sign`, `floor`, `ceil` and `round` (the identity); the
@@ -134,11 +143,28 @@ pub trait Math<T: MathScalar>: Device {
     unsafe fn math(op: MathOp, n: usize, x: *const T, y: *mut T) -> Result<()>;
 }
 
-/// How one element type computes the [`MathOp`]s (in its compute type).
+/// Element-wise power.
+pub trait Pow<T: MathScalar>: Device {
+    /// `out[i] = x[i] ^ y[i]` for `i < n`, by the rules of [`MathScalar::pow`]; `out` may
+    /// be identical to either input.
+    ///
+    /// # Safety
+    /// `x`, `y` are valid for reads and `out` for writes of `n` elements; `out` is
+    /// identical to or disjoint from each input.
+    unsafe fn pow(n: usize, x: *const T, y: *const T, out: *mut T) -> Result<()>;
+}
+
+/// How one element type computes the [`MathOp`]s and [`Pow`] (in its compute type).
 pub trait MathScalar: Arith {
     /// `op(a)`, or `None` when the function is not defined for the type.
     fn math(op: MathOp, a: Self::Acc) -> Option<Self::Acc>;
+
+    /// `a ^ b` (the rules are in the [module documentation](self)).
+    fn pow(a: Self::Acc, b: Self::Acc) -> Self::Acc;
 }
+
+/// The largest integer exponent a complex power takes by repeated multiplication.
+pub const POW_BY_MULTIPLICATION: f64 = 100.0;
 
 macro_rules! real_math {
     ($name:ident, $f:ty) => {
@@ -173,25 +199,23 @@ macro_rules! real_math {
 real_math!(math_f32, f32);
 real_math!(math_f64, f64);
 
-impl MathScalar for f32 {
-    fn math(op: MathOp, a: f32) -> Option<f32> {
-        Some(math_f32(op, a))
-    }
+macro_rules! real_scalar {
+    ($($t:ty => $f:ty, $math:ident;)*) => {$(
+        impl MathScalar for $t {
+            fn math(op: MathOp, a: $f) -> Option<$f> {
+                Some($math(op, a))
+            }
+            fn pow(a: $f, b: $f) -> $f {
+                a.powf(b)
+            }
+        }
+    )*};
 }
-impl MathScalar for f64 {
-    fn math(op: MathOp, a: f64) -> Option<f64> {
-        Some(math_f64(op, a))
-    }
-}
-impl MathScalar for f16 {
-    fn math(op: MathOp, a: f32) -> Option<f32> {
-        Some(math_f32(op, a))
-    }
-}
-impl MathScalar for bf16 {
-    fn math(op: MathOp, a: f32) -> Option<f32> {
-        Some(math_f32(op, a))
-    }
+real_scalar! {
+    f32 => f32, math_f32;
+    f64 => f64, math_f64;
+    f16 => f32, math_f32;
+    bf16 => f32, math_f32;
 }
 
 macro_rules! int_math {
@@ -204,6 +228,25 @@ macro_rules! int_math {
                     MathOp::Floor | MathOp::Ceil | MathOp::Round => Some(a),
                     _ => None,
                 }
+            }
+            fn pow(a: $t, b: $t) -> $t {
+                if b < 0 {
+                    // 1 / a^|b| truncated toward zero.
+                    return match a {
+                        1 => 1,
+                        -1 => if b % 2 == 0 { 1 } else { -1 },
+                        _ => 0,
+                    };
+                }
+                let (mut r, mut base, mut e): ($t, $t, $t) = (1, a, b);
+                while e > 0 {
+                    if e & 1 == 1 {
+                        r = r.wrapping_mul(base);
+                    }
+                    base = base.wrapping_mul(base);
+                    e >>= 1;
+                }
+                r
             }
         }
     )*};
@@ -262,6 +305,40 @@ macro_rules! complex_math {
                     }
                     MathOp::Floor | MathOp::Ceil | MathOp::Round => return None,
                 })
+            }
+
+            fn pow(z: $c, w: $c) -> $c {
+                let c = |re: $f, im: $f| <$c>::new(re, im);
+                let n = w.re;
+                if w.im == 0.0 && n == n.trunc() && n.abs() <= POW_BY_MULTIPLICATION as $f {
+                    // Square and multiply, then the reciprocal for a negative power.
+                    let (mut r, mut b, mut e) = (c(1.0, 0.0), z, n.abs() as u32);
+                    while e > 0 {
+                        if e & 1 == 1 {
+                            r *= b;
+                        }
+                        e >>= 1;
+                        if e > 0 {
+                            b = b * b;
+                        }
+                    }
+                    if n < 0.0 {
+                        let d = r.re * r.re + r.im * r.im;
+                        r = c(r.re / d, -r.im / d);
+                    }
+                    return r;
+                }
+                if z.re == 0.0 && z.im == 0.0 {
+                    return if w.re > 0.0 {
+                        c(0.0, 0.0)
+                    } else {
+                        c(<$f>::NAN, <$f>::NAN)
+                    };
+                }
+                let (l, a) = (z.re.hypot(z.im).ln(), z.im.atan2(z.re));
+                let (tr, ti) = (w.re * l - w.im * a, w.re * a + w.im * l);
+                let m = tr.exp();
+                c(m * ti.cos(), m * ti.sin())
             }
         }
     };

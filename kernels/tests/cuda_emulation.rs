@@ -20,10 +20,11 @@
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
 //! matrix part), `any_zero` (integer division's zero check), `copy_strided`,
 //! `transpose2d`, `set_strided`, `set_matrix` and `index_select` for all eight types,
-//! `reduce_sum` (all eight) and `reduce_extreme` (the six ordered ones), the `matmul`
+//! `reduce_sum` and `cumsum` (all eight), `reduce_extreme` and `arg_extreme` (the six
+//! ordered ones), the `matmul`
 //! loop (i32, i64, f16, bf16), the counter-based generator `random_f64` (uniform and
 //! normal), `compare`, `classify`, `select` (all eight types) and `extreme2` (the six
-//! ordered ones), and `math` (every function for every type that takes it). All but
+//! ordered ones), `math` (every function for every type that takes it) and `pow`. All but
 //! `index_select`, `random_f64`, `compare.cu` and `math.cu`, which are newer, have also
 //! run on an H100 (`scripts/gpu-run.sh`); the emulation keeps them checked where no GPU
 //! is.
@@ -44,10 +45,10 @@ use ctensor_kernels::compare::{Class, Classify, CmpOp, Compare, Extreme2, Select
 use ctensor_kernels::gpu::source::SOURCES;
 use ctensor_kernels::lapack::{FindNonFinite, Part, SetMatrix, Uplo};
 use ctensor_kernels::linalg::{
-    Abs, Add, Conj, Div, EqScalar, Fma, MatMul, Mul, Reduce, ReduceExtreme, Transpose, Unary,
-    UnaryOp,
+    Abs, Add, ArgExtreme, Conj, CumSum, Div, EqScalar, Fma, MatMul, Mul, Reduce, ReduceExtreme,
+    Transpose, Unary, UnaryOp,
 };
-use ctensor_kernels::math::{Math, MathOp, MathScalar};
+use ctensor_kernels::math::{Math, MathOp, MathScalar, Pow};
 use ctensor_kernels::memory::{CastMemory, SetMemory};
 use ctensor_kernels::random::{Distribution, FillRandom};
 use ctensor_kernels::select::IndexSelect;
@@ -312,6 +313,26 @@ int main(int argc, char** argv) {
         ct_launch(g, {256, 1, 1}, rev, [&] { reduce_extreme_##S(mx, rows, inner, src.data(), dst.data()); }); \
         output(dst); return 0; }
     CT_ORDERED(CT_EMU_EXTREME)
+    // arg_extreme_<t> n rows inner grid max: stdin the n = rows·inner elements; writes
+    // the rows indices (i64). cumsum_<t> n rows inner grid: writes the n running sums,
+    // computed in place when argv[7] is 1.
+#define CT_EMU_ARG(S, T)                                                                       \
+    if (!strcmp(k, "arg_extreme_" #S) && argc >= 8) {                                          \
+        u64 rows = strtoull(argv[4], 0, 10), inner = strtoull(argv[5], 0, 10);                \
+        CtDim3 g = {(unsigned)atoi(argv[6]), 1, 1}; int mx = atoi(argv[7]);                    \
+        auto src = input<T>(n); std::vector<i64> dst(rows);                                    \
+        ct_launch(g, {256, 1, 1}, rev, [&] { arg_extreme_##S(mx, rows, inner, src.data(), dst.data()); }); \
+        output(dst); return 0; }
+    CT_ORDERED(CT_EMU_ARG)
+#define CT_EMU_CUMSUM(S, T)                                                                    \
+    if (!strcmp(k, "cumsum_" #S) && argc >= 8) {                                               \
+        u64 rows = strtoull(argv[4], 0, 10), inner = strtoull(argv[5], 0, 10);                \
+        CtDim3 g = {(unsigned)atoi(argv[6]), 1, 1}; int inplace = atoi(argv[7]);               \
+        auto src = input<T>(n); std::vector<T> dst(n);                                         \
+        T* d = inplace ? src.data() : dst.data();                                              \
+        ct_launch(g, {256, 1, 1}, rev, [&] { cumsum_##S(rows, inner, src.data(), d); });       \
+        output(inplace ? src : dst); return 0; }
+    CT_ALL_TYPES(CT_EMU_CUMSUM)
 #endif
 #ifdef CT_MATMUL
     // matmul_<t> n ta tb m nn k lda ldb ldc beta_zero: stdin alpha, beta, then a, b, c,
@@ -357,6 +378,11 @@ int main(int argc, char** argv) {
     if (!strcmp(k, "math_" #S) && argc >= 5) { int op = atoi(argv[4]); auto x = input<T>(n); std::vector<T> y(n); \
         launch_1d(n, rev, [&] { math_##S(n, op, x.data(), y.data()); }); output(y); return 0; }
     CT_ALL_TYPES(CT_EMU_MATH)
+    // pow_<t> n: stdin the n bases then the n exponents; writes the n powers.
+#define CT_EMU_POW(S, T)                                                                       \
+    if (!strcmp(k, "pow_" #S)) { auto x = input<T>(n); auto y = input<T>(n); std::vector<T> o(n); \
+        launch_1d(n, rev, [&] { pow_##S(n, x.data(), y.data(), o.data()); }); output(o); return 0; }
+    CT_ALL_TYPES(CT_EMU_POW)
 #endif
 #ifdef CT_RANDOM
     // random_f64 n normal bits seed offset: writes the n values.
@@ -1307,6 +1333,43 @@ where
     }
 }
 
+/// Powers on the "GPU" against the CPU kernel: hostile bases against hostile exponents,
+/// small integer exponents (repeated multiplication for complex), negative integer
+/// exponents, zero bases.
+fn pow_of_one_type<T: Scalar + MathScalar>(emu: &Emulator)
+where
+    CpuDevice: Pow<T>,
+{
+    let s = suffix(T::DTYPE);
+    let n = 3001;
+    let (mut x, _) = hostile::<T>(n, 81);
+    let (mut y, _) = hostile::<T>(n, 82);
+    let mut r = rng(83);
+    for (k, v) in y.iter_mut().enumerate().take(n / 3) {
+        // Integer exponents in [-120, 120] (both sides of 100), some complex ones.
+        let e = r.gen_range(-120i64..=120) as f64;
+        *v = T::cast_from(c64::new(e, if k % 7 == 0 { 0.5 } else { 0.0 }));
+    }
+    for k in 0..40 {
+        x[n - 1 - k] = T::zero();
+    }
+    let mut want = vec![T::zero(); n];
+    // SAFETY: all hold n elements.
+    unsafe { CpuDevice::pow(n, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    let mut input = bytes(&x).to_vec();
+    input.extend_from_slice(bytes(&y));
+    let got: Vec<T> = from_bytes(&emu.run(&format!("pow_{s}"), n, &[], &input));
+    assert_all_same(&got, &want, &format!("{} pow", T::DTYPE));
+}
+
+#[test]
+fn emulated_powers_match_the_cpu() {
+    let Some(emu) = Emulator::build("math", "CT_MATH") else {
+        return;
+    };
+    for_all_types!(pow_of_one_type, &emu);
+}
+
 #[test]
 fn emulated_math_functions_match_the_cpu() {
     let Some(emu) = Emulator::build("math", "CT_MATH") else {
@@ -1451,6 +1514,147 @@ where
             assert_all_same(&got, &want, &what);
         }
     }
+}
+
+/// Indices of row extremes against the CPU: ties (the first wins), NaN anywhere (the
+/// first NaN wins), rows longer than a block and more rows than blocks.
+fn arg_extremes_match_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: ArgExtreme<T>,
+{
+    use ctensor_kernels::gpu::emulation::reduce_grid;
+    let s = suffix(T::DTYPE);
+    let mut r = rng(29);
+    for (rows, inner) in [(1usize, 1usize), (3, 1000), (300, 257), (5, 7), (2, 513)] {
+        let mut x: Vec<T> = random_vec(&mut r, rows * inner);
+        // Few distinct values: ties everywhere, including between threads' partials.
+        for v in x.iter_mut().step_by(2) {
+            *v = T::cast_from(c64::new((r.gen_range(0..4) as f64) - 2.0, 0.0));
+        }
+        if T::DTYPE.is_float() && rows > 2 {
+            x[inner + inner / 2] = T::cast_from(f64::NAN);
+            x[inner + inner - 1] = T::cast_from(f64::NAN);
+            x[2 * inner + inner - 1] = T::cast_from(f64::NAN);
+        }
+        for max in [true, false] {
+            let mut want = vec![0i64; rows];
+            // SAFETY: `x` holds rows·inner elements, `want` rows.
+            unsafe { CpuDevice::arg_extreme(max, rows, inner, x.as_ptr(), want.as_mut_ptr()) }
+                .unwrap();
+            let args = words(&[
+                rows as u64,
+                inner as u64,
+                reduce_grid(rows).into(),
+                max as u64,
+            ]);
+            let got: Vec<i64> =
+                from_bytes(&emu.run(&format!("arg_extreme_{s}"), rows * inner, &args, bytes(&x)));
+            assert_eq!(
+                got,
+                want,
+                "{} arg_extreme (max {max}) {rows} x {inner}",
+                T::DTYPE
+            );
+        }
+    }
+}
+
+/// Running sums against the CPU: exact for integers and for rows of at most 256 (the
+/// same order of additions), to rounding otherwise; in place and not.
+fn cumsums_match_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: CumSum<T>,
+{
+    use ctensor_kernels::gpu::emulation::reduce_grid;
+    let s = suffix(T::DTYPE);
+    let mut r = rng(31);
+    for (rows, inner) in [
+        (1usize, 1usize),
+        (3, 1000),
+        (300, 257),
+        (5, 7),
+        (2, 256),
+        (1, 5000),
+    ] {
+        let x: Vec<T> = random_vec(&mut r, rows * inner);
+        let mut want = vec![T::zero(); rows * inner];
+        // SAFETY: both hold rows·inner elements.
+        unsafe { CpuDevice::cumsum(rows, inner, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        for inplace in [0u64, 1] {
+            let args = words(&[rows as u64, inner as u64, reduce_grid(rows).into(), inplace]);
+            let got: Vec<T> =
+                from_bytes(&emu.run(&format!("cumsum_{s}"), rows * inner, &args, bytes(&x)));
+            let what = format!("{} cumsum {rows} x {inner} (in place {inplace})", T::DTYPE);
+            if inner <= 256 || !T::DTYPE.is_float() && !T::DTYPE.is_complex() {
+                assert_all_same(&got, &want, &what);
+                continue;
+            }
+            assert_eq!(got.len(), want.len(), "{what}: output length");
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let (row, j) = (k / inner, k % inner);
+                let mag: f64 = x[row * inner..row * inner + j + 1]
+                    .iter()
+                    .map(|v| v.to_c64().norm())
+                    .sum();
+                let tol = (j as f64 + 2.0) * storage_eps::<T>() * mag;
+                let (gc, wc) = (g.to_c64(), w.to_c64());
+                assert!(
+                    (gc - wc).norm() <= tol,
+                    "{what}, element {k}: GPU {gc} vs CPU {wc}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn emulated_arg_extremes_and_cumsums_match_the_cpu() {
+    let Some(emu) = Emulator::build("reduce", "CT_REDUCE") else {
+        return;
+    };
+    arg_extremes_match_the_cpu::<f32>(&emu);
+    arg_extremes_match_the_cpu::<f64>(&emu);
+    arg_extremes_match_the_cpu::<i32>(&emu);
+    arg_extremes_match_the_cpu::<i64>(&emu);
+    arg_extremes_match_the_cpu::<ctensor_base::f16>(&emu);
+    arg_extremes_match_the_cpu::<ctensor_base::bf16>(&emu);
+    for_all_types!(cumsums_match_the_cpu, &emu);
+    // More rows than blocks (65 537 > 65 535): the grid-stride loop over rows.
+    let (rows, inner) = (65_537usize, 3usize);
+    let x: Vec<i64> = (0..rows * inner)
+        .map(|k| (k as i64 * 7919) % 13 - 6)
+        .collect();
+    let grid = ctensor_kernels::gpu::emulation::reduce_grid(rows).into();
+    let got: Vec<i64> = from_bytes(&emu.run(
+        "arg_extreme_i64",
+        rows * inner,
+        &words(&[rows as u64, inner as u64, grid, 1]),
+        bytes(&x),
+    ));
+    let want: Vec<i64> = x
+        .chunks(inner)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0, |b, (j, v)| if *v > c[b] { j } else { b }) as i64
+        })
+        .collect();
+    assert_eq!(got, want, "arg_extreme over 65 537 rows");
+    let got: Vec<i64> = from_bytes(&emu.run(
+        "cumsum_i64",
+        rows * inner,
+        &words(&[rows as u64, inner as u64, grid, 0]),
+        bytes(&x),
+    ));
+    let want: Vec<i64> = x
+        .chunks(inner)
+        .flat_map(|c| {
+            c.iter()
+                .scan(0i64, |a, v| Some(std::mem::replace(a, *a + v) + v))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(got, want, "cumsum over 65 537 rows");
 }
 
 #[test]

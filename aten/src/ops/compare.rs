@@ -13,31 +13,10 @@
 use ctensor_base::{DataType, Error, Result};
 use ctensor_kernels::compare::{Class, Classify, CmpOp, Compare, Extreme2, Select};
 
-use super::{broadcast_shapes, promote, promote_to};
+use super::{dense_as, promote, promote_to, shape_of};
 use crate::core::dispatch::dispatch;
 use crate::core::promotion::Number;
-use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
-
-/// `x` broadcast to `shape` as a dense row-major tensor (shared when it already is one).
-fn dense_as(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    let b = x.broadcast_to(shape)?;
-    if b.is_contiguous() && b.numel() == x.numel() {
-        Ok(b)
-    } else {
-        b.copy_in_order(Order::RowMajor)
-    }
-}
-
-/// The broadcast shape of `inputs`, which must be on one device.
-fn shape_of(op: &'static str, inputs: &[&Tensor]) -> Result<Vec<usize>> {
-    let mut shape = inputs[0].dims().to_vec();
-    for x in &inputs[1..] {
-        super::check_device(op, inputs[0], x)?;
-        shape = broadcast_shapes(op, &shape, x.dims())?;
-    }
-    Ok(shape)
-}
 
 /// `x op y` as an `i32` mask, broadcasting and promoting.
 fn compare(op_name: &'static str, op: CmpOp, x: &Tensor, y: &Tensor) -> Result<Tensor> {

@@ -89,6 +89,26 @@ pub(crate) fn promote(op: &'static str, operands: &[&Tensor]) -> Result<Vec<Tens
     promote_to(op, operands, dtype)
 }
 
+/// `x` broadcast to `shape` as a dense row-major tensor (shared when it already is one).
+pub(crate) fn dense_as(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let b = x.broadcast_to(shape)?;
+    if b.is_contiguous() && b.numel() == x.numel() {
+        Ok(b)
+    } else {
+        b.copy_in_order(Order::RowMajor)
+    }
+}
+
+/// The broadcast shape of `inputs`, which must be on one device.
+pub(crate) fn shape_of(op: &'static str, inputs: &[&Tensor]) -> Result<Vec<usize>> {
+    let mut shape = inputs[0].dims().to_vec();
+    for x in &inputs[1..] {
+        check_device(op, inputs[0], x)?;
+        shape = broadcast_shapes(op, &shape, x.dims())?;
+    }
+    Ok(shape)
+}
+
 /// Both tensors must have the same data type and device.
 pub(crate) fn check_same(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() != b.dtype() {

@@ -1,9 +1,9 @@
-//! Reductions: `sum`, `mean`, `max`, `min` over all or chosen axes, the Euclidean
-//! (Frobenius) `norm`, and `dot` / `vdot`.
+//! Reductions: `sum`, `mean`, `max`, `min` over all or chosen axes, `argmax`/`argmin`,
+//! the running sum `cumsum`, the Euclidean (Frobenius) `norm`, and `dot` / `vdot`.
 
-use ctensor_base::{Error, Result, Scalar};
+use ctensor_base::{DataType, Error, Result, Scalar};
 use ctensor_kernels::blas::{BlasDot, BlasNrm2};
-use ctensor_kernels::linalg::{Reduce, ReduceExtreme};
+use ctensor_kernels::linalg::{ArgExtreme, CumSum, Reduce, ReduceExtreme};
 
 use crate::core::dispatch::{dispatch, dispatch_blas};
 use crate::core::tensor::Tensor;
@@ -95,6 +95,96 @@ impl Tensor {
     /// Smallest element over `axes` (NaN wins); not for complex types or empty axes.
     pub fn min(&self, axes: &[usize]) -> Result<Tensor> {
         self.reduce_rows("min", Rows::Min, axes)
+    }
+
+    /// The index (`i64`) of the largest element along `axis`, which is removed from the
+    /// shape: the first of equal maxima, and the first NaN where there is one (NumPy's
+    /// `argmax`). Not for complex types or an empty axis.
+    ///
+    /// ```
+    /// use ctensor_aten::Tensor;
+    /// let r = Tensor::from_slice(&[3.0f64, 9.0, 9.0, 1.0, 0.0, 2.0], &[2, 3])?;
+    /// assert_eq!(r.argmax(1)?.to_vec::<i64>()?, [1, 2]);
+    /// assert_eq!(r.argmin(0)?.to_vec::<i64>()?, [1, 1, 1]);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn argmax(&self, axis: usize) -> Result<Tensor> {
+        self.arg_extreme("argmax", true, axis)
+    }
+
+    /// The index (`i64`) of the smallest element along `axis` (first of equal minima,
+    /// first NaN); see [`argmax`](Self::argmax).
+    pub fn argmin(&self, axis: usize) -> Result<Tensor> {
+        self.arg_extreme("argmin", false, axis)
+    }
+
+    /// The flat (row-major) index of the largest element of the whole tensor, on the host
+    /// (NumPy's `argmax()` without an axis).
+    pub fn argmax_all(&self) -> Result<usize> {
+        self.arg_extreme_all("argmax_all", true)
+    }
+
+    /// The flat (row-major) index of the smallest element of the whole tensor.
+    pub fn argmin_all(&self) -> Result<usize> {
+        self.arg_extreme_all("argmin_all", false)
+    }
+
+    fn arg_extreme_all(&self, op: &'static str, max: bool) -> Result<usize> {
+        let flat = self.dense()?.reshape(&[self.numel() as i64])?;
+        let k = flat.arg_extreme(op, max, 0)?.item::<i64>()?;
+        Ok(k as usize)
+    }
+
+    fn arg_extreme(&self, op: &'static str, max: bool, axis: usize) -> Result<Tensor> {
+        let (x, kept, inner) = self.axes_last(op, &[axis])?;
+        let out = Tensor::new(DataType::Int64, self.device(), &kept)?;
+        let rows = out.numel();
+        let _w = out.buffer.write(op)?;
+        let _r = x.buffer.read(op)?;
+        dispatch!(x.dtype(), x.device(), T, D => {
+            // SAFETY: `x` is dense with rows·inner elements of T, `out` holds rows i64s;
+            // different buffers held by the guards.
+            unsafe { <D as ArgExtreme<T>>::arg_extreme(max, rows, inner, x.typed_ptr::<T>(), out.typed_ptr::<i64>()) }
+        })
+        .map_err(|e| e.in_op(op))?;
+        drop((_w, _r));
+        Ok(out)
+    }
+
+    /// Running sums along `axis` (same shape): `y[.., j, ..] = Σ_{k ≤ j} x[.., k, ..]`.
+    /// `i32` sums in `i64` (as NumPy and PyTorch); other types keep theirs (`f16`/`bf16`
+    /// accumulate in `f32`, integers wrap).
+    ///
+    /// ```
+    /// use ctensor_aten::Tensor;
+    /// let counts = Tensor::from_slice(&[3i32, 0, 2, 5], &[4])?;
+    /// assert_eq!(counts.cumsum(0)?.to_vec::<i64>()?, [3, 3, 5, 10]);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn cumsum(&self, axis: usize) -> Result<Tensor> {
+        let op = "cumsum";
+        let src = if self.dtype() == DataType::Int {
+            self.cast(DataType::Int64)?
+        } else {
+            self.share()
+        };
+        let (x, kept, inner) = src.axes_last(op, &[axis])?;
+        let out = Tensor::new(x.dtype(), x.device(), x.dims())?;
+        let rows: usize = kept.iter().product();
+        {
+            let _w = out.buffer.write(op)?;
+            let _r = x.buffer.read(op)?;
+            dispatch!(x.dtype(), x.device(), T, D => {
+                // SAFETY: `x` and `out` are dense with rows·inner elements of T, different
+                // buffers held by the guards.
+                unsafe { <D as CumSum<T>>::cumsum(rows, inner, x.typed_ptr::<T>(), out.typed_ptr::<T>()) }
+            })?;
+        }
+        // `out` has `axis` last; put it back.
+        let nd = self.ndim();
+        let mut back: Vec<usize> = (0..nd - 1).collect();
+        back.insert(axis, nd - 1);
+        out.permute(&back)?.dense()
     }
 
     /// The Euclidean norm of all elements, `sqrt(Σ |x|²)` (the Frobenius norm of a

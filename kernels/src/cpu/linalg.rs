@@ -524,6 +524,74 @@ impl<T: Arith> ReduceExtreme<T> for CpuDevice {
     }
 }
 
+impl<T: Arith> ArgExtreme<T> for CpuDevice {
+    unsafe fn arg_extreme(
+        max: bool,
+        rows: usize,
+        inner: usize,
+        src: *const T,
+        dst: *mut i64,
+    ) -> Result<()> {
+        let op = check::arg_extreme(max, T::DTYPE, rows, inner)?;
+        let n = check::numel(op, &[rows, inner])?;
+        check::non_null(op, "src", src, n)?;
+        check::non_null(op, "dst", dst, rows)?;
+        let (s, d) = (SendPtr(src as *mut T), SendPtr(dst));
+        for_each_range(rows, inner, |range| {
+            for r in range {
+                // SAFETY: `r < rows`, `j < inner`: inside `src`; `dst[r]` is written by
+                // this range alone, and is an `i64` array, not `src`.
+                unsafe {
+                    let row = s.get().add(r * inner);
+                    let (mut best, mut at) = (row.read().up(), 0usize);
+                    for j in 1..inner {
+                        if T::is_nan(best) {
+                            break;
+                        }
+                        let v = row.add(j).read().up();
+                        // A NaN wins; otherwise only a strictly better value moves `at`.
+                        let better = if max { T::gt(v, best) } else { T::gt(best, v) };
+                        if T::is_nan(v) || better == Some(true) {
+                            (best, at) = (v, j);
+                        }
+                    }
+                    d.get().add(r).write(at as i64);
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+impl<T: Arith> CumSum<T> for CpuDevice {
+    unsafe fn cumsum(rows: usize, inner: usize, src: *const T, dst: *mut T) -> Result<()> {
+        let op = "cumsum";
+        let n = check::numel(op, &[rows, inner])?;
+        check::non_null(op, "src", src, n)?;
+        check::non_null(op, "dst", dst, n)?;
+        if n == 0 {
+            // Nothing to sum, however many empty rows (2^40 of them must not be walked).
+            return Ok(());
+        }
+        let (s, d) = (SendPtr(src as *mut T), SendPtr(dst));
+        for_each_range(rows, inner, |range| {
+            for r in range {
+                let mut acc = T::zero().up();
+                for j in 0..inner {
+                    let k = r * inner + j;
+                    // SAFETY: `k < rows · inner`; element k is read before it is written
+                    // (in place), and rows belong to one range each.
+                    unsafe {
+                        acc = T::add(acc, s.get().add(k).read().up());
+                        d.get().add(k).write(T::down(acc));
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
 /// Element `(r, c)` of `op(X)` for column-major `x` with leading dimension `ld`.
 ///
 /// # Safety

@@ -1,10 +1,10 @@
-//! [`Math`] on the host: the formulas of [`crate::math`], element by element, split
+//! [`Math`] and [`Pow`] on the host: the formulas of [`crate::math`], element by element, split
 //! across threads above the parallel threshold.
 
 use ctensor_base::{CpuDevice, Result};
 
 use super::linalg::map_elements;
-use crate::math::{check_defined, Math, MathOp, MathScalar};
+use crate::math::{check_defined, Math, MathOp, MathScalar, Pow};
 
 impl<T: MathScalar> Math<T> for CpuDevice {
     unsafe fn math(op: MathOp, n: usize, x: *const T, y: *mut T) -> Result<()> {
@@ -14,6 +14,17 @@ impl<T: MathScalar> Math<T> for CpuDevice {
         unsafe {
             map_elements(op.name(), n, [x], y, move |[v]| {
                 T::down(T::math(op, v.up()).unwrap_or(probe))
+            })
+        }
+    }
+}
+
+impl<T: MathScalar> Pow<T> for CpuDevice {
+    unsafe fn pow(n: usize, x: *const T, y: *const T, out: *mut T) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe {
+            map_elements("pow", n, [x, y], out, |[a, b]| {
+                T::down(T::pow(a.up(), b.up()))
             })
         }
     }

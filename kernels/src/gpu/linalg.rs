@@ -13,15 +13,15 @@ use super::launch::{
 };
 use super::memory::{copy_dims, copy_strided};
 use super::source::{
-    Kernel, ABS, ADD, ANY_ZERO, CONJ, DIV, EQ_SCALAR, EXP, FMA, MUL, NEG, REDUCE_EXTREME,
-    REDUCE_SUM, SCALE, SET_MATRIX, SQRT, TRANSPOSE2D,
+    Kernel, ABS, ADD, ANY_ZERO, ARG_EXTREME, CONJ, CUMSUM, DIV, EQ_SCALAR, EXP, FMA, MUL, NEG,
+    REDUCE_EXTREME, REDUCE_SUM, SCALE, SET_MATRIX, SQRT, TRANSPOSE2D,
 };
 use crate::check;
 use crate::lapack::{SetMatrix, Uplo};
 use crate::layout::row_major_strides;
 use crate::linalg::{
-    Abs, Add, Conj, Div, EqScalar, Fma, Inflate, Mul, Reduce, ReduceExtreme, Stride, Transpose,
-    Unary, UnaryOp,
+    Abs, Add, ArgExtreme, Conj, CumSum, Div, EqScalar, Fma, Inflate, Mul, Reduce, ReduceExtreme,
+    Stride, Transpose, Unary, UnaryOp,
 };
 use crate::memory::SetMemory;
 
@@ -405,6 +405,62 @@ impl<T: Scalar> ReduceExtreme<T> for GpuDevice {
         let op = check::extreme(max, T::DTYPE, rows, inner)?;
         // SAFETY: forwarded contract.
         unsafe { reduce_any(&REDUCE_EXTREME, op, Some(max), rows, inner, src, dst) }
+    }
+}
+
+impl<T: Scalar> ArgExtreme<T> for GpuDevice {
+    unsafe fn arg_extreme(
+        max: bool,
+        rows: usize,
+        inner: usize,
+        src: *const T,
+        dst: *mut i64,
+    ) -> Result<()> {
+        let op = check::arg_extreme(max, T::DTYPE, rows, inner)?;
+        let n = check::numel(op, &[rows, inner])?;
+        check::non_null(op, "src", src, n)?;
+        check::non_null(op, "dst", dst, rows)?;
+        if rows == 0 {
+            return Ok(());
+        }
+        let (ctx, f) = ARG_EXTREME.get::<T>()?;
+        let (m, r, i, sp, dp) = (max as i32, rows as u64, inner as u64, dev(src), dev(dst));
+        // SAFETY: `src` holds rows·inner device elements and `dst` rows i64s (caller);
+        // one block of BLOCK threads per row, walked grid-stride.
+        unsafe {
+            ctx.launch(
+                f,
+                (reduce_grid(rows), 1, 1),
+                (BLOCK, 1, 1),
+                0,
+                &mut args![&m, &r, &i, &sp, &dp],
+            )
+        }
+    }
+}
+
+impl<T: Scalar> CumSum<T> for GpuDevice {
+    unsafe fn cumsum(rows: usize, inner: usize, src: *const T, dst: *mut T) -> Result<()> {
+        let op = "cumsum";
+        let n = check::numel(op, &[rows, inner])?;
+        check::non_null(op, "src", src, n)?;
+        check::non_null(op, "dst", dst, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (ctx, f) = CUMSUM.get::<T>()?;
+        let (r, i, sp, dp) = (rows as u64, inner as u64, dev(src), dev(dst));
+        // SAFETY: both hold rows·inner device elements (caller); each thread reads its
+        // chunk of a row before writing it, so in place is fine.
+        unsafe {
+            ctx.launch(
+                f,
+                (reduce_grid(rows), 1, 1),
+                (BLOCK, 1, 1),
+                0,
+                &mut args![&r, &i, &sp, &dp],
+            )
+        }
     }
 }
 

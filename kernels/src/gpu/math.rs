@@ -1,12 +1,12 @@
-//! [`Math`] on the GPU: the `math` kernel of `math.cu`, one grid-stride thread per
+//! [`Math`] and [`Pow`] on the GPU: the `math` and `pow` kernels of `math.cu`, one grid-stride thread per
 //! element; an input identical to the output is read before it is written.
 
 use ctensor_base::{GpuDevice, Result};
 
 use super::launch::{args, dev, launch_1d};
-use super::source::MATH_K;
+use super::source::{MATH_K, POW_K};
 use crate::check;
-use crate::math::{check_defined, Math, MathOp, MathScalar};
+use crate::math::{check_defined, Math, MathOp, MathScalar, Pow};
 
 impl<T: MathScalar> Math<T> for GpuDevice {
     unsafe fn math(op: MathOp, n: usize, x: *const T, y: *mut T) -> Result<()> {
@@ -16,5 +16,18 @@ impl<T: MathScalar> Math<T> for GpuDevice {
         let (n64, code, a, b) = (n as u64, op.code(), dev(x), dev(y));
         // SAFETY: device memory of n elements each (caller); arguments match the kernel.
         unsafe { launch_1d(MATH_K.get::<T>()?, n, &mut args![&n64, &code, &a, &b]) }
+    }
+}
+
+impl<T: MathScalar> Pow<T> for GpuDevice {
+    unsafe fn pow(n: usize, x: *const T, y: *const T, out: *mut T) -> Result<()> {
+        for (name, p) in [("x", x), ("y", y)] {
+            check::non_null("pow", name, p, n)?;
+        }
+        check::non_null("pow", "out", out, n)?;
+        let (n64, a, b, o) = (n as u64, dev(x), dev(y), dev(out));
+        // SAFETY: device memory of n elements each (caller); each thread reads its element
+        // of x and y before writing it, so an output identical to an input is fine.
+        unsafe { launch_1d(POW_K.get::<T>()?, n, &mut args![&n64, &a, &b, &o]) }
     }
 }

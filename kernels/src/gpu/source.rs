@@ -134,6 +134,8 @@ kernels! {
     NONFINITE = LAYOUT, "nonfinite", FLOATING, false;
     REDUCE_SUM = REDUCE, "reduce_sum", ALL, false;
     REDUCE_EXTREME = REDUCE, "reduce_extreme", ORDERED, false;
+    ARG_EXTREME = REDUCE, "arg_extreme", ORDERED, false;
+    CUMSUM = REDUCE, "cumsum", ALL, false;
     MATMUL_LOOP = MATMUL, "matmul", NON_BLAS, false;
     RANDOM_F64 = RANDOM, "random", F64, false;
     COMPARE_K = COMPARE, "compare", ALL, false;
@@ -141,6 +143,7 @@ kernels! {
     SELECT = COMPARE, "select", ALL, false;
     EXTREME2 = COMPARE, "extreme2", ORDERED, false;
     MATH_K = MATH, "math", ALL, false;
+    POW_K = MATH, "pow", ALL, false;
 }
 
 /// The suffix of an element type in kernel names.

@@ -77,6 +77,49 @@ __device__ inline i64 ct_math(int op, i64 a) {
 CT_COMPLEX_MATH(ct_c32, float, f)
 CT_COMPLEX_MATH(ct_c64, double, )
 
+// Powers: the rules of MathScalar::pow in kernels/src/math.rs.
+__device__ inline float ct_pow(float a, float b) { return powf(a, b); }
+__device__ inline double ct_pow(double a, double b) { return pow(a, b); }
+#define CT_INT_POW(I)                                                                          \
+    __device__ inline I ct_pow(I a, I b) {                                                     \
+        if (b < 0) return a == 1 ? (I)1 : a == -1 ? (b % 2 == 0 ? (I)1 : (I)-1) : (I)0;        \
+        I r = 1, base = a, e = b;                                                              \
+        while (e > 0) {                                                                        \
+            if (e & 1) r = ct_mul(r, base);                                                    \
+            base = ct_mul(base, base);                                                         \
+            e >>= 1;                                                                           \
+        }                                                                                      \
+        return r;                                                                              \
+    }
+CT_INT_POW(int)
+CT_INT_POW(i64)
+#define CT_COMPLEX_POW(Z, R, F)                                                                \
+    __device__ inline Z ct_pow(Z z, Z w) {                                                     \
+        R n = w.re;                                                                            \
+        Z r;                                                                                   \
+        if (w.im == (R)0 && n == trunc##F(n) && fabs##F(n) <= (R)100) {                        \
+            Z b = z;                                                                           \
+            unsigned e = (unsigned)fabs##F(n);                                                 \
+            r.re = (R)1; r.im = (R)0;                                                          \
+            while (e > 0) {                                                                    \
+                if (e & 1) r = ct_mul(r, b);                                                   \
+                e >>= 1;                                                                       \
+                if (e > 0) b = ct_mul(b, b);                                                   \
+            }                                                                                  \
+            return n < (R)0 ? ct_cinv(r) : r;                                                  \
+        }                                                                                      \
+        if (z.re == (R)0 && z.im == (R)0) {                                                    \
+            r.re = r.im = w.re > (R)0 ? (R)0 : nan##F("");                                   \
+            return r;                                                                          \
+        }                                                                                      \
+        R l = log##F(hypot##F(z.re, z.im)), a = atan2##F(z.im, z.re);                          \
+        R tr = w.re * l - w.im * a, ti = w.re * a + w.im * l, m = exp##F(tr);                  \
+        r.re = m * cos##F(ti); r.im = m * sin##F(ti);                                          \
+        return r;                                                                              \
+    }
+CT_COMPLEX_POW(ct_c32, float, f)
+CT_COMPLEX_POW(ct_c64, double, )
+
 template <class T> __device__ void ct_math_kernel(u64 n, int op, const T* x, T* y) {
     typedef Ct<T> K;
     CT_GRID_STRIDE(i, n) y[i] = K::store(ct_math(op, K::load(x[i])));
@@ -85,3 +128,12 @@ template <class T> __device__ void ct_math_kernel(u64 n, int op, const T* x, T* 
 #define CT_MATH(S, T)                                                                          \
     extern "C" __global__ void math_##S(u64 n, int op, const T* x, T* y) { ct_math_kernel<T>(n, op, x, y); }
 CT_ALL_TYPES(CT_MATH)
+
+template <class T> __device__ void ct_pow_kernel(u64 n, const T* x, const T* y, T* out) {
+    typedef Ct<T> K;
+    CT_GRID_STRIDE(i, n) out[i] = K::store(ct_pow(K::load(x[i]), K::load(y[i])));
+}
+
+#define CT_POW(S, T)                                                                           \
+    extern "C" __global__ void pow_##S(u64 n, const T* x, const T* y, T* out) { ct_pow_kernel<T>(n, x, y, out); }
+CT_ALL_TYPES(CT_POW)
