@@ -80,3 +80,183 @@ fn maps_track_borrows_across_their_views() {
     drop((map, row));
     assert_eq!(v, [0, 0, 0, 3, 3, 3]);
 }
+
+// ---- tensors over a caller's slice for a scope (`with_slice`, `with_slice_mut`) ----
+
+#[test]
+fn a_borrowed_slice_is_read_in_place_in_either_order() {
+    let h: Vec<f64> = (0..12).map(|k| k as f64 * 0.5 - 2.0).collect();
+    for order in [Order::RowMajor, Order::ColMajor] {
+        // Element (i, j) in the row-major listing `to_vec` gives.
+        let want: Vec<f64> = (0..12)
+            .map(|k| {
+                let (i, j) = (k / 4, k % 4);
+                h[if order == Order::RowMajor {
+                    i * 4 + j
+                } else {
+                    i + 3 * j
+                }]
+            })
+            .collect();
+        let got = Tensor::with_slice(&h, &[3, 4], order, |t| {
+            // No copy: the tensor's first element is the slice's.
+            assert_eq!(t.data_ptr() as *const f64, h.as_ptr());
+            t.try_clone().unwrap()
+        })
+        .unwrap();
+        assert_eq!(got.to_vec::<f64>().unwrap(), want, "{order:?}");
+    }
+    // Results of operations are ordinary tensors and leave the scope.
+    let x = [1.0f64, -1.0];
+    let y = Tensor::with_slice(&h[..4], &[2, 2], Order::RowMajor, |a| {
+        Tensor::with_slice(&x, &[2, 1], Order::RowMajor, |x| ctensor_aten::matmul(a, x))
+    })
+    .unwrap()
+    .unwrap()
+    .unwrap();
+    assert_eq!(y.to_vec::<f64>().unwrap(), [h[0] - h[1], h[2] - h[3]]);
+}
+
+#[test]
+fn a_read_only_borrow_refuses_writes() {
+    let v = vec![1.0f64; 6];
+    let r = Tensor::with_slice(&v, &[2, 3], Order::RowMajor, |t| {
+        let src = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3]).unwrap();
+        let e = t.narrow(0, 1, 1).unwrap().assign(&src).unwrap_err();
+        assert!(conflict(e.clone()), "{e}");
+        let mut twin = t.share();
+        assert!(conflict(twin.data_mut::<f64>().map(|_| ()).unwrap_err()));
+    });
+    assert!(r.is_ok());
+    assert_eq!(v, [1.0; 6], "the shared slice was written");
+}
+
+#[test]
+fn writes_through_a_mutable_borrow_land_in_the_slice() {
+    let mut psi = vec![0.0f64; 6];
+    Tensor::with_slice_mut(&mut psi, &[2, 3], Order::ColMajor, |t| {
+        t.narrow(1, 1, 1)
+            .unwrap()
+            .assign(&Tensor::from_slice(&[7.0f64, 8.0], &[2, 1]).unwrap())
+            .unwrap();
+        let twice = t.mul_scalar(2.0).unwrap();
+        t.narrow(1, 2, 1)
+            .unwrap()
+            .assign(&twice.narrow(1, 1, 1).unwrap())
+            .unwrap();
+    })
+    .unwrap();
+    assert_eq!(psi, [0.0, 0.0, 7.0, 8.0, 14.0, 16.0]);
+}
+
+#[test]
+fn tensors_that_escape_the_scope_lose_access() {
+    let mut v = vec![3.0f64; 4];
+    let escaped = Tensor::with_slice(&v, &[4], Order::RowMajor, |t| {
+        (t.share(), t.narrow(0, 1, 2).unwrap())
+    })
+    .unwrap();
+    let (whole, part) = escaped;
+    for t in [&whole, &part] {
+        assert!(conflict(t.to_vec::<f64>().unwrap_err()));
+        assert!(conflict(t.try_clone().unwrap_err()));
+        assert!(conflict(t.sum_all().unwrap_err()));
+    }
+    let e = whole.to_vec::<f64>().unwrap_err().to_string();
+    assert!(e.contains("with_slice") && e.contains("try_clone"), "{e}");
+    assert_eq!(whole.dims(), [4], "the shape survives");
+    // The tensor itself, moved out of a mutable scope: no write reaches the slice.
+    let mut stolen = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[1]).unwrap();
+    Tensor::with_slice_mut(&mut v, &[4], Order::RowMajor, |t| {
+        std::mem::swap(t, &mut stolen)
+    })
+    .unwrap();
+    assert_eq!(stolen.dims(), [4]);
+    let ones = Tensor::ones(DataType::Double, DeviceType::Cpu, &[4]).unwrap();
+    assert!(conflict(stolen.assign(&ones).unwrap_err()));
+    assert!(conflict(stolen.sync(&ones).unwrap_err()));
+    v[0] = 5.0; // the caller has its slice back
+    assert_eq!(v, [5.0, 3.0, 3.0, 3.0]);
+}
+
+#[test]
+fn the_scope_waits_for_an_escaped_reader_on_another_thread() {
+    use std::sync::{mpsc, Barrier};
+    let v: Vec<f64> = (0..1000).map(f64::from).collect();
+    let started = Barrier::new(2);
+    let (tx, rx) = mpsc::channel::<Tensor>();
+    std::thread::scope(|s| {
+        let started = &started;
+        let reader = s.spawn(move || {
+            let t = rx.recv().unwrap();
+            let data = t.data::<f64>().unwrap();
+            started.wait();
+            // Hold the borrow a while: the scope's end must wait for it.
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let sum: f64 = data.iter().sum();
+            drop(data);
+            (sum, t)
+        });
+        let begun = std::time::Instant::now();
+        Tensor::with_slice(&v, &[1000], Order::RowMajor, |t| {
+            tx.send(t.share()).unwrap();
+            started.wait();
+        })
+        .unwrap();
+        assert!(
+            begun.elapsed() >= std::time::Duration::from_millis(150),
+            "did not wait"
+        );
+        let (sum, t) = reader.join().unwrap();
+        assert_eq!(sum, 999.0 * 1000.0 / 2.0);
+        assert!(conflict(t.to_vec::<f64>().unwrap_err()));
+    });
+}
+
+#[test]
+fn a_panic_in_the_scope_still_revokes() {
+    let v = vec![1i32, 2, 3];
+    let escaped = std::sync::Mutex::new(None);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = Tensor::with_slice(&v, &[3], Order::RowMajor, |t| {
+            *escaped.lock().unwrap() = Some(t.share());
+            panic!("inside the scope");
+        });
+    }));
+    assert!(r.is_err());
+    let t = escaped.lock().unwrap().take().unwrap();
+    assert!(conflict(t.to_vec::<i32>().unwrap_err()));
+}
+
+#[test]
+fn borrowed_shapes_must_match_the_slice() {
+    let v = vec![0.0f32; 6];
+    let e = Tensor::with_slice(&v, &[4, 2], Order::RowMajor, |_| ()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::ShapeMismatch {
+                op: "with_slice",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("6 elements"), "{e}");
+    // A product that overflows usize is an error, not a wrap-around.
+    let e = Tensor::with_slice(&v, &[1 << 40, 1 << 40], Order::RowMajor, |_| ()).unwrap_err();
+    assert!(e.to_string().contains("more than usize::MAX"), "{e}");
+    // Empty slices with a huge other dimension work.
+    let empty: Vec<f32> = Vec::new();
+    let dims = Tensor::with_slice(&empty, &[0, 1 << 40], Order::ColMajor, |t| {
+        t.dims().to_vec()
+    })
+    .unwrap();
+    assert_eq!(dims, [0, 1 << 40]);
+    let mut empty_mut: Vec<f32> = Vec::new();
+    let n = Tensor::with_slice_mut(&mut empty_mut, &[1 << 40, 0], Order::RowMajor, |t| {
+        t.sum_all().unwrap().item::<f32>().unwrap()
+    })
+    .unwrap();
+    assert_eq!(n, 0.0);
+}

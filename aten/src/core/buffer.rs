@@ -22,6 +22,10 @@ enum Owner {
 /// The borrow state value that means "one writer".
 const WRITER: usize = usize::MAX;
 
+/// The borrow state of memory lent for a scope that has ended
+/// ([`Tensor::with_slice`](crate::Tensor::with_slice)): no borrow is ever granted again.
+const REVOKED: usize = WRITER - 2;
+
 /// A block of device memory shared by every tensor that views it.
 ///
 /// The buffer tracks borrows of its memory at run time: any number of readers, or one
@@ -110,6 +114,9 @@ impl TensorBuffer {
     fn held(state: usize) -> String {
         match state {
             WRITER => "mutably".to_string(),
+            REVOKED => "for good: it was a slice lent for a `with_slice` scope that has ended \
+                        (inside the scope, `try_clone` makes a copy that outlives it)"
+                .to_string(),
             n => format!("immutably ({n} reader{})", if n == 1 { "" } else { "s" }),
         }
     }
@@ -118,7 +125,7 @@ impl TensorBuffer {
     pub fn read(&self, op: &'static str) -> Result<ReadGuard<'_>> {
         let mut cur = self.state.load(Ordering::Relaxed);
         loop {
-            if cur == WRITER || cur == WRITER - 1 {
+            if cur >= REVOKED {
                 return Err(Error::BorrowConflict {
                     op,
                     requested: "immutably",
@@ -149,6 +156,34 @@ impl TensorBuffer {
                 requested: "mutably",
                 held: Self::held(now),
             }),
+        }
+    }
+}
+
+impl TensorBuffer {
+    /// Ends all access to the memory for good: waits until no borrow is held (an
+    /// operation on another thread finishes), then refuses every later borrow. For
+    /// memory lent for a scope, so that a tensor sharing it that outlives the scope can
+    /// never reach it.
+    pub(crate) fn revoke(&self) {
+        let mut spins = 0u32;
+        while self
+            .state
+            .compare_exchange(0, REVOKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            if self.state.load(Ordering::Relaxed) == REVOKED {
+                return;
+            }
+            // Someone is still reading or writing: back off until they finish.
+            spins = spins.saturating_add(1);
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else if spins < 1024 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The container: shapes, buffers, tensors, maps, accessors and display.
 
 pub mod accessor;
+pub mod borrowed;
 pub mod buffer;
 mod copy;
 pub(crate) mod dispatch;
