@@ -21,11 +21,12 @@ test: deps
 
 ## make bench: kernels and ops against direct OpenBLAS/LAPACK calls (cuBLAS/cuSOLVER and
 ## copy bandwidth on a GPU, when one is usable), plain loops and
-## peer libraries (faer, ndarray); prints markdown tables, writes target/bench/bench.md;
+## peer libraries (faer, ndarray; NumPy and SciPy from PyPI in target/py-venv,
+## scripts/py-env.sh, for the stacked eigh); prints markdown tables, writes target/bench/bench.md;
 ## then the block Davidson example against dense eigh (n = 2000 random, the 14 materials).
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
-	$(CARGO) run --release -p ctensor-bench
+	CTENSOR_BENCH_PYTHON=$$(bash scripts/py-env.sh) $(CARGO) run --release -p ctensor-bench
 	$(CARGO) run --release --example davidson -- --random 2000
 	$(CARGO) run --release --example davidson -- --material all
 

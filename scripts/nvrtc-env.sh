@@ -9,23 +9,9 @@ cd "$(dirname "$0")/.."
 venv="${CARGO_TARGET_DIR:-target}/nvrtc-venv"
 pins="nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-runtime-cu12==12.9.79"
 
-if [ ! -x "$venv/bin/python" ]; then
-  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    rm -rf "$venv"
-    cmd="apt-get update && apt-get install -y --no-install-recommends python3-venv"
-    echo "nvrtc-env: python3 -m venv failed; installing python3-venv" >&2
-    if [ "$(id -u)" = 0 ]; then
-      DEBIAN_FRONTEND=noninteractive sh -c "$cmd" >&2
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      sudo DEBIAN_FRONTEND=noninteractive sh -c "$cmd" >&2
-    else
-      echo "nvrtc-env: cannot install python3-venv without a password. Run:" >&2
-      echo "  sudo sh -c '$cmd'" >&2
-      exit 1
-    fi
-    python3 -m venv "$venv" >&2
-  fi
-fi
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
+make_venv "$venv" nvrtc-env
 lib=$(ls -d "$venv"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib 2>/dev/null | head -n1 || true)
 if [ -z "$lib" ] || [ ! -e "$lib/libnvrtc.so.12" ]; then
   # shellcheck disable=SC2086

@@ -1,7 +1,13 @@
 //! The solver toolkit: batched `eigh` (a stack of k-point Hamiltonians) against a loop of
-//! single calls, and QR and SVD of a tall block against direct LAPACK and faer. The block
-//! Davidson example is timed against dense `eigh` by `make bench` itself (it runs
+//! single calls and against SciPy's loop and NumPy's stacked `eigh` on the same matrices,
+//! and QR and SVD of a tall block against direct LAPACK and faer. The block Davidson
+//! example is timed against dense `eigh` by `make bench` itself (it runs
 //! `examples/davidson.rs`, which prints both times).
+//!
+//! The Python peers run when `CTENSOR_BENCH_PYTHON` names an interpreter with NumPy and
+//! SciPy (`make bench` sets it from `scripts/py-env.sh`): the stack is written to a file
+//! under `target/`, `bench/python/eigh_stack.py` times SciPy and NumPy on it with 2
+//! threads, and ours is timed again right after with as many samples.
 
 use std::hint::black_box;
 
@@ -10,6 +16,64 @@ use ctensor::{eigh, qr, set_num_threads, svd, EigBackend, EighRange, QrMode, Ten
 use rand::rngs::StdRng;
 
 use crate::harness::{compare, random, Table};
+
+/// Samples the Python peers and the matching run of ours take.
+const PEER_SAMPLES: usize = 5;
+
+/// SciPy's loop and NumPy's stacked `eigh` on `stack` (seconds per stack, medians), or
+/// why they did not run.
+fn python_peers(stack: &Tensor) -> Result<(f64, f64), String> {
+    let python = std::env::var("CTENSOR_BENCH_PYTHON")
+        .map_err(|_| "CTENSOR_BENCH_PYTHON is not set (make bench sets it)".to_string())?;
+    let dims = stack.dims().to_vec();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file = dir.join(format!("eigh_stack_{}x{}.bin", dims[0], dims[1]));
+    let values = stack.to_vec::<c64>().map_err(|e| e.to_string())?;
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|z| [z.re.to_le_bytes(), z.im.to_le_bytes()].concat())
+        .collect();
+    std::fs::write(&file, bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/eigh_stack.py");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(&file)
+        .args([dims[0], dims[1], PEER_SAMPLES].map(|v| v.to_string()))
+        .env("OPENBLAS_NUM_THREADS", "2")
+        .env("OMP_NUM_THREADS", "2")
+        .output()
+        .map_err(|e| format!("{python}: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "{python} {}: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let field = |key: &str| -> Result<f64, String> {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("no {key} in the script's output {text:?}"))
+    };
+    Ok((field("scipy_loop=")?, field("numpy_stack=")?))
+}
+
+/// Seconds per call of `f`: the median of `samples` calls after a warm-up call.
+fn median_of(samples: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..samples)
+        .map(|_| {
+            let s = std::time::Instant::now();
+            f();
+            s.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(|a, b| a.total_cmp(b));
+    t[t.len() / 2]
+}
 
 /// A stack of `count` random Hermitian `n × n` c64 matrices.
 fn hermitian_stack(rng: &mut StdRng, count: usize, n: usize) -> Tensor {
@@ -53,6 +117,22 @@ pub fn toolkit_tables(rng: &mut StdRng) -> String {
             &format!("n = {n}"),
             compare(batched, looped),
         );
+        match python_peers(&stack) {
+            Ok((scipy_loop, numpy_stack)) => {
+                let ours = median_of(PEER_SAMPLES, batched);
+                t.row(
+                    "eigh of a stack vs SciPy's loop of scipy.linalg.eigh(driver=\"evd\")",
+                    &format!("n = {n}"),
+                    (ours, scipy_loop),
+                );
+                t.row(
+                    "eigh of a stack vs NumPy's stacked numpy.linalg.eigh",
+                    &format!("n = {n}"),
+                    (ours, numpy_stack),
+                );
+            }
+            Err(why) => println!("SKIP: the Python peers of the stacked eigh: {why}"),
+        }
     }
     let (m, k) = (2000usize, 64usize);
     let v = random::<c64>(rng, m * k);
