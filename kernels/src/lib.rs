@@ -9,7 +9,7 @@
 //! Families: [`memory`] (set, copy, strided copy, cast), [`blas`] (dot, nrm2, scal,
 //! axpy, copy, gemv, gemm and batched forms), [`lapack`] (Cholesky, triangular inverse,
 //! Hermitian eigensolvers, LU), [`linalg`] (element-wise arithmetic, permutation,
-//! stride/inflate, row sums). Host work splits across threads above
+//! stride/inflate, row sums), [`fft`] (complex FFTs along an axis). Host work splits across threads above
 //! [`parallel::parallel_threshold`].
 //!
 //! Solver code is written once, generic over the element type and the device:
@@ -50,6 +50,7 @@ pub mod blas;
 pub mod check;
 pub mod compare;
 mod cpu;
+pub mod fft;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod lapack;

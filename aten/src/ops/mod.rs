@@ -29,6 +29,7 @@
 pub mod compare;
 pub mod einsum;
 pub mod elementwise;
+pub mod fft;
 pub mod layout;
 pub mod linalg;
 pub mod math;

@@ -7,6 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use cudarc::cublas::sys as cublas;
+use cudarc::cufft::sys as cufft;
 use cudarc::cusolver::sys as cusolver;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys;
@@ -205,6 +206,24 @@ pub struct GpuContext {
     modules: Mutex<HashMap<&'static str, Handle<sys::CUmodule>>>,
     cublas: Mutex<Option<Handle<cublas::cublasHandle_t>>>,
     cusolver: Mutex<Option<Handle<cusolver::cusolverDnHandle_t>>>,
+    cufft_plans: Mutex<HashMap<FftPlanKey, Handle<cufft::cufftHandle>>>,
+}
+
+/// The layout of a batched, in-place, 1-D complex cuFFT plan (cuFFT's advanced layout,
+/// sizes in elements): `batch` transforms of `len` points, consecutive points `stride`
+/// apart, consecutive transforms `dist` apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FftPlanKey {
+    /// Points per transform.
+    pub len: i32,
+    /// Elements between consecutive points of one transform.
+    pub stride: i32,
+    /// Elements between the first points of consecutive transforms.
+    pub dist: i32,
+    /// Transforms per execution.
+    pub batch: i32,
+    /// `Z2Z` (c64) when true, `C2C` (c32) otherwise.
+    pub double: bool,
 }
 
 // SAFETY: the context and stream handles are process-wide driver objects usable from any
@@ -337,6 +356,7 @@ impl GpuContext {
             modules: Mutex::new(HashMap::new()),
             cublas: Mutex::new(None),
             cusolver: Mutex::new(None),
+            cufft_plans: Mutex::new(HashMap::new()),
         })
     }
 
@@ -529,6 +549,67 @@ impl GpuContext {
             create,
             body,
         )
+    }
+
+    /// Runs `body` with this context's cuFFT plan for `key` (created on first use, bound
+    /// to the stream, kept for the life of the process: plans are reused across calls).
+    /// One thread at a time uses the plans.
+    pub fn with_cufft_plan<R>(
+        &self,
+        key: FftPlanKey,
+        body: impl FnOnce(cufft::cufftHandle) -> Result<R>,
+    ) -> Result<R> {
+        let err = |call: &str, e: cudarc::cufft::result::CufftError| Error::Cuda {
+            library: "cuFFT",
+            call: call.into(),
+            detail: format!("{:?} for {key:?}", e.0),
+        };
+        let mut plans = lock(&self.cufft_plans);
+        self.bind()?;
+        let h = match plans.get(&key) {
+            Some(h) => h.0,
+            None => {
+                // SAFETY: only loads the library to see whether it is there.
+                if !unsafe { cufft::is_culib_present() } {
+                    return Err(unavailable(
+                        "the cuFFT library (libcufft.so) was not found".into(),
+                    ));
+                }
+                let ty = if key.double {
+                    cufft::cufftType::CUFFT_Z2Z
+                } else {
+                    cufft::cufftType::CUFFT_C2C
+                };
+                // Non-null embeds: with null ones cuFFT ignores stride and dist.
+                let mut n = [key.len];
+                let mut embed = [key.len];
+                // SAFETY: the arrays hold `rank` = 1 entries and live across the call.
+                let h = unsafe {
+                    cudarc::cufft::result::plan_many(
+                        1,
+                        n.as_mut_ptr(),
+                        embed.as_mut_ptr(),
+                        key.stride,
+                        key.dist,
+                        embed.as_mut_ptr(),
+                        key.stride,
+                        key.dist,
+                        ty,
+                        key.batch,
+                    )
+                }
+                .map_err(|e| err("cufftPlanMany", e))?;
+                // SAFETY: `h` is a fresh plan; the stream lives as long as the process.
+                if let Err(e) = unsafe { cudarc::cufft::result::set_stream(h, self.stream as _) } {
+                    // SAFETY: `h` is ours and unused.
+                    let _ = unsafe { cudarc::cufft::result::destroy(h) };
+                    return Err(err("cufftSetStream", e));
+                }
+                plans.insert(key, Handle(h));
+                h
+            }
+        };
+        body(h)
     }
 
     /// The library handle in `slot`, created by `create` on first use when `present`

@@ -30,7 +30,7 @@ mod context;
 mod memory;
 
 #[cfg(feature = "cuda")]
-pub use context::{context, is_unknown_arch, GpuContext, KernelName, KernelSource};
+pub use context::{context, is_unknown_arch, FftPlanKey, GpuContext, KernelName, KernelSource};
 #[cfg(feature = "cuda")]
 pub(crate) use memory::{alloc_zeroed as memory_alloc_zeroed, free as memory_free};
 #[cfg(feature = "cuda")]

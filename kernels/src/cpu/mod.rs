@@ -3,6 +3,7 @@
 mod blas;
 mod compare;
 mod faer_eig;
+mod fft;
 mod hegvx;
 mod lapack;
 mod linalg;

@@ -1,5 +1,6 @@
 //! The kernels for [`GpuDevice`](ctensor_base::GpuDevice): cuBLAS and cuSOLVER for BLAS
-//! and LAPACK, custom CUDA C kernels (compiled by NVRTC at first use) for the rest.
+//! and LAPACK, cuFFT for FFTs, custom CUDA C kernels (compiled by NVRTC at first use)
+//! for the rest.
 //!
 //! Pointers given to these kernels are device pointers of the selected GPU (from a GPU
 //! tensor, or a foreign device buffer); scalars are host values. Work is queued on
@@ -13,6 +14,7 @@ mod blas;
 mod compare;
 mod cublas;
 mod cusolver;
+mod fft;
 mod hegvx;
 mod lapack;
 mod launch;

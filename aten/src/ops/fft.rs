@@ -1,0 +1,230 @@
+//! Discrete Fourier transforms on tensors, as NumPy's `numpy.fft`: [`fftn`]/[`ifftn`]
+//! over any set of axes (batched over the others), [`fft`]/[`ifft`] along one,
+//! in place with [`Tensor::fftn_`]/[`Tensor::ifftn_`], the normalisations of
+//! [`FftNorm`], and the helpers [`fftfreq`], [`fftshift`] and [`ifftshift`].
+//!
+//! Conventions (NumPy's): `fft` computes `X_k = Σ_j x_j e^{−2πi jk/n}` and `ifft`
+//! `x_j = (1/n) Σ_k X_k e^{+2πi jk/n}` with the default [`FftNorm::Backward`]. Real
+//! input becomes complex first: `f32`, `f16` and `bf16` give `c32`, `f64` and integers
+//! give `c64` (NumPy 2 keeps single precision too). The kernels are
+//! [`ctensor_kernels::fft`]: `rustfft` on the host, cuFFT on the GPU, plans cached and
+//! reused.
+
+use ctensor_base::{DataType, DeviceType, Error, Result};
+use ctensor_kernels::fft::{Fft, FftDirection};
+
+use crate::core::dispatch::dispatch;
+use crate::core::shape::Order;
+use crate::core::tensor::Tensor;
+use crate::ops::select::cat;
+
+/// Where the `1/n` of a transform pair goes (NumPy's `norm`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FftNorm {
+    /// The forward transform is unscaled, the inverse scaled by `1/n` (the default).
+    #[default]
+    Backward,
+    /// Both scaled by `1/√n`: the transforms are unitary.
+    Ortho,
+    /// The forward transform scaled by `1/n`, the inverse unscaled.
+    Forward,
+}
+
+impl FftNorm {
+    /// The factor a transform of `n` points in `direction` is multiplied by.
+    fn factor(self, direction: FftDirection, n: f64) -> f64 {
+        match (self, direction) {
+            (FftNorm::Ortho, _) => 1.0 / n.sqrt(),
+            (FftNorm::Backward, FftDirection::Inverse)
+            | (FftNorm::Forward, FftDirection::Forward) => 1.0 / n,
+            _ => 1.0,
+        }
+    }
+}
+
+/// The complex type a transform of `dtype` computes in.
+fn complex_for(dtype: DataType) -> DataType {
+    match dtype {
+        DataType::ComplexFloat | DataType::Float | DataType::Half | DataType::BFloat16 => {
+            DataType::ComplexFloat
+        }
+        _ => DataType::ComplexDouble,
+    }
+}
+
+/// `axes` checked against `ndim`: each in range and none twice.
+fn check_axes(op: &'static str, ndim: usize, axes: &[usize]) -> Result<()> {
+    for (k, &a) in axes.iter().enumerate() {
+        if a >= ndim || axes[..k].contains(&a) {
+            return Err(Error::OutOfRange {
+                op,
+                what: "axis".into(),
+                given: a as i64,
+                valid: format!("distinct axes in 0..{ndim}, got {axes:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// The transform of a dense row-major c32/c64 tensor over `axes`, in place.
+    fn fft_in_place(
+        &mut self,
+        op: &'static str,
+        direction: FftDirection,
+        axes: &[usize],
+        norm: FftNorm,
+    ) -> Result<()> {
+        check_axes(op, self.ndim(), axes)?;
+        if !self.dtype().is_complex() || !self.is_contiguous() {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "a dense row-major c32 or c64 tensor (fftn/ifftn take any other)".into(),
+                given: format!(
+                    "a {} tensor with dims {:?} and strides {:?}",
+                    self.dtype(),
+                    self.dims(),
+                    self.strides()
+                ),
+            });
+        }
+        let dims = self.dims().to_vec();
+        {
+            let _w = self.buffer.write(op)?;
+            for &a in axes {
+                let outer: usize = dims[..a].iter().product();
+                let inner: usize = dims[a + 1..].iter().product();
+                dispatch!(self.dtype(), self.device(), T, D => {
+                    // SAFETY: the tensor is dense row-major with outer·dims[a]·inner
+                    // elements of T on this device; the write guard excludes every other
+                    // access.
+                    unsafe { <D as Fft<T>>::fft_axis(direction, outer, dims[a], inner, self.typed_ptr::<T>()) }
+                })
+                .map_err(|e| e.in_op(op))?;
+            }
+        }
+        let n: f64 = axes.iter().map(|&a| dims[a] as f64).product();
+        let factor = norm.factor(direction, n);
+        if factor != 1.0 && self.numel() > 0 {
+            self.scale_(factor)?;
+        }
+        Ok(())
+    }
+
+    /// The forward transform over `axes`, in place (NumPy's `fftn` without the copy).
+    /// The tensor must be dense row-major `c32` or `c64` ([`fftn`] takes any other).
+    pub fn fftn_(&mut self, axes: &[usize], norm: FftNorm) -> Result<()> {
+        self.fft_in_place("fftn_", FftDirection::Forward, axes, norm)
+    }
+
+    /// The inverse transform over `axes`, in place; see [`fftn_`](Self::fftn_).
+    pub fn ifftn_(&mut self, axes: &[usize], norm: FftNorm) -> Result<()> {
+        self.fft_in_place("ifftn_", FftDirection::Inverse, axes, norm)
+    }
+}
+
+/// `x` transformed over `axes` into a new tensor.
+fn transform(
+    op: &'static str,
+    x: &Tensor,
+    direction: FftDirection,
+    axes: &[usize],
+    norm: FftNorm,
+) -> Result<Tensor> {
+    check_axes(op, x.ndim(), axes)?;
+    let mut y = x.cast(complex_for(x.dtype()))?;
+    if !y.is_contiguous() {
+        y = y.copy_in_order(Order::RowMajor)?;
+    }
+    y.fft_in_place(op, direction, axes, norm)?;
+    Ok(y)
+}
+
+/// The discrete Fourier transform over `axes` (NumPy's `numpy.fft.fftn(x, axes=axes)`),
+/// batched over the other axes, into a new complex tensor; any dtype, layout or view.
+///
+/// ```
+/// use ctensor_aten::{fftn, ifftn, FftNorm, Tensor};
+/// // A 2 × 4 grid: the transform of a constant is a spike at the origin.
+/// let x = Tensor::ones(ctensor_aten::DataType::Double, ctensor_aten::DeviceType::Cpu, &[2, 4])?;
+/// let k = fftn(&x, &[0, 1], FftNorm::Backward)?;
+/// let v = k.to_vec::<ctensor_aten::c64>()?;
+/// assert_eq!(v[0].re, 8.0);
+/// assert!(v[1..].iter().all(|z| z.norm() < 1e-12));
+/// let back = ifftn(&k, &[0, 1], FftNorm::Backward)?;
+/// assert!(back.to_vec::<ctensor_aten::c64>()?.iter().all(|z| (z.re - 1.0).abs() < 1e-12));
+/// # Ok::<(), ctensor_aten::Error>(())
+/// ```
+pub fn fftn(x: &Tensor, axes: &[usize], norm: FftNorm) -> Result<Tensor> {
+    transform("fftn", x, FftDirection::Forward, axes, norm)
+}
+
+/// The inverse transform over `axes` (NumPy's `numpy.fft.ifftn`); see [`fftn`].
+pub fn ifftn(x: &Tensor, axes: &[usize], norm: FftNorm) -> Result<Tensor> {
+    transform("ifftn", x, FftDirection::Inverse, axes, norm)
+}
+
+/// The transform along one axis (NumPy's `numpy.fft.fft(x, axis=axis)`).
+pub fn fft(x: &Tensor, axis: usize, norm: FftNorm) -> Result<Tensor> {
+    transform("fft", x, FftDirection::Forward, &[axis], norm)
+}
+
+/// The inverse transform along one axis (NumPy's `numpy.fft.ifft`).
+pub fn ifft(x: &Tensor, axis: usize, norm: FftNorm) -> Result<Tensor> {
+    transform("ifft", x, FftDirection::Inverse, &[axis], norm)
+}
+
+/// The sample frequencies of an `n`-point transform with sample spacing `d` (NumPy's
+/// `fftfreq`): `[0, 1, …, ⌈n/2⌉ − 1, −⌊n/2⌋, …, −1] / (d·n)`, `f64`, on `device`.
+pub fn fftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
+    if d == 0.0 || !d.is_finite() {
+        return Err(Error::InvalidArgument {
+            op: "fftfreq",
+            expected: "a finite, nonzero sample spacing".into(),
+            given: format!("d = {d}"),
+        });
+    }
+    let half = n.div_ceil(2);
+    let v: Vec<f64> = (0..n)
+        .map(|k| {
+            let m = if k < half {
+                k as f64
+            } else {
+                k as f64 - n as f64
+            };
+            m / (d * n as f64)
+        })
+        .collect();
+    Tensor::from_slice(&v, &[n])?.to_device(device)
+}
+
+/// Rolls each of `axes` by `shift(len)` (positions to the right).
+fn roll(op: &'static str, x: &Tensor, axes: &[usize], shift: fn(usize) -> usize) -> Result<Tensor> {
+    check_axes(op, x.ndim(), axes)?;
+    let mut y = x.share();
+    for &a in axes {
+        let n = y.dims()[a];
+        let s = shift(n) % n.max(1);
+        if s == 0 {
+            continue;
+        }
+        let (head, tail) = (y.narrow(a, 0, n - s)?, y.narrow(a, n - s, s)?);
+        y = cat(&[&tail, &head], a)?;
+    }
+    if std::ptr::eq(y.buffer.as_ref(), x.buffer.as_ref()) {
+        y = y.try_clone()?; // nothing moved: still a new tensor, as NumPy
+    }
+    Ok(y)
+}
+
+/// The zero frequency moved to the centre of `axes` (NumPy's `fftshift`): each axis of
+/// length `n` rolled by `⌊n/2⌋`.
+pub fn fftshift(x: &Tensor, axes: &[usize]) -> Result<Tensor> {
+    roll("fftshift", x, axes, |n| n / 2)
+}
+
+/// The inverse of [`fftshift`] (NumPy's `ifftshift`): each axis rolled by `−⌊n/2⌋`.
+pub fn ifftshift(x: &Tensor, axes: &[usize]) -> Result<Tensor> {
+    roll("ifftshift", x, axes, |n| n - n / 2)
+}

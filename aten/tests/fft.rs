@@ -1,0 +1,216 @@
+//! FFTs against a naive O(n²) DFT in f64 on the same (rounded) values: awkward lengths
+//! (1, 2, 3, 5, 7, 15, 16, 17, 60 and the primes 257 and 1021), every axis set of 3-D
+//! tensors, the three normalisations, round trips and Parseval, real and integer input,
+//! views and column-major maps, in place, empty tensors with a huge other dimension, and
+//! the helpers `fftfreq`, `fftshift`, `ifftshift` — on the CPU and (through
+//! `device_test!`) the GPU.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{
+    c64, fft, fftfreq, fftn, fftshift, ifft, ifftn, ifftshift, DataType, Device, DeviceType, Error,
+    FftNorm, Tensor,
+};
+use DataType::*;
+
+fn values(t: &Tensor) -> Vec<c64> {
+    t.cast(ComplexDouble).unwrap().to_vec::<c64>().unwrap()
+}
+
+/// The naive DFT of `x` (row-major `dims`) along `axis`, sign −1 forward, +1 inverse,
+/// unnormalised.
+fn naive_axis(x: &[c64], dims: &[usize], axis: usize, sign: f64) -> Vec<c64> {
+    let (outer, n, inner) = (
+        dims[..axis].iter().product::<usize>(),
+        dims[axis],
+        dims[axis + 1..].iter().product::<usize>(),
+    );
+    let mut y = vec![c64::new(0.0, 0.0); x.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            for k in 0..n {
+                let mut acc = c64::new(0.0, 0.0);
+                for j in 0..n {
+                    // The angle reduced exactly first: (j·k mod n) / n.
+                    let t = sign * 2.0 * std::f64::consts::PI * ((j * k) % n) as f64 / n as f64;
+                    acc += x[(o * n + j) * inner + i] * c64::new(t.cos(), t.sin());
+                }
+                y[(o * n + k) * inner + i] = acc;
+            }
+        }
+    }
+    y
+}
+
+fn naive(x: &[c64], dims: &[usize], axes: &[usize], sign: f64) -> Vec<c64> {
+    axes.iter()
+        .fold(x.to_vec(), |v, &a| naive_axis(&v, dims, a, sign))
+}
+
+/// max |got − want| within `c · ε · (1 + log2 n) · Σ|x|` (the FFT's error bound, with
+/// room), `n` the points per transform.
+fn assert_close(got: &[c64], want: &[c64], x: &[c64], n: usize, dt: DataType, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let l1: f64 = x.iter().map(|z| z.norm()).sum::<f64>().max(1e-300);
+    let tol = 8.0 * eps(dt) * (1.0 + (n.max(1) as f64).log2()) * l1;
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).norm() <= tol,
+            "{what}: element {k} is {g}, want {w} (tolerance {tol:e})"
+        );
+    }
+}
+
+fn random_c64(seed: u64, n: usize) -> Vec<c64> {
+    random_vec::<c64>(&mut rng(seed), n)
+}
+
+device_test!(one_dimensional_transforms_match_the_naive_dft, D => {
+    for dt in [ComplexDouble, ComplexFloat] {
+        for n in [1usize, 2, 3, 5, 7, 15, 16, 17, 60, 257, 1021] {
+            let x = on::<D>(Tensor::from_slice(&random_c64(n as u64, n), &[n]).unwrap().cast(dt).unwrap());
+            let xs = values(&x);
+            let f = fft(&x, 0, FftNorm::Backward).unwrap();
+            assert_eq!(f.dtype(), dt);
+            assert_close(&values(&f), &naive(&xs, &[n], &[0], -1.0), &xs, n, dt, &format!("{dt} fft n = {n}"));
+            let i = ifft(&x, 0, FftNorm::Forward).unwrap(); // the unscaled inverse
+            assert_close(&values(&i), &naive(&xs, &[n], &[0], 1.0), &xs, n, dt, &format!("{dt} ifft n = {n}"));
+        }
+    }
+});
+
+device_test!(every_axis_set_of_a_3d_tensor, D => {
+    let sets: [&[usize]; 9] = [&[], &[0], &[1], &[2], &[0, 1], &[0, 2], &[1, 2], &[0, 1, 2], &[2, 0]];
+    for dims in [[3usize, 5, 4], [2, 1, 7], [4, 300, 3]] {
+        let numel: usize = dims.iter().product();
+        for dt in [ComplexDouble, ComplexFloat] {
+            let x = on::<D>(Tensor::from_slice(&random_c64(7, numel), &dims).unwrap().cast(dt).unwrap());
+            let xs = values(&x);
+            for axes in sets {
+                let n: usize = axes.iter().map(|&a| dims[a]).product();
+                let got = values(&fftn(&x, axes, FftNorm::Backward).unwrap());
+                assert_close(&got, &naive(&xs, &dims, axes, -1.0), &xs, n, dt, &format!("{dt} fftn {dims:?} axes {axes:?}"));
+                // The inverse with its 1/n.
+                let inv = values(&ifftn(&x, axes, FftNorm::Backward).unwrap());
+                let want: Vec<c64> = naive(&xs, &dims, axes, 1.0).iter().map(|z| z / n as f64).collect();
+                assert_close(&inv, &want, &xs, n, dt, &format!("{dt} ifftn {dims:?} axes {axes:?}"));
+            }
+        }
+    }
+});
+
+device_test!(strided_lines_in_partial_blocks, D => {
+    // 17 and 33 interleaved lines: whole blocks of 16 plus a remainder, more lines than
+    // a GPU block has threads.
+    for dims in [[300usize, 17], [45, 33], [2, 700]] {
+        let numel = dims[0] * dims[1];
+        let x = on::<D>(Tensor::from_slice(&random_c64(11, numel), &dims).unwrap());
+        let xs = values(&x);
+        for axis in 0..2 {
+            let got = values(&fft(&x, axis, FftNorm::Backward).unwrap());
+            assert_close(&got, &naive(&xs, &dims, &[axis], -1.0), &xs, dims[axis], ComplexDouble, &format!("{dims:?} axis {axis}"));
+        }
+    }
+});
+
+device_test!(normalisations_round_trips_and_parseval, D => {
+    let dims = [6usize, 10, 9];
+    let numel = 540;
+    for dt in [ComplexDouble, ComplexFloat] {
+        let x = on::<D>(Tensor::from_slice(&random_c64(13, numel), &dims).unwrap().cast(dt).unwrap());
+        let xs = values(&x);
+        let all = [0usize, 1, 2];
+        for norm in [FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward] {
+            let back = values(&ifftn(&fftn(&x, &all, norm).unwrap(), &all, norm).unwrap());
+            assert_close(&back, &xs, &xs, numel, dt, &format!("{dt} round trip {norm:?}"));
+        }
+        // Forward norm: the forward transform divided by n.
+        let f = values(&fftn(&x, &all, FftNorm::Forward).unwrap());
+        let want: Vec<c64> = naive(&xs, &dims, &all, -1.0).iter().map(|z| z / numel as f64).collect();
+        assert_close(&f, &want, &xs, numel, dt, &format!("{dt} forward norm"));
+        // Ortho is unitary: Parseval.
+        let o = values(&fftn(&x, &all, FftNorm::Ortho).unwrap());
+        let (ex, eo): (f64, f64) = (xs.iter().map(|z| z.norm_sqr()).sum(), o.iter().map(|z| z.norm_sqr()).sum());
+        assert!((ex - eo).abs() <= 50.0 * eps(dt) * ex, "{dt} Parseval: {ex} vs {eo}");
+    }
+});
+
+device_test!(real_and_integer_input_become_complex, D => {
+    let v: Vec<f64> = (0..12).map(|k| (k as f64 * 0.7).sin()).collect();
+    let want = naive(&v.iter().map(|&r| c64::new(r, 0.0)).collect::<Vec<_>>(), &[12], &[0], -1.0);
+    for (dt, ct) in [(Double, ComplexDouble), (Float, ComplexFloat), (Half, ComplexFloat), (BFloat16, ComplexFloat)] {
+        let x = on::<D>(Tensor::from_slice(&v, &[12]).unwrap().cast(dt).unwrap());
+        let xs = values(&x);
+        let f = fft(&x, 0, FftNorm::Backward).unwrap();
+        assert_eq!(f.dtype(), ct, "{dt}");
+        let exact = naive(&xs, &[12], &[0], -1.0);
+        assert_close(&values(&f), &exact, &xs, 12, ct, &format!("{dt} input"));
+        let _ = &want;
+    }
+    let i = on::<D>(Tensor::from_slice(&[1i32, 2, 3, 4], &[4]).unwrap());
+    let f = fft(&i, 0, FftNorm::Backward).unwrap();
+    assert_eq!(f.dtype(), ComplexDouble);
+    assert_eq!(values(&f), [c64::new(10.0, 0.0), c64::new(-2.0, 2.0), c64::new(-2.0, 0.0), c64::new(-2.0, -2.0)]);
+});
+
+device_test!(views_maps_and_in_place, D => {
+    let dims = [5usize, 8];
+    let data = random_c64(17, 40);
+    let x = on::<D>(Tensor::from_slice(&data, &dims).unwrap());
+    // A transposed view and a column-major map give what their dense copies give.
+    let t = x.t().unwrap();
+    for axes in [&[0usize][..], &[1], &[0, 1]] {
+        let a = values(&fftn(&t, axes, FftNorm::Ortho).unwrap());
+        let b = values(&fftn(&t.contiguous().unwrap(), axes, FftNorm::Ortho).unwrap());
+        assert_eq!(a, b, "transposed view, axes {axes:?}");
+    }
+    let (_owner, map) = fortran_map::<D, c64>(&data, &dims);
+    let a = values(&fftn(&map, &[0, 1], FftNorm::Backward).unwrap());
+    let b = values(&fftn(&map.contiguous().unwrap(), &[0, 1], FftNorm::Backward).unwrap());
+    assert_eq!(a, b, "column-major map");
+    // In place equals out of place; the input of fftn is untouched.
+    let mut y = x.try_clone().unwrap();
+    y.fftn_(&[1], FftNorm::Backward).unwrap();
+    assert_eq!(values(&y), values(&fft(&x, 1, FftNorm::Backward).unwrap()));
+    assert_eq!(values(&x), data);
+    y.ifftn_(&[1], FftNorm::Backward).unwrap();
+    assert_close(&values(&y), &data, &data, 8, ComplexDouble, "in-place round trip");
+    // In place needs a dense row-major complex tensor.
+    let mut tv = x.t().unwrap();
+    assert!(matches!(tv.fftn_(&[0], FftNorm::Backward).unwrap_err(), Error::InvalidArgument { op: "fftn_", .. }));
+    let mut r = on::<D>(Tensor::from_slice(&[1.0f64, 2.0], &[2]).unwrap());
+    assert!(matches!(r.fftn_(&[0], FftNorm::Backward).unwrap_err(), Error::InvalidArgument { .. }));
+});
+
+device_test!(empty_tensors_and_bad_axes, D => {
+    let huge = on::<D>(Tensor::new(ComplexDouble, DeviceType::Cpu, &[0, 1 << 40]).unwrap());
+    let f = fftn(&huge, &[0, 1], FftNorm::Ortho).unwrap();
+    assert_eq!(f.dims(), [0, 1 << 40]);
+    let x = on::<D>(Tensor::from_slice(&random_c64(3, 6), &[2, 3]).unwrap());
+    assert!(matches!(fftn(&x, &[2], FftNorm::Backward).unwrap_err(), Error::OutOfRange { op: "fftn", .. }));
+    assert!(matches!(fftn(&x, &[1, 1], FftNorm::Backward).unwrap_err(), Error::OutOfRange { .. }));
+    // No axes: a copy.
+    assert_eq!(values(&fftn(&x, &[], FftNorm::Backward).unwrap()), values(&x));
+});
+
+device_test!(frequencies_and_shifts, D => {
+    for (n, d) in [(1usize, 1.0), (4, 0.5), (5, 2.0), (8, 0.1)] {
+        let f = fftfreq(n, d, D::TYPE).unwrap().to_vec::<f64>().unwrap();
+        for (k, v) in f.iter().enumerate() {
+            let m = if k < n.div_ceil(2) { k as f64 } else { k as f64 - n as f64 };
+            assert_eq!(*v, m / (d * n as f64), "fftfreq({n}, {d})[{k}]");
+        }
+    }
+    assert!(matches!(fftfreq(4, 0.0, D::TYPE).unwrap_err(), Error::InvalidArgument { .. }));
+    let x = on::<D>(Tensor::from_slice(&[0i64, 1, 2, 3, 4], &[5]).unwrap());
+    assert_eq!(fftshift(&x, &[0]).unwrap().to_vec::<i64>().unwrap(), [3, 4, 0, 1, 2]);
+    assert_eq!(ifftshift(&x, &[0]).unwrap().to_vec::<i64>().unwrap(), [2, 3, 4, 0, 1]);
+    let g = on::<D>(Tensor::from_slice(&(0..12i64).collect::<Vec<_>>(), &[3, 4]).unwrap());
+    let s = fftshift(&g, &[0, 1]).unwrap();
+    assert_eq!(s.to_vec::<i64>().unwrap(), [10, 11, 8, 9, 2, 3, 0, 1, 6, 7, 4, 5]);
+    assert_eq!(ifftshift(&s, &[0, 1]).unwrap().to_vec::<i64>().unwrap(), g.to_vec::<i64>().unwrap());
+    // The shifted frequencies are sorted.
+    let f = fftshift(&fftfreq(7, 1.0, D::TYPE).unwrap(), &[0]).unwrap().to_vec::<f64>().unwrap();
+    assert!(f.windows(2).all(|w| w[0] < w[1]), "{f:?}");
+});

@@ -1,0 +1,128 @@
+//! [`Fft`] on the host with `rustfft`: contiguous lines (`inner == 1`) are transformed
+//! where they lie, many per call; strided lines are gathered in blocks of [`BLOCK`]
+//! into a contiguous buffer, transformed and scattered back. Lines are split across
+//! threads.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ctensor_base::{CpuDevice, DataType, Result, Scalar};
+use rustfft::num_complex::Complex;
+use rustfft::{FftNum, FftPlanner};
+
+use crate::check;
+use crate::fft::{check_complex, Fft, FftDirection};
+use crate::parallel::{for_each_range, SendPtr};
+
+/// Strided lines gathered per block: enough for the gather to read whole cache lines of
+/// neighbouring columns, few enough that the block stays in L2 for DFT-sized lines.
+const BLOCK: usize = 16;
+
+/// A real type `rustfft` computes in, with its process-wide planner.
+trait Real: FftNum {
+    fn planner() -> &'static Mutex<FftPlanner<Self>>;
+}
+
+macro_rules! real {
+    ($($f:ty),*) => {$(
+        impl Real for $f {
+            fn planner() -> &'static Mutex<FftPlanner<$f>> {
+                static PLANNER: OnceLock<Mutex<FftPlanner<$f>>> = OnceLock::new();
+                PLANNER.get_or_init(|| Mutex::new(FftPlanner::new()))
+            }
+        }
+    )*};
+}
+real!(f32, f64);
+
+/// The cached plan of `len` points in `direction`.
+fn plan<F: Real>(len: usize, direction: FftDirection) -> Arc<dyn rustfft::Fft<F>> {
+    let mut p = F::planner().lock().unwrap_or_else(|e| e.into_inner());
+    match direction {
+        FftDirection::Forward => p.plan_fft_forward(len),
+        FftDirection::Inverse => p.plan_fft_inverse(len),
+    }
+}
+
+/// The transform of [`Fft::fft_axis`] for `Complex<F>` data.
+///
+/// # Safety
+/// As for [`Fft::fft_axis`].
+unsafe fn run<F: Real>(
+    direction: FftDirection,
+    outer: usize,
+    len: usize,
+    inner: usize,
+    data: *mut Complex<F>,
+) -> Result<()> {
+    let n = check::numel("fft", &[outer, len, inner])?;
+    check::non_null("fft", "data", data, n)?;
+    if n == 0 || len == 1 {
+        return Ok(()); // a 1-point transform is the identity
+    }
+    let fft = plan::<F>(len, direction);
+    let scratch = fft.get_inplace_scratch_len();
+    let zero = Complex::new(F::zero(), F::zero());
+    let d = SendPtr(data);
+    // Work per line, for the parallel threshold: about len · log2(len).
+    let cost = len * (usize::BITS - len.leading_zeros()) as usize;
+    if inner == 1 {
+        for_each_range(outer, cost, |lines| {
+            let mut work = vec![zero; scratch];
+            // SAFETY: lines `lines` span elements [start·len, end·len) of `data`, which
+            // this range alone touches.
+            let block = unsafe {
+                std::slice::from_raw_parts_mut(d.get().add(lines.start * len), lines.len() * len)
+            };
+            fft.process_with_scratch(block, &mut work);
+        });
+        return Ok(());
+    }
+    let per_outer = inner.div_ceil(BLOCK);
+    for_each_range(outer * per_outer, cost * BLOCK, |blocks| {
+        let mut work = vec![zero; scratch];
+        let mut buf = vec![zero; BLOCK * len];
+        for b in blocks {
+            let (o, first) = (b / per_outer, (b % per_outer) * BLOCK);
+            let width = BLOCK.min(inner - first);
+            let base = o * len * inner + first;
+            // SAFETY: columns first..first + width of slab `o` belong to block `b` alone;
+            // every index is below outer · len · inner.
+            unsafe {
+                for j in 0..len {
+                    let row = d.get().add(base + j * inner);
+                    for c in 0..width {
+                        buf[c * len + j] = row.add(c).read();
+                    }
+                }
+                fft.process_with_scratch(&mut buf[..width * len], &mut work);
+                for j in 0..len {
+                    let row = d.get().add(base + j * inner);
+                    for c in 0..width {
+                        row.add(c).write(buf[c * len + j]);
+                    }
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+impl<T: Scalar> Fft<T> for CpuDevice {
+    unsafe fn fft_axis(
+        direction: FftDirection,
+        outer: usize,
+        len: usize,
+        inner: usize,
+        data: *mut T,
+    ) -> Result<()> {
+        check_complex(T::DTYPE)?;
+        // SAFETY: c32/c64 (checked above) are `{re, im}` pairs of f32/f64, the layout of
+        // `Complex<f32/f64>`; forwarded contract.
+        unsafe {
+            match T::DTYPE {
+                DataType::ComplexFloat => run::<f32>(direction, outer, len, inner, data.cast()),
+                _ => run::<f64>(direction, outer, len, inner, data.cast()),
+            }
+        }
+    }
+}
