@@ -28,7 +28,9 @@ pub use crate::core::tensor::{DataMut, DataRef, Tensor};
 pub use crate::core::tensor_map::TensorMap;
 pub use crate::ops::compare::{where_, NormOrd};
 pub use crate::ops::einsum::{einsum, einsum_into, EinsumOptions};
-pub use crate::ops::fft::{fft, fftfreq, fftn, fftshift, ifft, ifftn, ifftshift, FftNorm};
+pub use crate::ops::fft::{
+    fft, fftfreq, fftn, fftshift, ifft, ifftn, ifftshift, irfftn, rfftfreq, rfftn, FftNorm,
+};
 pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, overlap, set_matrix, solve, tri_inverse,
     EigBackend, EighRange,

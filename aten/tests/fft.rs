@@ -9,8 +9,8 @@ mod common;
 
 use common::*;
 use ctensor_aten::{
-    c64, fft, fftfreq, fftn, fftshift, ifft, ifftn, ifftshift, DataType, Device, DeviceType, Error,
-    FftNorm, Tensor,
+    c64, fft, fftfreq, fftn, fftshift, ifft, ifftn, ifftshift, irfftn, rfftfreq, rfftn, DataType,
+    Device, DeviceType, Error, FftNorm, Tensor,
 };
 use DataType::*;
 
@@ -213,4 +213,92 @@ device_test!(frequencies_and_shifts, D => {
     // The shifted frequencies are sorted.
     let f = fftshift(&fftfreq(7, 1.0, D::TYPE).unwrap(), &[0]).unwrap().to_vec::<f64>().unwrap();
     assert!(f.windows(2).all(|w| w[0] < w[1]), "{f:?}");
+});
+
+/// The Hermitian completion of `half` (the first entries of an `n`-point spectrum along
+/// the last axis of a `[rows, half.len() / rows]` array), as NumPy's `irfft` reads it:
+/// zero-padded or truncated to `n/2 + 1`, imaginary parts of the zero and Nyquist
+/// frequencies dropped.
+fn hermitian_full(half: &[c64], rows: usize, n: usize) -> Vec<c64> {
+    let m = half.len() / rows;
+    let mut z = vec![c64::new(0.0, 0.0); rows * n];
+    for r in 0..rows {
+        let get = |k: usize| {
+            if k < m {
+                half[r * m + k]
+            } else {
+                c64::new(0.0, 0.0)
+            }
+        };
+        for k in 0..=n / 2 {
+            let mut v = get(k);
+            if k == 0 || 2 * k == n {
+                v.im = 0.0;
+            }
+            z[r * n + k] = v;
+            if k > 0 && k < n.div_ceil(2) {
+                z[r * n + n - k] = v.conj();
+            }
+        }
+    }
+    z
+}
+
+device_test!(real_transforms_match_the_naive_dft, D => {
+    for (dims, axes) in [(vec![7usize], vec![0usize]), (vec![8], vec![0]), (vec![3, 6], vec![0, 1]), (vec![4, 5], vec![1, 0]), (vec![1], vec![0])] {
+        let numel: usize = dims.iter().product();
+        let v: Vec<f64> = random_vec(&mut rng(19), numel);
+        for (dt, ct) in [(Double, ComplexDouble), (Float, ComplexFloat)] {
+            let x = on::<D>(Tensor::from_slice(&v, &dims).unwrap().cast(dt).unwrap());
+            let xs = values(&x);
+            let r = rfftn(&x, &axes, FftNorm::Backward).unwrap();
+            assert_eq!(r.dtype(), ct);
+            let last = *axes.last().unwrap();
+            let mut want_dims = dims.clone();
+            want_dims[last] = dims[last] / 2 + 1;
+            assert_eq!(r.dims(), want_dims);
+            // The full transform's entries at the kept frequencies.
+            let full = naive(&xs, &dims, &axes, -1.0);
+            let full_t = Tensor::from_slice(&full, &dims).unwrap();
+            let want = values(&full_t.narrow(last, 0, want_dims[last]).unwrap());
+            let n: usize = axes.iter().map(|&a| dims[a]).product();
+            assert_close(&values(&r), &want, &xs, n, ct, &format!("{dt} rfftn {dims:?} axes {axes:?}"));
+            // And back, with the original length given (odd lengths need it).
+            let back = irfftn(&r, &axes, Some(dims[last]), FftNorm::Backward).unwrap();
+            assert_eq!(back.dtype(), dt);
+            assert_close(&values(&back), &xs, &xs, n, ct, &format!("{dt} irfftn {dims:?} axes {axes:?}"));
+        }
+    }
+});
+
+device_test!(irfftn_reads_only_the_hermitian_part, D => {
+    // 2 rows of 4 entries, garbage in the imaginary parts of the zero and Nyquist
+    // frequencies (NaN included), output lengths below, at and above 2·(4 − 1).
+    let mut half = random_c64(23, 8);
+    half[0].im = f64::NAN;
+    half[4].im = 5.0;
+    half[3].im = 7.0; // the Nyquist entry of n = 6
+    let x = on::<D>(Tensor::from_slice(&half, &[2, 4]).unwrap());
+    for n in [1usize, 5, 6, 7, 10] {
+        let got = irfftn(&x, &[1], Some(n), FftNorm::Backward).unwrap();
+        assert_eq!(got.dims(), [2, n]);
+        assert_eq!(got.dtype(), Double);
+        let z = hermitian_full(&half, 2, n);
+        let want: Vec<c64> = naive(&z, &[2, n], &[1], 1.0).iter().map(|v| c64::new(v.re / n as f64, 0.0)).collect();
+        let finite: Vec<c64> = z.iter().map(|v| if v.im.is_nan() { c64::new(v.re, 0.0) } else { *v }).collect();
+        assert_close(&values(&got), &want, &finite, n, ComplexDouble, &format!("irfftn n = {n}"));
+    }
+    // The default length is 2·(m − 1).
+    assert_eq!(irfftn(&x, &[1], None, FftNorm::Backward).unwrap().dims(), [2, 6]);
+    // Errors: complex input to rfftn, no output points.
+    assert!(matches!(rfftn(&x, &[1], FftNorm::Backward).unwrap_err(), Error::UnsupportedDType { op: "rfftn", .. }));
+    let one = on::<D>(Tensor::from_slice(&[c64::new(1.0, 0.0)], &[1]).unwrap());
+    assert!(matches!(irfftn(&one, &[0], None, FftNorm::Backward).unwrap_err(), Error::InvalidArgument { op: "irfftn", .. }));
+    for (n, d) in [(1usize, 1.0), (8, 0.5), (9, 2.0)] {
+        let f = rfftfreq(n, d, D::TYPE).unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(f.len(), n / 2 + 1);
+        for (k, v) in f.iter().enumerate() {
+            assert_eq!(*v, k as f64 / (d * n as f64));
+        }
+    }
 });

@@ -1,7 +1,8 @@
 //! Discrete Fourier transforms on tensors, as NumPy's `numpy.fft`: [`fftn`]/[`ifftn`]
 //! over any set of axes (batched over the others), [`fft`]/[`ifft`] along one,
-//! in place with [`Tensor::fftn_`]/[`Tensor::ifftn_`], the normalisations of
-//! [`FftNorm`], and the helpers [`fftfreq`], [`fftshift`] and [`ifftshift`].
+//! in place with [`Tensor::fftn_`]/[`Tensor::ifftn_`], real input and output with
+//! [`rfftn`]/[`irfftn`], the normalisations of [`FftNorm`], and the helpers
+//! [`fftfreq`], [`rfftfreq`], [`fftshift`] and [`ifftshift`].
 //!
 //! Conventions (NumPy's): `fft` computes `X_k = Σ_j x_j e^{−2πi jk/n}` and `ifft`
 //! `x_j = (1/n) Σ_k X_k e^{+2πi jk/n}` with the default [`FftNorm::Backward`]. Real
@@ -175,16 +176,90 @@ pub fn ifft(x: &Tensor, axis: usize, norm: FftNorm) -> Result<Tensor> {
     transform("ifft", x, FftDirection::Inverse, &[axis], norm)
 }
 
-/// The sample frequencies of an `n`-point transform with sample spacing `d` (NumPy's
-/// `fftfreq`): `[0, 1, …, ⌈n/2⌉ − 1, −⌊n/2⌋, …, −1] / (d·n)`, `f64`, on `device`.
-pub fn fftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
+/// The transform of real `x` over `axes`, keeping the non-negative frequencies of the
+/// last of them (NumPy's `rfftn`): that axis has `n/2 + 1` entries, the others all of
+/// theirs; the rest follow from Hermitian symmetry. `c64` for `f64` and integers, `c32`
+/// for `f32`, `f16` and `bf16`. Computed through the complex transform.
+pub fn rfftn(x: &Tensor, axes: &[usize], norm: FftNorm) -> Result<Tensor> {
+    let op = "rfftn";
+    if x.dtype().is_complex() {
+        return Err(Error::UnsupportedDType {
+            op,
+            dtype: x.dtype(),
+            supported: "real types and integers (use fftn for complex input)",
+        });
+    }
+    let y = transform(op, x, FftDirection::Forward, axes, norm)?;
+    let Some(&last) = axes.last() else {
+        return Ok(y);
+    };
+    let n = x.dims()[last];
+    y.narrow(last, 0, (n / 2 + 1).min(n))?.contiguous()
+}
+
+/// The inverse of [`rfftn`] (NumPy's `irfftn`): real output whose last axis of `axes`
+/// has `n_last` points (default `2·(m − 1)` for `m` input entries; fewer input entries
+/// than `n_last/2 + 1` are zero-padded, more are ignored), the other axes their input
+/// lengths. Only the Hermitian part is read: the imaginary parts of the zero (and, for
+/// even `n_last`, the Nyquist) frequency are dropped, as NumPy does.
+pub fn irfftn(x: &Tensor, axes: &[usize], n_last: Option<usize>, norm: FftNorm) -> Result<Tensor> {
+    let op = "irfftn";
+    check_axes(op, x.ndim(), axes)?;
+    let Some((&last, rest)) = axes.split_last() else {
+        return x.real()?.contiguous();
+    };
+    let m = x.dims()[last];
+    let n = match n_last {
+        Some(n) => n,
+        None => 2 * m.saturating_sub(1),
+    };
+    if n == 0 {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "at least one output point along the last axis".into(),
+            given: format!("n_last = {n_last:?} for {m} input entries"),
+        });
+    }
+    // The inverse over the other axes keeps each line along `last` Hermitian.
+    let y = transform(op, x, FftDirection::Inverse, rest, norm)?;
+    // The full spectrum of n points along `last`: Z[k] = Y[k] for k ≤ n/2 and
+    // Z[n − k] = conj(Y[k]) for 0 < k < (n + 1)/2, zero where Y has no entry.
+    let keep = (n / 2 + 1).min(m);
+    let mut dims = y.dims().to_vec();
+    dims[last] = n / 2 + 1;
+    let head = Tensor::new(y.dtype(), y.device(), &dims)?;
+    head.narrow(last, 0, keep)?
+        .assign(&y.narrow(last, 0, keep)?)?;
+    // The zero and (even n) Nyquist frequencies of a real signal are real: their
+    // imaginary parts are not read (not even a NaN there reaches the output).
+    let zero = Tensor::scalar(0.0f64)?.to_device(y.device())?;
+    head.narrow(last, 0, 1)?.imag()?.assign(&zero)?;
+    if n % 2 == 0 {
+        head.narrow(last, n / 2, 1)?.imag()?.assign(&zero)?;
+    }
+    let mirrored: Vec<usize> = (1..n.div_ceil(2)).rev().collect();
+    let tail = head.take(last, &mirrored)?.conj()?;
+    let full = cat(&[&head.narrow(last, 0, n / 2 + 1)?, &tail], last)?;
+    let z = transform(op, &full, FftDirection::Inverse, &[last], norm)?;
+    z.real()?.contiguous()
+}
+
+/// A sample spacing must be finite and nonzero.
+fn check_spacing(op: &'static str, d: f64) -> Result<()> {
     if d == 0.0 || !d.is_finite() {
         return Err(Error::InvalidArgument {
-            op: "fftfreq",
+            op,
             expected: "a finite, nonzero sample spacing".into(),
             given: format!("d = {d}"),
         });
     }
+    Ok(())
+}
+
+/// The sample frequencies of an `n`-point transform with sample spacing `d` (NumPy's
+/// `fftfreq`): `[0, 1, …, ⌈n/2⌉ − 1, −⌊n/2⌋, …, −1] / (d·n)`, `f64`, on `device`.
+pub fn fftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
+    check_spacing("fftfreq", d)?;
     let half = n.div_ceil(2);
     let v: Vec<f64> = (0..n)
         .map(|k| {
@@ -197,6 +272,15 @@ pub fn fftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
         })
         .collect();
     Tensor::from_slice(&v, &[n])?.to_device(device)
+}
+
+/// The non-negative sample frequencies of [`rfftn`]'s last axis (NumPy's `rfftfreq`):
+/// `[0, 1, …, ⌊n/2⌋] / (d·n)`, `f64`, on `device`.
+pub fn rfftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
+    check_spacing("rfftfreq", d)?;
+    let count = if n == 0 { 0 } else { n / 2 + 1 };
+    let v: Vec<f64> = (0..count).map(|k| k as f64 / (d * n as f64)).collect();
+    Tensor::from_slice(&v, &[count])?.to_device(device)
 }
 
 /// Rolls each of `axes` by `shift(len)` (positions to the right).
