@@ -26,6 +26,7 @@ test: deps
 ## then the block Davidson example against dense eigh (n = 2000 random, the 14 materials).
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
+	@bash scripts/ensure-deps.sh bench
 	CTENSOR_BENCH_PYTHON=$$(bash scripts/py-env.sh) $(CARGO) run --release -p ctensor-bench
 	$(CARGO) run --release --example davidson -- --random 2000
 	$(CARGO) run --release --example davidson -- --material all

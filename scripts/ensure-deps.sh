@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages ctensor builds against, when they are missing:
 # pkg-config, the OpenBLAS development package (BLAS + LAPACK), and for the demo's plot
-# fontconfig, freetype and the DejaVu fonts, from Debian/Ubuntu's apt. As root it installs directly, otherwise through passwordless sudo; when neither
+# fontconfig, freetype and the DejaVu fonts (and with the argument `bench`, FFTW), from
+# Debian/Ubuntu's apt. As root it installs directly, otherwise through passwordless sudo; when neither
 # is possible it prints the exact command and fails.
 set -euo pipefail
 
@@ -22,6 +23,12 @@ if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists freetype2; t
   missing+=(libfreetype-dev)
 fi
 ls /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
+# `ensure-deps.sh bench`: also FFTW, the peer of make bench's FFT table.
+if [ "${1:-}" = bench ]; then
+  if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists fftw3; then
+    missing+=(libfftw3-dev)
+  fi
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"

@@ -66,6 +66,69 @@ pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
     (median(&mut ta), median(&mut tb))
 }
 
+/// Seconds per call of `f`: the median of `samples` calls after a warm-up call.
+pub fn median_of(samples: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..samples)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(|a, b| a.total_cmp(b));
+    t[t.len() / 2]
+}
+
+/// Runs the Python peer `bench/python/<script>` with the interpreter named by
+/// `CTENSOR_BENCH_PYTHON` (`make bench` sets it from `scripts/py-env.sh`) on `data`,
+/// written as little-endian complex128 to `target/bench-data/<file>`, with `args` after
+/// the file name and `OPENBLAS_NUM_THREADS=2`. Returns a reader of the `key=value`
+/// numbers the script prints, or why it did not run.
+pub fn python_fields(
+    script: &str,
+    file: &str,
+    data: &[c64],
+    args: &[usize],
+) -> Result<impl Fn(&str) -> Result<f64, String>, String> {
+    let python = std::env::var("CTENSOR_BENCH_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| "CTENSOR_BENCH_PYTHON is not set (make bench sets it)".to_string())?;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("../target/bench-data");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(file);
+    let bytes: Vec<u8> = data
+        .iter()
+        .flat_map(|z| [z.re.to_le_bytes(), z.im.to_le_bytes()].concat())
+        .collect();
+    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let script = root.join("python").join(script);
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(&path)
+        .args(args.iter().map(|v| v.to_string()))
+        .env("OPENBLAS_NUM_THREADS", "2")
+        .env("OMP_NUM_THREADS", "2")
+        .output()
+        .map_err(|e| format!("{python}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{python} {}: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ok(move |key: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("no {key}= in the script's output {text:?}"))
+    })
+}
+
 /// A duration for a table cell.
 pub fn us(s: f64) -> String {
     if s < 1e-3 {

@@ -1,9 +1,10 @@
 //! `make bench`: ctensor's kernels and ops against direct OpenBLAS/LAPACK calls, plain
 //! loops and peer libraries, printed as markdown tables and written to
 //! `target/bench/bench.md`. Arguments filter the tables by name (`blas`, `lapack`,
-//! `elementwise`, `threshold`, `gemm`, `eigh`, `large`, `toolkit`, `gpu`; the GPU tables print
+//! `elementwise`, `threshold`, `gemm`, `eigh`, `large`, `toolkit`, `fft`, `gpu`; the GPU tables print
 //! why they are skipped when no GPU is usable).
 
+mod fft;
 mod gpu;
 mod harness;
 mod kernels;
@@ -25,7 +26,7 @@ fn main() {
         rayon::current_num_threads(),
         ctensor::kernels::parallel::blas_num_threads()
     );
-    let tables: [(&str, TableFn); 9] = [
+    let tables: [(&str, TableFn); 10] = [
         ("blas", kernels::blas_overhead),
         ("lapack", kernels::lapack_overhead),
         ("elementwise", kernels::elementwise_vs_loops),
@@ -34,6 +35,7 @@ fn main() {
         ("eigh", ops::eigh_table),
         ("large", ops::add_and_permute),
         ("toolkit", toolkit::toolkit_tables),
+        ("fft", fft::fft_tables),
         ("gpu", gpu::gpu_tables),
     ];
     for (name, table) in tables {

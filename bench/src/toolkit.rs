@@ -15,7 +15,7 @@ use ctensor::base::c64;
 use ctensor::{eigh, qr, set_num_threads, svd, EigBackend, EighRange, QrMode, Tensor};
 use rand::rngs::StdRng;
 
-use crate::harness::{compare, random, Table};
+use crate::harness::{compare, median_of, python_fields, random, Table};
 
 /// Samples the Python peers and the matching run of ours take.
 const PEER_SAMPLES: usize = 5;
@@ -23,56 +23,15 @@ const PEER_SAMPLES: usize = 5;
 /// SciPy's loop and NumPy's stacked `eigh` on `stack` (seconds per stack, medians), or
 /// why they did not run.
 fn python_peers(stack: &Tensor) -> Result<(f64, f64), String> {
-    let python = std::env::var("CTENSOR_BENCH_PYTHON")
-        .map_err(|_| "CTENSOR_BENCH_PYTHON is not set (make bench sets it)".to_string())?;
     let dims = stack.dims().to_vec();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let file = dir.join(format!("eigh_stack_{}x{}.bin", dims[0], dims[1]));
     let values = stack.to_vec::<c64>().map_err(|e| e.to_string())?;
-    let bytes: Vec<u8> = values
-        .iter()
-        .flat_map(|z| [z.re.to_le_bytes(), z.im.to_le_bytes()].concat())
-        .collect();
-    std::fs::write(&file, bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/eigh_stack.py");
-    let out = std::process::Command::new(&python)
-        .arg(&script)
-        .arg(&file)
-        .args([dims[0], dims[1], PEER_SAMPLES].map(|v| v.to_string()))
-        .env("OPENBLAS_NUM_THREADS", "2")
-        .env("OMP_NUM_THREADS", "2")
-        .output()
-        .map_err(|e| format!("{python}: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!(
-            "{python} {}: {}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let field = |key: &str| -> Result<f64, String> {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(key))
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("no {key} in the script's output {text:?}"))
-    };
-    Ok((field("scipy_loop=")?, field("numpy_stack=")?))
-}
-
-/// Seconds per call of `f`: the median of `samples` calls after a warm-up call.
-fn median_of(samples: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..samples)
-        .map(|_| {
-            let s = std::time::Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(|a, b| a.total_cmp(b));
-    t[t.len() / 2]
+    let f = python_fields(
+        "eigh_stack.py",
+        &format!("eigh_stack_{}x{}.bin", dims[0], dims[1]),
+        &values,
+        &[dims[0], dims[1], PEER_SAMPLES],
+    )?;
+    Ok((f("scipy_loop")?, f("numpy_stack")?))
 }
 
 /// A stack of `count` random Hermitian `n × n` c64 matrices.
