@@ -347,3 +347,75 @@ device_test!(item_reads_the_one_element_of_any_rank, D => {
     let x = counting::<D>(Double, &[3]);
     assert_eq!(x.vdot(&x).unwrap().item::<f64>().unwrap(), 14.0);
 });
+
+// `index_copy_` against a plain loop: every dtype, every dimension of a 3-D target,
+// indices in random order, rows not named keeping their values.
+device_test!(index_copy_matches_a_loop, D => {
+    use rand::Rng;
+    let mut r = rng(61);
+    let dims = [4usize, 7, 5];
+    for dt in [Double, Float, Int, Int64, Half, BFloat16, ComplexFloat, ComplexDouble] {
+        for dim in 0..3 {
+            let size = dims[dim];
+            let mut perm: Vec<i64> = (0..size as i64).collect();
+            for k in (1..size).rev() {
+                perm.swap(k, r.gen_range(0..=k));
+            }
+            let idx = &perm[..size - 1];
+            let mut sdims = dims;
+            sdims[dim] = idx.len();
+            let mut x = counting::<D>(dt, &dims);
+            let before = values(&x);
+            let s = on::<D>(Tensor::from_slice(&(0..sdims.iter().product::<usize>()).map(|k| -(k as f64) - 1.0).collect::<Vec<_>>(), &sdims).unwrap().cast(dt).unwrap());
+            let sv = values(&s);
+            x.index_copy_(dim, &on::<D>(Tensor::from_slice(idx, &[idx.len()]).unwrap()), &s).unwrap();
+            let mut want = before.clone();
+            for ix in all_indices(&sdims) {
+                let mut to = ix.clone();
+                to[dim] = idx[ix[dim]] as usize;
+                want[flat(&dims, &to)] = sv[flat(&sdims, &ix)];
+            }
+            assert_eq!(values(&x), want, "{dt} dim {dim}");
+        }
+    }
+});
+
+// Views, aliasing and hostile input for `index_copy_`.
+device_test!(index_copy_into_views_aliases_and_errors, D => {
+    // A transposed view writes into its parent.
+    let parent = counting::<D>(Double, &[3, 4]);
+    let mut t = parent.t().unwrap(); // [4, 3]
+    let src = on::<D>(Tensor::from_slice(&[-1.0f64, -2.0, -3.0], &[1, 3]).unwrap());
+    t.index_copy_(0, &on::<D>(Tensor::from_slice(&[2i32], &[1]).unwrap()), &src).unwrap();
+    assert_eq!(parent.to_vec::<f64>().unwrap(), [1.0, 2.0, -1.0, 4.0, 5.0, 6.0, -2.0, 8.0, 9.0, 10.0, -3.0, 12.0]);
+    // The source a view of the target itself: read before written.
+    let mut x = counting::<D>(Double, &[4]);
+    let head = x.narrow(0, 0, 2).unwrap();
+    x.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64, 2], &[2]).unwrap()), &head).unwrap();
+    assert_eq!(x.to_vec::<f64>().unwrap(), [1.0, 1.0, 2.0, 4.0]);
+    // Errors: a repeat (both positions named), out of range, the wrong source shape, a
+    // complex source for a real target, float indices; none writes anything.
+    let mut y = counting::<D>(Double, &[5]);
+    let two = on::<D>(Tensor::from_slice(&[0.5f64, 0.25], &[2]).unwrap());
+    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[3i64, 3], &[2]).unwrap()), &two).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "index_copy_", .. }) && e.to_string().contains("positions 0 and 1"), "{e}");
+    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64, 5], &[2]).unwrap()), &two).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { op: "index_copy_", given: 5, .. }), "{e}");
+    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64], &[1]).unwrap()), &two).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    let c = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0)], &[1]).unwrap());
+    assert!(matches!(y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64], &[1]).unwrap()), &c).unwrap_err(), Error::CannotCast { .. }));
+    assert!(y.index_copy_(0, &two, &two).is_err());
+    assert_eq!(y.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0]);
+    // Nothing to write into a huge empty target.
+    let mut huge = on::<D>(Tensor::new(Float, ctensor_aten::DeviceType::Cpu, &[0, 1 << 40]).unwrap());
+    let none = on::<D>(Tensor::new(Int64, ctensor_aten::DeviceType::Cpu, &[0]).unwrap());
+    let empty_src = on::<D>(Tensor::new(Float, ctensor_aten::DeviceType::Cpu, &[0, 0]).unwrap());
+    huge.index_copy_(1, &none, &empty_src).unwrap();
+    // index_select after index_copy_ gives the source back.
+    let mut g = on::<D>(Tensor::zeros(ComplexDouble, ctensor_aten::DeviceType::Cpu, &[10, 3]).unwrap());
+    let at = on::<D>(Tensor::from_slice(&[7i64, 2, 9], &[3]).unwrap());
+    let s = counting::<D>(ComplexDouble, &[3, 3]);
+    g.index_copy_(0, &at, &s).unwrap();
+    assert_eq!(values(&g.index_select(0, &at).unwrap()), values(&s));
+});

@@ -19,7 +19,8 @@
 //! for the floating ones, every one of the 64 casts (f16/bf16 rounding, wrapping
 //! integers, complex products), complex `sqrt` (c32, c64), `nonfinite` (the scan of a
 //! matrix part), `any_zero` (integer division's zero check), `copy_strided`,
-//! `transpose2d`, `set_strided`, `set_matrix` and `index_select` for all eight types,
+//! `transpose2d`, `set_strided`, `set_matrix`, `index_select` and `index_copy` for all
+//! eight types,
 //! `reduce_sum` and `cumsum` (all eight), `reduce_extreme` and `arg_extreme` (the six
 //! ordered ones), the `matmul`
 //! loop (i32, i64, f16, bf16), the counter-based generator `random_f64` (uniform and
@@ -51,7 +52,7 @@ use ctensor_kernels::linalg::{
 use ctensor_kernels::math::{Math, MathOp, MathScalar, Pow};
 use ctensor_kernels::memory::{CastMemory, SetMemory};
 use ctensor_kernels::random::{Distribution, FillRandom};
-use ctensor_kernels::select::IndexSelect;
+use ctensor_kernels::select::{IndexCopy, IndexSelect};
 use rand::Rng;
 
 /// The shim, then the source (prelude + kernels), then a driver that runs one kernel
@@ -284,6 +285,12 @@ int main(int argc, char** argv) {
         u64 in = strtoull(argv[6], 0, 10), ni = strtoull(argv[7], 0, 10);                      \
         auto idx = input<i64>(ni); auto src = input<T>(o * sz * in); std::vector<T> dst(n);    \
         launch_1d(n, rev, [&] { index_select_##S(o, sz, in, idx.data(), ni, src.data(), dst.data()); }); \
+        output(dst); return 0; }                                                               \
+    if (!strcmp(k, "index_copy_" #S) && argc >= 8) {                                           \
+        u64 o = strtoull(argv[4], 0, 10), sz = strtoull(argv[5], 0, 10);                       \
+        u64 in = strtoull(argv[6], 0, 10), ni = strtoull(argv[7], 0, 10);                      \
+        auto idx = input<i64>(ni); auto src = input<T>(n); auto dst = input<T>(o * sz * in);   \
+        launch_1d(n, rev, [&] { index_copy_##S(o, sz, in, idx.data(), ni, src.data(), dst.data()); }); \
         output(dst); return 0; }                                                               \
     if (!strcmp(k, "transpose2d_" #S) && argc >= 11) {                                         \
         u64 r = strtoull(argv[4], 0, 10), c = strtoull(argv[5], 0, 10); int cj = atoi(argv[6]); \
@@ -1186,6 +1193,77 @@ where
     {
         index_select_matches_the_cpu::<T>(emu, outer, size, inner, nidx);
     }
+}
+
+/// The scatter (`index_copy`) on the "GPU" against the CPU kernel: distinct indices in
+/// any order (a permutation prefix), rows not written keeping their values.
+fn index_copy_matches_the_cpu<T: Scalar>(
+    emu: &Emulator,
+    outer: usize,
+    size: usize,
+    inner: usize,
+    nidx: usize,
+) where
+    CpuDevice: IndexCopy<T>,
+{
+    let mut r = rng((outer * 37 + size * 11 + inner + nidx) as u64);
+    let src: Vec<T> = random_vec(&mut r, outer * nidx * inner);
+    let before: Vec<T> = random_vec(&mut r, outer * size * inner);
+    let mut perm: Vec<i64> = (0..size as i64).collect();
+    for k in (1..perm.len()).rev() {
+        perm.swap(k, r.gen_range(0..=k));
+    }
+    let idx = perm[..nidx].to_vec();
+    let n = outer * nidx * inner;
+    let mut want = before.clone();
+    // SAFETY: sizes as allocated; indices distinct and in range.
+    unsafe {
+        CpuDevice::index_copy(
+            outer,
+            size,
+            inner,
+            idx.as_ptr(),
+            nidx,
+            src.as_ptr(),
+            want.as_mut_ptr(),
+        )
+    }
+    .unwrap();
+    let mut input = bytes(&idx).to_vec();
+    input.extend_from_slice(bytes(&src));
+    input.extend_from_slice(bytes(&before));
+    let args = words(&[outer as u64, size as u64, inner as u64, nidx as u64]);
+    let got: Vec<T> = from_bytes(&emu.run(
+        &format!("index_copy_{}", suffix(T::DTYPE)),
+        n,
+        &args,
+        &input,
+    ));
+    let what = format!(
+        "{} index_copy [{outer}, {nidx}, {inner}] into {size}",
+        T::DTYPE
+    );
+    assert_all_same(&got, &want, &what);
+}
+
+fn index_copies_of_one_type<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: IndexCopy<T>,
+{
+    for (outer, size, inner, nidx) in [(1, 1, 1, 1), (3, 9, 4, 7), (300, 9, 1, 4), (2, 17, 257, 3)]
+    {
+        index_copy_matches_the_cpu::<T>(emu, outer, size, inner, nidx);
+    }
+}
+
+#[test]
+fn emulated_index_copy_matches_the_cpu() {
+    let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
+        return;
+    };
+    for_all_types!(index_copies_of_one_type, &emu);
+    // More source elements than 65 535 blocks of 256 threads cover.
+    index_copy_matches_the_cpu::<ctensor_base::f16>(&emu, 4, 3, 4_200_000, 2);
 }
 
 #[test]

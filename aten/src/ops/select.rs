@@ -9,7 +9,7 @@
 //! block of a larger tensor is written with `v.narrow(1, k, m)?.assign(&w)?`.
 
 use ctensor_base::{c64, DataType, Error, Result};
-use ctensor_kernels::select::{check_indices, IndexSelect};
+use ctensor_kernels::select::{check_distinct, check_indices, IndexCopy, IndexSelect};
 
 use super::{broadcast_shapes, promote};
 use crate::core::dispatch::dispatch;
@@ -209,6 +209,92 @@ impl Tensor {
         }
         let idx = indices.cast(DataType::Int64)?.to_vec::<i64>()?;
         self.gather(op, dim, idx)
+    }
+
+    /// Writes the slices of `src` along `dim` into `self` at `indices` (PyTorch's
+    /// `index_copy_`, the inverse of [`index_select`](Self::index_select)):
+    /// `self[.., indices[j], ..] = src[.., j, ..]`, the other entries keeping their
+    /// values — e.g. plane-wave coefficients onto their points of an FFT grid. `src` has
+    /// `self`'s shape with `len(indices)` along `dim` and a type that casts safely to
+    /// `self`'s; the indices (an integer tensor of rank 0 or 1) must be distinct and in
+    /// range. Any layout of `self` works; on a view it writes into the parent. A `src`
+    /// that shares memory with `self` is read before anything is written.
+    ///
+    /// ```
+    /// use ctensor_aten::{DataType, DeviceType, Tensor};
+    /// let mut grid = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[5])?;
+    /// let at = Tensor::from_slice(&[4i64, 0], &[2])?;
+    /// grid.index_copy_(0, &at, &Tensor::from_slice(&[7.0f64, 9.0], &[2])?)?;
+    /// assert_eq!(grid.to_vec::<f64>()?, [9.0, 0.0, 0.0, 0.0, 7.0]);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn index_copy_(&mut self, dim: usize, indices: &Tensor, src: &Tensor) -> Result<()> {
+        let op = "index_copy_";
+        if !indices.dtype().is_integer() || indices.ndim() > 1 {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "indices as an i32 or i64 tensor of rank 0 or 1".into(),
+                given: format!("a {} tensor of shape {:?}", indices.dtype(), indices.dims()),
+            });
+        }
+        self.check_dim(op, dim)?;
+        super::check_device(op, self, src)?;
+        let idx = indices.cast(DataType::Int64)?.to_vec::<i64>()?;
+        let size = self.dims()[dim];
+        check_indices(&idx, size).map_err(|e| e.in_op(op))?;
+        check_distinct(&idx).map_err(|e| e.in_op(op))?;
+        let mut want = self.dims().to_vec();
+        want[dim] = idx.len();
+        if src.dims() != want.as_slice() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!(
+                    "a source of shape {want:?} ({} indices along dimension {dim})",
+                    idx.len()
+                ),
+                got: format!("{:?}", src.dims()),
+            });
+        }
+        check_can_cast(op, src.dtype(), self.dtype())?;
+        if src.numel() == 0 {
+            return Ok(());
+        }
+        let mut src = if src.dtype() == self.dtype() {
+            src.dense()?
+        } else {
+            src.cast(self.dtype())?
+        };
+        let target = if self.is_contiguous() {
+            self.share()
+        } else {
+            self.copy_in_order(crate::core::shape::Order::RowMajor)?
+        };
+        if std::sync::Arc::ptr_eq(&src.buffer, &target.buffer) {
+            src = src.try_clone()?; // read before anything is written
+        }
+        let outer: usize = self.dims()[..dim].iter().product();
+        let inner: usize = self.dims()[dim + 1..].iter().product();
+        let nidx = idx.len();
+        let mut idx = Tensor::from_vec(idx, &[nidx])?;
+        if self.device() != idx.device() {
+            idx = idx.to_device(self.device())?;
+        }
+        {
+            let _w = target.buffer.write(op)?;
+            let _r = (src.buffer.read(op)?, idx.buffer.read(op)?);
+            dispatch!(self.dtype(), self.device(), T, D => {
+                // SAFETY: `target` is dense row-major [outer, size, inner] of T, `src` dense
+                // [outer, nidx, inner] in another buffer, `idx` nidx distinct i64 values in
+                // 0..size (checked above), all on this device; the guards hold them.
+                unsafe {
+                    <D as IndexCopy<T>>::index_copy(outer, size, inner, idx.typed_ptr::<i64>(), nidx, src.typed_ptr::<T>(), target.typed_ptr::<T>())
+                }
+            })?;
+        }
+        if !std::sync::Arc::ptr_eq(&target.buffer, &self.buffer) {
+            self.assign(&target)?; // `self` is a strided view: write the block back
+        }
+        Ok(())
     }
 
     /// The entries of `self` along `dim` at the positions `indices` (NumPy's

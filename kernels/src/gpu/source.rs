@@ -131,6 +131,7 @@ kernels! {
     TRANSPOSE2D = LAYOUT, "transpose2d", ALL, false;
     SET_MATRIX = LAYOUT, "set_matrix", ALL, false;
     INDEX_SELECT = LAYOUT, "index_select", ALL, false;
+    INDEX_COPY = LAYOUT, "index_copy", ALL, false;
     NONFINITE = LAYOUT, "nonfinite", FLOATING, false;
     REDUCE_SUM = REDUCE, "reduce_sum", ALL, false;
     REDUCE_EXTREME = REDUCE, "reduce_extreme", ORDERED, false;

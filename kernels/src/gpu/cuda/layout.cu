@@ -65,6 +65,18 @@ __device__ void ct_index_select(u64 outer, u64 size, u64 inner, const i64* idx, 
     }
 }
 
+// dst[o, idx[j], i] = src[o, j, i] for [outer, size, inner] dst and [outer, nidx, inner]
+// src, one thread per source element; the host promises distinct indices in range.
+template <class T>
+__device__ void ct_index_copy(u64 outer, u64 size, u64 inner, const i64* idx, u64 nidx, const T* src, T* dst) {
+    u64 total = outer * nidx * inner;
+    CT_GRID_STRIDE(k, total) {
+        u64 i = k % inner, rest = k / inner;
+        u64 j = rest % nidx, o = rest / nidx;
+        dst[(o * size + (u64)idx[j]) * inner + i] = src[k];
+    }
+}
+
 // Zeroes the strict lower (keep_upper != 0) or upper triangle of the n x n column-major a.
 template <class T> __device__ void ct_set_matrix(int keep_upper, u64 n, T* a, u64 lda) {
     const T zero = Ct<T>::store(ct_zero<typename Ct<T>::C>());
@@ -115,5 +127,9 @@ CT_FLOATING(CT_LAYOUT_FLOATING)
     extern "C" __global__ void index_select_##S(u64 outer, u64 size, u64 inner, const i64* idx, \
                                                 u64 nidx, const T* src, T* dst) {              \
         ct_index_select<T>(outer, size, inner, idx, nidx, src, dst);                           \
+    }                                                                                          \
+    extern "C" __global__ void index_copy_##S(u64 outer, u64 size, u64 inner, const i64* idx,   \
+                                              u64 nidx, const T* src, T* dst) {                \
+        ct_index_copy<T>(outer, size, inner, idx, nidx, src, dst);                             \
     }
 CT_ALL_TYPES(CT_LAYOUT)
