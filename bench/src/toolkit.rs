@@ -2,7 +2,7 @@
 //! single calls and against SciPy's loop and NumPy's stacked `eigh` on the same matrices,
 //! and QR and SVD of a tall block against direct LAPACK and faer. The block Davidson
 //! example is timed against dense `eigh` by `make bench` itself (it runs
-//! `examples/davidson.rs`, which prints both times).
+//! `examples/davidson/`, which prints both times).
 //!
 //! The Python peers run when `CTENSOR_BENCH_PYTHON` names an interpreter with NumPy and
 //! SciPy (`make bench` sets it from `scripts/py-env.sh`): the stack is written to a file

@@ -1,7 +1,7 @@
 //! The Cohen–Bergstresser empirical-pseudopotential model (Phys. Rev. 141, 789, 1966):
 //! the 14 materials, the fcc G vectors of a plane-wave basis, V(G − G') and the dense
 //! H(k), built with ctensor ops. Shared by the band-structure demo and the block
-//! Davidson example (`examples/davidson.rs`), each of which uses a part of it.
+//! Davidson example (`examples/davidson/`), each of which uses a part of it.
 #![allow(dead_code)]
 
 use std::f64::consts::PI;
