@@ -30,6 +30,11 @@ bench: deps
 	CTENSOR_BENCH_PYTHON=$$(bash scripts/py-env.sh) $(CARGO) run --release -p ctensor-bench
 	$(CARGO) run --release --example davidson -- --random 2000
 	$(CARGO) run --release --example davidson -- --material all
+	@echo "== the demo's k-points/s: dense and Davidson + FFT (Si, path with 10 points per segment) vs NumPy/SciPy's dense eigh on the same H"
+	@py=$$(bash scripts/py-env.sh) && for g in 27 60; do for t in 1 2; do \
+	  for s in dense davidson; do echo "gcut $$g, $$t thread(s), $$s:"; \
+	    $(CARGO) run -q --release --example silicon_bands -- --solver $$s --threads $$t --gcut $$g --points 10 --out target/bench/demo | grep 'k-points/s'; done; \
+	  echo "gcut $$g, $$t thread(s), NumPy/SciPy: $$(OPENBLAS_NUM_THREADS=$$t $$py bench/python/cb_bands.py $$g 127 8)"; done; done
 
 ## make lint: formatting, clippy with warnings as errors, and docs without warnings.
 lint: deps
