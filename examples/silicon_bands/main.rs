@@ -41,8 +41,11 @@ struct Args {
     #[arg(long, default_value = "Si")]
     material: String,
     /// Basis cutoff |G|² ≤ gcut in (2π/a)² (27 gives the converged 169 plane waves).
-    #[arg(long, conflicts_with = "npw")]
+    #[arg(long, conflicts_with_all = ["npw", "ecut"])]
     gcut: Option<f64>,
+    /// Basis cutoff as a kinetic energy in Ry: (2π/a)²|G|² ≤ ecut (the DFT convention).
+    #[arg(long, conflicts_with = "npw")]
+    ecut: Option<f64>,
     /// Basis size: a closed shell count (51, 59, 65, 89, 113, 137, 169, 181, 229, ...).
     #[arg(long)]
     npw: Option<usize>,
@@ -109,16 +112,22 @@ struct Model {
 /// Memory of the Hamiltonians stacked for one batched `eigvalsh` (c64 size).
 const BATCH_BYTES: usize = 256 << 20;
 
-/// The largest basis cutoff accepted, in (2π/a)²: about 17 600 plane waves, a dense
-/// Hamiltonian of 5 GB in c64. Beyond it the basis would not fit in memory.
+/// The largest basis cutoff the dense solver accepts, in (2π/a)²: about 15 500 plane
+/// waves, a dense Hamiltonian of 3.8 GB in c64. Beyond it the basis would not fit in
+/// memory.
 const MAX_CUT: f64 = 600.0;
 
-/// Checks a cutoff option: finite, positive and at most [`MAX_CUT`].
-fn check_cutoff(name: &str, value: Option<f64>) -> Res<()> {
+/// The largest cutoff of the Davidson solver, which stores no matrix: about 43 500 plane
+/// waves on a 72³ grid (a block of 8 bands on the grid is 48 MB).
+const MAX_CUT_DAVIDSON: f64 = 1200.0;
+
+/// Checks a cutoff option (in (2π/a)²): finite, positive and at most `max`.
+fn check_cutoff(name: &str, value: Option<f64>, max: f64) -> Res<()> {
     match value {
-        Some(c) if !(c.is_finite() && c > 0.0 && c <= MAX_CUT) => Err(Fail(format!(
-            "{name} {c}: expected a cutoff in (0, {MAX_CUT}] (2π/a)²; {MAX_CUT} already gives \
-             about 17 600 plane waves"
+        Some(c) if !(c.is_finite() && c > 0.0 && c <= max) => Err(Fail(format!(
+            "{name} {c}: expected a cutoff in (0, {max}] (2π/a)² for this solver (about \
+             {} plane waves at the limit)",
+            (std::f64::consts::PI / 3.0 * max.powf(1.5)).round()
         ))),
         _ => Ok(()),
     }
@@ -160,10 +169,11 @@ impl Model {
         let fixed = if args.kcut.is_some() {
             None
         } else {
-            let cut = match (args.gcut, args.npw) {
-                (Some(c), _) => c,
-                (None, Some(n)) => cutoff_for(n)?,
-                (None, None) => 27.0,
+            let cut = match (args.gcut, args.ecut, args.npw) {
+                (Some(c), _, _) => c,
+                (None, Some(e), _) => e / kin,
+                (None, None, Some(n)) => cutoff_for(n)?,
+                (None, None, None) => 27.0,
             };
             Some(g_vectors(cut, [0.0; 3]))
         };
@@ -483,8 +493,23 @@ fn run(args: &Args) -> Res<Run> {
     if args.bands == 0 {
         return Err(Fail("--bands 0: expected at least 1 band".into()));
     }
-    check_cutoff("--gcut", args.gcut)?;
-    check_cutoff("--kcut", args.kcut)?;
+    let max = if args.solver == "davidson" {
+        MAX_CUT_DAVIDSON
+    } else {
+        MAX_CUT
+    };
+    check_cutoff("--gcut", args.gcut, max)?;
+    check_cutoff("--kcut", args.kcut, max)?;
+    if let Some(e) = args.ecut {
+        let kin = model::kinetic_prefactor(mat);
+        check_cutoff("--ecut", Some(e / kin), max).map_err(|_| {
+            Fail(format!(
+                "--ecut {e}: expected an energy in (0, {:.1}] Ry for {} with this solver",
+                max * kin,
+                mat.name
+            ))
+        })?;
+    }
     if args.points == 0 {
         return Err(Fail(
             "--points 0: expected at least 1 point per segment".into(),
@@ -898,11 +923,18 @@ mod tests {
     use super::*;
 
     /// `--solver davidson` (FFT operator, never forming H) gives the dense solver's bands
-    /// to 1e-8 Ry for all 14 materials, with the fixed basis and the k-dependent one.
+    /// to 1e-8 Ry for all 14 materials, with fixed bases of 169 and 531 plane waves and
+    /// the k-dependent one, and to 2e-5 Ry in c32 (whose dense bands carry ~2e-6 Ry).
     #[test]
     fn davidson_solver_gives_the_dense_bands() {
+        let cases: [(&[&str], f64); 4] = [
+            (&["--npw", "169"], 1e-8),
+            (&["--npw", "531"], 1e-8),
+            (&["--kcut", "21"], 1e-8),
+            (&["--npw", "169", "--dtype", "c32"], 2e-5),
+        ];
         for mat in &MATERIALS {
-            for basis in [&["--npw", "169"][..], &["--kcut", "21"][..]] {
+            for (basis, tol) in cases {
                 let mut common = vec!["--material", mat.name, "--points", "2", "--path", "L-G-X"];
                 common.extend_from_slice(basis);
                 let dense = run(&args(&common)).unwrap();
@@ -912,7 +944,7 @@ mod tests {
                 for (d, f) in dense.samples.iter().zip(&fft.samples) {
                     for (a, b) in d.2.iter().zip(&f.2) {
                         assert!(
-                            (a - b).abs() / RY_EV <= 1e-8,
+                            (a - b).abs() / RY_EV <= tol,
                             "{} {basis:?} at {:?}: dense {a} eV, davidson {b} eV",
                             mat.name,
                             d.1
@@ -921,6 +953,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `--ecut` is the kinetic-energy form of `--gcut`; the Davidson solver takes cutoffs
+    /// the dense one refuses.
+    #[test]
+    fn energy_cutoffs_and_the_davidson_limit() {
+        let kin = model::kinetic_prefactor(&MATERIALS[0]);
+        let by_energy = run(&args(&[
+            "--ecut",
+            &format!("{}", 27.0 * kin),
+            "--points",
+            "1",
+        ]))
+        .unwrap();
+        assert_eq!(by_energy.npw, 169);
+        let e = run(&args(&["--gcut", "700", "--points", "1"]))
+            .err()
+            .unwrap();
+        assert!(e.0.contains("(0, 600]"), "{}", e.0);
+        // Past the cutoff check, the next one (`--points 0`) stops the run before work.
+        let e = run(&args(&[
+            "--gcut", "700", "--solver", "davidson", "--points", "0",
+        ]))
+        .err()
+        .unwrap();
+        assert!(
+            e.0.contains("--points 0"),
+            "the Davidson solver took the dense limit: {}",
+            e.0
+        );
+        assert!(run(&args(&["--ecut=-1"])).is_err());
     }
 
     /// The FFT operator equals the dense H on random blocks: every material, a k-point
