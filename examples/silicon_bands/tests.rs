@@ -1,0 +1,359 @@
+//! The demo's checks: the physics against the published numbers, the solvers against
+//! each other, and the command line's refusals.
+
+use super::*;
+
+/// `--solver davidson` (FFT operator, never forming H) gives the dense solver's bands
+/// to 1e-8 Ry for all 14 materials, with fixed bases of 169 and 531 plane waves and
+/// the k-dependent one, and to 2e-5 Ry in c32 (whose dense bands carry ~2e-6 Ry).
+#[test]
+fn davidson_solver_gives_the_dense_bands() {
+    let cases: [(&[&str], f64); 4] = [
+        (&["--npw", "169"], 1e-8),
+        (&["--npw", "531"], 1e-8),
+        (&["--kcut", "21"], 1e-8),
+        (&["--npw", "169", "--dtype", "c32"], 2e-5),
+    ];
+    for mat in &MATERIALS {
+        for (basis, tol) in cases {
+            let mut common = vec!["--material", mat.name, "--points", "2", "--path", "L-G-X"];
+            common.extend_from_slice(basis);
+            let dense = run(&args(&common)).unwrap();
+            common.extend_from_slice(&["--solver", "davidson"]);
+            let fft = run(&args(&common)).unwrap();
+            assert_eq!(dense.samples.len(), fft.samples.len());
+            for (d, f) in dense.samples.iter().zip(&fft.samples) {
+                for (a, b) in d.2.iter().zip(&f.2) {
+                    assert!(
+                        (a - b).abs() / RY_EV <= tol,
+                        "{} {basis:?} at {:?}: dense {a} eV, davidson {b} eV",
+                        mat.name,
+                        d.1
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `--ecut` is the kinetic-energy form of `--gcut`; the Davidson solver takes cutoffs
+/// the dense one refuses.
+#[test]
+fn energy_cutoffs_and_the_davidson_limit() {
+    let kin = model::kinetic_prefactor(&MATERIALS[0]);
+    let by_energy = run(&args(&[
+        "--ecut",
+        &format!("{}", 27.0 * kin),
+        "--points",
+        "1",
+    ]))
+    .unwrap();
+    assert_eq!(by_energy.npw, 169);
+    let e = run(&args(&["--gcut", "700", "--points", "1"]))
+        .err()
+        .unwrap();
+    assert!(e.0.contains("(0, 600]"), "{}", e.0);
+    // Past the cutoff check, the next one (`--points 0`) stops the run before work.
+    let e = run(&args(&[
+        "--gcut", "700", "--solver", "davidson", "--points", "0",
+    ]))
+    .err()
+    .unwrap();
+    assert!(
+        e.0.contains("--points 0"),
+        "the Davidson solver took the dense limit: {}",
+        e.0
+    );
+    assert!(run(&args(&["--ecut=-1"])).is_err());
+}
+
+/// The FFT operator equals the dense H on random blocks: every material, a k-point
+/// off every symmetry, a basis of 169 and one of 531 plane waves, c64 and c32.
+#[test]
+fn fft_operator_equals_the_dense_hamiltonian() {
+    use ctensor::matmul;
+    let k = [0.3, 0.2, 0.1];
+    for mat in &MATERIALS {
+        for npw in [169, 531] {
+            let gs = g_vectors(cutoff_for(npw).unwrap(), k);
+            let flat: Vec<f64> = gs.iter().flatten().copied().collect();
+            let g = Tensor::from_slice(&flat, &[gs.len(), 3]).unwrap();
+            let kin = model::kinetic_prefactor(mat);
+            let dense = model::hamiltonian(kin, &g, &potential(mat, &g).unwrap(), k).unwrap();
+            for (dt, tol) in [
+                (DataType::ComplexDouble, 1e-12),
+                (DataType::ComplexFloat, 2e-5),
+            ] {
+                let op = planewave::PlaneWaveOperator::new(mat, &gs, k, kin, dt, DeviceType::Cpu)
+                    .unwrap();
+                let x = Tensor::randn(dt, DeviceType::Cpu, &[gs.len(), 5], 3).unwrap();
+                let got = op.apply(&x).unwrap().cast(DataType::ComplexDouble).unwrap();
+                let want = matmul(&dense, &x.cast(DataType::ComplexDouble).unwrap()).unwrap();
+                let err = got.sub(&want).unwrap().norm().unwrap();
+                let scale = want.norm().unwrap();
+                assert!(
+                    err <= tol * scale,
+                    "{} npw {} {dt}: |HX - dense| = {err:e} of {scale:e}",
+                    mat.name,
+                    gs.len()
+                );
+            }
+        }
+    }
+}
+
+fn args(extra: &[&str]) -> Args {
+    let mut v = vec!["silicon_bands"];
+    v.extend_from_slice(extra);
+    Args::try_parse_from(v).unwrap()
+}
+
+fn level(run: &Run, label: &str) -> f64 {
+    run.table
+        .iter()
+        .flat_map(|(_, l)| l)
+        .find(|l| l.label == label)
+        .unwrap_or_else(|| panic!("{label} missing"))
+        .e
+}
+
+/// Set in the child process of the test below.
+const NO_FONT_CHILD: &str = "CTENSOR_DEMO_NO_FONT_CHILD";
+
+/// The body run in a child whose fontconfig knows no font.
+#[test]
+fn child_runs_the_demo_without_fonts() {
+    if std::env::var_os(NO_FONT_CHILD).is_none() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("ctensor-demo-nofont-{}", std::process::id()));
+    let argv: Vec<String> = ["silicon_bands", "--points", "2", "--out"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let (code, text) = main_with(&argv);
+    let csv = std::fs::read_to_string(out.join("bands.csv"));
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("the plot was not drawn") && text.contains("k-points/s"),
+        "{text}"
+    );
+    assert!(
+        csv.is_ok_and(|c| c.lines().count() > 2),
+        "the CSV is written"
+    );
+}
+
+/// On a machine without fonts (a headless GPU machine had none) the bands are still
+/// computed, written and reported; only the plot is skipped, with a warning.
+#[test]
+fn a_missing_font_skips_the_plot_but_not_the_results() {
+    let dir = std::env::temp_dir().join(format!("ctensor-demo-fc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("fonts.conf");
+    std::fs::write(
+        &conf,
+        "<?xml version=\"1.0\"?>\n<fontconfig></fontconfig>\n",
+    )
+    .unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "tests::child_runs_the_demo_without_fonts",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(NO_FONT_CHILD, "1")
+        .env("FONTCONFIG_FILE", &conf)
+        .status()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(status.success(), "the demo without fonts: {status}");
+}
+
+#[test]
+fn silicon_matches_the_published_levels_and_gap() {
+    let r = run(&args(&["--material", "Si", "--points", "20"])).unwrap();
+    assert_eq!(r.npw, 169);
+    for (from, to, pubv, tol) in published("Si").unwrap() {
+        let ours = level(&r, to) - level(&r, from);
+        assert!((ours - pubv).abs() <= tol, "{from}→{to}: {ours} vs {pubv}");
+    }
+    // The converged levels of this model, from the reference file.
+    for (label, want) in [
+        ("Γ1", -12.613),
+        ("Γ15", 3.424),
+        ("Γ2′", 3.889),
+        ("X1", -8.333),
+        ("X4", -3.006),
+        ("X1c", 0.949),
+        ("L2′", -10.235),
+        ("L1", -7.366),
+        ("L3′", -1.253),
+        ("L1c", 1.876),
+        ("L3c", 3.982),
+    ] {
+        assert!(
+            (level(&r, label) - want).abs() < 0.01,
+            "{label}: {} vs {want}",
+            level(&r, label)
+        );
+    }
+    assert!(!r.gap.direct);
+    assert!((r.gap.value - 0.82).abs() <= 0.01, "gap {}", r.gap.value);
+    let (a, b, t) = &r.gap.cbm_where;
+    assert_eq!((a.as_str(), b.as_str()), ("G", "X"));
+    assert!((t - 0.85).abs() <= 0.02, "conduction minimum at {t} of Γ–X");
+}
+
+#[test]
+fn alpha_tin_matches_its_published_values_and_shows_the_inverted_gamma_2prime() {
+    let r = run(&args(&["--material", "Sn", "--points", "8"])).unwrap();
+    for (from, to, pubv, tol) in published("Sn").unwrap() {
+        if pubv.is_nan() {
+            continue;
+        }
+        let ours = level(&r, to) - level(&r, from);
+        assert!((ours - pubv).abs() <= tol, "{from}→{to}: {ours} vs {pubv}");
+    }
+    assert!(
+        level(&r, "Γ2′") < level(&r, "Γ25′"),
+        "Γ2′ lies below Γ25′ in α-Sn"
+    );
+}
+
+#[test]
+fn gaas_has_a_direct_gap_at_gamma_and_every_material_runs() {
+    let r = run(&args(&["--material", "GaAs", "--points", "10"])).unwrap();
+    assert!(
+        r.gap.direct,
+        "GaAs gap at {:?} / {:?}",
+        r.gap.vbm_k, r.gap.cbm_k
+    );
+    assert!(r.gap.cbm_k.iter().all(|x| x.abs() < 1e-6));
+    for m in &MATERIALS {
+        let r = run(&args(&[
+            "--material",
+            m.name,
+            "--points",
+            "3",
+            "--npw",
+            "89",
+        ]))
+        .unwrap();
+        assert!(r.gap.value.is_finite(), "{}", m.name);
+    }
+}
+
+#[test]
+fn c32_agrees_with_c64_and_partial_spectra_equal_the_full_one() {
+    let a64 = args(&["--npw", "113"]);
+    let a32 = args(&["--npw", "113", "--dtype", "c32"]);
+    let (m64, m32) = (
+        Model::new(&MATERIALS[0], &a64).unwrap(),
+        Model::new(&MATERIALS[0], &a32).unwrap(),
+    );
+    for k in [[0.0, 0.0, 0.0], [0.3, 0.1, 0.0], [0.5, 0.5, 0.5]] {
+        let (e64, e32) = (m64.levels(k, 8).unwrap(), m32.levels(k, 8).unwrap());
+        for (x, y) in e64.iter().zip(&e32) {
+            assert!((x - y).abs() < 2e-3, "c32 {y} vs c64 {x} eV");
+        }
+        let h = m64.hamiltonian(k).unwrap();
+        let full = eigvalsh(&h, EighRange::All, EigBackend::Faer)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        for (p, f) in e64.iter().zip(&full) {
+            assert!((p - f * RY_EV).abs() < 1e-9);
+        }
+    }
+}
+
+#[test]
+fn the_gpu_gives_the_host_levels() {
+    if let Some(reason) = ctensor::base::gpu::unavailable_reason() {
+        assert!(
+            std::env::var_os("CTENSOR_REQUIRE_GPU").is_none(),
+            "CTENSOR_REQUIRE_GPU is set but the GPU is unusable: {reason}"
+        );
+        println!("SKIP: the_gpu_gives_the_host_levels: {reason}");
+        return;
+    }
+    for dtype in ["c64", "c32"] {
+        let host = Model::new(&MATERIALS[0], &args(&["--npw", "113", "--dtype", dtype])).unwrap();
+        let gpu_args = args(&["--npw", "113", "--dtype", dtype, "--device", "gpu"]);
+        let gpu = Model::new(&MATERIALS[0], &gpu_args).unwrap();
+        let tol = if dtype == "c64" { 1e-9 } else { 2e-3 };
+        for k in [[0.0, 0.0, 0.0], [0.3, 0.1, 0.0], [0.5, 0.5, 0.5]] {
+            let (h, g) = (host.levels(k, 8).unwrap(), gpu.levels(k, 8).unwrap());
+            for (x, y) in h.iter().zip(&g) {
+                assert!((x - y).abs() < tol, "{dtype}: GPU {y} vs host {x} eV");
+            }
+        }
+    }
+}
+
+#[test]
+fn bands_csv_holds_every_level_to_the_last_bit() {
+    let dir = std::env::temp_dir().join(format!("ctensor-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = Args::parse_from(["silicon_bands", "--points", "3", "--path", "L-G-X"]);
+    let r = run(&args).unwrap();
+    let text = std::fs::read_to_string(write_csv(&r, &dir).unwrap()).unwrap();
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), r.samples.len());
+    for (row, (x, k, e)) in rows.iter().zip(&r.samples) {
+        let want: Vec<f64> = [*x, k[0], k[1], k[2]]
+            .into_iter()
+            .chain(e.iter().copied())
+            .collect();
+        assert_eq!(row.len(), want.len());
+        for (a, b) in row.iter().zip(&want) {
+            assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_options_give_one_line_and_status_2() {
+    let argv = |v: &[&str]| -> Vec<String> {
+        std::iter::once("silicon_bands")
+            .chain(v.iter().copied())
+            .map(String::from)
+            .collect()
+    };
+    // Each bad option, and the word its message must contain (about the option given,
+    // not a consequence of it).
+    let mut bads: Vec<(&[&str], &str)> = vec![
+        (&["--material", "Unobtainium"], "--material"),
+        (&["--bands", "0"], "--bands"),
+        (&["--npw", "51", "--bands", "60"], "--bands"),
+        (&["--npw", "52"], "--npw"),
+        (&["--path", "G-Q"], "Q"),
+        (&["--dtype", "f16"], "--dtype"),
+        (&["--points", "nope"], "--points"),
+        (&["--gcut", "nan"], "--gcut NaN: expected a cutoff"),
+        (&["--gcut", "1e400"], "--gcut inf: expected a cutoff"),
+        (&["--gcut=-1"], "--gcut -1: expected a cutoff"),
+        (&["--gcut", "1e7"], "--gcut 10000000: expected a cutoff"),
+        (&["--kcut", "nan"], "--kcut NaN: expected a cutoff"),
+        (&["--kcut=-1"], "--kcut -1: expected a cutoff"),
+        (&["--kcut", "3", "--bands", "9"], "plane waves at k"),
+        (&["--threads", "100000"], "thread count"),
+    ];
+    if !ctensor::gpu_available() {
+        bads.push((&["--device", "gpu"], "gpu")); // an unusable device is a usage error
+    }
+    for (bad, word) in bads {
+        let (code, text) = main_with(&argv(bad));
+        assert_eq!(code, 2, "{bad:?}: {text}");
+        assert!(text.trim_end().lines().count() <= 3, "{bad:?}: {text}");
+        assert!(text.contains(word), "{bad:?}: {text:?} lacks {word:?}");
+    }
+}
