@@ -1137,144 +1137,86 @@ fn emulated_layout_kernels_match_the_cpu() {
     ));
 }
 
-/// `index_select` with the GPU code's launch (`launch_1d` over the output) against the
-/// CPU kernel, bit for bit, on `[outer, size, inner]` picked by random repeating indices.
-fn index_select_matches_the_cpu<T: Scalar>(
+/// A gather (`index_select`, repeats allowed) or a scatter (`index_copy`, distinct
+/// indices in any order; the rows not written keep their values) on the "GPU" against
+/// the CPU kernel.
+fn index_move_matches_the_cpu<T: Scalar>(
     emu: &Emulator,
+    scatter: bool,
     outer: usize,
     size: usize,
     inner: usize,
     nidx: usize,
 ) where
-    CpuDevice: IndexSelect<T>,
+    CpuDevice: IndexSelect<T> + IndexCopy<T>,
 {
-    let mut r = rng((outer * 31 + size * 7 + inner + nidx) as u64);
-    let src: Vec<T> = random_vec(&mut r, outer * size * inner);
-    let idx: Vec<i64> = (0..nidx).map(|_| r.gen_range(0..size as i64)).collect();
-    let n = outer * nidx * inner;
-    let mut want = vec![T::zero(); n];
-    // SAFETY: sizes as allocated; indices in range.
-    unsafe {
-        CpuDevice::index_select(
-            outer,
-            size,
-            inner,
-            idx.as_ptr(),
-            nidx,
-            src.as_ptr(),
-            want.as_mut_ptr(),
-        )
-    }
-    .unwrap();
+    let mut r = rng((outer * 31 + size * 7 + inner + nidx) as u64 + scatter as u64);
+    let (big, small) = (outer * size * inner, outer * nidx * inner);
+    let idx: Vec<i64> = if scatter {
+        let mut perm: Vec<i64> = (0..size as i64).collect();
+        for k in (1..perm.len()).rev() {
+            perm.swap(k, r.gen_range(0..=k));
+        }
+        perm[..nidx].to_vec()
+    } else {
+        (0..nidx).map(|_| r.gen_range(0..size as i64)).collect()
+    };
+    let src: Vec<T> = random_vec(&mut r, if scatter { small } else { big });
+    let mut want: Vec<T> = if scatter {
+        random_vec(&mut r, big)
+    } else {
+        vec![T::zero(); small]
+    };
     let mut input = bytes(&idx).to_vec();
     input.extend_from_slice(bytes(&src));
-    let args = words(&[outer as u64, size as u64, inner as u64, nidx as u64]);
-    let got: Vec<T> = from_bytes(&emu.run(
-        &format!("index_select_{}", suffix(T::DTYPE)),
-        n,
-        &args,
-        &input,
-    ));
-    assert_all_same(
-        &got,
-        &want,
-        &format!(
-            "{} index_select [{outer}, {size}, {inner}] by {nidx}",
-            T::DTYPE
-        ),
-    );
-}
-
-fn index_selects_of_one_type<T: Scalar>(emu: &Emulator)
-where
-    CpuDevice: IndexSelect<T>,
-{
-    for (outer, size, inner, nidx) in [(1, 1, 1, 1), (3, 5, 4, 7), (300, 9, 1, 4), (2, 17, 257, 3)]
-    {
-        index_select_matches_the_cpu::<T>(emu, outer, size, inner, nidx);
+    if scatter {
+        input.extend_from_slice(bytes(&want)); // the values the scatter leaves alone
     }
-}
-
-/// The scatter (`index_copy`) on the "GPU" against the CPU kernel: distinct indices in
-/// any order (a permutation prefix), rows not written keeping their values.
-fn index_copy_matches_the_cpu<T: Scalar>(
-    emu: &Emulator,
-    outer: usize,
-    size: usize,
-    inner: usize,
-    nidx: usize,
-) where
-    CpuDevice: IndexCopy<T>,
-{
-    let mut r = rng((outer * 37 + size * 11 + inner + nidx) as u64);
-    let src: Vec<T> = random_vec(&mut r, outer * nidx * inner);
-    let before: Vec<T> = random_vec(&mut r, outer * size * inner);
-    let mut perm: Vec<i64> = (0..size as i64).collect();
-    for k in (1..perm.len()).rev() {
-        perm.swap(k, r.gen_range(0..=k));
-    }
-    let idx = perm[..nidx].to_vec();
-    let n = outer * nidx * inner;
-    let mut want = before.clone();
-    // SAFETY: sizes as allocated; indices distinct and in range.
+    let (sp, ip, wp) = (src.as_ptr(), idx.as_ptr(), want.as_mut_ptr());
+    // SAFETY: sizes as allocated; indices in range (distinct when scattering).
     unsafe {
-        CpuDevice::index_copy(
-            outer,
-            size,
-            inner,
-            idx.as_ptr(),
-            nidx,
-            src.as_ptr(),
-            want.as_mut_ptr(),
-        )
+        if scatter {
+            CpuDevice::index_copy(outer, size, inner, ip, nidx, sp, wp)
+        } else {
+            CpuDevice::index_select(outer, size, inner, ip, nidx, sp, wp)
+        }
     }
     .unwrap();
-    let mut input = bytes(&idx).to_vec();
-    input.extend_from_slice(bytes(&src));
-    input.extend_from_slice(bytes(&before));
+    let name = if scatter {
+        "index_copy"
+    } else {
+        "index_select"
+    };
     let args = words(&[outer as u64, size as u64, inner as u64, nidx as u64]);
-    let got: Vec<T> = from_bytes(&emu.run(
-        &format!("index_copy_{}", suffix(T::DTYPE)),
-        n,
-        &args,
-        &input,
-    ));
-    let what = format!(
-        "{} index_copy [{outer}, {nidx}, {inner}] into {size}",
-        T::DTYPE
-    );
+    let kernel = format!("{name}_{}", suffix(T::DTYPE));
+    let got: Vec<T> = from_bytes(&emu.run(&kernel, small, &args, &input));
+    let what = format!("{} {name} [{outer}, {size}, {inner}] by {nidx}", T::DTYPE);
     assert_all_same(&got, &want, &what);
 }
 
-fn index_copies_of_one_type<T: Scalar>(emu: &Emulator)
+fn index_moves_of_one_type<T: Scalar>(emu: &Emulator)
 where
-    CpuDevice: IndexCopy<T>,
+    CpuDevice: IndexSelect<T> + IndexCopy<T>,
 {
     for (outer, size, inner, nidx) in [(1, 1, 1, 1), (3, 9, 4, 7), (300, 9, 1, 4), (2, 17, 257, 3)]
     {
-        index_copy_matches_the_cpu::<T>(emu, outer, size, inner, nidx);
+        for scatter in [false, true] {
+            index_move_matches_the_cpu::<T>(emu, scatter, outer, size, inner, nidx);
+        }
     }
 }
 
 #[test]
-fn emulated_index_copy_matches_the_cpu() {
+fn emulated_index_select_and_copy_match_the_cpu() {
     let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
         return;
     };
-    for_all_types!(index_copies_of_one_type, &emu);
-    // More source elements than 65 535 blocks of 256 threads cover.
-    index_copy_matches_the_cpu::<ctensor_base::f16>(&emu, 4, 3, 4_200_000, 2);
-}
-
-#[test]
-fn emulated_index_select_matches_the_cpu() {
-    let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
-        return;
-    };
-    for_all_types!(index_selects_of_one_type, &emu);
-    // More output elements than 65 535 blocks of 256 threads cover, so the grid-stride
-    // loop turns (2-byte elements keep the pipe small).
-    index_select_matches_the_cpu::<ctensor_base::f16>(&emu, 4, 3, 4_200_000, 2);
+    for_all_types!(index_moves_of_one_type, &emu);
+    // More elements than 65 535 blocks of 256 threads cover, so the grid-stride loop
+    // turns (2-byte elements keep the pipe small).
+    for scatter in [false, true] {
+        index_move_matches_the_cpu::<ctensor_base::f16>(&emu, scatter, 4, 3, 4_200_000, 2);
+    }
 }
 
 /// Inputs that break comparisons: NaN, ±inf, signed zeros, ties, and random values.

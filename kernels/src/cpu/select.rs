@@ -9,6 +9,43 @@ use crate::select::{
     check_distinct, check_indices, plan_index_copy, plan_index_select, IndexCopy, IndexSelect,
 };
 
+/// Moves the rows of `inner` elements between the `[outer, size, inner]` array and the
+/// `[outer, nidx, inner]` one: gathers `dst[o, j] = src[o, idx[j]]`, or with `scatter`
+/// writes `dst[o, idx[j]] = src[o, j]`.
+///
+/// # Safety
+/// The pointers hold the two arrays (the large one `src` when gathering, `dst` when
+/// scattering), disjoint; the indices are in `0..size`, and distinct when scattering.
+#[allow(clippy::too_many_arguments)]
+unsafe fn move_rows<T: Scalar>(
+    scatter: bool,
+    outer: usize,
+    size: usize,
+    inner: usize,
+    idx: &[i64],
+    src: *const T,
+    dst: *mut T,
+) {
+    let nidx = idx.len();
+    let (src, dst) = (SendPtr(src as *mut T), SendPtr(dst));
+    // Rows r = o · nidx + j of the small array, each `inner` elements long.
+    for_each_range(outer * nidx, inner, |rows| {
+        for r in rows {
+            let (o, j) = (r / nidx, r % nidx);
+            let far = (o * size + idx[j] as usize) * inner;
+            let (from, to) = if scatter {
+                (r * inner, far)
+            } else {
+                (far, r * inner)
+            };
+            // SAFETY: both rows lie inside their arrays (the index in range, caller);
+            // the arrays do not overlap, and each destination row belongs to one `r`
+            // (gathering: r itself; scattering: distinct indices), so one range only.
+            unsafe { std::ptr::copy_nonoverlapping(src.get().add(from), dst.get().add(to), inner) };
+        }
+    });
+}
+
 impl<T: Scalar> IndexSelect<T> for CpuDevice {
     unsafe fn index_select(
         outer: usize,
@@ -25,24 +62,8 @@ impl<T: Scalar> IndexSelect<T> for CpuDevice {
         // SAFETY: `idx` holds `nidx` readable indices (caller).
         let idx = unsafe { slice(idx, nidx) };
         check_indices(idx, size)?;
-        let (src, dst) = (SendPtr(src as *mut T), SendPtr(dst));
-        // Output rows r = o · nidx + j, each `inner` elements long.
-        for_each_range(outer * nidx, inner, |rows| {
-            for r in rows {
-                let (o, j) = (r / nidx, r % nidx);
-                let from = (o * size + idx[j] as usize) * inner;
-                // SAFETY: the row lies inside `src` (outer·size·inner elements, the index
-                // checked above) and `dst` (outer·nidx·inner); `dst` does not overlap `src`
-                // (caller), and each row of `dst` is written by one range only.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.get().add(from),
-                        dst.get().add(r * inner),
-                        inner,
-                    )
-                };
-            }
-        });
+        // SAFETY: sizes checked by the plan, indices above; `dst` disjoint (caller).
+        unsafe { move_rows(false, outer, size, inner, idx, src, dst) };
         Ok(())
     }
 }
@@ -64,24 +85,9 @@ impl<T: Scalar> IndexCopy<T> for CpuDevice {
         let idx = unsafe { slice(idx, nidx) };
         check_indices(idx, size).map_err(|e| e.in_op("index_copy"))?;
         check_distinct(idx)?;
-        let (src, dst) = (SendPtr(src as *mut T), SendPtr(dst));
-        // Source rows r = o · nidx + j, each `inner` elements long.
-        for_each_range(outer * nidx, inner, |rows| {
-            for r in rows {
-                let (o, j) = (r / nidx, r % nidx);
-                let to = (o * size + idx[j] as usize) * inner;
-                // SAFETY: the rows lie inside `src` (outer·nidx·inner elements) and `dst`
-                // (outer·size·inner, the index checked above); they do not overlap
-                // (caller), and distinct indices give each source row its own `dst` row.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.get().add(r * inner),
-                        dst.get().add(to),
-                        inner,
-                    )
-                };
-            }
-        });
+        // SAFETY: sizes checked by the plan, indices (range, distinctness) above; `dst`
+        // disjoint (caller).
+        unsafe { move_rows(true, outer, size, inner, idx, src, dst) };
         Ok(())
     }
 }

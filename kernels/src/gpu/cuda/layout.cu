@@ -52,28 +52,20 @@ __device__ void ct_transpose2d(u64 rows, u64 cols, const T* src, T* dst, int con
     }
 }
 
-// dst[o, j, i] = src[o, idx[j], i] for the dense row-major src [outer, size, inner] and
-// dst [outer, nidx, inner]; element k of dst is (o, j, i) in row-major order. The host
-// checks every index against size before the launch.
-template <class T>
-__device__ void ct_index_select(u64 outer, u64 size, u64 inner, const i64* idx, u64 nidx, const T* src, T* dst) {
+// Rows between the dense row-major [outer, size, inner] array and the [outer, nidx,
+// inner] one, element k of the small one being (o, j, i) in row-major order: gathering
+// (index_select) dst[o, j, i] = src[o, idx[j], i]; scattering (index_copy)
+// dst[o, idx[j], i] = src[o, j, i]. The host checks every index against size (and, to
+// scatter, that they are distinct) before the launch.
+template <class T, bool Scatter>
+__device__ void ct_index_move(u64 outer, u64 size, u64 inner, const i64* idx, u64 nidx, const T* src, T* dst) {
     u64 total = outer * nidx * inner;
     CT_GRID_STRIDE(k, total) {
         u64 i = k % inner, rest = k / inner;
         u64 j = rest % nidx, o = rest / nidx;
-        dst[k] = src[(o * size + (u64)idx[j]) * inner + i];
-    }
-}
-
-// dst[o, idx[j], i] = src[o, j, i] for [outer, size, inner] dst and [outer, nidx, inner]
-// src, one thread per source element; the host promises distinct indices in range.
-template <class T>
-__device__ void ct_index_copy(u64 outer, u64 size, u64 inner, const i64* idx, u64 nidx, const T* src, T* dst) {
-    u64 total = outer * nidx * inner;
-    CT_GRID_STRIDE(k, total) {
-        u64 i = k % inner, rest = k / inner;
-        u64 j = rest % nidx, o = rest / nidx;
-        dst[(o * size + (u64)idx[j]) * inner + i] = src[k];
+        u64 far = (o * size + (u64)idx[j]) * inner + i;
+        if (Scatter) dst[far] = src[k];
+        else dst[k] = src[far];
     }
 }
 
@@ -126,10 +118,10 @@ CT_FLOATING(CT_LAYOUT_FLOATING)
     }                                                                                          \
     extern "C" __global__ void index_select_##S(u64 outer, u64 size, u64 inner, const i64* idx, \
                                                 u64 nidx, const T* src, T* dst) {              \
-        ct_index_select<T>(outer, size, inner, idx, nidx, src, dst);                           \
+        ct_index_move<T, false>(outer, size, inner, idx, nidx, src, dst);                      \
     }                                                                                          \
     extern "C" __global__ void index_copy_##S(u64 outer, u64 size, u64 inner, const i64* idx,   \
                                               u64 nidx, const T* src, T* dst) {                \
-        ct_index_copy<T>(outer, size, inner, idx, nidx, src, dst);                             \
+        ct_index_move<T, true>(outer, size, inner, idx, nidx, src, dst);                       \
     }
 CT_ALL_TYPES(CT_LAYOUT)
