@@ -6,7 +6,6 @@
 
 use std::f64::consts::PI;
 
-use ctensor::ops::einsum::{einsum, EinsumOptions};
 use ctensor::{c64, DataType, Result, Tensor};
 
 pub const BOHR_ANGSTROM: f64 = 0.529177210903;
@@ -185,8 +184,10 @@ pub fn hamiltonian(kin: f64, g: &Tensor, v: &Tensor, k: [f64; 3]) -> Result<Tens
         .sum(&[1])?
         .mul_scalar(kin)?
         .cast(DataType::ComplexDouble)?;
-    let diag = einsum("i->ii", &[&t], &EinsumOptions::default())?; // the kinetic diagonal
-    v.add(&diag)
+    // V plus the kinetic energies on its diagonal (a strided view of the copy).
+    let h = v.try_clone()?;
+    h.diagonal()?.add_(&t)?;
+    Ok(h)
 }
 
 /// The kinetic prefactor (2π/a)² in Ry for a lattice constant `a` in Å.
