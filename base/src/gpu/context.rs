@@ -206,7 +206,7 @@ pub struct GpuContext {
     modules: Mutex<HashMap<&'static str, Handle<sys::CUmodule>>>,
     cublas: Mutex<Option<Handle<cublas::cublasHandle_t>>>,
     cusolver: Mutex<Option<Handle<cusolver::cusolverDnHandle_t>>>,
-    cufft_plans: Mutex<HashMap<FftPlanKey, Handle<cufft::cufftHandle>>>,
+    cufft_plans: Mutex<HashMap<FftPlanKey, Handle<(cufft::cufftHandle, usize)>>>,
 }
 
 /// The layout of a batched, in-place, 1-D complex cuFFT plan (cuFFT's advanced layout,
@@ -551,13 +551,15 @@ impl GpuContext {
         )
     }
 
-    /// Runs `body` with this context's cuFFT plan for `key` (created on first use, bound
-    /// to the stream, kept for the life of the process: plans are reused across calls).
-    /// One thread at a time uses the plans.
+    /// Runs `body` with this context's cuFFT plan for `key` and the bytes of work area it
+    /// needs. Plans are created on first use without a work area of their own (the
+    /// caller gives one from ctensor's allocator, `cufftSetWorkArea`, for each
+    /// execution), bound to the stream, and kept for the life of the process. One thread
+    /// at a time uses the plans.
     pub fn with_cufft_plan<R>(
         &self,
         key: FftPlanKey,
-        body: impl FnOnce(cufft::cufftHandle) -> Result<R>,
+        body: impl FnOnce(cufft::cufftHandle, usize) -> Result<R>,
     ) -> Result<R> {
         let err = |call: &str, e: cudarc::cufft::result::CufftError| Error::Cuda {
             library: "cuFFT",
@@ -566,7 +568,7 @@ impl GpuContext {
         };
         let mut plans = lock(&self.cufft_plans);
         self.bind()?;
-        let h = match plans.get(&key) {
+        let (h, work) = match plans.get(&key) {
             Some(h) => h.0,
             None => {
                 // SAFETY: only loads the library to see whether it is there.
@@ -580,36 +582,50 @@ impl GpuContext {
                 } else {
                     cufft::cufftType::CUFFT_C2C
                 };
+                let h = cudarc::cufft::result::create().map_err(|e| err("cufftCreate", e))?;
                 // Non-null embeds: with null ones cuFFT ignores stride and dist.
                 let mut n = [key.len];
                 let mut embed = [key.len];
-                // SAFETY: the arrays hold `rank` = 1 entries and live across the call.
-                let h = unsafe {
-                    cudarc::cufft::result::plan_many(
-                        1,
-                        n.as_mut_ptr(),
-                        embed.as_mut_ptr(),
-                        key.stride,
-                        key.dist,
-                        embed.as_mut_ptr(),
-                        key.stride,
-                        key.dist,
-                        ty,
-                        key.batch,
-                    )
-                }
-                .map_err(|e| err("cufftPlanMany", e))?;
-                // SAFETY: `h` is a fresh plan; the stream lives as long as the process.
-                if let Err(e) = unsafe { cudarc::cufft::result::set_stream(h, self.stream as _) } {
-                    // SAFETY: `h` is ours and unused.
-                    let _ = unsafe { cudarc::cufft::result::destroy(h) };
-                    return Err(err("cufftSetStream", e));
-                }
-                plans.insert(key, Handle(h));
-                h
+                // SAFETY: `h` is a fresh handle; the arrays hold `rank` = 1 entries and
+                // live across the calls; the stream lives as long as the process.
+                let made = unsafe {
+                    cudarc::cufft::result::set_auto_allocation(h, false)
+                        .map_err(|e| err("cufftSetAutoAllocation", e))
+                        .and_then(|()| {
+                            cudarc::cufft::result::make_plan_many(
+                                h,
+                                1,
+                                n.as_mut_ptr(),
+                                embed.as_mut_ptr(),
+                                key.stride,
+                                key.dist,
+                                embed.as_mut_ptr(),
+                                key.stride,
+                                key.dist,
+                                ty,
+                                key.batch,
+                            )
+                            .map_err(|e| err("cufftMakePlanMany", e))
+                        })
+                        .and_then(|work| {
+                            cudarc::cufft::result::set_stream(h, self.stream as _)
+                                .map(|()| work)
+                                .map_err(|e| err("cufftSetStream", e))
+                        })
+                };
+                let work = match made {
+                    Ok(work) => work,
+                    Err(e) => {
+                        // SAFETY: `h` is ours and unused.
+                        let _ = unsafe { cudarc::cufft::result::destroy(h) };
+                        return Err(e);
+                    }
+                };
+                plans.insert(key, Handle((h, work)));
+                (h, work)
             }
         };
-        body(h)
+        body(h, work)
     }
 
     /// The library handle in `slot`, created by `create` on first use when `present`

@@ -1,10 +1,12 @@
 //! [`Fft`] on the GPU with cuFFT: one batched 1-D plan per layout (cached in the GPU
-//! context, bound to ctensor's stream), executed in place. Contiguous lines
+//! context, bound to ctensor's stream, its work area from ctensor's allocator), executed
+//! in place. Contiguous lines
 //! (`inner == 1`) are one execution over all `outer` lines; strided lines are one
 //! execution of `inner` interleaved lines per slab `o < outer`.
 
+use ctensor_base::alloc::Allocation;
 use ctensor_base::gpu::{context, FftPlanKey};
-use ctensor_base::{DataType, Error, GpuDevice, Result, Scalar};
+use ctensor_base::{DataType, DeviceType, Error, GpuDevice, Result, Scalar};
 
 use super::launch::dev;
 use crate::check;
@@ -68,7 +70,21 @@ impl<T: Scalar> Fft<T> for GpuDevice {
             .into(),
             detail: format!("{:?} for {key:?}", e.0),
         };
-        context()?.with_cufft_plan(key, |plan| {
+        context()?.with_cufft_plan(key, |plan, work| {
+            // The plan's work area comes from ctensor's (stream-ordered) allocator, freed
+            // after the executions queued on the same stream.
+            let area = Allocation::zeroed(DeviceType::Gpu, work)?;
+            if work > 0 {
+                // SAFETY: `area` holds the `work` bytes the plan asked for and outlives
+                // the executions in stream order.
+                unsafe { cudarc::cufft::result::set_work_area(plan, area.as_ptr() as _) }.map_err(
+                    |e| Error::Cuda {
+                        library: "cuFFT",
+                        call: "cufftSetWorkArea".into(),
+                        detail: format!("{:?} for {key:?}", e.0),
+                    },
+                )?;
+            }
             for o in 0..slabs {
                 let p = dev(data) + (o * len * inner * std::mem::size_of::<T>()) as u64;
                 // SAFETY: the plan covers `batch` lines of `len` points within slab `o`
