@@ -1499,82 +1499,49 @@ where
     }
 }
 
+/// Row extremes (NaN wins) and their indices (the first of ties, the first NaN) against
+/// the CPU, on rows with few distinct values (ties everywhere, also between threads'
+/// partials) and NaN in some rows, rows longer than a block.
 fn extremes_match_the_cpu<T: Scalar>(emu: &Emulator)
 where
-    CpuDevice: ReduceExtreme<T>,
+    CpuDevice: ReduceExtreme<T> + ArgExtreme<T>,
 {
     use ctensor_kernels::gpu::emulation::reduce_grid;
     let s = suffix(T::DTYPE);
     let mut r = rng(19);
-    for (rows, inner) in [(1usize, 1usize), (3, 1000), (300, 257), (5, 7)] {
-        let mut x: Vec<T> = random_vec(&mut r, rows * inner);
-        if T::DTYPE.is_float() && rows > 2 {
-            // NaN wins its row wherever it sits.
-            x[inner + inner / 2] = T::cast_from(f64::NAN);
-            x[2 * inner + inner - 1] = T::cast_from(f64::NAN);
-        }
-        for max in [true, false] {
-            let mut want = vec![T::zero(); rows];
-            // SAFETY: `x` holds rows·inner elements, `want` rows.
-            unsafe { CpuDevice::reduce_extreme(max, rows, inner, x.as_ptr(), want.as_mut_ptr()) }
-                .unwrap();
-            let args = words(&[
-                rows as u64,
-                inner as u64,
-                reduce_grid(rows).into(),
-                max as u64,
-            ]);
-            let got: Vec<T> = from_bytes(&emu.run(
-                &format!("reduce_extreme_{s}"),
-                rows * inner,
-                &args,
-                bytes(&x),
-            ));
-            let what = format!("{} reduce_extreme (max {max}) {rows} x {inner}", T::DTYPE);
-            assert_all_same(&got, &want, &what);
-        }
-    }
-}
-
-/// Indices of row extremes against the CPU: ties (the first wins), NaN anywhere (the
-/// first NaN wins), rows longer than a block and more rows than blocks.
-fn arg_extremes_match_the_cpu<T: Scalar>(emu: &Emulator)
-where
-    CpuDevice: ArgExtreme<T>,
-{
-    use ctensor_kernels::gpu::emulation::reduce_grid;
-    let s = suffix(T::DTYPE);
-    let mut r = rng(29);
     for (rows, inner) in [(1usize, 1usize), (3, 1000), (300, 257), (5, 7), (2, 513)] {
         let mut x: Vec<T> = random_vec(&mut r, rows * inner);
-        // Few distinct values: ties everywhere, including between threads' partials.
         for v in x.iter_mut().step_by(2) {
             *v = T::cast_from(c64::new((r.gen_range(0..4) as f64) - 2.0, 0.0));
         }
         if T::DTYPE.is_float() && rows > 2 {
+            // NaN wins its row wherever it sits (two in row 1: the first counts).
             x[inner + inner / 2] = T::cast_from(f64::NAN);
             x[inner + inner - 1] = T::cast_from(f64::NAN);
             x[2 * inner + inner - 1] = T::cast_from(f64::NAN);
         }
         for max in [true, false] {
-            let mut want = vec![0i64; rows];
-            // SAFETY: `x` holds rows·inner elements, `want` rows.
-            unsafe { CpuDevice::arg_extreme(max, rows, inner, x.as_ptr(), want.as_mut_ptr()) }
-                .unwrap();
             let args = words(&[
                 rows as u64,
                 inner as u64,
                 reduce_grid(rows).into(),
                 max as u64,
             ]);
-            let got: Vec<i64> =
-                from_bytes(&emu.run(&format!("arg_extreme_{s}"), rows * inner, &args, bytes(&x)));
-            assert_eq!(
-                got,
-                want,
-                "{} arg_extreme (max {max}) {rows} x {inner}",
-                T::DTYPE
-            );
+            let what = format!("{} (max {max}) {rows} x {inner}", T::DTYPE);
+            let mut want = vec![T::zero(); rows];
+            let mut want_at = vec![0i64; rows];
+            // SAFETY: `x` holds rows·inner elements, `want` and `want_at` rows.
+            unsafe {
+                CpuDevice::reduce_extreme(max, rows, inner, x.as_ptr(), want.as_mut_ptr()).unwrap();
+                CpuDevice::arg_extreme(max, rows, inner, x.as_ptr(), want_at.as_mut_ptr()).unwrap();
+            }
+            let n = rows * inner;
+            let got: Vec<T> =
+                from_bytes(&emu.run(&format!("reduce_extreme_{s}"), n, &args, bytes(&x)));
+            assert_all_same(&got, &want, &format!("reduce_extreme {what}"));
+            let at: Vec<i64> =
+                from_bytes(&emu.run(&format!("arg_extreme_{s}"), n, &args, bytes(&x)));
+            assert_eq!(at, want_at, "arg_extreme {what}");
         }
     }
 }
@@ -1628,16 +1595,10 @@ where
 }
 
 #[test]
-fn emulated_arg_extremes_and_cumsums_match_the_cpu() {
+fn emulated_cumsums_and_arg_extremes_over_many_rows_match_the_cpu() {
     let Some(emu) = Emulator::build("reduce", "CT_REDUCE") else {
         return;
     };
-    arg_extremes_match_the_cpu::<f32>(&emu);
-    arg_extremes_match_the_cpu::<f64>(&emu);
-    arg_extremes_match_the_cpu::<i32>(&emu);
-    arg_extremes_match_the_cpu::<i64>(&emu);
-    arg_extremes_match_the_cpu::<ctensor_base::f16>(&emu);
-    arg_extremes_match_the_cpu::<ctensor_base::bf16>(&emu);
     for_all_types!(cumsums_match_the_cpu, &emu);
     // More rows than blocks (65 537 > 65 535): the grid-stride loop over rows.
     let (rows, inner) = (65_537usize, 3usize);
