@@ -23,7 +23,8 @@ test: deps
 ## copy bandwidth on a GPU, when one is usable), plain loops and
 ## peer libraries (faer, ndarray; NumPy and SciPy from PyPI in target/py-venv,
 ## scripts/py-env.sh, for the stacked eigh); prints markdown tables, writes target/bench/bench.md;
-## then the block Davidson example against dense eigh (n = 2000 random, the 14 materials).
+## then the block Davidson example against dense eigh (n = 2000 random, the 14 materials),
+## and the demo's k-points/s (dense and Davidson + FFT) against NumPy/SciPy's dense eigh.
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
 	@bash scripts/ensure-deps.sh bench
