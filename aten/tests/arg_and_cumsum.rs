@@ -170,6 +170,17 @@ device_test!(cumsum_of_views_empties_and_wrapping_integers, D => {
     assert_eq!(huge.cumsum(0).unwrap().dims(), [0, 1 << 40]);
     assert_eq!(huge.cumsum(1).unwrap().dims(), [0, 1 << 40]);
     assert!(matches!(huge.cumsum(2).unwrap_err(), Error::OutOfRange { .. }));
+    // NaN and infinities propagate from where they stand, and only forward along the axis.
+    let v = [1.0f64, f64::NAN, 2.0, 3.0, f64::INFINITY, 1.0, f64::NEG_INFINITY, 4.0];
+    let h = on::<D>(Tensor::from_slice(&v, &[2, 4]).unwrap());
+    let rows = h.cumsum(1).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(rows[0], 1.0);
+    assert!(rows[1..4].iter().all(|x| x.is_nan()), "{rows:?}");
+    assert_eq!(rows[4..6], [f64::INFINITY, f64::INFINITY]);
+    assert!(rows[6..].iter().all(|x| x.is_nan()), "inf - inf: {rows:?}");
+    let cols = h.cumsum(0).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(cols[..4].iter().filter(|x| x.is_nan()).count(), 1);
+    assert!(cols[5].is_nan() && cols[6].is_infinite() && cols[7] == 7.0, "{cols:?}");
     // Large floats to rounding: a 5 000-long row of random values.
     let v: Vec<f64> = random_vec(&mut rng(5), 5000);
     let x = on::<D>(Tensor::from_slice(&v, &[5000]).unwrap());

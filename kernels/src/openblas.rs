@@ -199,6 +199,17 @@ pub(crate) fn on_padded<T: Scalar, R>(a: &mut [T], ld: usize, f: impl FnOnce(&mu
     r
 }
 
+/// [`on_padded`] for the three matrices one LAPACK call writes (an SVD's `A`, `U`, `Vᴴ`;
+/// a generalized eigensolver's `A`, `B`, `Z`), each with its leading dimension.
+pub(crate) fn on_padded3<T: Scalar, R>(
+    [(a, lda), (b, ldb), (c, ldc)]: [(&mut [T], usize); 3],
+    f: impl FnOnce(&mut [T], &mut [T], &mut [T]) -> R,
+) -> R {
+    on_padded(a, lda, |a| {
+        on_padded(b, ldb, |b| on_padded(c, ldc, |c| f(a, b, c)))
+    })
+}
+
 /// Runs `f` on `a` itself, or, when the guard is on for `T`, on a padded copy of it (tail
 /// of one leading dimension `ld`); for matrices LAPACK only reads.
 pub(crate) fn on_padded_read<T: Scalar, R>(a: &[T], ld: usize, f: impl FnOnce(&[T]) -> R) -> R {

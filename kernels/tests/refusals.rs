@@ -98,3 +98,25 @@ fn cumsum_and_pow_refuse_null_pointers_and_overflow() {
     unsafe { CpuDevice::pow(2, b.as_ptr(), e2.as_ptr(), b.as_mut_ptr()) }.unwrap();
     assert_eq!(b, [8.0, 9.0]);
 }
+
+/// cuFFT takes `int` sizes: a line longer than `i32::MAX` is `Error::Overflow`, reported
+/// before any pointer is used or the GPU is touched (so it is checked here without one).
+#[cfg(feature = "cuda")]
+#[test]
+fn gpu_fft_refuses_sizes_beyond_cuffts_int() {
+    use ctensor_base::GpuDevice;
+    let fake = std::ptr::NonNull::<c64>::dangling().as_ptr();
+    for (outer, len, inner) in [
+        (1usize, 1usize << 31, 1usize),
+        (2, 3, 1 << 31),
+        (1 << 31, 3, 1),
+    ] {
+        // SAFETY: the sizes are refused before the pointer is read.
+        let e = unsafe { GpuDevice::fft_axis(FftDirection::Forward, outer, len, inner, fake) }
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Overflow { op: "fft", .. }),
+            "{outer} {len} {inner}: {e}"
+        );
+    }
+}

@@ -7,7 +7,7 @@ use ctensor_base::{c32, c64, CastFrom, CpuDevice, DataType, Result, Scalar};
 use super::{slice_mut, with_queried_work};
 use crate::lapack::{require_finite, EigRange, LapackHegvx, Part, Uplo};
 use crate::lapack_plan::{info_result, plan_hegvx, Select};
-use crate::openblas::{self, on_padded, Padded};
+use crate::openblas::{self, on_padded3, Padded};
 
 /// `?sygvx` / `?hegvx` of one element type; real types ignore `rwork`.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -236,43 +236,39 @@ impl<T: HegvxLapack> LapackHegvx<T> for CpuDevice {
         let (mut iwork, mut ifail) = (vec![0i32; 5 * n], vec![0i32; n]);
         let mut rwork = Padded::<T::Real>::zeroed(7 * n, tail);
         let (n32, lda32, ldb32, ldz32) = (p.a.n, p.a.ld, bq.ld, p.ldz);
-        let info = on_padded(a, ld, |a| {
-            on_padded(b, ld, |b| {
-                on_padded(z, ld, |z| {
-                    with_queried_work::<T>(tail, |work, lwork| {
-                        let mut info = 0;
-                        // SAFETY: sizes checked; the workspaces have the lengths passed
-                        // (the query reads only the sizes).
-                        unsafe {
-                            T::hegvx(
-                                itype,
-                                r,
-                                u,
-                                n32,
-                                a,
-                                lda32,
-                                b,
-                                ldb32,
-                                vl,
-                                vu,
-                                il,
-                                iu,
-                                abstol,
-                                &mut m,
-                                w,
-                                z,
-                                ldz32,
-                                work,
-                                lwork,
-                                rwork.as_mut_slice(),
-                                &mut iwork,
-                                &mut ifail,
-                                &mut info,
-                            )
-                        };
-                        info
-                    })
-                })
+        let info = on_padded3([(a, ld), (b, ld), (z, ld)], |a, b, z| {
+            with_queried_work::<T>(tail, |work, lwork| {
+                let mut info = 0;
+                // SAFETY: sizes checked; the workspaces have the lengths passed
+                // (the query reads only the sizes).
+                unsafe {
+                    T::hegvx(
+                        itype,
+                        r,
+                        u,
+                        n32,
+                        a,
+                        lda32,
+                        b,
+                        ldb32,
+                        vl,
+                        vu,
+                        il,
+                        iu,
+                        abstol,
+                        &mut m,
+                        w,
+                        z,
+                        ldz32,
+                        work,
+                        lwork,
+                        rwork.as_mut_slice(),
+                        &mut iwork,
+                        &mut ifail,
+                        &mut info,
+                    )
+                };
+                info
             })
         });
         const ARGS: [&str; 23] = [

@@ -8,7 +8,7 @@ use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use super::{slice_mut, with_queried_work};
 use crate::lapack::{require_finite, Part};
 use crate::lapack_plan::info_result;
-use crate::openblas::{self, on_padded, Padded};
+use crate::openblas::{self, on_padded3, Padded};
 use crate::svd::{plan_svd, svd_failure, LapackSvd, SvdJob};
 
 /// The SVD drivers of one element type, sizes checked; real types ignore `rwork`.
@@ -217,7 +217,7 @@ impl<T: SvdLapack> LapackSvd<T> for CpuDevice {
             (5 * mn * mn + 5 * mn).max(2 * mx * mn + 2 * mn * mn + mn)
         };
         let saved = a.to_vec();
-        let mut run_gesdd = |a: &mut [T], u: &mut [T], vt: &mut [T]| -> i32 {
+        let run_gesdd = |a: &mut [T], u: &mut [T], vt: &mut [T]| -> i32 {
             let mut rw = Padded::<T::Real>::zeroed(lrwork.max(1), tail);
             let mut iw = vec![0i32; 8 * mn];
             with_queried_work::<T>(tail, |work, lwork| {
@@ -246,9 +246,7 @@ impl<T: SvdLapack> LapackSvd<T> for CpuDevice {
                 info
             })
         };
-        let info = on_padded(a, lda, |a| {
-            on_padded(u, ldu, |u| on_padded(vt, ldvt, |vt| run_gesdd(a, u, vt)))
-        });
+        let info = on_padded3([(a, lda), (u, ldu), (vt, ldvt)], run_gesdd);
         if info <= 0 {
             const ARGS: [&str; 14] = [
                 "jobz", "m", "n", "a", "lda", "s", "u", "ldu", "vt", "ldvt", "work", "lwork",
@@ -258,7 +256,7 @@ impl<T: SvdLapack> LapackSvd<T> for CpuDevice {
         }
         // Divide and conquer did not converge: the QR iteration, on the saved input.
         a.copy_from_slice(&saved);
-        let mut run_gesvd = |a: &mut [T], u: &mut [T], vt: &mut [T]| -> i32 {
+        let run_gesvd = |a: &mut [T], u: &mut [T], vt: &mut [T]| -> i32 {
             let mut rw = Padded::<T::Real>::zeroed(5 * mn, tail);
             with_queried_work::<T>(tail, |work, lwork| {
                 let mut info = 0;
@@ -286,9 +284,7 @@ impl<T: SvdLapack> LapackSvd<T> for CpuDevice {
                 info
             })
         };
-        let info = on_padded(a, lda, |a| {
-            on_padded(u, ldu, |u| on_padded(vt, ldvt, |vt| run_gesvd(a, u, vt)))
-        });
+        let info = on_padded3([(a, lda), (u, ldu), (vt, ldvt)], run_gesvd);
         const ARGS: [&str; 14] = [
             "jobu", "jobvt", "m", "n", "a", "lda", "s", "u", "ldu", "vt", "ldvt", "work", "lwork",
             "rwork",
