@@ -26,9 +26,9 @@
 //! loop (i32, i64, f16, bf16), the counter-based generator `random_f64` (uniform and
 //! normal), `compare`, `classify`, `select` (all eight types) and `extreme2` (the six
 //! ordered ones), `math` (every function for every type that takes it) and `pow`. All but
-//! `index_select`, `random_f64`, `compare.cu` and `math.cu`, which are newer, have also
-//! run on an H100 (`scripts/gpu-run.sh`); the emulation keeps them checked where no GPU
-//! is.
+//! `index_select`, `index_copy`, `random_f64`, `arg_extreme`, `cumsum`, `compare.cu` and
+//! `math.cu`, which are newer, have also run on an H100 (`scripts/gpu-run.sh`); the
+//! emulation keeps them checked where no GPU is.
 //!
 //! Without a C++ compiler the test prints one `SKIP` line and passes, unless
 //! `CTENSOR_REQUIRE_CXX=1`.
