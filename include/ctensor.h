@@ -38,6 +38,8 @@ typedef enum ct_status {
   CT_ERR_PANIC = 10,
   // ctensor detected a bug of its own (an impossible state); the message says where.
   CT_ERR_INTERNAL = 11,
+  // A file could not be read or written, or its contents are malformed.
+  CT_ERR_IO = 12,
 } ct_status;
 
 // Element types (the values of a `dtype` argument).

@@ -208,6 +208,33 @@ pub enum Error {
         threshold: f64,
     },
 
+    // ---- files -------------------------------------------------------------------
+    /// Reading or writing a file failed in the operating system (not found, no
+    /// permission, disk full, ...).
+    #[error("{op}: {path}: {detail}")]
+    Io {
+        /// The operation that failed.
+        op: &'static str,
+        /// The file (or "<reader>"/"<writer>" for a stream).
+        path: String,
+        /// What the operating system said.
+        detail: String,
+    },
+    /// A file's contents are not what its format requires (wrong magic, an unknown
+    /// version or element type, a header that does not parse, fewer data bytes than the
+    /// header promises).
+    #[error("{op}: {path}: malformed file: expected {expected}, got {got}")]
+    BadFile {
+        /// The operation that failed.
+        op: &'static str,
+        /// The file (or "<reader>" for a stream), with the archive member if any.
+        path: String,
+        /// What the format requires.
+        expected: String,
+        /// What the file holds.
+        got: String,
+    },
+
     // ---- memory ------------------------------------------------------------------
     /// A borrow of a tensor's memory conflicts with one that is still alive (through
     /// this tensor or another that shares its buffer).
@@ -252,7 +279,9 @@ impl Error {
             | IllConditioned { op, .. }
             | Internal { op, .. }
             | CannotCast { op, .. }
-            | BorrowConflict { op, .. } => *op = new_op,
+            | BorrowConflict { op, .. }
+            | Io { op, .. }
+            | BadFile { op, .. } => *op = new_op,
             _ => {}
         }
         self

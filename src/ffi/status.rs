@@ -37,6 +37,8 @@ pub enum ct_status {
     CT_ERR_PANIC = 10,
     /// ctensor detected a bug of its own (an impossible state); the message says where.
     CT_ERR_INTERNAL = 11,
+    /// A file could not be read or written, or its contents are malformed.
+    CT_ERR_IO = 12,
 }
 
 thread_local! {
@@ -96,6 +98,7 @@ fn status_of(e: &Error) -> ct_status {
         Error::Alloc { .. } => CT_ERR_ALLOC,
         Error::BorrowConflict { .. } => CT_ERR_BORROW,
         Error::Internal { .. } => CT_ERR_INTERNAL,
+        Error::Io { .. } | Error::BadFile { .. } => CT_ERR_IO,
         _ => CT_ERR_INVALID_ARGUMENT,
     }
 }
