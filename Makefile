@@ -12,9 +12,11 @@ demo: deps
 	$(CARGO) run --release --example silicon_bands
 	$(CARGO) run --release --example tour
 
-## make test: every test of every crate (unit, integration, doc), then the C, C++ and
-## Fortran clients of the C ABI against the static library (tests/c/run.sh).
+## make test: every test of every crate (unit, integration, doc; the .npy tests against
+## NumPy from target/py-venv, scripts/py-env.sh), then the C, C++ and Fortran clients of
+## the C ABI against the static library (tests/c/run.sh).
 test: deps
+	py=$$(bash scripts/py-env.sh) && CTENSOR_PYTHON=$$py CTENSOR_REQUIRE_PYTHON=1 \
 	$(CARGO) test --workspace --exclude ctensor-bench --all-targets
 	$(CARGO) test --workspace --exclude ctensor-bench --doc
 	bash tests/c/run.sh

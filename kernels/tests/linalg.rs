@@ -377,7 +377,7 @@ fn inflate_ref<T: Scalar>(
             let mut j = 0;
             for d in 0..shape.len() {
                 let i = (o / os[d]) % dst_shape[d];
-                if i % steps[d] != 0 || i / steps[d] >= shape[d] {
+                if !i.is_multiple_of(steps[d]) || i / steps[d] >= shape[d] {
                     return T::zero();
                 }
                 j += (i / steps[d]) * is[d];

@@ -96,7 +96,7 @@ impl Format {
         match cmp {
             std::cmp::Ordering::Less => lo.1,
             std::cmp::Ordering::Greater => hi.1,
-            std::cmp::Ordering::Equal if lo.1 % 2 == 0 => lo.1,
+            std::cmp::Ordering::Equal if lo.1.is_multiple_of(2) => lo.1,
             std::cmp::Ordering::Equal => hi.1,
         }
     }

@@ -106,7 +106,7 @@ impl TensorShape {
         }
         let mut dims: Vec<usize> = request.iter().map(|&d| d.max(0) as usize).collect();
         if let Some(i) = infer {
-            if known == 0 || numel % known != 0 {
+            if known == 0 || !numel.is_multiple_of(known) {
                 return Err(Error::ShapeMismatch {
                     op: "reshape",
                     expected: format!(

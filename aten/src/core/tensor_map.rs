@@ -210,7 +210,7 @@ impl TensorMap {
                 given: "a null pointer".into(),
             });
         }
-        if (ptr as usize) % dtype.align_of() != 0 {
+        if !(ptr as usize).is_multiple_of(dtype.align_of()) {
             return Err(Error::InvalidArgument {
                 op: "TensorMap",
                 expected: format!(
