@@ -10,6 +10,58 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* DLPack 1.1 (https://github.com/dmlc/dlpack, dlpack.h), the types the ct_*_dlpack
+ * functions take, declared as dlpack.h declares them. Include the official dlpack.h
+ * before this header to use its declarations instead. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+#define DLPACK_MAJOR_VERSION 1
+#define DLPACK_MINOR_VERSION 1
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1UL << 2UL)
+typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
+#ifdef __cplusplus
+typedef enum : int32_t {
+#else
+typedef enum {
+#endif
+  kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7, kDLMetal = 8,
+  kDLVPI = 9, kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12, kDLCUDAManaged = 13,
+  kDLOneAPI = 14, kDLWebGPU = 15, kDLHexagon = 16, kDLMAIA = 17, kDLTrn = 18
+} DLDeviceType;
+typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+typedef enum {
+  kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U, kDLOpaqueHandle = 3U, kDLBfloat = 4U,
+  kDLComplex = 5U, kDLBool = 6U, kDLFloat8_e3m4 = 7U, kDLFloat8_e4m3 = 8U,
+  kDLFloat8_e4m3b11fnuz = 9U, kDLFloat8_e4m3fn = 10U, kDLFloat8_e4m3fnuz = 11U,
+  kDLFloat8_e5m2 = 12U, kDLFloat8_e5m2fnuz = 13U, kDLFloat8_e8m0fnu = 14U,
+  kDLFloat6_e2m3fn = 15U, kDLFloat6_e3m2fn = 16U, kDLFloat4_e2m1fn = 17U
+} DLDataTypeCode;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#endif /* DLPACK_DLPACK_H_ */
+
 
 // The result of every `ct_*` function; `CT_OK` (0) on success, otherwise the cause,
 // with the message in [`ct_last_error_message`].
@@ -149,6 +201,50 @@ enum ct_status ct_set_check_finite(int32_t on);
 // Sets the threads of OpenBLAS and of ctensor's own pool together (1 to 1024; more is
 // `CT_ERR_SHAPE`, out of range).
 enum ct_status ct_set_num_threads(size_t n);
+
+// Exports `t` as a DLPack v1.1 managed tensor over the same memory (no copy): shape,
+// strides (in elements) and byte offset as the tensor's, `kDLCPU` or `kDLCUDA`,
+// `DLPACK_FLAG_BITMASK_READ_ONLY` for read-only memory. The memory stays alive until the
+// consumer calls `(*out)->deleter(*out)`, exactly once, even after `ct_tensor_free(t)`.
+//
+// # Safety
+// `t` is a live handle (checked); `out` is valid for a write.
+enum ct_status ct_tensor_to_dlpack(const struct ct_tensor *t, DLManagedTensorVersioned **out);
+
+// Wraps a DLPack v1.x managed tensor (from NumPy, PyTorch, CuPy or C) as a new handle over
+// the producer's memory, without copying. Ownership of `managed` passes to ctensor in
+// every case: its deleter is called exactly once, when the last tensor sharing the
+// memory is freed, or before this returns an error. A read-only tensor refuses writes.
+//
+// # Safety
+// `managed` is null (an error) or a valid DLPack managed tensor whose deleter has not
+// run, not used by the caller afterwards; its memory stays valid until its deleter is
+// called and is written meanwhile only through ctensor. `out` is valid for a write.
+enum ct_status ct_tensor_from_dlpack(DLManagedTensorVersioned *managed, struct ct_tensor **out);
+
+// [`ct_tensor_from_dlpack`] for DLPack's legacy unversioned `DLManagedTensor` (no flags:
+// the tensor is writable).
+//
+// # Safety
+// As [`ct_tensor_from_dlpack`].
+enum ct_status ct_tensor_from_dlpack_legacy(DLManagedTensor *managed, struct ct_tensor **out);
+
+// Saves `t` to the NumPy `.npy` file at `path` (C or Fortran order as the tensor lies;
+// strided views and device tensors through a copy). `CT_ERR_IO` when the file cannot be
+// written.
+//
+// # Safety
+// `t` is a live handle (checked); `path` is a NUL-terminated UTF-8 string.
+enum ct_status ct_tensor_save_npy(const struct ct_tensor *t, const char *path);
+
+// Loads the NumPy `.npy` file at `path` onto `device` (`CT_CPU` or `CT_GPU`): the file's
+// element type and shape, column-major when the file is Fortran-ordered (so a Fortran
+// array saved by NumPy maps straight onto a Fortran array). `CT_ERR_IO` for a missing,
+// truncated or malformed file or an element type ctensor does not have.
+//
+// # Safety
+// `path` is a NUL-terminated UTF-8 string; `out` is valid for a write.
+enum ct_status ct_tensor_load_npy(const char *path, int32_t device, struct ct_tensor **out);
 
 // `C := alpha · op(A) · op(B) + beta · C` in double precision (`dgemm`).
 //

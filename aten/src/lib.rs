@@ -17,6 +17,7 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod core;
+pub mod dlpack;
 pub mod io;
 pub mod ops;
 

@@ -215,7 +215,7 @@ pub enum Error {
     Io {
         /// The operation that failed.
         op: &'static str,
-        /// The file (or "<reader>"/"<writer>" for a stream).
+        /// The file (or `<reader>`/`<writer>` for a stream).
         path: String,
         /// What the operating system said.
         detail: String,
@@ -227,7 +227,7 @@ pub enum Error {
     BadFile {
         /// The operation that failed.
         op: &'static str,
-        /// The file (or "<reader>" for a stream), with the archive member if any.
+        /// The file (or `<reader>` for a stream), with the archive member if any.
         path: String,
         /// What the format requires.
         expected: String,

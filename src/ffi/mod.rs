@@ -7,9 +7,10 @@
 //! message. Null pointers
 //! and dead handles are reported, and no panic unwinds into C: each entry point runs
 //! inside `catch_unwind`. One file per topic: [`status`], [`tensor`] (lifetime, views,
-//! copies, queries), [`ops`], [`kernels`], [`devices`].
+//! copies, queries), [`ops`], [`kernels`], [`devices`], [`interop`] (DLPack, `.npy`).
 
 pub mod devices;
+pub mod interop;
 pub mod kernels;
 pub mod ops;
 pub mod status;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the static library, compiles and runs the C, C++ and Fortran clients against
-# it, and runs the C client under valgrind when valgrind is installed. Called by
+# Builds the static library, compiles and runs the C, C++ and Fortran clients and the
+# DLPack/.npy client against it, and runs the C clients under valgrind when valgrind is installed. Called by
 # `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,6 +14,8 @@ cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/client.c "$LIB" $LIBS -o "$O
 "$OUT/client"
 c++ -std=c++17 -Wall -Wextra -Werror -Iinclude tests/c/client.cpp "$LIB" $LIBS -o "$OUT/client_cpp"
 "$OUT/client_cpp"
+cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/dlpack.c "$LIB" $LIBS -o "$OUT/dlpack"
+"$OUT/dlpack" "$OUT"
 gfortran -std=f2008 -Wall -Werror -J "$OUT" tests/c/client.f90 "$LIB" $LIBS -o "$OUT/client_f90"
 "$OUT/client_f90"
 
@@ -40,7 +42,11 @@ if command -v valgrind >/dev/null 2>&1; then
   # reachable"); only errors and definite leaks fail the run.
   OPENBLAS_NUM_THREADS=1 valgrind --quiet --error-exitcode=1 --leak-check=full --show-possibly-lost=no \
     --errors-for-leak-kinds=definite "$OUT/client" >/dev/null
-  echo "valgrind: no errors, no definite leaks"
+  # The DLPack client: a deleter run twice, too early or never is an invalid access or a
+  # definite leak here.
+  valgrind --quiet --error-exitcode=1 --leak-check=full --show-possibly-lost=no \
+    --errors-for-leak-kinds=definite "$OUT/dlpack" "$OUT" >/dev/null
+  echo "valgrind: no errors, no definite leaks (client, dlpack)"
   # The eigensolvers on memory that ends at a guard page, under valgrind: with ctensor's
   # guard against the OpenBLAS 0.3.21-0.3.23 complex gemv/hemv over-read
   # (kernels/src/openblas.rs) every read stays inside ctensor's own padded copies, so no

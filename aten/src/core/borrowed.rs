@@ -61,7 +61,9 @@ unsafe fn lend<T: Scalar>(
     let bytes = len * std::mem::size_of::<T>(); // no overflow: the slice exists
                                                 // SAFETY: `bytes` bytes of a live slice, valid for as long as the caller promises;
                                                 // the guard ends all access before that.
-    let buffer = unsafe { TensorBuffer::foreign(ptr.cast(), bytes, DeviceType::Cpu, None) };
+    let buffer = unsafe {
+        TensorBuffer::foreign_with(ptr.cast(), bytes, DeviceType::Cpu, None, false, true)
+    };
     let tensor = Tensor {
         dtype: T::DTYPE,
         device: DeviceType::Cpu,

@@ -38,6 +38,12 @@ pub struct TensorBuffer {
     device: DeviceType,
     owner: Owner,
     state: AtomicUsize,
+    /// Foreign memory its owner lent read-only (DLPack's READ_ONLY flag): every
+    /// mutable borrow is refused.
+    read_only: bool,
+    /// Memory lent for a scope ([`Tensor::with_slice`](crate::Tensor::with_slice)):
+    /// it cannot be handed to code that may keep it past the scope (a DLPack export).
+    scoped: bool,
 }
 
 // SAFETY: the buffer only holds a pointer to plain bytes plus an owner that is Send + Sync;
@@ -67,6 +73,8 @@ impl TensorBuffer {
             device,
             owner: Owner::Owned(alloc),
             state: AtomicUsize::new(0),
+            read_only: false,
+            scoped: false,
         }))
     }
 
@@ -82,13 +90,43 @@ impl TensorBuffer {
         device: DeviceType,
         keep_alive: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Arc<TensorBuffer> {
+        // SAFETY: forwarded from the caller.
+        unsafe { TensorBuffer::foreign_with(ptr, bytes, device, keep_alive, false, false) }
+    }
+
+    /// [`foreign`](Self::foreign) with the access flags: `read_only` refuses every
+    /// mutable borrow, `scoped` marks memory lent for a scope.
+    ///
+    /// # Safety
+    /// As [`foreign`](Self::foreign); with `read_only`, the memory need only be valid for
+    /// reads.
+    pub(crate) unsafe fn foreign_with(
+        ptr: *mut u8,
+        bytes: usize,
+        device: DeviceType,
+        keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+        read_only: bool,
+        scoped: bool,
+    ) -> Arc<TensorBuffer> {
         Arc::new(TensorBuffer {
             ptr,
             bytes,
             device,
             owner: Owner::Foreign(keep_alive),
             state: AtomicUsize::new(0),
+            read_only,
+            scoped,
         })
+    }
+
+    /// `true` for foreign memory lent read-only: writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// `true` for memory lent for a scope (`with_slice`).
+    pub(crate) fn is_scoped(&self) -> bool {
+        self.scoped
     }
 
     /// The start of the memory (null only for a foreign buffer of zero bytes).
@@ -146,6 +184,15 @@ impl TensorBuffer {
 
     /// Takes the exclusive borrow, or `Error::BorrowConflict` while anyone else holds it.
     pub fn write(&self, op: &'static str) -> Result<WriteGuard<'_>> {
+        if self.read_only {
+            return Err(Error::BorrowConflict {
+                op,
+                requested: "mutably",
+                held: "read-only for good: its owner lent it read-only (DLPack's READ_ONLY \
+                       flag); try_clone makes a writable copy"
+                    .to_string(),
+            });
+        }
         match self
             .state
             .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)

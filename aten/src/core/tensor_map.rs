@@ -199,6 +199,25 @@ impl TensorMap {
         strides: &[usize],
         keep_alive: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Result<TensorMap> {
+        // SAFETY: forwarded from the caller.
+        unsafe { TensorMap::from_raw_with(ptr, dtype, device, shape, strides, keep_alive, false) }
+    }
+
+    /// [`from_raw`](Self::from_raw), read-only when `read_only`: every write through the
+    /// map or a tensor sharing its memory is refused.
+    ///
+    /// # Safety
+    /// As [`from_raw`](Self::from_raw); with `read_only`, the memory need only be valid
+    /// for reads.
+    pub(crate) unsafe fn from_raw_with(
+        ptr: *mut std::ffi::c_void,
+        dtype: DataType,
+        device: DeviceType,
+        shape: &[usize],
+        strides: &[usize],
+        keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+        read_only: bool,
+    ) -> Result<TensorMap> {
         if device == DeviceType::Gpu {
             check_gpu_pointer(ptr)?;
         }
@@ -227,7 +246,9 @@ impl TensorMap {
                 what: format!("{span} elements of {dtype} exceed usize bytes"),
             })?;
         // SAFETY: the caller vouches for the memory and its lifetime (see `# Safety`).
-        let buffer = unsafe { TensorBuffer::foreign(ptr.cast(), bytes, device, keep_alive) };
+        let buffer = unsafe {
+            TensorBuffer::foreign_with(ptr.cast(), bytes, device, keep_alive, read_only, false)
+        };
         Ok(TensorMap {
             tensor: Tensor {
                 dtype,

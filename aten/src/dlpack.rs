@@ -1,0 +1,602 @@
+//! DLPack v1.1: zero-copy exchange of tensors with NumPy, PyTorch, CuPy, JAX and any C
+//! library that speaks it.
+//!
+//! The structs are DLPack's C ABI, field for field (`dlpack.h`, version 1.1).
+//! [`Tensor::to_dlpack`] hands out a [`DLManagedTensorVersioned`] over the tensor's own
+//! memory; [`Tensor::from_dlpack`] (and [`Tensor::from_dlpack_legacy`] for the
+//! unversioned [`DLManagedTensor`]) wraps a producer's memory as a tensor. Neither copies.
+//!
+//! **Ownership.** An exported tensor keeps its memory alive until the consumer calls the
+//! deleter, whatever happens to the tensor meanwhile. An imported tensor calls the
+//! producer's deleter exactly once: when the last tensor or view sharing that memory is
+//! dropped, or at once if the import fails. Once passed to `from_dlpack`, the managed
+//! tensor belongs to ctensor in every case.
+//!
+//! **Access.** A tensor imported with `DLPACK_FLAG_BITMASK_READ_ONLY` refuses every write
+//! ([`Error::BorrowConflict`], naming the flag); a read-only tensor is exported with the
+//! flag set. The consumer of an export shares the memory as with
+//! [`data_ptr`](Tensor::data_ptr): ctensor's borrow checks do not see its reads and
+//! writes, so it must not write while ctensor operations run on the tensor.
+//!
+//! **Devices.** Host memory is `kDLCPU` (and `kDLCUDAHost` on import, pinned host
+//! memory), GPU memory `kDLCUDA` with the selected GPU's ordinal. A GPU tensor's stream
+//! is synchronized before it is exported, so a consumer on any stream sees its values.
+//!
+//! ```
+//! use ctensor_aten::{Tensor, DataType, DeviceType};
+//! let a = Tensor::arange(DataType::Double, DeviceType::Cpu, 0.0, 6.0, 1.0)?.reshape(&[2, 3])?;
+//! let managed = a.t()?.to_dlpack()?;            // a 3 × 2 view, strides [1, 3]
+//! // SAFETY: `managed` comes from `to_dlpack` and is passed on exactly once.
+//! let b = unsafe { Tensor::from_dlpack(managed) }?;
+//! assert!(b.shares_memory_with(&a));
+//! assert_eq!(b.to_vec::<f64>()?, [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+//! # Ok::<(), ctensor_aten::Error>(())
+//! ```
+
+use std::any::Any;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use ctensor_base::{DataType, DeviceType, Error, Result};
+
+use crate::core::tensor::Tensor;
+use crate::core::tensor_map::TensorMap;
+
+/// The DLPack major version this implements.
+pub const DLPACK_MAJOR_VERSION: u32 = 1;
+/// The DLPack minor version this implements.
+pub const DLPACK_MINOR_VERSION: u32 = 1;
+/// `flags` bit: the consumer must not write to the memory.
+pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1 << 0;
+/// `flags` bit: the producer made a copy for this exchange.
+pub const DLPACK_FLAG_BITMASK_IS_COPIED: u64 = 1 << 1;
+
+/// `DLDeviceType` `kDLCPU`: host memory.
+pub const K_DL_CPU: i32 = 1;
+/// `DLDeviceType` `kDLCUDA`: CUDA device memory.
+pub const K_DL_CUDA: i32 = 2;
+/// `DLDeviceType` `kDLCUDAHost`: pinned host memory (`cudaMallocHost`).
+pub const K_DL_CUDA_HOST: i32 = 3;
+
+/// `DLDataTypeCode` `kDLInt`.
+pub const K_DL_INT: u8 = 0;
+/// `DLDataTypeCode` `kDLUInt`.
+pub const K_DL_UINT: u8 = 1;
+/// `DLDataTypeCode` `kDLFloat`.
+pub const K_DL_FLOAT: u8 = 2;
+/// `DLDataTypeCode` `kDLBfloat`.
+pub const K_DL_BFLOAT: u8 = 4;
+/// `DLDataTypeCode` `kDLComplex`.
+pub const K_DL_COMPLEX: u8 = 5;
+/// `DLDataTypeCode` `kDLBool`.
+pub const K_DL_BOOL: u8 = 6;
+
+/// `DLPackVersion`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DLPackVersion {
+    /// A different major version means a different layout of the managed struct.
+    pub major: u32,
+    /// Minor versions add enumeration values only.
+    pub minor: u32,
+}
+
+/// `DLDevice`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DLDevice {
+    /// A `DLDeviceType` value (`K_DL_CPU`, `K_DL_CUDA`, ...).
+    pub device_type: i32,
+    /// The device's ordinal; 0 for host memory.
+    pub device_id: i32,
+}
+
+/// `DLDataType`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DLDataType {
+    /// A `DLDataTypeCode` value (`K_DL_FLOAT`, `K_DL_COMPLEX`, ...).
+    pub code: u8,
+    /// Bits per element (for complex: of both parts together).
+    pub bits: u8,
+    /// Vector lanes; 1 for scalars.
+    pub lanes: u16,
+}
+
+/// `DLTensor`: the array, without ownership.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DLTensor {
+    /// The allocation's start (null for an empty tensor).
+    pub data: *mut c_void,
+    /// Where the memory lives.
+    pub device: DLDevice,
+    /// Number of dimensions.
+    pub ndim: i32,
+    /// The element type.
+    pub dtype: DLDataType,
+    /// `ndim` sizes.
+    pub shape: *mut i64,
+    /// `ndim` strides in elements (null means row-major, legacy producers only).
+    pub strides: *mut i64,
+    /// Bytes from `data` to the first element.
+    pub byte_offset: u64,
+}
+
+/// `DLManagedTensor`, DLPack's legacy (unversioned) managed tensor.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DLManagedTensor {
+    /// The array.
+    pub dl_tensor: DLTensor,
+    /// The producer's context.
+    pub manager_ctx: *mut c_void,
+    /// Frees the producer's resources and the struct itself; may be null.
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
+}
+
+/// `DLManagedTensorVersioned`, DLPack's managed tensor since version 1.0.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DLManagedTensorVersioned {
+    /// The producer's DLPack version.
+    pub version: DLPackVersion,
+    /// The producer's context.
+    pub manager_ctx: *mut c_void,
+    /// Frees the producer's resources and the struct itself; may be null.
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
+    /// `DLPACK_FLAG_BITMASK_*` bits.
+    pub flags: u64,
+    /// The array.
+    pub dl_tensor: DLTensor,
+}
+
+// ---- export ------------------------------------------------------------------------------
+
+/// What an export keeps alive: the tensor (and so its buffer) and the shape and strides
+/// the `DLTensor` points into. The managed struct comes first so that a pointer to it is
+/// a pointer to the whole.
+#[repr(C)]
+struct Export<M> {
+    managed: M,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+    _tensor: Tensor,
+}
+
+/// The deleter of [`Tensor::to_dlpack`]'s struct.
+///
+/// # Safety
+/// `m` is null or a pointer from [`Tensor::to_dlpack`] whose deleter was not yet called.
+unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
+    if !m.is_null() {
+        // SAFETY: `m` is the first field of a boxed `Export` (repr(C)), made by
+        // `to_dlpack` and freed only here, once.
+        let export = unsafe { Box::from_raw(m.cast::<Export<DLManagedTensorVersioned>>()) };
+        // Dropping a tensor does not panic; if it ever did, nothing may unwind into C.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(export)));
+    }
+}
+
+/// The deleter of [`Tensor::to_dlpack_legacy`]'s struct.
+///
+/// # Safety
+/// `m` is null or a pointer from [`Tensor::to_dlpack_legacy`] whose deleter was not yet
+/// called.
+unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
+    if !m.is_null() {
+        // SAFETY: as in `delete_versioned`, for the legacy struct.
+        let export = unsafe { Box::from_raw(m.cast::<Export<DLManagedTensor>>()) };
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(export)));
+    }
+}
+
+fn dl_dtype(d: DataType) -> DLDataType {
+    let (code, bits) = match d {
+        DataType::Float => (K_DL_FLOAT, 32),
+        DataType::Double => (K_DL_FLOAT, 64),
+        DataType::Int => (K_DL_INT, 32),
+        DataType::Int64 => (K_DL_INT, 64),
+        DataType::ComplexFloat => (K_DL_COMPLEX, 64),
+        DataType::ComplexDouble => (K_DL_COMPLEX, 128),
+        DataType::Half => (K_DL_FLOAT, 16),
+        DataType::BFloat16 => (K_DL_BFLOAT, 16),
+    };
+    DLDataType {
+        code,
+        bits,
+        lanes: 1,
+    }
+}
+
+/// The ordinal of the GPU ctensor uses.
+fn gpu_ordinal() -> Result<i32> {
+    #[cfg(feature = "cuda")]
+    {
+        Ok(ctensor_base::gpu::context()?.ordinal() as i32)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(ctensor_base::alloc::gpu_unavailable())
+    }
+}
+
+/// The `DLTensor` of `t` (shape and strides still to be pointed at) and the shape and
+/// strides it needs.
+fn describe(t: &Tensor, op: &'static str) -> Result<(DLTensor, Vec<i64>, Vec<i64>)> {
+    if t.buffer.is_scoped() {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "a tensor whose memory may outlive the current scope".into(),
+            given: "a tensor over a slice lent by with_slice (the export could outlive it); \
+                    export a try_clone() instead"
+                .into(),
+        });
+    }
+    let device = match t.device() {
+        DeviceType::Cpu => DLDevice {
+            device_type: K_DL_CPU,
+            device_id: 0,
+        },
+        DeviceType::Gpu => {
+            // The consumer may read on any stream: let queued work finish first.
+            ctensor_base::gpu::synchronize()?;
+            DLDevice {
+                device_type: K_DL_CUDA,
+                device_id: gpu_ordinal()?,
+            }
+        }
+    };
+    let to_i64 = |v: &[usize], what: &str| -> Result<Vec<i64>> {
+        v.iter()
+            .map(|&x| {
+                i64::try_from(x).map_err(|_| Error::Overflow {
+                    op,
+                    what: format!("{what} {x} does not fit DLPack's int64"),
+                })
+            })
+            .collect()
+    };
+    let shape = to_i64(t.dims(), "size")?;
+    let strides = to_i64(t.strides(), "stride")?;
+    let ndim = i32::try_from(t.ndim()).map_err(|_| Error::Overflow {
+        op,
+        what: format!("{} dimensions do not fit DLPack's int32", t.ndim()),
+    })?;
+    let empty = t.numel() == 0;
+    let dl = DLTensor {
+        data: if empty {
+            std::ptr::null_mut()
+        } else {
+            t.buffer.as_ptr().cast()
+        },
+        device,
+        ndim,
+        dtype: dl_dtype(t.dtype()),
+        shape: std::ptr::null_mut(),
+        strides: std::ptr::null_mut(),
+        byte_offset: if empty {
+            0
+        } else {
+            (t.offset() * t.dtype().size_of()) as u64
+        },
+    };
+    Ok((dl, shape, strides))
+}
+
+impl Tensor {
+    /// Exports the tensor as a DLPack v1.1 managed tensor over the same memory (no copy),
+    /// any strides and offset as they are. The memory stays alive until the consumer
+    /// calls the struct's deleter (exactly once; the struct is freed with it). Read-only
+    /// memory is exported with `DLPACK_FLAG_BITMASK_READ_ONLY`. See the
+    /// [module docs](crate::dlpack) for access and devices.
+    ///
+    /// Errors: `InvalidArgument` for a tensor over a `with_slice` scope (its memory goes
+    /// back to the caller when the scope ends; export a `try_clone`), `Overflow` for sizes
+    /// beyond `i64`, GPU errors from synchronizing the stream.
+    pub fn to_dlpack(&self) -> Result<*mut DLManagedTensorVersioned> {
+        let (dl_tensor, shape, strides) = describe(self, "to_dlpack")?;
+        let flags = if self.buffer.is_read_only() {
+            DLPACK_FLAG_BITMASK_READ_ONLY
+        } else {
+            0
+        };
+        let mut export = Box::new(Export {
+            managed: DLManagedTensorVersioned {
+                version: DLPackVersion {
+                    major: DLPACK_MAJOR_VERSION,
+                    minor: DLPACK_MINOR_VERSION,
+                },
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(delete_versioned),
+                flags,
+                dl_tensor,
+            },
+            shape,
+            strides,
+            _tensor: self.share(),
+        });
+        export.managed.dl_tensor.shape = export.shape.as_mut_ptr();
+        export.managed.dl_tensor.strides = export.strides.as_mut_ptr();
+        let p = Box::into_raw(export);
+        // SAFETY: `p` is a live box; the managed struct is its first field (repr(C)).
+        unsafe { (*p).managed.manager_ctx = p.cast() };
+        Ok(p.cast())
+    }
+
+    /// [`to_dlpack`](Self::to_dlpack) as DLPack's legacy unversioned struct, for
+    /// consumers older than DLPack 1.0 (it has no flags: do not export read-only memory
+    /// to a consumer that may write).
+    pub fn to_dlpack_legacy(&self) -> Result<*mut DLManagedTensor> {
+        let (dl_tensor, shape, strides) = describe(self, "to_dlpack_legacy")?;
+        let mut export = Box::new(Export {
+            managed: DLManagedTensor {
+                dl_tensor,
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(delete_legacy),
+            },
+            shape,
+            strides,
+            _tensor: self.share(),
+        });
+        export.managed.dl_tensor.shape = export.shape.as_mut_ptr();
+        export.managed.dl_tensor.strides = export.strides.as_mut_ptr();
+        let p = Box::into_raw(export);
+        // SAFETY: `p` is a live box; the managed struct is its first field (repr(C)).
+        unsafe { (*p).managed.manager_ctx = p.cast() };
+        Ok(p.cast())
+    }
+}
+
+// ---- import ------------------------------------------------------------------------------
+
+/// A producer's managed tensor, whose deleter runs when this is dropped.
+enum Producer {
+    Versioned(*mut DLManagedTensorVersioned),
+    Legacy(*mut DLManagedTensor),
+}
+
+// SAFETY: the producer's memory is only reached through the tensor's buffer, which does
+// its own synchronization; DLPack puts no thread restriction on calling the deleter
+// (NumPy's and PyTorch's take the GIL themselves).
+unsafe impl Send for Producer {}
+// SAFETY: `Producer` has no `&self` methods; sharing it shares nothing.
+unsafe impl Sync for Producer {}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        // SAFETY: the pointer was handed to `from_dlpack*` with ownership; this is the one
+        // place its deleter is called.
+        unsafe {
+            match *self {
+                Producer::Versioned(m) => {
+                    if let Some(d) = (*m).deleter {
+                        d(m)
+                    }
+                }
+                Producer::Legacy(m) => {
+                    if let Some(d) = (*m).deleter {
+                        d(m)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `true` when `deleter` is `ours` (compared as addresses: one of our exports).
+fn is_ours<M>(
+    deleter: Option<unsafe extern "C" fn(*mut M)>,
+    ours: unsafe extern "C" fn(*mut M),
+) -> bool {
+    deleter.is_some_and(|d| d as usize == ours as usize)
+}
+
+fn from_dl_dtype(t: DLDataType, op: &'static str) -> Result<DataType> {
+    let d = match (t.code, t.bits, t.lanes) {
+        (K_DL_FLOAT, 32, 1) => DataType::Float,
+        (K_DL_FLOAT, 64, 1) => DataType::Double,
+        (K_DL_INT, 32, 1) => DataType::Int,
+        (K_DL_INT, 64, 1) => DataType::Int64,
+        (K_DL_COMPLEX, 64, 1) => DataType::ComplexFloat,
+        (K_DL_COMPLEX, 128, 1) => DataType::ComplexDouble,
+        (K_DL_FLOAT, 16, 1) => DataType::Half,
+        (K_DL_BFLOAT, 16, 1) => DataType::BFloat16,
+        (code, bits, lanes) => {
+            let name = match code {
+                K_DL_INT => "int",
+                K_DL_UINT => "uint",
+                K_DL_FLOAT => "float",
+                K_DL_BFLOAT => "bfloat",
+                K_DL_COMPLEX => "complex",
+                K_DL_BOOL => "bool",
+                _ => "type code",
+            };
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "float32/64, int32/64, complex64/128, float16 or bfloat16, one lane"
+                    .into(),
+                given: format!("{name}{bits} (code {code}) with {lanes} lane(s)"),
+            });
+        }
+    };
+    Ok(d)
+}
+
+/// Wraps the producer's `DLTensor` as a tensor that owns `producer`.
+///
+/// # Safety
+/// `dl` is the `DLTensor` inside `producer`'s struct, valid as DLPack describes it.
+unsafe fn import(
+    dl: &DLTensor,
+    read_only: bool,
+    producer: Producer,
+    op: &'static str,
+) -> Result<Tensor> {
+    let bad = |expected: &str, given: String| Error::InvalidArgument {
+        op,
+        expected: expected.into(),
+        given,
+    };
+    let dtype = from_dl_dtype(dl.dtype, op)?;
+    let device = match dl.device.device_type {
+        K_DL_CPU | K_DL_CUDA_HOST => DeviceType::Cpu,
+        K_DL_CUDA => {
+            let ours = gpu_ordinal()?;
+            if dl.device.device_id != ours {
+                return Err(bad(
+                    &format!("memory on GPU {ours}, the one ctensor uses (CTENSOR_GPU_DEVICE)"),
+                    format!("memory on GPU {}", dl.device.device_id),
+                ));
+            }
+            DeviceType::Gpu
+        }
+        other => {
+            return Err(bad(
+                "kDLCPU (1), kDLCUDA (2) or kDLCUDAHost (3) memory",
+                format!("device type {other}"),
+            ))
+        }
+    };
+    let ndim =
+        usize::try_from(dl.ndim).map_err(|_| bad("ndim >= 0", format!("ndim {}", dl.ndim)))?;
+    if ndim > 0 && dl.shape.is_null() {
+        return Err(bad("a shape array", "a null shape with ndim > 0".into()));
+    }
+    let raw_shape: &[i64] = if ndim == 0 {
+        &[]
+    } else {
+        // SAFETY: DLPack's shape points to `ndim` sizes.
+        unsafe { std::slice::from_raw_parts(dl.shape, ndim) }
+    };
+    let dims = raw_shape
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<std::result::Result<Vec<usize>, _>>()
+        .map_err(|_| bad("sizes >= 0", format!("shape {raw_shape:?}")))?;
+    let strides = if dl.strides.is_null() || ndim == 0 {
+        crate::core::shape::Order::RowMajor.strides(&dims)
+    } else {
+        // SAFETY: DLPack's strides point to `ndim` strides when not null.
+        let raw = unsafe { std::slice::from_raw_parts(dl.strides, ndim) };
+        raw.iter()
+            .map(|&s| usize::try_from(s))
+            .collect::<std::result::Result<Vec<usize>, _>>()
+            .map_err(|_| {
+                bad(
+                    "strides >= 0 (ctensor views do not run backwards; copy first, e.g. \
+                     np.ascontiguousarray)",
+                    format!("strides {raw:?}"),
+                )
+            })?
+    };
+    let numel = crate::core::shape::TensorShape::new(&dims).checked_numel(op)?;
+    let start = if numel == 0 {
+        std::ptr::null_mut()
+    } else {
+        let offset = usize::try_from(dl.byte_offset)
+            .map_err(|_| bad("a byte offset within usize", format!("{}", dl.byte_offset)))?;
+        dl.data.cast::<u8>().wrapping_add(offset).cast::<c_void>()
+    };
+    let keep: Arc<dyn Any + Send + Sync> = Arc::new(producer);
+    // SAFETY: DLPack promises the memory for every element the shape and strides reach,
+    // until the deleter is called; `keep` calls it when the last tensor sharing the
+    // buffer is dropped. With `read_only` nothing writes through the buffer.
+    let map = unsafe {
+        TensorMap::from_raw_with(start, dtype, device, &dims, &strides, Some(keep), read_only)
+    }
+    .map_err(|e| e.in_op(op))?;
+    Ok(map.into_tensor())
+}
+
+impl Tensor {
+    /// Wraps a DLPack v1.x managed tensor as a tensor over the producer's memory (no
+    /// copy), with the producer's shape, strides and byte offset. The deleter is called
+    /// exactly once: when the last tensor sharing the memory is dropped, or before an
+    /// error is returned. `DLPACK_FLAG_BITMASK_READ_ONLY` makes the tensor refuse writes.
+    ///
+    /// Errors (`InvalidArgument` unless said): a null pointer; a major version other than
+    /// 1 (the deleter is still called, as DLPack requires); an element type ctensor does
+    /// not have (uint8, bool, vectors, ...); a device other than host, pinned host or the
+    /// GPU ctensor uses; negative sizes or strides, strides that reach one element twice
+    /// (broadcast views), a misaligned pointer; `DeviceUnavailable` for GPU memory without
+    /// a GPU.
+    ///
+    /// One of ctensor's own exports comes back as a view of the exported tensor's buffer
+    /// (as PyTorch does with its own), so both sides share one borrow state.
+    ///
+    /// # Safety
+    /// `managed` is null or a valid DLPack managed tensor whose deleter has not been
+    /// called and that no one else will use after this call: ownership passes to ctensor.
+    /// The memory it describes stays valid for every element its shape and strides reach
+    /// until its deleter is called, and while the tensor lives no one writes to that memory
+    /// other than through it (or reads it while ctensor writes), as for
+    /// [`TensorMap`].
+    pub unsafe fn from_dlpack(managed: *mut DLManagedTensorVersioned) -> Result<Tensor> {
+        let op = "from_dlpack";
+        if managed.is_null() {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "a DLManagedTensorVersioned".into(),
+                given: "a null pointer".into(),
+            });
+        }
+        // SAFETY: non-null and valid per the contract; `version`, `manager_ctx` and
+        // `deleter` are laid out the same in every major version.
+        let (version, ctx, deleter) = unsafe {
+            (
+                (*managed).version,
+                (*managed).manager_ctx,
+                (*managed).deleter,
+            )
+        };
+        if ctx == managed.cast() && is_ours(deleter, delete_versioned) {
+            // One of our own exports: the tensor it holds, so that both sides share one
+            // buffer (one borrow state, aliasing seen by every operation).
+            // SAFETY: made by `to_dlpack` (its deleter, its context), owned by us now.
+            let export =
+                unsafe { Box::from_raw(managed.cast::<Export<DLManagedTensorVersioned>>()) };
+            return Ok(export._tensor);
+        }
+        let producer = Producer::Versioned(managed);
+        if version.major != DLPACK_MAJOR_VERSION {
+            drop(producer); // DLPack: a consumer that cannot read it must still delete it.
+            return Err(Error::InvalidArgument {
+                op,
+                expected: format!("DLPack major version {DLPACK_MAJOR_VERSION}"),
+                given: format!("version {}.{}", version.major, version.minor),
+            });
+        }
+        // SAFETY: a version-1 struct, valid per the contract.
+        let (dl, flags) = unsafe { (&(*managed).dl_tensor, (*managed).flags) };
+        let read_only = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0;
+        // SAFETY: `dl` lives inside `producer`'s struct, which `import` keeps alive.
+        unsafe { import(dl, read_only, producer, op) }
+    }
+
+    /// [`from_dlpack`](Self::from_dlpack) for DLPack's legacy unversioned struct (no
+    /// version, no flags: the tensor is writable).
+    ///
+    /// # Safety
+    /// As [`from_dlpack`](Self::from_dlpack).
+    pub unsafe fn from_dlpack_legacy(managed: *mut DLManagedTensor) -> Result<Tensor> {
+        let op = "from_dlpack_legacy";
+        if managed.is_null() {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "a DLManagedTensor".into(),
+                given: "a null pointer".into(),
+            });
+        }
+        // SAFETY: non-null and valid per the contract.
+        let (ctx, deleter) = unsafe { ((*managed).manager_ctx, (*managed).deleter) };
+        if ctx == managed.cast() && is_ours(deleter, delete_legacy) {
+            // SAFETY: made by `to_dlpack_legacy`, owned by us now (see `from_dlpack`).
+            let export = unsafe { Box::from_raw(managed.cast::<Export<DLManagedTensor>>()) };
+            return Ok(export._tensor);
+        }
+        let producer = Producer::Legacy(managed);
+        // SAFETY: valid per the contract; `dl` lives inside `producer`'s struct.
+        unsafe { import(&(*managed).dl_tensor, false, producer, op) }
+    }
+}
