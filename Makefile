@@ -14,12 +14,14 @@ demo: deps
 
 ## make test: every test of every crate (unit, integration, doc; the .npy tests against
 ## NumPy from target/py-venv, scripts/py-env.sh), then the C, C++ and Fortran clients of
-## the C ABI against the static library (tests/c/run.sh).
+## the C ABI against the static library (tests/c/run.sh), then the Python package built
+## with maturin and its pytest suite against NumPy/SciPy (scripts/py-test.sh).
 test: deps
 	py=$$(bash scripts/py-env.sh) && CTENSOR_PYTHON=$$py CTENSOR_REQUIRE_PYTHON=1 \
-	$(CARGO) test --workspace --exclude ctensor-bench --all-targets
-	$(CARGO) test --workspace --exclude ctensor-bench --doc
+	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --all-targets
+	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --doc
 	bash tests/c/run.sh
+	bash scripts/py-test.sh
 
 ## make bench: kernels and ops against direct OpenBLAS/LAPACK calls (cuBLAS/cuSOLVER and
 ## copy bandwidth on a GPU, when one is usable), plain loops and

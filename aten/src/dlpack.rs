@@ -324,6 +324,16 @@ impl Tensor {
         Ok(p.cast())
     }
 
+    /// `(device_type, device_id)` as DLPack numbers the tensor's memory (the Python
+    /// protocol's `__dlpack_device__`): `(1, 0)` for host memory, `(2, ordinal)` for the
+    /// GPU.
+    pub fn dlpack_device(&self) -> Result<(i32, i32)> {
+        match self.device() {
+            DeviceType::Cpu => Ok((K_DL_CPU, 0)),
+            DeviceType::Gpu => Ok((K_DL_CUDA, gpu_ordinal()?)),
+        }
+    }
+
     /// [`to_dlpack`](Self::to_dlpack) as DLPack's legacy unversioned struct, for
     /// consumers older than DLPack 1.0 (it has no flags: do not export read-only memory
     /// to a consumer that may write).
