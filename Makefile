@@ -64,6 +64,7 @@ check-cuda: deps
 ## make header: regenerate include/ctensor.h from src/ffi (cbindgen) after an ABI change.
 header:
 	CTENSOR_WRITE_HEADER=1 $(CARGO) test --test header
+	CTENSOR_WRITE_HEADER=1 $(CARGO) test --test fortran_module
 
 ## make link-flags: what a C/C++/Fortran program links with besides libctensor.a.
 link-flags:

@@ -16,8 +16,19 @@ c++ -std=c++17 -Wall -Wextra -Werror -Iinclude tests/c/client.cpp "$LIB" $LIBS -
 "$OUT/client_cpp"
 cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/dlpack.c "$LIB" $LIBS -o "$OUT/dlpack"
 "$OUT/dlpack" "$OUT"
-gfortran -std=f2008 -Wall -Werror -J "$OUT" tests/c/client.f90 "$LIB" $LIBS -o "$OUT/client_f90"
-"$OUT/client_f90"
+gfortran -std=f2008 -Wall -Werror -J "$OUT" include/ctensor.f90 tests/c/client.f90 "$LIB" $LIBS -o "$OUT/client_f90"
+"$OUT/client_f90" "$OUT"
+# NumPy reads the file the Fortran client saved as the Fortran-ordered complex128 matrix.
+PY="${TARGET}/py-venv/bin/python"
+if [ -x "$PY" ]; then
+  "$PY" -c "
+import numpy as np
+a = np.load('$OUT/client_f90.npy')
+assert a.dtype == np.complex128 and a.shape == (3, 3), (a.dtype, a.shape)
+assert a.flags.f_contiguous and not a.flags.c_contiguous
+assert a[1, 0] == 1 + 1j and np.array_equal(a, a.conj().T), a
+print('numpy: the Fortran client\'s .npy is its column-major complex(8) matrix')"
+fi
 
 # Every ct_* function the shared library exports is declared in the header.
 missing=$(comm -23 \

@@ -1,0 +1,594 @@
+! ctensor: the Fortran module over the C ABI. Generated from include/ctensor.h by
+! tests/fortran_module.rs (make header); do not edit.
+!
+! Every ct_* function returns a status (CT_OK == 0); ct_error_message() gives the
+! message. Handles are type(c_ptr). Character arguments are NUL-terminated: pass
+! 'ij,jk->ik'//c_null_char. Nullable struct pointers (range, opts) are type(c_ptr):
+! pass c_loc(x) or c_null_ptr. Link with the libraries `make link-flags` prints.
+module ctensor
+  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  implicit none
+
+  integer(c_int32_t), parameter :: CT_OK = 0
+  integer(c_int32_t), parameter :: CT_ERR_NULL = 1
+  integer(c_int32_t), parameter :: CT_ERR_INVALID_HANDLE = 2
+  integer(c_int32_t), parameter :: CT_ERR_SHAPE = 3
+  integer(c_int32_t), parameter :: CT_ERR_DTYPE = 4
+  integer(c_int32_t), parameter :: CT_ERR_DEVICE = 5
+  integer(c_int32_t), parameter :: CT_ERR_LAPACK = 6
+  integer(c_int32_t), parameter :: CT_ERR_INVALID_ARGUMENT = 7
+  integer(c_int32_t), parameter :: CT_ERR_ALLOC = 8
+  integer(c_int32_t), parameter :: CT_ERR_BORROW = 9
+  integer(c_int32_t), parameter :: CT_ERR_PANIC = 10
+  integer(c_int32_t), parameter :: CT_ERR_INTERNAL = 11
+  integer(c_int32_t), parameter :: CT_ERR_IO = 12
+  integer(c_int32_t), parameter :: CT_F32 = 0
+  integer(c_int32_t), parameter :: CT_F64 = 1
+  integer(c_int32_t), parameter :: CT_I32 = 2
+  integer(c_int32_t), parameter :: CT_I64 = 3
+  integer(c_int32_t), parameter :: CT_C32 = 4
+  integer(c_int32_t), parameter :: CT_C64 = 5
+  integer(c_int32_t), parameter :: CT_F16 = 6
+  integer(c_int32_t), parameter :: CT_BF16 = 7
+  integer(c_int32_t), parameter :: CT_CPU = 0
+  integer(c_int32_t), parameter :: CT_GPU = 1
+  integer(c_int32_t), parameter :: CT_ROW_MAJOR = 0
+  integer(c_int32_t), parameter :: CT_COL_MAJOR = 1
+
+  type, bind(c) :: ct_einsum_options
+    integer(c_int32_t) :: conj_x
+    integer(c_int32_t) :: conj_y
+    real(c_double) :: alpha_re
+    real(c_double) :: alpha_im
+    real(c_double) :: beta_re
+    real(c_double) :: beta_im
+  end type ct_einsum_options
+  type, bind(c) :: ct_eig_range
+    integer(c_int32_t) :: kind
+    integer(c_size_t) :: lo
+    integer(c_size_t) :: hi
+    real(c_double) :: vl
+    real(c_double) :: vu
+  end type ct_eig_range
+
+  interface
+    function ct_device_available(device, out) bind(c, name="ct_device_available")
+      import
+      integer(c_int) :: ct_device_available
+      integer(c_int32_t), value :: device
+      integer(c_int32_t), intent(out) :: out
+    end function ct_device_available
+    function ct_device_synchronize(device) bind(c, name="ct_device_synchronize")
+      import
+      integer(c_int) :: ct_device_synchronize
+      integer(c_int32_t), value :: device
+    end function ct_device_synchronize
+    function ct_set_check_finite(on) bind(c, name="ct_set_check_finite")
+      import
+      integer(c_int) :: ct_set_check_finite
+      integer(c_int32_t), value :: on
+    end function ct_set_check_finite
+    function ct_set_num_threads(n) bind(c, name="ct_set_num_threads")
+      import
+      integer(c_int) :: ct_set_num_threads
+      integer(c_size_t), value :: n
+    end function ct_set_num_threads
+    function ct_tensor_to_dlpack(t, out) bind(c, name="ct_tensor_to_dlpack")
+      import
+      integer(c_int) :: ct_tensor_to_dlpack
+      type(c_ptr), value :: t
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_to_dlpack
+    function ct_tensor_from_dlpack(managed, out) bind(c, name="ct_tensor_from_dlpack")
+      import
+      integer(c_int) :: ct_tensor_from_dlpack
+      type(c_ptr), value :: managed
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_from_dlpack
+    function ct_tensor_from_dlpack_legacy(managed, out) bind(c, name="ct_tensor_from_dlpack_legacy")
+      import
+      integer(c_int) :: ct_tensor_from_dlpack_legacy
+      type(c_ptr), value :: managed
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_from_dlpack_legacy
+    function ct_tensor_save_npy(t, path) bind(c, name="ct_tensor_save_npy")
+      import
+      integer(c_int) :: ct_tensor_save_npy
+      type(c_ptr), value :: t
+      character(kind=c_char), intent(in) :: path(*)
+    end function ct_tensor_save_npy
+    function ct_tensor_load_npy(path, device, out) bind(c, name="ct_tensor_load_npy")
+      import
+      integer(c_int) :: ct_tensor_load_npy
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: device
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_load_npy
+    function ct_dgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) bind(c, name="ct_dgemm")
+      import
+      integer(c_int) :: ct_dgemm
+      character(kind=c_char), value :: transa
+      character(kind=c_char), value :: transb
+      integer(c_size_t), value :: m
+      integer(c_size_t), value :: n
+      integer(c_size_t), value :: k
+      real(c_double), value :: alpha
+      real(c_double), intent(in) :: a(*)
+      integer(c_size_t), value :: lda
+      real(c_double), intent(in) :: b(*)
+      integer(c_size_t), value :: ldb
+      real(c_double), value :: beta
+      real(c_double), intent(inout) :: c(*)
+      integer(c_size_t), value :: ldc
+    end function ct_dgemm
+    function ct_zgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) bind(c, name="ct_zgemm")
+      import
+      integer(c_int) :: ct_zgemm
+      character(kind=c_char), value :: transa
+      character(kind=c_char), value :: transb
+      integer(c_size_t), value :: m
+      integer(c_size_t), value :: n
+      integer(c_size_t), value :: k
+      complex(c_double_complex), intent(in) :: alpha
+      complex(c_double_complex), intent(in) :: a(*)
+      integer(c_size_t), value :: lda
+      complex(c_double_complex), intent(in) :: b(*)
+      integer(c_size_t), value :: ldb
+      complex(c_double_complex), intent(in) :: beta
+      complex(c_double_complex), intent(inout) :: c(*)
+      integer(c_size_t), value :: ldc
+    end function ct_zgemm
+    function ct_dsyevd(jobz, uplo, n, a, lda, w) bind(c, name="ct_dsyevd")
+      import
+      integer(c_int) :: ct_dsyevd
+      character(kind=c_char), value :: jobz
+      character(kind=c_char), value :: uplo
+      integer(c_size_t), value :: n
+      real(c_double), intent(inout) :: a(*)
+      integer(c_size_t), value :: lda
+      real(c_double), intent(inout) :: w(*)
+    end function ct_dsyevd
+    function ct_zheevd(jobz, uplo, n, a, lda, w) bind(c, name="ct_zheevd")
+      import
+      integer(c_int) :: ct_zheevd
+      character(kind=c_char), value :: jobz
+      character(kind=c_char), value :: uplo
+      integer(c_size_t), value :: n
+      complex(c_double_complex), intent(inout) :: a(*)
+      integer(c_size_t), value :: lda
+      real(c_double), intent(inout) :: w(*)
+    end function ct_zheevd
+    function ct_gemm(dtype, device, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) bind(c, name="ct_gemm")
+      import
+      integer(c_int) :: ct_gemm
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: device
+      character(kind=c_char), value :: transa
+      character(kind=c_char), value :: transb
+      integer(c_size_t), value :: m
+      integer(c_size_t), value :: n
+      integer(c_size_t), value :: k
+      type(c_ptr), value :: alpha
+      type(c_ptr), value :: a
+      integer(c_size_t), value :: lda
+      type(c_ptr), value :: b
+      integer(c_size_t), value :: ldb
+      type(c_ptr), value :: beta
+      type(c_ptr), value :: c
+      integer(c_size_t), value :: ldc
+    end function ct_gemm
+    function ct_heevd(dtype, device, jobz, uplo, n, a, lda, w) bind(c, name="ct_heevd")
+      import
+      integer(c_int) :: ct_heevd
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: device
+      character(kind=c_char), value :: jobz
+      character(kind=c_char), value :: uplo
+      integer(c_size_t), value :: n
+      type(c_ptr), value :: a
+      integer(c_size_t), value :: lda
+      type(c_ptr), value :: w
+    end function ct_heevd
+    function ct_add(a, b, out) bind(c, name="ct_add")
+      import
+      integer(c_int) :: ct_add
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_add
+    function ct_sub(a, b, out) bind(c, name="ct_sub")
+      import
+      integer(c_int) :: ct_sub
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_sub
+    function ct_mul(a, b, out) bind(c, name="ct_mul")
+      import
+      integer(c_int) :: ct_mul
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_mul
+    function ct_div(a, b, out) bind(c, name="ct_div")
+      import
+      integer(c_int) :: ct_div
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_div
+    function ct_einsum_default_options() bind(c, name="ct_einsum_default_options")
+      import
+      type(ct_einsum_options) :: ct_einsum_default_options
+    end function ct_einsum_default_options
+    function ct_einsum(eq, n, operands, opts, out) bind(c, name="ct_einsum")
+      import
+      integer(c_int) :: ct_einsum
+      character(kind=c_char), intent(in) :: eq(*)
+      integer(c_size_t), value :: n
+      type(c_ptr), intent(in) :: operands(*)
+      type(c_ptr), value :: opts
+      type(c_ptr), intent(out) :: out
+    end function ct_einsum
+    function ct_einsum_into(eq, n, operands, opts, out) bind(c, name="ct_einsum_into")
+      import
+      integer(c_int) :: ct_einsum_into
+      character(kind=c_char), intent(in) :: eq(*)
+      integer(c_size_t), value :: n
+      type(c_ptr), intent(in) :: operands(*)
+      type(c_ptr), value :: opts
+      type(c_ptr), value :: out
+    end function ct_einsum_into
+    function ct_matmul(a, b, out) bind(c, name="ct_matmul")
+      import
+      integer(c_int) :: ct_matmul
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_matmul
+    function ct_eigh(a, range, backend, w_out, v_out) bind(c, name="ct_eigh")
+      import
+      integer(c_int) :: ct_eigh
+      type(c_ptr), value :: a
+      type(c_ptr), value :: range
+      integer(c_int32_t), value :: backend
+      type(c_ptr), intent(out) :: w_out
+      type(c_ptr), intent(out) :: v_out
+    end function ct_eigh
+    function ct_eigh_generalized(a, b, itype, range, w_out, v_out) bind(c, name="ct_eigh_generalized")
+      import
+      integer(c_int) :: ct_eigh_generalized
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      integer(c_int32_t), value :: itype
+      type(c_ptr), value :: range
+      type(c_ptr), intent(out) :: w_out
+      type(c_ptr), intent(out) :: v_out
+    end function ct_eigh_generalized
+    function ct_cholesky(a, uplo, out) bind(c, name="ct_cholesky")
+      import
+      integer(c_int) :: ct_cholesky
+      type(c_ptr), value :: a
+      character(kind=c_char), value :: uplo
+      type(c_ptr), intent(out) :: out
+    end function ct_cholesky
+    function ct_tri_inverse(a, uplo, diag, out) bind(c, name="ct_tri_inverse")
+      import
+      integer(c_int) :: ct_tri_inverse
+      type(c_ptr), value :: a
+      character(kind=c_char), value :: uplo
+      character(kind=c_char), value :: diag
+      type(c_ptr), intent(out) :: out
+    end function ct_tri_inverse
+    function ct_solve(a, b, out) bind(c, name="ct_solve")
+      import
+      integer(c_int) :: ct_solve
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_solve
+    function ct_last_error_message() bind(c, name="ct_last_error_message")
+      import
+      type(c_ptr) :: ct_last_error_message
+    end function ct_last_error_message
+    function ct_version() bind(c, name="ct_version")
+      import
+      type(c_ptr) :: ct_version
+    end function ct_version
+    function ct_tensor_zeros(dtype, device, ndim, shape, out) bind(c, name="ct_tensor_zeros")
+      import
+      integer(c_int) :: ct_tensor_zeros
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: device
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), intent(in) :: shape(*)
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_zeros
+    function ct_tensor_from_host(dtype, ndim, shape, order, data, out) bind(c, name="ct_tensor_from_host")
+      import
+      integer(c_int) :: ct_tensor_from_host
+      integer(c_int32_t), value :: dtype
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), intent(in) :: shape(*)
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: data
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_from_host
+    function ct_tensor_map(data, dtype, device, ndim, shape, order, out) bind(c, name="ct_tensor_map")
+      import
+      integer(c_int) :: ct_tensor_map
+      type(c_ptr), value :: data
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: device
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), intent(in) :: shape(*)
+      integer(c_int32_t), value :: order
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_map
+    function ct_tensor_free(t) bind(c, name="ct_tensor_free")
+      import
+      integer(c_int) :: ct_tensor_free
+      type(c_ptr), value :: t
+    end function ct_tensor_free
+    function ct_tensor_clone(t, out) bind(c, name="ct_tensor_clone")
+      import
+      integer(c_int) :: ct_tensor_clone
+      type(c_ptr), value :: t
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_clone
+    function ct_tensor_copy_from(dst, src) bind(c, name="ct_tensor_copy_from")
+      import
+      integer(c_int) :: ct_tensor_copy_from
+      type(c_ptr), value :: dst
+      type(c_ptr), value :: src
+    end function ct_tensor_copy_from
+    function ct_tensor_sync(dst, src) bind(c, name="ct_tensor_sync")
+      import
+      integer(c_int) :: ct_tensor_sync
+      type(c_ptr), value :: dst
+      type(c_ptr), value :: src
+    end function ct_tensor_sync
+    function ct_tensor_to_device(t, device, out) bind(c, name="ct_tensor_to_device")
+      import
+      integer(c_int) :: ct_tensor_to_device
+      type(c_ptr), value :: t
+      integer(c_int32_t), value :: device
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_to_device
+    function ct_tensor_cast(t, dtype, out) bind(c, name="ct_tensor_cast")
+      import
+      integer(c_int) :: ct_tensor_cast
+      type(c_ptr), value :: t
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_cast
+    function ct_tensor_reshape(t, ndim, shape, out) bind(c, name="ct_tensor_reshape")
+      import
+      integer(c_int) :: ct_tensor_reshape
+      type(c_ptr), value :: t
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_reshape
+    function ct_tensor_narrow(t, dim, start, len, out) bind(c, name="ct_tensor_narrow")
+      import
+      integer(c_int) :: ct_tensor_narrow
+      type(c_ptr), value :: t
+      integer(c_size_t), value :: dim
+      integer(c_size_t), value :: start
+      integer(c_size_t), value :: len
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_narrow
+    function ct_tensor_index(t, i, out) bind(c, name="ct_tensor_index")
+      import
+      integer(c_int) :: ct_tensor_index
+      type(c_ptr), value :: t
+      integer(c_size_t), value :: i
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_index
+    function ct_tensor_data(t, out) bind(c, name="ct_tensor_data")
+      import
+      integer(c_int) :: ct_tensor_data
+      type(c_ptr), value :: t
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_data
+    function ct_tensor_ndim(t, out) bind(c, name="ct_tensor_ndim")
+      import
+      integer(c_int) :: ct_tensor_ndim
+      type(c_ptr), value :: t
+      integer(c_size_t), intent(out) :: out
+    end function ct_tensor_ndim
+    function ct_tensor_shape(t, out) bind(c, name="ct_tensor_shape")
+      import
+      integer(c_int) :: ct_tensor_shape
+      type(c_ptr), value :: t
+      integer(c_size_t), intent(out) :: out(*)
+    end function ct_tensor_shape
+    function ct_tensor_strides(t, out) bind(c, name="ct_tensor_strides")
+      import
+      integer(c_int) :: ct_tensor_strides
+      type(c_ptr), value :: t
+      integer(c_size_t), intent(out) :: out(*)
+    end function ct_tensor_strides
+    function ct_tensor_dtype(t, out) bind(c, name="ct_tensor_dtype")
+      import
+      integer(c_int) :: ct_tensor_dtype
+      type(c_ptr), value :: t
+      integer(c_int32_t), intent(out) :: out
+    end function ct_tensor_dtype
+    function ct_tensor_device(t, out) bind(c, name="ct_tensor_device")
+      import
+      integer(c_int) :: ct_tensor_device
+      type(c_ptr), value :: t
+      integer(c_int32_t), intent(out) :: out
+    end function ct_tensor_device
+    function ct_tensor_zero(t) bind(c, name="ct_tensor_zero")
+      import
+      integer(c_int) :: ct_tensor_zero
+      type(c_ptr), value :: t
+    end function ct_tensor_zero
+    function ct_tensor_set_value(t, re, im) bind(c, name="ct_tensor_set_value")
+      import
+      integer(c_int) :: ct_tensor_set_value
+      type(c_ptr), value :: t
+      real(c_double), value :: re
+      real(c_double), value :: im
+    end function ct_tensor_set_value
+  end interface
+
+  ! call ct_map(a, t [, status]): a real(8) or complex(8) array of rank 1-3, mapped
+  ! column-major without a copy; t is the new ct_tensor handle (ct_tensor_free it).
+  interface ct_map
+    module procedure ct_map_r8_1, ct_map_r8_2, ct_map_r8_3, ct_map_c8_1, ct_map_c8_2, ct_map_c8_3
+  end interface ct_map
+
+  interface shape_of
+    module procedure shape_r8_1, shape_r8_2, shape_r8_3, shape_c8_1, shape_c8_2, shape_c8_3
+  end interface shape_of
+
+contains
+
+  ! The calling thread's last error message, as a Fortran string.
+  function ct_error_message() result(msg)
+    character(len=:), allocatable :: msg
+    character(kind=c_char), pointer :: chars(:)
+    type(c_ptr) :: p
+    integer :: n
+    p = ct_last_error_message()
+    n = 0
+    call c_f_pointer(p, chars, [huge(0)])
+    do while (chars(n + 1) /= c_null_char)
+      n = n + 1
+    end do
+    allocate(character(len=n) :: msg)
+    msg = transfer(chars(1:n), msg)
+  end function ct_error_message
+
+  ! Hands `code` to `status` when present; otherwise stops with the message on failure.
+  subroutine check(code, status)
+    integer(c_int), intent(in) :: code
+    integer(c_int), intent(out), optional :: status
+    if (present(status)) then
+      status = code
+    else if (code /= CT_OK) then
+      write (error_unit, '(a)') 'ctensor: ' // ct_error_message()
+      error stop 1
+    end if
+  end subroutine check
+
+  ! Maps a column-major real(c_double) array of rank 1 as a tensor, without copying.
+  subroutine ct_map_r8_1(a, t, status)
+    real(c_double), intent(inout), target, contiguous :: a(:)
+    type(c_ptr), intent(out) :: t
+    integer(c_int), intent(out), optional :: status
+    integer(c_size_t) :: shape(1)
+    type(c_ptr) :: p
+    shape = int(shape_of(a), c_size_t)
+    p = c_null_ptr
+    if (size(a) > 0) p = c_loc(a)
+    call check(ct_tensor_map(p, CT_F64, CT_CPU, 1_c_size_t, shape, CT_COL_MAJOR, t), status)
+  end subroutine ct_map_r8_1
+
+  ! Maps a column-major real(c_double) array of rank 2 as a tensor, without copying.
+  subroutine ct_map_r8_2(a, t, status)
+    real(c_double), intent(inout), target, contiguous :: a(:,:)
+    type(c_ptr), intent(out) :: t
+    integer(c_int), intent(out), optional :: status
+    integer(c_size_t) :: shape(2)
+    type(c_ptr) :: p
+    shape = int(shape_of(a), c_size_t)
+    p = c_null_ptr
+    if (size(a) > 0) p = c_loc(a)
+    call check(ct_tensor_map(p, CT_F64, CT_CPU, 2_c_size_t, shape, CT_COL_MAJOR, t), status)
+  end subroutine ct_map_r8_2
+
+  ! Maps a column-major real(c_double) array of rank 3 as a tensor, without copying.
+  subroutine ct_map_r8_3(a, t, status)
+    real(c_double), intent(inout), target, contiguous :: a(:,:,:)
+    type(c_ptr), intent(out) :: t
+    integer(c_int), intent(out), optional :: status
+    integer(c_size_t) :: shape(3)
+    type(c_ptr) :: p
+    shape = int(shape_of(a), c_size_t)
+    p = c_null_ptr
+    if (size(a) > 0) p = c_loc(a)
+    call check(ct_tensor_map(p, CT_F64, CT_CPU, 3_c_size_t, shape, CT_COL_MAJOR, t), status)
+  end subroutine ct_map_r8_3
+
+  ! Maps a column-major complex(c_double_complex) array of rank 1 as a tensor, without copying.
+  subroutine ct_map_c8_1(a, t, status)
+    complex(c_double_complex), intent(inout), target, contiguous :: a(:)
+    type(c_ptr), intent(out) :: t
+    integer(c_int), intent(out), optional :: status
+    integer(c_size_t) :: shape(1)
+    type(c_ptr) :: p
+    shape = int(shape_of(a), c_size_t)
+    p = c_null_ptr
+    if (size(a) > 0) p = c_loc(a)
+    call check(ct_tensor_map(p, CT_C64, CT_CPU, 1_c_size_t, shape, CT_COL_MAJOR, t), status)
+  end subroutine ct_map_c8_1
+
+  ! Maps a column-major complex(c_double_complex) array of rank 2 as a tensor, without copying.
+  subroutine ct_map_c8_2(a, t, status)
+    complex(c_double_complex), intent(inout), target, contiguous :: a(:,:)
+    type(c_ptr), intent(out) :: t
+    integer(c_int), intent(out), optional :: status
+    integer(c_size_t) :: shape(2)
+    type(c_ptr) :: p
+    shape = int(shape_of(a), c_size_t)
+    p = c_null_ptr
+    if (size(a) > 0) p = c_loc(a)
+    call check(ct_tensor_map(p, CT_C64, CT_CPU, 2_c_size_t, shape, CT_COL_MAJOR, t), status)
+  end subroutine ct_map_c8_2
+
+  ! Maps a column-major complex(c_double_complex) array of rank 3 as a tensor, without copying.
+  subroutine ct_map_c8_3(a, t, status)
+    complex(c_double_complex), intent(inout), target, contiguous :: a(:,:,:)
+    type(c_ptr), intent(out) :: t
+    integer(c_int), intent(out), optional :: status
+    integer(c_size_t) :: shape(3)
+    type(c_ptr) :: p
+    shape = int(shape_of(a), c_size_t)
+    p = c_null_ptr
+    if (size(a) > 0) p = c_loc(a)
+    call check(ct_tensor_map(p, CT_C64, CT_CPU, 3_c_size_t, shape, CT_COL_MAJOR, t), status)
+  end subroutine ct_map_c8_3
+
+  pure function shape_r8_1(a) result(s)
+    real(c_double), intent(in) :: a(:)
+    integer :: s(1)
+    s = shape(a)
+  end function shape_r8_1
+
+  pure function shape_r8_2(a) result(s)
+    real(c_double), intent(in) :: a(:,:)
+    integer :: s(2)
+    s = shape(a)
+  end function shape_r8_2
+
+  pure function shape_r8_3(a) result(s)
+    real(c_double), intent(in) :: a(:,:,:)
+    integer :: s(3)
+    s = shape(a)
+  end function shape_r8_3
+
+  pure function shape_c8_1(a) result(s)
+    complex(c_double_complex), intent(in) :: a(:)
+    integer :: s(1)
+    s = shape(a)
+  end function shape_c8_1
+
+  pure function shape_c8_2(a) result(s)
+    complex(c_double_complex), intent(in) :: a(:,:)
+    integer :: s(2)
+    s = shape(a)
+  end function shape_c8_2
+
+  pure function shape_c8_3(a) result(s)
+    complex(c_double_complex), intent(in) :: a(:,:,:)
+    integer :: s(3)
+    s = shape(a)
+  end function shape_c8_3
+
+end module ctensor
