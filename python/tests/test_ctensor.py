@@ -331,3 +331,16 @@ def test_torch_exchange_when_installed():
     assert t.numpy().ctypes.data == x.data_ptr()
     y = torch.from_dlpack(t)
     assert y.data_ptr() == x.data_ptr()
+
+
+def test_readme_example_runs(capsys):
+    """The README's Python example, as written."""
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert blocks, "no Python example in the README"
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {})
+    assert "shape mismatch" in capsys.readouterr().out
