@@ -14,9 +14,9 @@ use ctensor_aten::{
     c64, DataType, DeviceType, EigBackend, EighRange, EinsumOptions, FftNorm, Number, QrMode,
     Tensor as Inner, Uplo,
 };
-use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyComplex, PyFloat, PyInt, PyTuple};
+use pyo3::types::{PyCapsule, PyComplex, PyFloat, PyInt, PySlice, PyTuple};
 use pyo3::{create_exception, ffi};
 
 create_exception!(
@@ -292,6 +292,76 @@ impl Tensor {
             let host = nogil(py, || t.to_device(DeviceType::Cpu))?;
             np.call_method1("from_dlpack", (Bound::new(py, wrap(host))?,))
         }
+    }
+
+    /// NumPy's array protocol: `numpy.asarray(t)` shares the memory as [`numpy`] does
+    /// (`copy=True` or a `dtype` copies).
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut a = Tensor::numpy(slf)?;
+        if let Some(d) = dtype {
+            a = a.call_method1("astype", (d,))?;
+        }
+        if copy == Some(true) {
+            a = a.call_method0("copy")?;
+        }
+        Ok(a)
+    }
+
+    /// `t[i]`, `t[a:b]`, `t[i, a:b, ...]`: integers and slices of step 1 (negative
+    /// values count from the end), as views of the same memory.
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => vec![key.clone()],
+        };
+        if items.len() > self.t.ndim() {
+            return Err(PyIndexError::new_err(format!(
+                "too many indices: {} for a tensor of {} dimensions",
+                items.len(),
+                self.t.ndim()
+            )));
+        }
+        let mut t = self.t.share();
+        let mut dim = 0;
+        for item in items {
+            let size = t.dims()[dim];
+            if let Ok(sl) = item.cast::<PySlice>() {
+                let ind = sl.indices(size as isize)?;
+                if ind.step != 1 {
+                    return Err(PyIndexError::new_err(format!(
+                        "slices of step 1 only (ctensor views have no step), got step {}",
+                        ind.step
+                    )));
+                }
+                t = t
+                    .narrow(dim, ind.start as usize, ind.slicelength)
+                    .map_err(err)?;
+                dim += 1;
+            } else if item.is_instance_of::<PyInt>() {
+                let i: i64 = item.extract()?;
+                let k = if i < 0 { i + size as i64 } else { i };
+                if k < 0 || k >= size as i64 {
+                    return Err(PyIndexError::new_err(format!(
+                        "index {i} is out of range for dimension {dim} of size {size}"
+                    )));
+                }
+                t = t
+                    .narrow(dim, k as usize, 1)
+                    .and_then(|v| v.squeeze(dim))
+                    .map_err(err)?;
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "indices are integers and slices, got {}",
+                    item.get_type().name()?
+                )));
+            }
+        }
+        Ok(wrap(t))
     }
 
     /// The same values on `device` (`"cpu"` or `"gpu"`); the tensor itself when already

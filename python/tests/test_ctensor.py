@@ -344,3 +344,22 @@ def test_readme_example_runs(capsys):
     for code in blocks:
         exec(compile(code, "README.md", "exec"), {})
     assert "shape mismatch" in capsys.readouterr().out
+
+
+def test_indexing_gives_views_as_numpy():
+    a = rand((5, 6, 7))
+    t = ctensor.from_numpy(a)
+    for key in [1, -1, (2, 3), (slice(1, 4),), (slice(None), 2), (4, slice(-3, None), 0),
+                (slice(0, 0),), (slice(2, 99), slice(None, -2))]:
+        got = t[key].numpy()
+        assert got.shape == a[key].shape and np.array_equal(got, a[key]), key
+        if got.size:
+            assert np.shares_memory(got, a), key
+    with pytest.raises(IndexError):
+        t[5]
+    with pytest.raises(IndexError):
+        t[0, 0, 0, 0]
+    with pytest.raises(IndexError, match="step"):
+        t[::2]
+    assert np.asarray(t).ctypes.data == a.ctypes.data
+    assert np.allclose(t, a) and np.asarray(t, dtype=np.float32).dtype == np.float32
