@@ -284,6 +284,33 @@ fn describe(t: &Tensor, op: &'static str) -> Result<(DLTensor, Vec<i64>, Vec<i64
     Ok((dl, shape, strides))
 }
 
+/// Boxes `managed` with what it points into (a share of `t`, its shape and strides),
+/// points its `DLTensor` and context at them, and gives up the box: the deleter frees it.
+/// `parts` reaches the `DLTensor` and `manager_ctx` of either managed struct.
+fn export<M>(
+    t: &Tensor,
+    managed: M,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+    parts: impl Fn(&mut M) -> (&mut DLTensor, &mut *mut c_void),
+) -> *mut M {
+    let raw = Box::into_raw(Box::new(Export {
+        managed,
+        shape,
+        strides,
+        _tensor: t.share(),
+    }));
+    // SAFETY: `raw` is the box just given up; nothing else refers to it yet.
+    let e = unsafe { &mut *raw };
+    let (shape, strides) = (e.shape.as_mut_ptr(), e.strides.as_mut_ptr());
+    let (dl, ctx) = parts(&mut e.managed);
+    dl.shape = shape;
+    dl.strides = strides;
+    *ctx = raw.cast();
+    // The managed struct is the first field of the repr(C) box: its address is the box's.
+    raw.cast()
+}
+
 impl Tensor {
     /// Exports the tensor as a DLPack v1.1 managed tensor over the same memory (no copy),
     /// any strides and offset as they are. The memory stays alive until the consumer
@@ -301,27 +328,19 @@ impl Tensor {
         } else {
             0
         };
-        let mut export = Box::new(Export {
-            managed: DLManagedTensorVersioned {
-                version: DLPackVersion {
-                    major: DLPACK_MAJOR_VERSION,
-                    minor: DLPACK_MINOR_VERSION,
-                },
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_versioned),
-                flags,
-                dl_tensor,
+        let managed = DLManagedTensorVersioned {
+            version: DLPackVersion {
+                major: DLPACK_MAJOR_VERSION,
+                minor: DLPACK_MINOR_VERSION,
             },
-            shape,
-            strides,
-            _tensor: self.share(),
-        });
-        export.managed.dl_tensor.shape = export.shape.as_mut_ptr();
-        export.managed.dl_tensor.strides = export.strides.as_mut_ptr();
-        let p = Box::into_raw(export);
-        // SAFETY: `p` is a live box; the managed struct is its first field (repr(C)).
-        unsafe { (*p).managed.manager_ctx = p.cast() };
-        Ok(p.cast())
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete_versioned),
+            flags,
+            dl_tensor,
+        };
+        Ok(export(self, managed, shape, strides, |m| {
+            (&mut m.dl_tensor, &mut m.manager_ctx)
+        }))
     }
 
     /// `(device_type, device_id)` as DLPack numbers the tensor's memory (the Python
@@ -339,22 +358,14 @@ impl Tensor {
     /// to a consumer that may write).
     pub fn to_dlpack_legacy(&self) -> Result<*mut DLManagedTensor> {
         let (dl_tensor, shape, strides) = describe(self, "to_dlpack_legacy")?;
-        let mut export = Box::new(Export {
-            managed: DLManagedTensor {
-                dl_tensor,
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_legacy),
-            },
-            shape,
-            strides,
-            _tensor: self.share(),
-        });
-        export.managed.dl_tensor.shape = export.shape.as_mut_ptr();
-        export.managed.dl_tensor.strides = export.strides.as_mut_ptr();
-        let p = Box::into_raw(export);
-        // SAFETY: `p` is a live box; the managed struct is its first field (repr(C)).
-        unsafe { (*p).managed.manager_ctx = p.cast() };
-        Ok(p.cast())
+        let managed = DLManagedTensor {
+            dl_tensor,
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete_legacy),
+        };
+        Ok(export(self, managed, shape, strides, |m| {
+            (&mut m.dl_tensor, &mut m.manager_ctx)
+        }))
     }
 }
 

@@ -82,14 +82,7 @@ fn round_trip<D: Device, T: Scalar>() {
         let n: usize = shape.iter().product();
         let v = random_vec::<T>(&mut rng(2), n);
         let row = Tensor::from_slice(&v, shape).unwrap();
-        let perm: Vec<usize> = (0..shape.len()).rev().collect();
-        let col = row
-            .permute(&perm)
-            .unwrap()
-            .contiguous()
-            .unwrap()
-            .permute(&perm)
-            .unwrap();
+        let col = common::column_major(&row);
         for t in [row, col] {
             let t = on::<D>(t);
             let count = Arc::strong_count(t.buffer());

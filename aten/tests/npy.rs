@@ -63,15 +63,7 @@ fn layouts<T: Scalar>(seed: u64, shape: &[usize]) -> Vec<(&'static str, Tensor, 
     let n: usize = shape.iter().product();
     let v = values::<T>(seed, n);
     let c = Tensor::from_slice(&v, shape).unwrap();
-    let perm: Vec<usize> = (0..shape.len()).rev().collect();
-    // The transpose made row-major, transposed back: column-major, the same elements.
-    let f = c
-        .permute(&perm)
-        .unwrap()
-        .contiguous()
-        .unwrap()
-        .permute(&perm)
-        .unwrap();
+    let f = common::column_major(&c);
     let mut out = vec![("row-major", c, v.clone()), ("column-major", f, v.clone())];
     if !shape.is_empty() {
         let mut tall = shape.to_vec();

@@ -749,6 +749,24 @@ fn axes_arg(ndim: usize, axes: Option<Vec<i64>>) -> PyResult<Vec<usize>> {
     }
 }
 
+/// A forward (or `inverse`) transform of `a` over NumPy-style `axes` with `norm`.
+fn transform(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    axes: Option<Vec<i64>>,
+    norm: Option<&str>,
+    inverse: bool,
+) -> PyResult<Tensor> {
+    let a = as_tensor(a)?;
+    let (axes, norm) = (axes_arg(a.ndim(), axes)?, norm_arg(norm)?);
+    let f = if inverse {
+        ctensor_aten::ifftn
+    } else {
+        ctensor_aten::fftn
+    };
+    nogil(py, || f(&a, &axes, norm)).map(wrap)
+}
+
 /// The n-dimensional discrete Fourier transform over `axes` (all when omitted), with
 /// NumPy's `norm`.
 #[pyfunction]
@@ -759,9 +777,7 @@ fn fftn(
     axes: Option<Vec<i64>>,
     norm: Option<&str>,
 ) -> PyResult<Tensor> {
-    let a = as_tensor(a)?;
-    let (axes, norm) = (axes_arg(a.ndim(), axes)?, norm_arg(norm)?);
-    nogil(py, || ctensor_aten::fftn(&a, &axes, norm)).map(wrap)
+    transform(py, a, axes, norm, false)
 }
 
 /// The inverse of [`fftn`].
@@ -773,27 +789,21 @@ fn ifftn(
     axes: Option<Vec<i64>>,
     norm: Option<&str>,
 ) -> PyResult<Tensor> {
-    let a = as_tensor(a)?;
-    let (axes, norm) = (axes_arg(a.ndim(), axes)?, norm_arg(norm)?);
-    nogil(py, || ctensor_aten::ifftn(&a, &axes, norm)).map(wrap)
+    transform(py, a, axes, norm, true)
 }
 
 /// The one-dimensional transform along `axis` (the last by default).
 #[pyfunction]
 #[pyo3(signature = (a, axis=-1, norm=None))]
 fn fft(py: Python<'_>, a: &Bound<'_, PyAny>, axis: i64, norm: Option<&str>) -> PyResult<Tensor> {
-    let a = as_tensor(a)?;
-    let (axes, norm) = (axes_arg(a.ndim(), Some(vec![axis]))?, norm_arg(norm)?);
-    nogil(py, || ctensor_aten::fftn(&a, &axes, norm)).map(wrap)
+    transform(py, a, Some(vec![axis]), norm, false)
 }
 
 /// The inverse of [`fft`].
 #[pyfunction]
 #[pyo3(signature = (a, axis=-1, norm=None))]
 fn ifft(py: Python<'_>, a: &Bound<'_, PyAny>, axis: i64, norm: Option<&str>) -> PyResult<Tensor> {
-    let a = as_tensor(a)?;
-    let (axes, norm) = (axes_arg(a.ndim(), Some(vec![axis]))?, norm_arg(norm)?);
-    nogil(py, || ctensor_aten::ifftn(&a, &axes, norm)).map(wrap)
+    transform(py, a, Some(vec![axis]), norm, true)
 }
 
 /// Saves a tensor to a NumPy `.npy` file (bf16 as `<V2`, readable with `ml_dtypes`).

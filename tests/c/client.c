@@ -9,23 +9,7 @@
 
 #include "ctensor.h"
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "client.c:%d: ", __LINE__);          \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
-
-#define OK(call)                                                              \
-  do {                                                                        \
-    ct_status s_ = (call);                                                    \
-    CHECK(s_ == CT_OK, "%s failed: %d %s", #call, (int)s_, ct_last_error_message()); \
-  } while (0)
+#include "check.h"
 
 int main(void) {
   printf("ctensor %s\n", ct_version());

@@ -21,24 +21,9 @@ _Static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "dl_tensor")
 _Static_assert(sizeof(DLManagedTensorVersioned) == 80, "DLManagedTensorVersioned");
 _Static_assert(offsetof(DLManagedTensor, deleter) == 56, "DLManagedTensor.deleter");
 
-static int failures = 0;
+#include "check.h"
+
 static int deleted = 0;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "dlpack.c:%d: ", __LINE__);          \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
-
-#define OK(call)                                                                     \
-  do {                                                                               \
-    ct_status s_ = (call);                                                           \
-    CHECK(s_ == CT_OK, "%s failed: %d %s", #call, (int)s_, ct_last_error_message()); \
-  } while (0)
 
 static void producer_deleter(DLManagedTensorVersioned *self) {
   free(self->dl_tensor.data);

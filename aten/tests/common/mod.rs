@@ -51,6 +51,18 @@ pub fn fortran_map<D: ctensor_aten::Device, T: Scalar>(
     (owner, map)
 }
 
+/// A column-major copy of `t` with the same elements: the transpose made row-major,
+/// transposed back.
+pub fn column_major(t: &Tensor) -> Tensor {
+    let perm: Vec<usize> = (0..t.ndim()).rev().collect();
+    t.permute(&perm)
+        .unwrap()
+        .contiguous()
+        .unwrap()
+        .permute(&perm)
+        .unwrap()
+}
+
 pub fn random_tensor<T: Scalar>(rng: &mut StdRng, shape: &[usize]) -> (Tensor, Vec<T>) {
     let v = random_vec::<T>(rng, shape.iter().product());
     (Tensor::from_slice(&v, shape).unwrap(), v)
