@@ -3,6 +3,7 @@
 
 mod cpu;
 mod gpu;
+pub mod pool;
 
 pub use cpu::CPU_ALIGN;
 pub use gpu::gpu_unavailable;

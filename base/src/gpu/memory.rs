@@ -12,6 +12,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys;
 
 use super::context::{context, driver_err, lock, GpuContext};
+use crate::alloc::pool::{Backend, MemoryStats, Pool};
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
 
@@ -67,11 +68,74 @@ impl Staging {
     }
 }
 
+/// The environment variable that turns the caching allocator off (`direct`).
+pub const ALLOC_ENV: &str = "CTENSOR_ALLOC";
+
+/// Whether device memory goes through the caching pool (`CTENSOR_ALLOC` is not
+/// `direct`), read once.
+fn caching() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var(ALLOC_ENV).map_or(true, |v| v.trim() != "direct"))
+}
+
+/// The pool's segments: plain `cuMemAlloc`/`cuMemFree` on the selected GPU.
+#[derive(Debug)]
+struct Driver;
+
+impl Backend for Driver {
+    fn reserve(&mut self, bytes: usize) -> std::result::Result<u64, String> {
+        let ctx = context().map_err(|e| e.to_string())?;
+        ctx.bind().map_err(|e| e.to_string())?;
+        // SAFETY: a plain device allocation on the bound context.
+        unsafe { drv::malloc_sync(bytes) }.map_err(|e| format!("cuMemAlloc: {:?}", e.0))
+    }
+
+    fn release(&mut self, addr: u64, _bytes: usize) {
+        if let Ok(ctx) = context() {
+            if ctx.bind().is_ok() {
+                // SAFETY: a segment from `reserve`, released once; cuMemFree waits for the
+                // work that may still use it. A failure at exit leaves nothing to do.
+                let _ = unsafe { drv::free_sync(addr) };
+            }
+        }
+    }
+}
+
+/// The caching pool of the selected GPU.
+fn pool() -> std::sync::MutexGuard<'static, Pool<Driver>> {
+    static POOL: std::sync::OnceLock<std::sync::Mutex<Pool<Driver>>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| std::sync::Mutex::new(Pool::new(Driver, DeviceType::Gpu)))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// See [`super::memory_stats`].
+pub(crate) fn memory_stats() -> Result<MemoryStats> {
+    context()?;
+    Ok(pool().stats())
+}
+
+/// See [`super::empty_cache`].
+pub(crate) fn empty_cache() -> Result<()> {
+    context()?.synchronize()?;
+    pool().empty_cache();
+    Ok(())
+}
+
 /// `bytes` bytes of device memory, zeroed, on the selected GPU; `None` for zero bytes.
 pub(crate) fn alloc_zeroed(bytes: usize) -> Result<u64> {
     let ctx = context()?;
     ctx.bind()?;
     let stream = ctx.stream();
+    if caching() {
+        // Blocks are reused in stream order: work queued before a block's free finishes
+        // before work queued after its next allocation starts.
+        let (ptr, _) = pool().allocate(bytes, stream as u64)?;
+        // SAFETY: `ptr` is a block of at least `bytes` bytes that no one else holds.
+        unsafe { drv::memset_d8_async(ptr, 0, bytes, stream) }
+            .map_err(driver_err("cuMemsetD8Async"))?;
+        return Ok(ptr);
+    }
     // SAFETY: a fresh allocation on this context's stream, zeroed on the same stream
     // before any other use can be queued.
     let ptr = unsafe {
@@ -98,6 +162,11 @@ pub(crate) fn alloc_zeroed(bytes: usize) -> Result<u64> {
 /// # Safety
 /// `ptr` came from `alloc_zeroed` and is freed once.
 pub(crate) unsafe fn free(ptr: u64) {
+    if caching() {
+        // An error here would be a double free, which `Allocation` rules out.
+        let _ = pool().free(ptr);
+        return;
+    }
     if let Ok(ctx) = context() {
         if ctx.bind().is_ok() {
             // SAFETY: the caller's contract. A failure here (the context is being torn

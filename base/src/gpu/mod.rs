@@ -34,7 +34,9 @@ pub use context::{context, is_unknown_arch, FftPlanKey, GpuContext, KernelName, 
 #[cfg(feature = "cuda")]
 pub(crate) use memory::{alloc_zeroed as memory_alloc_zeroed, free as memory_free};
 #[cfg(feature = "cuda")]
-pub use memory::{copy_d2d, copy_d2h, copy_h2d, is_cuda_pointer, STAGING_CHUNK};
+pub use memory::{copy_d2d, copy_d2h, copy_h2d, is_cuda_pointer, ALLOC_ENV, STAGING_CHUNK};
+
+pub use crate::alloc::pool::MemoryStats;
 
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
@@ -77,6 +79,34 @@ pub fn synchronize() -> Result<()> {
     }
 }
 
+/// The counters of the GPU's caching allocator: bytes allocated and reserved (now and
+/// at their peaks), live blocks, allocations, cache hits, segments, out-of-memory
+/// retries. Device memory goes through the cache unless `CTENSOR_ALLOC=direct` (then
+/// the counters stay zero). See [`crate::alloc::pool`].
+pub fn memory_stats() -> Result<MemoryStats> {
+    #[cfg(feature = "cuda")]
+    {
+        memory::memory_stats()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(unavailable(NOT_BUILT.to_string()))
+    }
+}
+
+/// Waits for the GPU, then returns the memory the caching allocator holds but no tensor
+/// uses to the driver (for another process, or before measuring memory).
+pub fn empty_cache() -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        memory::empty_cache()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(unavailable(NOT_BUILT.to_string()))
+    }
+}
+
 #[cfg(not(feature = "cuda"))]
 const NOT_BUILT: &str =
     "this build of ctensor has no GPU backend (built without the `cuda` feature)";
@@ -101,11 +131,21 @@ mod tests {
             None => {
                 assert!(gpu_available());
                 synchronize().unwrap();
+                memory_stats().unwrap();
+                empty_cache().unwrap();
             }
             Some(reason) => {
                 println!("SKIP: no GPU: {reason}");
                 assert!(!reason.is_empty());
                 assert!(!gpu_available());
+                assert!(matches!(
+                    memory_stats(),
+                    Err(Error::DeviceUnavailable { .. })
+                ));
+                assert!(matches!(
+                    empty_cache(),
+                    Err(Error::DeviceUnavailable { .. })
+                ));
                 match synchronize() {
                     Err(Error::DeviceUnavailable { device, reason: r }) => {
                         assert_eq!(device, DeviceType::Gpu);
