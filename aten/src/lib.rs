@@ -24,6 +24,7 @@ pub mod ops;
 pub use crate::core::accessor::{Accessor, AccessorMut};
 pub use crate::core::buffer::TensorBuffer;
 pub use crate::core::growable::GrowableTensor;
+pub use crate::core::mirrored::MirroredTensor;
 pub use crate::core::promotion::{can_cast, result_type, Number};
 pub use crate::core::shape::{Order, TensorShape};
 pub use crate::core::tensor::{DataMut, DataRef, Tensor};

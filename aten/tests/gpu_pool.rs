@@ -27,11 +27,18 @@ gpu_test!(the_caching_allocator_reuses_freed_blocks, {
     assert_eq!(after.reserved, with.reserved, "freed memory stays cached");
     let u = Tensor::zeros(DataType::Double, DeviceType::Gpu, &[999, 1000]).unwrap();
     let again = ctensor_aten::memory_stats().unwrap();
-    assert_eq!(again.cache_hits, after.cache_hits + 1, "the cached block was reused");
+    assert_eq!(
+        again.cache_hits,
+        after.cache_hits + 1,
+        "the cached block was reused"
+    );
     assert_eq!(again.segments_reserved, after.segments_reserved);
     let v = u.to_vec::<f64>().unwrap();
     assert!(v.iter().all(|&x| x == 0.0), "reused memory is zeroed again");
     drop(u);
     ctensor_aten::empty_cache().unwrap();
-    assert_eq!(ctensor_aten::memory_stats().unwrap().reserved, before.reserved);
+    assert_eq!(
+        ctensor_aten::memory_stats().unwrap().reserved,
+        before.reserved
+    );
 });

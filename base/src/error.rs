@@ -171,6 +171,18 @@ pub enum Error {
         value: String,
     },
 
+    /// Values are read before anything wrote them (a mirrored tensor that no
+    /// `write_only` or `write` has initialised yet).
+    #[error("{op}: {what} is read before it was written: {hint}")]
+    Uninitialized {
+        /// The operation that failed.
+        op: &'static str,
+        /// What was read.
+        what: String,
+        /// How to give it values first.
+        hint: &'static str,
+    },
+
     // ---- BLAS / LAPACK -------------------------------------------------------------
     /// A LAPACK routine returned a non-zero `info`.
     #[error("{routine} failed with info = {info}: {detail}")]
@@ -281,7 +293,8 @@ impl Error {
             | CannotCast { op, .. }
             | BorrowConflict { op, .. }
             | Io { op, .. }
-            | BadFile { op, .. } => *op = new_op,
+            | BadFile { op, .. }
+            | Uninitialized { op, .. } => *op = new_op,
             _ => {}
         }
         self

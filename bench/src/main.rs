@@ -8,6 +8,7 @@ mod fft;
 mod gpu;
 mod harness;
 mod kernels;
+mod memory;
 mod ops;
 mod toolkit;
 
@@ -26,7 +27,7 @@ fn main() {
         rayon::current_num_threads(),
         ctensor::kernels::parallel::blas_num_threads()
     );
-    let tables: [(&str, TableFn); 10] = [
+    let tables: [(&str, TableFn); 11] = [
         ("blas", kernels::blas_overhead),
         ("lapack", kernels::lapack_overhead),
         ("elementwise", kernels::elementwise_vs_loops),
@@ -37,6 +38,7 @@ fn main() {
         ("toolkit", toolkit::toolkit_tables),
         ("fft", fft::fft_tables),
         ("gpu", gpu::gpu_tables),
+        ("memory", memory::memory_tables),
     ];
     for (name, table) in tables {
         if want(name) {

@@ -7,6 +7,7 @@ mod copy;
 pub(crate) mod dispatch;
 mod display;
 pub mod growable;
+pub mod mirrored;
 pub mod promotion;
 pub mod shape;
 pub mod tensor;
