@@ -36,6 +36,17 @@ module ctensor
   integer(c_int32_t), parameter :: CT_ROW_MAJOR = 0
   integer(c_int32_t), parameter :: CT_COL_MAJOR = 1
 
+  type, bind(c) :: ct_memory_stats
+    integer(c_int64_t) :: allocated
+    integer(c_int64_t) :: peak_allocated
+    integer(c_int64_t) :: reserved
+    integer(c_int64_t) :: peak_reserved
+    integer(c_int64_t) :: live_blocks
+    integer(c_int64_t) :: allocations
+    integer(c_int64_t) :: cache_hits
+    integer(c_int64_t) :: segments_reserved
+    integer(c_int64_t) :: oom_retries
+  end type ct_memory_stats
   type, bind(c) :: ct_einsum_options
     integer(c_int32_t) :: conj_x
     integer(c_int32_t) :: conj_y
@@ -190,6 +201,63 @@ module ctensor
       integer(c_size_t), value :: lda
       type(c_ptr), value :: w
     end function ct_heevd
+    function ct_gpu_memory_stats(out) bind(c, name="ct_gpu_memory_stats")
+      import
+      integer(c_int) :: ct_gpu_memory_stats
+      type(ct_memory_stats), intent(out) :: out
+    end function ct_gpu_memory_stats
+    function ct_gpu_empty_cache() bind(c, name="ct_gpu_empty_cache")
+      import
+      integer(c_int) :: ct_gpu_empty_cache
+    end function ct_gpu_empty_cache
+    function ct_mirrored_new(dtype, ndim, shape, out) bind(c, name="ct_mirrored_new")
+      import
+      integer(c_int) :: ct_mirrored_new
+      integer(c_int32_t), value :: dtype
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), intent(in) :: shape(*)
+      type(c_ptr), intent(out) :: out
+    end function ct_mirrored_new
+    function ct_mirrored_from_tensor(t, out) bind(c, name="ct_mirrored_from_tensor")
+      import
+      integer(c_int) :: ct_mirrored_from_tensor
+      type(c_ptr), value :: t
+      type(c_ptr), intent(out) :: out
+    end function ct_mirrored_from_tensor
+    function ct_mirrored_read(m, device, out) bind(c, name="ct_mirrored_read")
+      import
+      integer(c_int) :: ct_mirrored_read
+      type(c_ptr), value :: m
+      integer(c_int32_t), value :: device
+      type(c_ptr), intent(out) :: out
+    end function ct_mirrored_read
+    function ct_mirrored_write(m, device, out) bind(c, name="ct_mirrored_write")
+      import
+      integer(c_int) :: ct_mirrored_write
+      type(c_ptr), value :: m
+      integer(c_int32_t), value :: device
+      type(c_ptr), intent(out) :: out
+    end function ct_mirrored_write
+    function ct_mirrored_write_only(m, device, out) bind(c, name="ct_mirrored_write_only")
+      import
+      integer(c_int) :: ct_mirrored_write_only
+      type(c_ptr), value :: m
+      integer(c_int32_t), value :: device
+      type(c_ptr), intent(out) :: out
+    end function ct_mirrored_write_only
+    function ct_mirrored_version(m, device, version, current) bind(c, name="ct_mirrored_version")
+      import
+      integer(c_int) :: ct_mirrored_version
+      type(c_ptr), value :: m
+      integer(c_int32_t), value :: device
+      integer(c_int64_t), intent(out) :: version
+      integer(c_int32_t), intent(out) :: current
+    end function ct_mirrored_version
+    function ct_mirrored_free(m) bind(c, name="ct_mirrored_free")
+      import
+      integer(c_int) :: ct_mirrored_free
+      type(c_ptr), value :: m
+    end function ct_mirrored_free
     function ct_add(a, b, out) bind(c, name="ct_add")
       import
       integer(c_int) :: ct_add

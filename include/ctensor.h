@@ -130,6 +130,9 @@ typedef enum ct_order {
   CT_COL_MAJOR = 1,
 } ct_order;
 
+// An opaque mirrored-tensor handle, owned by the caller until `ct_mirrored_free`.
+typedef struct ct_mirrored ct_mirrored;
+
 // An opaque tensor handle.
 typedef struct ct_tensor ct_tensor;
 
@@ -140,6 +143,28 @@ typedef struct ct_c64 {
   // Imaginary part.
   double im;
 } ct_c64;
+
+// The GPU caching allocator's counters (bytes where they are sizes).
+typedef struct ct_memory_stats {
+  // Bytes in blocks in use.
+  uint64_t allocated;
+  // The most `allocated` has been.
+  uint64_t peak_allocated;
+  // Bytes held from the driver.
+  uint64_t reserved;
+  // The most `reserved` has been.
+  uint64_t peak_reserved;
+  // Blocks in use.
+  uint64_t live_blocks;
+  // Allocations made.
+  uint64_t allocations;
+  // Allocations served from the cache.
+  uint64_t cache_hits;
+  // Segments taken from the driver.
+  uint64_t segments_reserved;
+  // Times the cache was emptied to retry an allocation.
+  uint64_t oom_retries;
+} ct_memory_stats;
 
 // Options of [`ct_einsum`]; [`ct_einsum_default_options`] gives the defaults.
 typedef struct ct_einsum_options {
@@ -333,6 +358,70 @@ enum ct_status ct_heevd(int32_t dtype,
                         void *a,
                         size_t lda,
                         void *w);
+
+// The GPU caching allocator's counters (`CT_ERR_DEVICE` without a GPU).
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_gpu_memory_stats(struct ct_memory_stats *out);
+
+// Returns the GPU memory the cache holds but no tensor uses to the driver.
+enum ct_status ct_gpu_empty_cache(void);
+
+// A mirrored tensor of `dtype` and `ndim` sizes at `shape`, with no values yet (reading
+// it before a `ct_mirrored_write_only` is an error).
+//
+// # Safety
+// `shape` is valid for `ndim` reads; `out` for a write.
+enum ct_status ct_mirrored_new(int32_t dtype,
+                               size_t ndim,
+                               const size_t *shape,
+                               struct ct_mirrored **out);
+
+// A mirrored tensor whose first, current copy holds a copy of `t`'s values, on `t`'s
+// device.
+//
+// # Safety
+// `t` is a live handle (checked); `out` is valid for a write.
+enum ct_status ct_mirrored_from_tensor(const struct ct_tensor *t, struct ct_mirrored **out);
+
+// A new handle viewing the current copy on `device` (copied there first only if stale).
+// Free the view with `ct_tensor_free`; read it before the next `ct_mirrored_*` call.
+//
+// # Safety
+// `m` is a live handle (checked); `out` is valid for a write.
+enum ct_status ct_mirrored_read(struct ct_mirrored *m, int32_t device, struct ct_tensor **out);
+
+// A new handle viewing the copy on `device`, brought up to date, to modify; every other
+// copy becomes stale. Write through it before the next `ct_mirrored_*` call.
+//
+// # Safety
+// As [`ct_mirrored_read`].
+enum ct_status ct_mirrored_write(struct ct_mirrored *m, int32_t device, struct ct_tensor **out);
+
+// As [`ct_mirrored_write`] without bringing the copy up to date (it is about to be
+// overwritten whole).
+//
+// # Safety
+// As [`ct_mirrored_read`].
+enum ct_status ct_mirrored_write_only(struct ct_mirrored *m,
+                                      int32_t device,
+                                      struct ct_tensor **out);
+
+// The newest version (0 before the first write) and whether `device`'s copy has it.
+//
+// # Safety
+// `m` is a live handle (checked); `version` and `current` are valid for writes.
+enum ct_status ct_mirrored_version(struct ct_mirrored *m,
+                                   int32_t device,
+                                   uint64_t *version,
+                                   int32_t *current);
+
+// Frees a mirrored handle (views handed out keep their copy's memory alive).
+//
+// # Safety
+// `m` is null, or a pointer that may be compared with the live handles.
+enum ct_status ct_mirrored_free(struct ct_mirrored *m);
 
 // `a + b` with NumPy broadcasting and type promotion (f64 with c64 is c64,
 // f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a

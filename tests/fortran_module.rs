@@ -52,6 +52,8 @@ fn field_type(c: &str) -> &'static str {
         "int32_t" => "integer(c_int32_t)",
         "size_t" => "integer(c_size_t)",
         "double" => "real(c_double)",
+        // Fortran has no unsigned integers: the counters read as signed 64-bit.
+        "uint64_t" => "integer(c_int64_t)",
         other => panic!("fortran_module: no Fortran type for the struct field type `{other}`"),
     }
 }
@@ -106,6 +108,8 @@ fn param(func: &str, c: &str, name: &str) -> String {
         "double" => format!("real(c_double), value :: {name}"),
         "char" => format!("character(kind=c_char), value :: {name}"),
         "int32_t *" => format!("integer(c_int32_t), intent(out) :: {name}"),
+        "uint64_t *" => format!("integer(c_int64_t), intent(out) :: {name}"),
+        "struct ct_memory_stats *" => format!("type(ct_memory_stats), intent(out) :: {name}"),
         "size_t *" if ARRAY_OUTS.contains(&(func, name)) => array("integer(c_size_t)", "out"),
         "size_t *" => format!("integer(c_size_t), intent(out) :: {name}"),
         "const size_t *" => array("integer(c_size_t)", "in"),
@@ -122,11 +126,15 @@ fn param(func: &str, c: &str, name: &str) -> String {
         | "void *"
         | "const struct ct_tensor *"
         | "struct ct_tensor *"
+        | "struct ct_mirrored *"
         | "const struct ct_einsum_options *"
         | "const struct ct_eig_range *"
         | "DLManagedTensorVersioned *"
         | "DLManagedTensor *" => format!("type(c_ptr), value :: {name}"),
-        "void **" | "struct ct_tensor **" | "DLManagedTensorVersioned **" => {
+        "void **"
+        | "struct ct_tensor **"
+        | "struct ct_mirrored **"
+        | "DLManagedTensorVersioned **" => {
             format!("type(c_ptr), intent(out) :: {name}")
         }
         "struct ct_tensor *const *" => array("type(c_ptr)", "in"),

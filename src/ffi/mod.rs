@@ -7,11 +7,12 @@
 //! message. Null pointers
 //! and dead handles are reported, and no panic unwinds into C: each entry point runs
 //! inside `catch_unwind`. One file per topic: [`status`], [`tensor`] (lifetime, views,
-//! copies, queries), [`ops`], [`kernels`], [`devices`], [`interop`] (DLPack, `.npy`).
+//! copies, queries), [`ops`], [`kernels`], [`devices`], [`interop`] (DLPack, `.npy`), [`memory`] (the GPU cache, mirrored tensors).
 
 pub mod devices;
 pub mod interop;
 pub mod kernels;
+pub mod memory;
 pub mod ops;
 pub mod status;
 pub mod tensor;

@@ -120,6 +120,38 @@ int main(void) {
   CHECK(st == CT_ERR_LAPACK, "cholesky of an indefinite matrix: %d", (int)st);
   CHECK(strstr(ct_last_error_message(), "not positive definite") != NULL, "message: %s", ct_last_error_message());
 
+  /* A mirrored tensor: no values before write_only, versions, views of the copies. */
+  ct_mirrored *mt = NULL;
+  ct_tensor *view = NULL;
+  OK(ct_mirrored_new(CT_F64, 2, a_shape, &mt));
+  st = ct_mirrored_read(mt, CT_CPU, &view);
+  CHECK(st == CT_ERR_INVALID_ARGUMENT && strstr(ct_last_error_message(), "write_only") != NULL,
+        "read before write: %d %s", (int)st, ct_last_error_message());
+  OK(ct_mirrored_write_only(mt, CT_CPU, &view));
+  OK(ct_tensor_set_value(view, 2.5, 0.0));
+  OK(ct_tensor_free(view));
+  uint64_t version = 0;
+  int32_t current = 0;
+  OK(ct_mirrored_version(mt, CT_CPU, &version, &current));
+  CHECK(version == 1 && current == 1, "version %llu current %d", (unsigned long long)version, current);
+  OK(ct_mirrored_version(mt, CT_GPU, &version, &current));
+  CHECK(current == 0, "no GPU copy is current");
+  OK(ct_mirrored_read(mt, CT_CPU, &view));
+  double *mv = NULL;
+  OK(ct_tensor_data(view, (void **)&mv));
+  CHECK(mv[0] == 2.5 && mv[5] == 2.5, "mirrored values %g %g", mv[0], mv[5]);
+  OK(ct_tensor_free(view));
+  OK(ct_mirrored_write(mt, CT_CPU, &view));
+  OK(ct_tensor_free(view));
+  OK(ct_mirrored_version(mt, CT_CPU, &version, &current));
+  CHECK(version == 2, "a write makes version 2, got %llu", (unsigned long long)version);
+  OK(ct_mirrored_free(mt));
+  st = ct_mirrored_free(mt);
+  CHECK(st == CT_ERR_INVALID_ARGUMENT, "double free of a mirrored tensor: %d", (int)st);
+  ct_memory_stats ms;
+  st = ct_gpu_memory_stats(&ms);
+  CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "gpu memory stats status %d", (int)st);
+
   ct_tensor *all[] = {a, b, c, ht, w, v, pt, s, nt};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(ct_tensor_free(all[i]));
   st = ct_tensor_free(a); /* double free is detected */

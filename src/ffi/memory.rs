@@ -1,0 +1,261 @@
+//! The memory layer in C: the GPU caching allocator's counters and `empty_cache`, and
+//! mirrored tensors (`ct_mirrored*`: a versioned copy per device, copied only when stale).
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use ctensor_aten::{MemoryStats, MirroredTensor};
+
+use super::status::{ct_status, guard, write_out, Fail};
+use super::tensor::{device_of, dims, dtype_of, give, handle};
+
+/// The GPU caching allocator's counters (bytes where they are sizes).
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ct_memory_stats {
+    /// Bytes in blocks in use.
+    pub allocated: u64,
+    /// The most `allocated` has been.
+    pub peak_allocated: u64,
+    /// Bytes held from the driver.
+    pub reserved: u64,
+    /// The most `reserved` has been.
+    pub peak_reserved: u64,
+    /// Blocks in use.
+    pub live_blocks: u64,
+    /// Allocations made.
+    pub allocations: u64,
+    /// Allocations served from the cache.
+    pub cache_hits: u64,
+    /// Segments taken from the driver.
+    pub segments_reserved: u64,
+    /// Times the cache was emptied to retry an allocation.
+    pub oom_retries: u64,
+}
+
+impl From<MemoryStats> for ct_memory_stats {
+    fn from(s: MemoryStats) -> Self {
+        ct_memory_stats {
+            allocated: s.allocated as u64,
+            peak_allocated: s.peak_allocated as u64,
+            reserved: s.reserved as u64,
+            peak_reserved: s.peak_reserved as u64,
+            live_blocks: s.live_blocks as u64,
+            allocations: s.allocations,
+            cache_hits: s.cache_hits,
+            segments_reserved: s.segments_reserved,
+            oom_retries: s.oom_retries,
+        }
+    }
+}
+
+/// The GPU caching allocator's counters (`CT_ERR_DEVICE` without a GPU).
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_gpu_memory_stats(out: *mut ct_memory_stats) -> ct_status {
+    guard("ct_gpu_memory_stats", || {
+        let s = ctensor_aten::memory_stats()?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { write_out(out, "out", s.into()) }
+    })
+}
+
+/// Returns the GPU memory the cache holds but no tensor uses to the driver.
+#[no_mangle]
+pub extern "C" fn ct_gpu_empty_cache() -> ct_status {
+    guard("ct_gpu_empty_cache", || Ok(ctensor_aten::empty_cache()?))
+}
+
+/// An opaque mirrored-tensor handle, owned by the caller until `ct_mirrored_free`.
+#[allow(non_camel_case_types)]
+pub struct ct_mirrored {
+    m: MirroredTensor,
+}
+
+static LIVE: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
+
+fn live() -> std::sync::MutexGuard<'static, BTreeSet<usize>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn mirrored<'a>(p: *mut ct_mirrored, name: &'static str) -> Result<&'a mut MirroredTensor, Fail> {
+    if p.is_null() {
+        return Err(Fail::Null(name));
+    }
+    if !live().contains(&(p as usize)) {
+        return Err(Fail::Arg(format!(
+            "`{name}` is not a live ct_mirrored (freed already, or not from ctensor)"
+        )));
+    }
+    // SAFETY: a live handle (a leaked Box), freed only by `ct_mirrored_free`, which
+    // unregisters it first; one handle is not used from two threads at once (header).
+    Ok(unsafe { &mut (*p).m })
+}
+
+/// Writes a new mirrored handle through `out`.
+///
+/// # Safety
+/// `out` is valid for a write.
+unsafe fn give_mirrored(out: *mut *mut ct_mirrored, m: MirroredTensor) -> Result<(), Fail> {
+    if out.is_null() {
+        return Err(Fail::Null("out"));
+    }
+    let p = Box::into_raw(Box::new(ct_mirrored { m }));
+    live().insert(p as usize);
+    // SAFETY: non-null and valid for writes (caller).
+    unsafe { out.write(p) };
+    Ok(())
+}
+
+/// A mirrored tensor of `dtype` and `ndim` sizes at `shape`, with no values yet (reading
+/// it before a `ct_mirrored_write_only` is an error).
+///
+/// # Safety
+/// `shape` is valid for `ndim` reads; `out` for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_new(
+    dtype: i32,
+    ndim: usize,
+    shape: *const usize,
+    out: *mut *mut ct_mirrored,
+) -> ct_status {
+    guard("ct_mirrored_new", || {
+        // SAFETY: the caller's promise on `shape`.
+        let d = unsafe { dims(ndim, shape) }?;
+        let m = MirroredTensor::new(dtype_of(dtype)?, d)?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give_mirrored(out, m) }
+    })
+}
+
+/// A mirrored tensor whose first, current copy holds a copy of `t`'s values, on `t`'s
+/// device.
+///
+/// # Safety
+/// `t` is a live handle (checked); `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_from_tensor(
+    t: *const super::tensor::ct_tensor,
+    out: *mut *mut ct_mirrored,
+) -> ct_status {
+    guard("ct_mirrored_from_tensor", || {
+        let m = MirroredTensor::from_tensor(handle(t, "t")?.try_clone()?)?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give_mirrored(out, m) }
+    })
+}
+
+/// What a `ct_mirrored_*` access asks for.
+enum Access {
+    Read,
+    Write,
+    WriteOnly,
+}
+
+fn access(
+    name: &'static str,
+    m: *mut ct_mirrored,
+    device: i32,
+    how: Access,
+    out: *mut *mut super::tensor::ct_tensor,
+) -> ct_status {
+    guard(name, || {
+        let m = mirrored(m, "m")?;
+        let d = device_of(device)?;
+        let t = match how {
+            Access::Read => m.read(d)?.share(),
+            Access::Write => m.write(d)?.share(),
+            Access::WriteOnly => m.write_only(d)?.share(),
+        };
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give(out, t) }
+    })
+}
+
+/// A new handle viewing the current copy on `device` (copied there first only if stale).
+/// Free the view with `ct_tensor_free`; read it before the next `ct_mirrored_*` call.
+///
+/// # Safety
+/// `m` is a live handle (checked); `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_read(
+    m: *mut ct_mirrored,
+    device: i32,
+    out: *mut *mut super::tensor::ct_tensor,
+) -> ct_status {
+    access("ct_mirrored_read", m, device, Access::Read, out)
+}
+
+/// A new handle viewing the copy on `device`, brought up to date, to modify; every other
+/// copy becomes stale. Write through it before the next `ct_mirrored_*` call.
+///
+/// # Safety
+/// As [`ct_mirrored_read`].
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_write(
+    m: *mut ct_mirrored,
+    device: i32,
+    out: *mut *mut super::tensor::ct_tensor,
+) -> ct_status {
+    access("ct_mirrored_write", m, device, Access::Write, out)
+}
+
+/// As [`ct_mirrored_write`] without bringing the copy up to date (it is about to be
+/// overwritten whole).
+///
+/// # Safety
+/// As [`ct_mirrored_read`].
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_write_only(
+    m: *mut ct_mirrored,
+    device: i32,
+    out: *mut *mut super::tensor::ct_tensor,
+) -> ct_status {
+    access("ct_mirrored_write_only", m, device, Access::WriteOnly, out)
+}
+
+/// The newest version (0 before the first write) and whether `device`'s copy has it.
+///
+/// # Safety
+/// `m` is a live handle (checked); `version` and `current` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_version(
+    m: *mut ct_mirrored,
+    device: i32,
+    version: *mut u64,
+    current: *mut i32,
+) -> ct_status {
+    guard("ct_mirrored_version", || {
+        let m = mirrored(m, "m")?;
+        let d = device_of(device)?;
+        // SAFETY: the caller's promises on the out-pointers.
+        unsafe {
+            write_out(version, "version", m.version())?;
+            write_out(current, "current", i32::from(m.is_current(d)))
+        }
+    })
+}
+
+/// Frees a mirrored handle (views handed out keep their copy's memory alive).
+///
+/// # Safety
+/// `m` is null, or a pointer that may be compared with the live handles.
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_free(m: *mut ct_mirrored) -> ct_status {
+    guard("ct_mirrored_free", || {
+        if m.is_null() {
+            return Err(Fail::Null("m"));
+        }
+        if !live().remove(&(m as usize)) {
+            return Err(Fail::Arg(
+                "`m` is not a live ct_mirrored (freed already, or not from ctensor)".into(),
+            ));
+        }
+        // SAFETY: `m` was live: a Box leaked by `give_mirrored`, now unregistered.
+        drop(unsafe { Box::from_raw(m) });
+        Ok(())
+    })
+}
