@@ -1,12 +1,9 @@
 //! The memory layer in C: the GPU caching allocator's counters and `empty_cache`, and
 //! mirrored tensors (`ct_mirrored*`: a versioned copy per device, copied only when stale).
 
-use std::collections::BTreeSet;
-use std::sync::Mutex;
-
 use ctensor_aten::{MemoryStats, MirroredTensor};
 
-use super::status::{ct_status, guard, write_out, Fail};
+use super::status::{ct_status, guard, write_out, Fail, Handles};
 use super::tensor::{device_of, dims, dtype_of, give, handle};
 
 /// The GPU caching allocator's counters (bytes where they are sizes).
@@ -75,17 +72,13 @@ pub struct ct_mirrored {
     m: MirroredTensor,
 }
 
-static LIVE: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
-
-fn live() -> std::sync::MutexGuard<'static, BTreeSet<usize>> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
+static LIVE: Handles = Handles::new();
 
 fn mirrored<'a>(p: *mut ct_mirrored, name: &'static str) -> Result<&'a mut MirroredTensor, Fail> {
     if p.is_null() {
         return Err(Fail::Null(name));
     }
-    if !live().contains(&(p as usize)) {
+    if !LIVE.contains(p) {
         return Err(Fail::Arg(format!(
             "`{name}` is not a live ct_mirrored (freed already, or not from ctensor)"
         )));
@@ -104,7 +97,7 @@ unsafe fn give_mirrored(out: *mut *mut ct_mirrored, m: MirroredTensor) -> Result
         return Err(Fail::Null("out"));
     }
     let p = Box::into_raw(Box::new(ct_mirrored { m }));
-    live().insert(p as usize);
+    LIVE.insert(p);
     // SAFETY: non-null and valid for writes (caller).
     unsafe { out.write(p) };
     Ok(())
@@ -249,7 +242,7 @@ pub unsafe extern "C" fn ct_mirrored_free(m: *mut ct_mirrored) -> ct_status {
         if m.is_null() {
             return Err(Fail::Null("m"));
         }
-        if !live().remove(&(m as usize)) {
+        if !LIVE.remove(m) {
             return Err(Fail::Arg(
                 "`m` is not a live ct_mirrored (freed already, or not from ctensor)".into(),
             ));

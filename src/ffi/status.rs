@@ -2,8 +2,10 @@
 //! point runs its body in (null checks, panics caught, errors turned into a status).
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
 
 use ctensor_base::Error;
 
@@ -155,4 +157,34 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, name: &'static str, v: T) -> Result
     // SAFETY: non-null and valid for writes (caller).
     unsafe { p.write(v) };
     Ok(())
+}
+
+/// The set of live handles of one kind (their addresses), so that a freed or foreign
+/// pointer is reported instead of dereferenced.
+pub(crate) struct Handles(Mutex<BTreeSet<usize>>);
+
+impl Handles {
+    /// An empty set (for a `static`).
+    pub(crate) const fn new() -> Handles {
+        Handles(Mutex::new(BTreeSet::new()))
+    }
+
+    fn set(&self) -> std::sync::MutexGuard<'_, BTreeSet<usize>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers `p` as live.
+    pub(crate) fn insert<T>(&self, p: *const T) {
+        self.set().insert(p as usize);
+    }
+
+    /// `true` when `p` is live.
+    pub(crate) fn contains<T>(&self, p: *const T) -> bool {
+        self.set().contains(&(p as usize))
+    }
+
+    /// Unregisters `p`; `false` when it was not live.
+    pub(crate) fn remove<T>(&self, p: *const T) -> bool {
+        self.set().remove(&(p as usize))
+    }
 }

@@ -6,13 +6,11 @@
 //! reused by a newer handle). Data types, devices and orders are passed as `int32_t`
 //! codes (the `ct_dtype`, `ct_device` and `ct_order` constants), and checked.
 
-use std::collections::BTreeSet;
 use std::ffi::c_void;
-use std::sync::Mutex;
 
 use ctensor_aten::{DataType, DeviceType, Order, Tensor, TensorMap};
 
-use super::status::{ct_status, guard, write_out, Fail};
+use super::status::{ct_status, guard, write_out, Fail, Handles};
 
 /// An opaque tensor handle.
 #[allow(non_camel_case_types)]
@@ -62,16 +60,12 @@ pub enum ct_order {
     CT_COL_MAJOR = 1,
 }
 
-static LIVE: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
-
-fn live() -> std::sync::MutexGuard<'static, BTreeSet<usize>> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
+static LIVE: Handles = Handles::new();
 
 /// A new handle for `t`, registered as live.
 pub(crate) fn new_handle(t: Tensor) -> *mut ct_tensor {
     let p = Box::into_raw(Box::new(ct_tensor { t }));
-    live().insert(p as usize);
+    LIVE.insert(p);
     p
 }
 
@@ -80,7 +74,7 @@ pub(crate) fn handle<'a>(p: *const ct_tensor, name: &'static str) -> Result<&'a 
     if p.is_null() {
         return Err(Fail::Null(name));
     }
-    if !live().contains(&(p as usize)) {
+    if !LIVE.contains(p) {
         return Err(Fail::Handle(name));
     }
     // SAFETY: `p` is a live handle from `new_handle` (a leaked Box), freed only by
@@ -264,7 +258,7 @@ pub unsafe extern "C" fn ct_tensor_free(t: *mut ct_tensor) -> ct_status {
         if t.is_null() {
             return Err(Fail::Null("t"));
         }
-        if !live().remove(&(t as usize)) {
+        if !LIVE.remove(t) {
             return Err(Fail::Handle("t"));
         }
         // SAFETY: `t` was live: a Box leaked by `new_handle`, now unregistered.
