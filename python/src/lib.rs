@@ -106,6 +106,58 @@ fn as_tensor(x: &Bound<'_, PyAny>) -> PyResult<Inner> {
     import_dlpack(&a)?.try_clone().map_err(err)
 }
 
+/// The view `src[key]` for integers and slices of step 1 (negative values count from
+/// the end), as NumPy indexes.
+fn view_of(src: &Inner, key: &Bound<'_, PyAny>) -> PyResult<Inner> {
+    let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    if items.len() > src.ndim() {
+        return Err(PyIndexError::new_err(format!(
+            "too many indices: {} for a tensor of {} dimensions",
+            items.len(),
+            src.ndim()
+        )));
+    }
+    let mut t = src.share();
+    let mut dim = 0;
+    for item in items {
+        let size = t.dims()[dim];
+        if let Ok(sl) = item.cast::<PySlice>() {
+            let ind = sl.indices(size as isize)?;
+            if ind.step != 1 {
+                return Err(PyIndexError::new_err(format!(
+                    "slices of step 1 only (ctensor views have no step), got step {}",
+                    ind.step
+                )));
+            }
+            t = t
+                .narrow(dim, ind.start as usize, ind.slicelength)
+                .map_err(err)?;
+            dim += 1;
+        } else if item.is_instance_of::<PyInt>() {
+            let i: i64 = item.extract()?;
+            let k = if i < 0 { i + size as i64 } else { i };
+            if k < 0 || k >= size as i64 {
+                return Err(PyIndexError::new_err(format!(
+                    "index {i} is out of range for dimension {dim} of size {size}"
+                )));
+            }
+            t = t
+                .narrow(dim, k as usize, 1)
+                .and_then(|v| v.squeeze(dim))
+                .map_err(err)?;
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "indices are integers and slices, got {}",
+                item.get_type().name()?
+            )));
+        }
+    }
+    Ok(t)
+}
+
 // ---- DLPack --------------------------------------------------------------------------
 
 const VERSIONED: &CStr = c"dltensor_versioned";
@@ -315,53 +367,26 @@ impl Tensor {
     /// `t[i]`, `t[a:b]`, `t[i, a:b, ...]`: integers and slices of step 1 (negative
     /// values count from the end), as views of the same memory.
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
-            Ok(t) => t.iter().collect(),
-            Err(_) => vec![key.clone()],
+        view_of(&self.t, key).map(wrap)
+    }
+
+    /// `t[key] = value`: writes `value` (a number, a tensor or an array, broadcast as
+    /// NumPy does) into the view `t[key]`. Complex into real and floating into integer
+    /// are refused, as for every in-place operation.
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut view = view_of(&self.t, key)?;
+        let src = match number(value)? {
+            Some(Number::Int(i)) => Inner::scalar(i).map_err(err)?,
+            Some(Number::Float(f)) => Inner::scalar(f).map_err(err)?,
+            Some(Number::Complex(c)) => Inner::scalar(c).map_err(err)?,
+            None => as_tensor(value)?,
         };
-        if items.len() > self.t.ndim() {
-            return Err(PyIndexError::new_err(format!(
-                "too many indices: {} for a tensor of {} dimensions",
-                items.len(),
-                self.t.ndim()
-            )));
-        }
-        let mut t = self.t.share();
-        let mut dim = 0;
-        for item in items {
-            let size = t.dims()[dim];
-            if let Ok(sl) = item.cast::<PySlice>() {
-                let ind = sl.indices(size as isize)?;
-                if ind.step != 1 {
-                    return Err(PyIndexError::new_err(format!(
-                        "slices of step 1 only (ctensor views have no step), got step {}",
-                        ind.step
-                    )));
-                }
-                t = t
-                    .narrow(dim, ind.start as usize, ind.slicelength)
-                    .map_err(err)?;
-                dim += 1;
-            } else if item.is_instance_of::<PyInt>() {
-                let i: i64 = item.extract()?;
-                let k = if i < 0 { i + size as i64 } else { i };
-                if k < 0 || k >= size as i64 {
-                    return Err(PyIndexError::new_err(format!(
-                        "index {i} is out of range for dimension {dim} of size {size}"
-                    )));
-                }
-                t = t
-                    .narrow(dim, k as usize, 1)
-                    .and_then(|v| v.squeeze(dim))
-                    .map_err(err)?;
-            } else {
-                return Err(PyTypeError::new_err(format!(
-                    "indices are integers and slices, got {}",
-                    item.get_type().name()?
-                )));
-            }
-        }
-        Ok(wrap(t))
+        let src = if src.device() == view.device() {
+            src
+        } else {
+            src.to_device(view.device()).map_err(err)?
+        };
+        nogil(value.py(), || view.assign(&src))
     }
 
     /// The same values on `device` (`"cpu"` or `"gpu"`); the tensor itself when already

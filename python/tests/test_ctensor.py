@@ -363,3 +363,29 @@ def test_indexing_gives_views_as_numpy():
         t[::2]
     assert np.asarray(t).ctypes.data == a.ctypes.data
     assert np.allclose(t, a) and np.asarray(t, dtype=np.float32).dtype == np.float32
+
+
+def test_item_assignment_writes_through_views_as_numpy():
+    a = rand((4, 5))
+    t = ctensor.from_numpy(a)
+    want = a.copy()
+    t[1:3, 2] = 5.0
+    want[1:3, 2] = 5.0
+    t[0] = np.arange(5.0)
+    want[0] = np.arange(5.0)
+    t[-1, 1:] = ctensor.Tensor(np.full(4, -2.0))
+    want[-1, 1:] = -2.0
+    t[2, 0] = 7  # an integer into a float tensor
+    want[2, 0] = 7
+    assert np.array_equal(a, want), "the writes reach the shared NumPy memory"
+    with pytest.raises(ctensor.Error, match="complex"):
+        t[0, 0] = 1j
+    with pytest.raises(ctensor.Error, match="shape"):
+        t[0] = np.ones(3)
+    frozen = rand((3,))
+    frozen.flags.writeable = False
+    with pytest.raises(ctensor.Error, match="READ_ONLY"):
+        ctensor.from_numpy(frozen)[0] = 1.0
+    i = ctensor.Tensor(np.zeros(3, np.int32))
+    with pytest.raises(ctensor.Error):
+        i[0] = 0.5  # floating into integer
