@@ -56,29 +56,6 @@ pub trait IndexCopy<T: Scalar>: Device {
     ) -> Result<()>;
 }
 
-/// Checked `index_copy` arguments: the element count of `src` (the scattered part), or
-/// `None` when there is nothing to write.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn plan_index_copy<T>(
-    outer: usize,
-    size: usize,
-    inner: usize,
-    idx: *const i64,
-    nidx: usize,
-    src: *const T,
-    dst: *const T,
-) -> Result<Option<usize>> {
-    const OP: &str = "index_copy";
-    let (nd, ns) = index_select_sizes(outer, size, inner, nidx)?;
-    crate::check::non_null(OP, "idx", idx, nidx)?;
-    crate::check::non_null(OP, "src", src, ns)?;
-    if ns == 0 {
-        return Ok(None);
-    }
-    crate::check::non_null(OP, "dst", dst, nd)?;
-    Ok(Some(ns))
-}
-
 /// Checks that the indices are distinct; the first repeat (by position of its second
 /// occurrence) is `Error::InvalidArgument`, naming both positions. Sorts a copy: memory
 /// and time follow the number of indices, not the axis length (which may be 2^40).
@@ -102,10 +79,13 @@ pub fn check_distinct(idx: &[i64]) -> Result<()> {
     }
 }
 
-/// Checked `index_select` arguments (sizes and pointers, not the index values): the
-/// element counts of `src` and `dst`, or `None` when there is nothing to write.
+/// Checked arguments of a row move between the large `[outer, size, inner]` array and
+/// the small `[outer, nidx, inner]` one (sizes and pointers, not the index values): a
+/// gather (`index_select`, `src` large) or, with `scatter`, a scatter (`index_copy`,
+/// `dst` large). Returns the small array's element count, or `None` when nothing moves.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn plan_index_select<T>(
+pub(crate) fn plan_rows<T>(
+    scatter: bool,
     outer: usize,
     size: usize,
     inner: usize,
@@ -113,36 +93,28 @@ pub(crate) fn plan_index_select<T>(
     nidx: usize,
     src: *const T,
     dst: *const T,
-) -> Result<Option<(usize, usize)>> {
-    const OP: &str = "index_select";
-    let (ns, nd) = index_select_sizes(outer, size, inner, nidx)?;
-    crate::check::non_null(OP, "idx", idx, nidx)?;
-    crate::check::non_null(OP, "dst", dst, nd)?;
-    if nd == 0 {
+) -> Result<Option<usize>> {
+    let (op, (large, large_name), (small, small_name)) = if scatter {
+        ("index_copy", (dst, "dst"), (src, "src"))
+    } else {
+        ("index_select", (src, "src"), (dst, "dst"))
+    };
+    let count = |a: usize, b: usize, c: usize| a.checked_mul(b).and_then(|x| x.checked_mul(c));
+    let (Some(nl), Some(ns)) = (count(outer, size, inner), count(outer, nidx, inner)) else {
+        return Err(Error::Overflow {
+            op,
+            what: format!(
+                "[{outer}, {size}, {inner}] and [{outer}, {nidx}, {inner}] exceed usize elements"
+            ),
+        });
+    };
+    crate::check::non_null(op, "idx", idx, nidx)?;
+    crate::check::non_null(op, small_name, small, ns)?;
+    if ns == 0 {
         return Ok(None);
     }
-    crate::check::non_null(OP, "src", src, ns)?;
-    Ok(Some((ns, nd)))
-}
-
-/// The element counts of an `index_select` call, overflow-checked:
-/// `(outer · size · inner, outer · nidx · inner)`.
-fn index_select_sizes(
-    outer: usize,
-    size: usize,
-    inner: usize,
-    nidx: usize,
-) -> Result<(usize, usize)> {
-    let count = |a: usize, b: usize, c: usize| a.checked_mul(b).and_then(|x| x.checked_mul(c));
-    match (count(outer, size, inner), count(outer, nidx, inner)) {
-        (Some(s), Some(d)) => Ok((s, d)),
-        _ => Err(Error::Overflow {
-            op: "index_select",
-            what: format!(
-                "[{outer}, {size}, {inner}] gathered to [{outer}, {nidx}, {inner}] exceeds usize elements"
-            ),
-        }),
-    }
+    crate::check::non_null(op, large_name, large, nl)?;
+    Ok(Some(ns))
 }
 
 /// Checks that every index is in `0..size`; the first one outside is `Error::OutOfRange`

@@ -112,13 +112,14 @@ impl MirroredTensor {
         self.copies_made
     }
 
-    /// `device`'s copy, allocated (zeroed) if there is none yet; its shape checked.
-    fn copy_on(&mut self, device: DeviceType, op: &'static str) -> Result<&mut Tensor> {
+    /// Makes sure `device` has a copy (allocated, zeroed, if there is none yet) that still
+    /// has the mirror's shape, type and row-major order; returns its slot.
+    fn ensure_copy(&mut self, device: DeviceType, op: &'static str) -> Result<usize> {
         let s = slot(device);
         if self.copies[s].is_none() {
             self.copies[s] = Some(Tensor::zeros(self.dtype, device, &self.dims)?);
         }
-        let t = self.copies[s].as_mut().expect("just made");
+        let t = self.copies[s].as_ref().expect("just made");
         if t.dims() != self.dims.as_slice() || t.dtype() != self.dtype || !t.is_contiguous() {
             return Err(Error::InvalidArgument {
                 op,
@@ -135,7 +136,7 @@ impl MirroredTensor {
                 ),
             });
         }
-        Ok(t)
+        Ok(s)
     }
 
     /// Makes `device`'s copy current, copying from a current copy if it is stale.
@@ -156,7 +157,9 @@ impl MirroredTensor {
             op,
             what: "no copy holds the newest version".into(),
         })?;
-        let result = self.copy_on(device, op).and_then(|dst| dst.sync(&src));
+        let result = self
+            .ensure_copy(device, op)
+            .and_then(|s| self.copies[s].as_mut().expect("ensured").sync(&src));
         self.copies[from] = Some(src);
         result?;
         self.versions[s] = self.latest;
@@ -170,7 +173,8 @@ impl MirroredTensor {
     /// this machine lacks; allocation and copy errors.
     pub fn read(&mut self, device: DeviceType) -> Result<&Tensor> {
         self.refresh(device, "MirroredTensor::read")?;
-        self.copy_on(device, "MirroredTensor::read").map(|t| &*t)
+        let s = self.ensure_copy(device, "MirroredTensor::read")?;
+        Ok(self.copies[s].as_ref().expect("ensured"))
     }
 
     /// A current copy on `device` to modify (copied first if stale); every other copy
@@ -180,16 +184,17 @@ impl MirroredTensor {
     /// [`write_only`](Self::write_only).
     pub fn write(&mut self, device: DeviceType) -> Result<&mut Tensor> {
         self.refresh(device, "MirroredTensor::write")?;
+        let s = self.ensure_copy(device, "MirroredTensor::write")?;
         self.bump(device);
-        self.copy_on(device, "MirroredTensor::write")
+        Ok(self.copies[s].as_mut().expect("ensured"))
     }
 
     /// `device`'s copy to overwrite whole, without bringing it up to date first; every
     /// other copy becomes stale. Its values are unspecified (stale or zero) until written.
     pub fn write_only(&mut self, device: DeviceType) -> Result<&mut Tensor> {
-        self.copy_on(device, "MirroredTensor::write_only")?;
+        let s = self.ensure_copy(device, "MirroredTensor::write_only")?;
         self.bump(device);
-        self.copy_on(device, "MirroredTensor::write_only")
+        Ok(self.copies[s].as_mut().expect("ensured"))
     }
 
     fn bump(&mut self, device: DeviceType) {

@@ -116,7 +116,8 @@ fn dtype_of(descr: &str, place: Place<'_>) -> Result<(DataType, bool)> {
     } else {
         npyz::Endianness::Big
     };
-    let swap = dtype != DataType::BFloat16 && ts.endianness() != native && dtype.size_of() > 1;
+    // Raw bf16 bits ('V') have no byte order of their own: NumPy writes them as they lie.
+    let swap = dtype != DataType::BFloat16 && ts.endianness() != native;
     Ok((dtype, swap))
 }
 

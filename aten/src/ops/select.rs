@@ -269,7 +269,7 @@ impl Tensor {
         } else {
             self.copy_in_order(crate::core::shape::Order::RowMajor)?
         };
-        if std::sync::Arc::ptr_eq(&src.buffer, &target.buffer) {
+        if src.shares_memory_with(&target) {
             src = src.try_clone()?; // read before anything is written
         }
         let outer: usize = self.dims()[..dim].iter().product();
@@ -291,7 +291,7 @@ impl Tensor {
                 }
             })?;
         }
-        if !std::sync::Arc::ptr_eq(&target.buffer, &self.buffer) {
+        if !target.shares_memory_with(self) {
             self.assign(&target)?; // `self` is a strided view: write the block back
         }
         Ok(())

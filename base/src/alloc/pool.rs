@@ -108,11 +108,6 @@ impl<B: Backend> Pool<B> {
         self.stats
     }
 
-    /// The backend (for inspection).
-    pub fn backend(&self) -> &B {
-        &self.backend
-    }
-
     /// The size a request of `bytes` is rounded to, or `None` when that overflows.
     pub fn rounded(bytes: usize) -> Option<usize> {
         bytes.max(1).checked_next_multiple_of(ROUND)

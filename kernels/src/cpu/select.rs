@@ -5,9 +5,7 @@ use ctensor_base::{CpuDevice, Result, Scalar};
 
 use super::slice;
 use crate::parallel::{for_each_range, SendPtr};
-use crate::select::{
-    check_distinct, check_indices, plan_index_copy, plan_index_select, IndexCopy, IndexSelect,
-};
+use crate::select::{check_distinct, check_indices, plan_rows, IndexCopy, IndexSelect};
 
 /// Moves the rows of `inner` elements between the `[outer, size, inner]` array and the
 /// `[outer, nidx, inner]` one: gathers `dst[o, j] = src[o, idx[j]]`, or with `scatter`
@@ -56,7 +54,7 @@ impl<T: Scalar> IndexSelect<T> for CpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        let Some(_) = plan_index_select(outer, size, inner, idx, nidx, src, dst)? else {
+        let Some(_) = plan_rows(false, outer, size, inner, idx, nidx, src, dst)? else {
             return Ok(());
         };
         // SAFETY: `idx` holds `nidx` readable indices (caller).
@@ -78,7 +76,7 @@ impl<T: Scalar> IndexCopy<T> for CpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        let Some(_) = plan_index_copy(outer, size, inner, idx, nidx, src, dst)? else {
+        let Some(_) = plan_rows(true, outer, size, inner, idx, nidx, src, dst)? else {
             return Ok(());
         };
         // SAFETY: `idx` holds `nidx` readable indices (caller).

@@ -7,7 +7,7 @@ use ctensor_base::{GpuDevice, Result, Scalar};
 
 use super::launch::{args, dev, launch_1d};
 use super::source::{Kernel, INDEX_COPY, INDEX_SELECT};
-use crate::select::{plan_index_copy, plan_index_select, IndexCopy, IndexSelect};
+use crate::select::{plan_rows, IndexCopy, IndexSelect};
 
 /// Launches `kernel` (gather or scatter) over the `n` elements of the small array.
 ///
@@ -48,7 +48,7 @@ impl<T: Scalar> IndexSelect<T> for GpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        let Some((_, nd)) = plan_index_select(outer, size, inner, idx, nidx, src, dst)? else {
+        let Some(nd) = plan_rows(false, outer, size, inner, idx, nidx, src, dst)? else {
             return Ok(());
         };
         // SAFETY: forwarded contract; `nd` elements of `dst` are written.
@@ -66,7 +66,7 @@ impl<T: Scalar> IndexCopy<T> for GpuDevice {
         src: *const T,
         dst: *mut T,
     ) -> Result<()> {
-        let Some(ns) = plan_index_copy(outer, size, inner, idx, nidx, src, dst)? else {
+        let Some(ns) = plan_rows(true, outer, size, inner, idx, nidx, src, dst)? else {
             return Ok(());
         };
         // SAFETY: forwarded contract; each of the `ns` source elements is written once
