@@ -199,3 +199,14 @@ fn threads_share_one_mirror_behind_a_mutex() {
     assert_eq!(value(g.read(CPU).unwrap()), 400.0);
     assert_eq!(g.copies_made(), 0);
 }
+
+#[test]
+fn zero_size_with_huge_other_dimensions() {
+    let mut m = MirroredTensor::new(DataType::ComplexDouble, &[0, 1 << 40]).unwrap();
+    assert!(matches!(m.read(CPU), Err(Error::Uninitialized { .. })));
+    assert_eq!(m.write_only(CPU).unwrap().dims(), [0, 1 << 40]);
+    let t = m.read(CPU).unwrap();
+    assert_eq!((t.dims(), t.numel()), (&[0, 1 << 40][..], 0));
+    m.write(CPU).unwrap().fill(1.0).unwrap();
+    assert_eq!((m.version(), m.copies_made()), (2, 0));
+}

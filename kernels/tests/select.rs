@@ -106,7 +106,16 @@ fn index_select_refuses_bad_indices_and_null_pointers_on_the_host() {
         )
     }
     .unwrap_err();
-    assert!(matches!(e, Error::Overflow { .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Overflow {
+                op: "index_select",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 /// `dst[o, idx[j], i] = src[o, j, i]` over a copy of `before`.
@@ -225,6 +234,30 @@ fn index_copy_refuses_repeats_bad_indices_and_null_pointers_on_the_host() {
     }
     .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    // Element counts beyond usize: an error naming the scatter, before any pointer is used.
+    // SAFETY: the sizes are refused before anything is read or written.
+    let e = unsafe {
+        CpuDevice::index_copy(
+            usize::MAX / 2,
+            3,
+            2,
+            [0i64].as_ptr(),
+            1,
+            src.as_ptr(),
+            dst.as_mut_ptr(),
+        )
+    }
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Overflow {
+                op: "index_copy",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // Nothing to write (outer = 0) along a 2^40 axis: an immediate Ok.
     // SAFETY: no element is touched.
     unsafe {

@@ -389,3 +389,37 @@ def test_item_assignment_writes_through_views_as_numpy():
     i = ctensor.Tensor(np.zeros(3, np.int32))
     with pytest.raises(ctensor.Error):
         i[0] = 0.5  # floating into integer
+
+
+def test_zero_size_with_huge_other_dimensions():
+    t = ctensor.zeros((0, 2**40), "complex128")
+    assert t.shape == (0, 2**40)
+    u = t * 2 + 1
+    assert u.shape == (0, 2**40) and u.dtype == "complex128"
+    a = u.numpy()
+    assert a.shape == (0, 2**40) and a.size == 0
+    assert ctensor.from_numpy(np.empty((2**40, 0))).shape == (2**40, 0)
+    assert ctensor.eigh(np.zeros((0, 0)), eigvals_only=True).shape == (0,)
+
+
+def test_dlpack_protocol_arguments():
+    a = rand((3, 4))
+    t = ctensor.from_numpy(a)
+    with pytest.raises(BufferError, match="use .to"):
+        t.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
+    c = np.from_dlpack(t, copy=True)
+    assert np.array_equal(c, a) and not np.shares_memory(c, a)
+
+    class Legacy:  # a producer older than DLPack 1.0: no keywords, an unversioned capsule
+        def __dlpack__(self):
+            return t.__dlpack__()
+
+        def __dlpack_device__(self):
+            return t.__dlpack_device__()
+
+    back = ctensor.from_dlpack(Legacy())
+    assert np.shares_memory(back.numpy(), a) and np.array_equal(back.numpy(), a)
+    capsule = t.__dlpack__(max_version=(1, 0))
+    ctensor.from_dlpack(type("Once", (), {"__dlpack__": lambda self, **k: capsule})())
+    with pytest.raises(TypeError, match="already consumed"):
+        ctensor.from_dlpack(type("Twice", (), {"__dlpack__": lambda self, **k: capsule})())

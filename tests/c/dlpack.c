@@ -113,6 +113,12 @@ int main(int argc, char **argv) {
   CHECK(ev[0] == 4 && ev[1] == 5 && ev[2] == 6, "exported values %g %g %g", ev[0], ev[1], ev[2]);
   e->deleter(e); /* the last owner: frees the memory (valgrind checks) */
 
+  /* No place for the export: refused, and nothing leaks (valgrind checks). */
+  OK(ct_tensor_from_host(CT_F64, 2, shape, CT_ROW_MAJOR, host, &a));
+  st = ct_tensor_to_dlpack(a, NULL);
+  CHECK(st == CT_ERR_NULL, "export to a null out: %d", (int)st);
+  OK(ct_tensor_free(a));
+
   /* Export, then import again: one buffer, no copy. */
   OK(ct_tensor_from_host(CT_F64, 2, shape, CT_ROW_MAJOR, host, &a));
   OK(ct_tensor_to_dlpack(a, &e));
@@ -139,6 +145,11 @@ int main(int argc, char **argv) {
   CHECK(memcmp(zt, z, sizeof z) == 0, "npy round trip changed the bytes");
   OK(ct_tensor_free(a));
   OK(ct_tensor_free(t));
+  st = ct_tensor_load_npy(NULL, CT_CPU, &t);
+  CHECK(st == CT_ERR_NULL, "null path: %d", (int)st);
+  st = ct_tensor_load_npy("\xff\xfe.npy", CT_CPU, &t);
+  CHECK(st == CT_ERR_INVALID_ARGUMENT && strstr(ct_last_error_message(), "UTF-8") != NULL,
+        "non-UTF-8 path: %d %s", (int)st, ct_last_error_message());
   st = ct_tensor_load_npy("/nonexistent/ctensor.npy", CT_CPU, &t);
   CHECK(st == CT_ERR_IO, "missing file: %d", (int)st);
   CHECK(strstr(ct_last_error_message(), "/nonexistent/ctensor.npy") != NULL, "message: %s", ct_last_error_message());
