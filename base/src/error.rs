@@ -139,6 +139,32 @@ pub enum Error {
         detail: String,
     },
 
+    // ---- MPI ---------------------------------------------------------------------
+    /// The ranks of a communicator called one operation with operands (or arguments)
+    /// that do not agree. Every rank returns this error, so none is left waiting.
+    #[error("{op}: the ranks disagree on the {what}: rank 0 has {first}, rank {rank} has {got}")]
+    RankMismatch {
+        /// The operation that failed.
+        op: &'static str,
+        /// What differs: "data type", "shape", "root", ...
+        what: &'static str,
+        /// Rank 0's value (the one every rank must match).
+        first: String,
+        /// The first rank that differs.
+        rank: usize,
+        /// Its value.
+        got: String,
+    },
+    /// A call into the MPI library failed, or another rank could not take part in a
+    /// collective operation (its own call returned the reason).
+    #[error("{op}: MPI: {detail}")]
+    Mpi {
+        /// The operation that failed.
+        op: &'static str,
+        /// The MPI function and the library's error string, or which rank failed.
+        detail: String,
+    },
+
     // ---- einsum ------------------------------------------------------------------
     /// A malformed einsum equation, with the byte position of the problem.
     #[error("einsum: bad equation \"{equation}\" at position {position}: expected {expected}")]
@@ -294,7 +320,9 @@ impl Error {
             | BorrowConflict { op, .. }
             | Io { op, .. }
             | BadFile { op, .. }
-            | Uninitialized { op, .. } => *op = new_op,
+            | Uninitialized { op, .. }
+            | RankMismatch { op, .. }
+            | Mpi { op, .. } => *op = new_op,
             _ => {}
         }
         self

@@ -1,0 +1,217 @@
+//! Point-to-point messages: a tensor from one rank to another.
+//!
+//! A message is a handshake and the data: the sender describes its tensor (dtype and
+//! shape), the receiver answers whether it takes it, and only then do the elements move.
+//! So a receiver that expects another dtype or shape makes both sides return an error,
+//! instead of the sender blocking on data nobody reads. The round trip costs one message
+//! latency (microseconds) on top of the transfer.
+
+use std::ffi::c_int;
+
+use ctensor_aten::Tensor;
+use ctensor_base::{DataType, DeviceType, Error, Result};
+use mpi::ffi;
+
+use crate::comm::{check, Comm, MAX_DIMS};
+use crate::wire::{arrive, datatype, in_pieces, incoming, outgoing, with_read, with_write};
+
+/// The largest tag every MPI library accepts (the standard's lower bound for
+/// `MPI_TAG_UB`).
+pub const MAX_TAG: u32 = 32767;
+
+const WORDS: usize = 2 + MAX_DIMS;
+/// Header status words.
+const SENDING: i64 = 0;
+const SENDER_FAILED: i64 = -1;
+
+impl Comm {
+    fn check_peer(&self, op: &'static str, peer: usize, tag: u32) -> Result<()> {
+        if peer >= self.size() {
+            return Err(Error::OutOfRange {
+                op,
+                what: "peer rank".into(),
+                given: peer as i64,
+                valid: format!("0..{}", self.size()),
+            });
+        }
+        if tag > MAX_TAG {
+            return Err(Error::OutOfRange {
+                op,
+                what: "tag".into(),
+                given: i64::from(tag),
+                valid: format!("0..={MAX_TAG}"),
+            });
+        }
+        Ok(())
+    }
+
+    fn send_words(&self, op: &'static str, words: &[i64], dest: usize, tag: u32) -> Result<()> {
+        // SAFETY: `words` holds words.len() i64 (a few dozen).
+        check(op, "MPI_Send", unsafe {
+            ffi::MPI_Send(
+                words.as_ptr().cast(),
+                words.len() as c_int,
+                ffi::RSMPI_INT64_T,
+                dest as c_int,
+                tag as c_int,
+                self.as_raw(),
+            )
+        })
+    }
+
+    fn recv_words(&self, op: &'static str, words: &mut [i64], src: usize, tag: u32) -> Result<()> {
+        // SAFETY: `words` has room for words.len() i64; the status is not wanted.
+        check(op, "MPI_Recv", unsafe {
+            ffi::MPI_Recv(
+                words.as_mut_ptr().cast(),
+                words.len() as c_int,
+                ffi::RSMPI_INT64_T,
+                src as c_int,
+                tag as c_int,
+                self.as_raw(),
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        })
+    }
+
+    /// Sends `t` (any dtype, layout and device) to rank `dest` with `tag`; the receiver
+    /// calls [`recv`](Self::recv) or [`recv_into`](Self::recv_into) with this rank and tag.
+    /// Blocks until the receiver has taken the header (and, for large tensors, the data).
+    ///
+    /// Errors: `OutOfRange` for a rank outside the communicator or a tag above
+    /// [`MAX_TAG`]; `RankMismatch` when the receiver expected another dtype or shape
+    /// (the receiver returns it too).
+    pub fn send(&self, t: &Tensor, dest: usize, tag: u32) -> Result<()> {
+        const OP: &str = "send";
+        self.check_peer(OP, dest, tag)?;
+        if t.ndim() > MAX_DIMS {
+            // Still tell the receiver, so it does not wait for data that never comes.
+            let mut w = [0i64; WORDS];
+            w[0] = SENDER_FAILED;
+            self.send_words(OP, &w, dest, tag)?;
+            return Err(Error::InvalidArgument {
+                op: OP,
+                expected: format!("a tensor of at most {MAX_DIMS} dimensions for MPI"),
+                given: format!("{} dimensions", t.ndim()),
+            });
+        }
+        let staged = outgoing(t);
+        let mut header = [0i64; WORDS];
+        header[0] = if staged.is_ok() {
+            SENDING
+        } else {
+            SENDER_FAILED
+        };
+        header[1] = DataType::ALL
+            .iter()
+            .position(|&d| d == t.dtype())
+            .unwrap_or(0) as i64
+            | ((t.ndim() as i64) << 8);
+        for (w, &d) in header[2..].iter_mut().zip(t.dims()) {
+            *w = d as i64;
+        }
+        self.send_words(OP, &header, dest, tag)?;
+        let send = staged?;
+        let mut reply = [0i64; 1];
+        self.recv_words(OP, &mut reply, dest, tag)?;
+        if reply[0] != 0 {
+            return Err(Error::RankMismatch {
+                op: OP,
+                what: "message (the receiver expected another tensor)",
+                first: format!("{} {:?} sent by rank {}", t.dtype(), t.dims(), self.rank()),
+                rank: dest,
+                got: "a refusal: see the receiver's error for the tensor it expected".into(),
+            });
+        }
+        let dt = datatype(t.dtype());
+        with_read(&send, OP, |p| {
+            in_pieces(send.numel(), t.dtype().size_of(), |off, n| {
+                // SAFETY: `p` holds numel elements of the dtype; the piece lies inside.
+                check(OP, "MPI_Send", unsafe {
+                    ffi::MPI_Send(
+                        p.cast::<u8>().add(off).cast(),
+                        n,
+                        dt,
+                        dest as c_int,
+                        tag as c_int,
+                        self.as_raw(),
+                    )
+                })
+            })
+        })
+    }
+
+    /// Receives the tensor that rank `src` sends with `tag`, as a new dense tensor on
+    /// `device` (dtype and shape from the sender).
+    pub fn recv(&self, src: usize, tag: u32, device: DeviceType) -> Result<Tensor> {
+        let (dtype, dims) = self.recv_header("recv", src, tag, None)?;
+        let buf = incoming(dtype, device, &dims)?;
+        self.recv_data("recv", &buf, src, tag)?;
+        arrive(buf, device)
+    }
+
+    /// Receives the tensor that rank `src` sends with `tag` into `t` (any layout, a view
+    /// or a map included), which must have the sender's dtype and shape. Errors:
+    /// `RankMismatch` otherwise (the sender returns it too).
+    pub fn recv_into(&self, t: &mut Tensor, src: usize, tag: u32) -> Result<()> {
+        self.recv_header("recv_into", src, tag, Some(t))?;
+        let buf = incoming(t.dtype(), t.device(), t.dims())?;
+        self.recv_data("recv_into", &buf, src, tag)?;
+        t.sync(&buf)
+    }
+
+    /// Takes the sender's header and answers it: accepted when `expect` is `None` or
+    /// matches.
+    fn recv_header(
+        &self,
+        op: &'static str,
+        src: usize,
+        tag: u32,
+        expect: Option<&Tensor>,
+    ) -> Result<(DataType, Vec<usize>)> {
+        self.check_peer(op, src, tag)?;
+        let mut h = [0i64; WORDS];
+        self.recv_words(op, &mut h, src, tag)?;
+        if h[0] == SENDER_FAILED {
+            return Err(Error::Mpi {
+                op,
+                detail: format!("rank {src} could not send (its own call returned the reason)"),
+            });
+        }
+        let dtype = DataType::ALL[(h[1] & 0xff).clamp(0, 7) as usize];
+        let ndim = ((h[1] >> 8).clamp(0, MAX_DIMS as i64)) as usize;
+        let dims: Vec<usize> = h[2..2 + ndim].iter().map(|&d| d as usize).collect();
+        let verdict = match expect {
+            Some(t) if t.dtype() != dtype || t.dims() != &dims[..] => Err(Error::RankMismatch {
+                op,
+                what: "message (the receiver expected another tensor)",
+                first: format!("{dtype} {dims:?} sent by rank {src}"),
+                rank: self.rank(),
+                got: format!("{} {:?} expected", t.dtype(), t.dims()),
+            }),
+            _ => Ok((dtype, dims)),
+        };
+        self.send_words(op, &[i64::from(verdict.is_err())], src, tag)?;
+        verdict
+    }
+
+    fn recv_data(&self, op: &'static str, buf: &Tensor, src: usize, tag: u32) -> Result<()> {
+        let dt = datatype(buf.dtype());
+        with_write(buf, op, |p| {
+            in_pieces(buf.numel(), buf.dtype().size_of(), |off, n| {
+                // SAFETY: `p` holds numel elements of the dtype; the piece lies inside.
+                check(op, "MPI_Recv", unsafe {
+                    ffi::MPI_Recv(
+                        p.cast::<u8>().add(off).cast(),
+                        n,
+                        dt,
+                        src as c_int,
+                        tag as c_int,
+                        self.as_raw(),
+                        ffi::RSMPI_STATUS_IGNORE,
+                    )
+                })
+            })
+        })
+    }
+}

@@ -1,0 +1,505 @@
+//! [`DistMatrix`]: a matrix distributed block-cyclically over a [`Grid`], as ScaLAPACK
+//! stores it (Blackford et al., *ScaLAPACK Users' Guide*, SIAM 1997, §4.3): global
+//! `mb × nb` blocks dealt round-robin to the grid's rows and columns, each rank's blocks
+//! kept as one column-major local matrix.
+
+use std::ffi::c_int;
+
+use ctensor_aten::{Order, Tensor};
+use ctensor_base::{DataType, DeviceType, Error, Result};
+use mpi::ffi as mpi_ffi;
+
+use super::ffi::{self, Desc};
+use super::grid::Grid;
+use crate::collectives::counts_and_displs;
+use crate::comm::{check, count, same_on_all};
+use crate::wire::{datatype, with_read, with_write};
+
+/// How many of `n` global rows (or columns) in blocks of `nb` the grid row (column)
+/// `iproc` of `nprocs` holds: ScaLAPACK's `NUMROC` with the first block on process 0.
+pub fn local_count(n: usize, nb: usize, iproc: usize, nprocs: usize) -> usize {
+    let blocks = n / nb;
+    let mut count = (blocks / nprocs) * nb;
+    let extra = blocks % nprocs;
+    if iproc < extra {
+        count += nb;
+    } else if iproc == extra {
+        count += n % nb;
+    }
+    count
+}
+
+/// The global index of local index `l` on grid row (column) `iproc` of `nprocs`, blocks
+/// of `nb`: ScaLAPACK's `INDXL2G`, 0-based.
+pub fn global_index(l: usize, nb: usize, iproc: usize, nprocs: usize) -> usize {
+    (l / nb * nprocs + iproc) * nb + l % nb
+}
+
+/// A `m × n` matrix distributed block-cyclically over a [`Grid`] in `mb × nb` blocks
+/// (first block on grid process (0, 0)). Each rank holds its blocks as one column-major
+/// host tensor ([`local`](Self::local)) with the leading dimension of its ScaLAPACK
+/// descriptor ([`descriptor`](Self::descriptor)).
+pub struct DistMatrix<'g> {
+    grid: &'g Grid,
+    dtype: DataType,
+    m: usize,
+    n: usize,
+    mb: usize,
+    nb: usize,
+    /// At least one element (ScaLAPACK is handed a real address even for an empty local
+    /// part); the local matrix is its leading `locr × locc` part.
+    storage: Tensor,
+    locr: usize,
+    locc: usize,
+    desc: Desc,
+}
+
+impl std::fmt::Debug for DistMatrix<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DistMatrix({} × {} {} in {} × {} blocks; local {} × {} on {:?})",
+            self.m, self.n, self.dtype, self.mb, self.nb, self.locr, self.locc, self.grid
+        )
+    }
+}
+
+impl<'g> DistMatrix<'g> {
+    /// A zero `m × n` matrix of `dtype` in `mb × nb` blocks over `grid`. Not
+    /// collective, but every rank of the grid makes it with the same arguments.
+    ///
+    /// Errors: `InvalidArgument` for a zero block size, `Overflow` for sizes beyond
+    /// ScaLAPACK's C int indices.
+    pub fn zeros(
+        grid: &'g Grid,
+        dtype: DataType,
+        m: usize,
+        n: usize,
+        mb: usize,
+        nb: usize,
+    ) -> Result<Self> {
+        const OP: &str = "DistMatrix::zeros";
+        if mb == 0 || nb == 0 {
+            return Err(Error::InvalidArgument {
+                op: OP,
+                expected: "block sizes of at least 1".into(),
+                given: format!("{mb} × {nb}"),
+            });
+        }
+        for v in [m, n, mb, nb] {
+            count(OP, v)?;
+        }
+        let (nprow, npcol) = grid.shape();
+        let (myrow, mycol) = grid.coords();
+        let locr = local_count(m, mb, myrow, nprow);
+        let locc = local_count(n, nb, mycol, npcol);
+        count(
+            OP,
+            locr.checked_mul(locc).ok_or_else(|| Error::Overflow {
+                op: OP,
+                what: "local size".into(),
+            })?,
+        )?;
+        let lld = locr.max(1);
+        let storage =
+            Tensor::new_in_order(dtype, DeviceType::Cpu, &[lld, locc.max(1)], Order::ColMajor)?;
+        let mut desc: Desc = [0; 9];
+        let mut info = 0;
+        let (mi, ni, mbi, nbi, zero, ctxt, lldi) = (
+            m as c_int,
+            n as c_int,
+            mb as c_int,
+            nb as c_int,
+            0,
+            grid.context(),
+            lld as c_int,
+        );
+        // SAFETY: `desc` has the 9 entries of a descriptor; every other argument is a
+        // valid integer by reference.
+        unsafe {
+            ffi::descinit_(
+                desc.as_mut_ptr(),
+                &mi,
+                &ni,
+                &mbi,
+                &nbi,
+                &zero,
+                &zero,
+                &ctxt,
+                &lldi,
+                &mut info,
+            )
+        };
+        if info != 0 {
+            return Err(Error::Lapack {
+                routine: "descinit",
+                info: info.into(),
+                detail: format!("argument {} of the descriptor of a {m} × {n} matrix in {mb} × {nb} blocks is illegal", -info),
+            });
+        }
+        Ok(DistMatrix {
+            grid,
+            dtype,
+            m,
+            n,
+            mb,
+            nb,
+            storage,
+            locr,
+            locc,
+            desc,
+        })
+    }
+
+    /// Distributes `a` (a matrix of any dtype, layout or device, given on the rank
+    /// `root` only; `None` elsewhere) over `grid` in `mb × nb` blocks: the root packs
+    /// each rank's blocks and one `MPI_Scatterv` delivers them. Collective.
+    ///
+    /// Errors (on every rank): as [`Comm::scatter`](crate::Comm::scatter) for the root
+    /// and the `Some`/`None` pattern, `ShapeMismatch` when `a` is not a matrix, and the
+    /// errors of [`zeros`](Self::zeros).
+    pub fn scatter_from(
+        grid: &'g Grid,
+        a: Option<&Tensor>,
+        root: usize,
+        mb: usize,
+        nb: usize,
+    ) -> Result<Self> {
+        const OP: &str = "DistMatrix::scatter_from";
+        let comm = grid.comm();
+        let is_root = comm.rank() == root;
+        // The root's matrix in column-major host memory, and its shape and dtype.
+        let local: Result<Option<Tensor>> = if root >= comm.size() {
+            Err(Error::OutOfRange {
+                op: OP,
+                what: "root rank".into(),
+                given: root as i64,
+                valid: format!("0..{}", comm.size()),
+            })
+        } else {
+            match (a, is_root) {
+                (Some(a), true) if a.ndim() != 2 => Err(Error::ShapeMismatch {
+                    op: OP,
+                    expected: "a matrix (rank 2)".into(),
+                    got: format!("shape {:?}", a.dims()),
+                }),
+                (Some(a), true) => column_major_host(a).map(Some),
+                (None, false) => Ok(None),
+                (given, _) => Err(Error::InvalidArgument {
+                    op: OP,
+                    expected: "a matrix on the root rank and None on every other rank".into(),
+                    given: format!(
+                        "{} on rank {} (root {root})",
+                        if given.is_some() { "a matrix" } else { "None" },
+                        comm.rank()
+                    ),
+                }),
+            }
+        };
+        let words = match &local {
+            Ok(Some(a)) => [
+                0,
+                dtype_code(a.dtype()),
+                a.dims()[0] as i64,
+                a.dims()[1] as i64,
+                root as i64,
+            ],
+            Ok(None) => [1, 0, 0, 0, root as i64],
+            Err(_) => [2, 0, 0, 0, root as i64],
+        };
+        let all = comm.allgather_words(OP, &words)?;
+        let all: Vec<&[i64]> = all.chunks(5).collect();
+        if let Some(r) = all.iter().position(|w| w[0] == 2) {
+            local?;
+            return Err(Error::Mpi {
+                op: OP,
+                detail: format!("rank {r} could not take part (its own call returned the reason)"),
+            });
+        }
+        let roots: Vec<i64> = all.iter().map(|w| w[4]).collect();
+        same_on_all(OP, "root", &roots)?;
+        let head = all[root];
+        let dtype = DataType::ALL[head[1].clamp(0, 7) as usize];
+        let (m, n) = (head[2] as usize, head[3] as usize);
+        let out = DistMatrix::zeros(grid, dtype, m, n, mb, nb)?;
+        let counts: Vec<usize> = (0..comm.size()).map(|r| out.local_len_of(r)).collect();
+        let (cnts, displs) = counts_and_displs(OP, &counts)?;
+        let packed = match local? {
+            Some(a) => Some(out.pack(&a, &counts)?),
+            None => None,
+        };
+        let dt = datatype(dtype);
+        let me = cnts[comm.rank()];
+        let run = |src: *const std::ffi::c_void| {
+            with_write(&out.storage, OP, |dst| {
+                // SAFETY: on the root `src` holds the packed blocks of every rank at
+                // `displs`; `dst` has room for this rank's `me` elements.
+                check(OP, "MPI_Scatterv", unsafe {
+                    mpi_ffi::MPI_Scatterv(
+                        src,
+                        cnts.as_ptr(),
+                        displs.as_ptr(),
+                        dt,
+                        dst,
+                        me,
+                        dt,
+                        root as c_int,
+                        comm.as_raw(),
+                    )
+                })
+            })
+        };
+        match &packed {
+            Some(p) => with_read(p, OP, run)?,
+            None => run(std::ptr::null())?,
+        }
+        Ok(out)
+    }
+
+    /// The whole matrix on rank `root` (`Some`, a column-major `m × n` host tensor),
+    /// `None` elsewhere: one `MPI_Gatherv` of the local parts. Collective.
+    pub fn gather_to(&self, root: usize) -> Result<Option<Tensor>> {
+        const OP: &str = "DistMatrix::gather_to";
+        let comm = self.grid.comm();
+        let ok = root < comm.size();
+        let verdicts = comm.allgather_words(OP, &[i64::from(ok), root as i64])?;
+        let roots: Vec<i64> = verdicts.chunks(2).map(|w| w[1]).collect();
+        same_on_all(OP, "root", &roots)?;
+        if !ok {
+            return Err(Error::OutOfRange {
+                op: OP,
+                what: "root rank".into(),
+                given: root as i64,
+                valid: format!("0..{}", comm.size()),
+            });
+        }
+        let counts: Vec<usize> = (0..comm.size()).map(|r| self.local_len_of(r)).collect();
+        let (cnts, displs) = counts_and_displs(OP, &counts)?;
+        let is_root = comm.rank() == root;
+        let total: usize = counts.iter().sum();
+        let recv = if is_root {
+            Some(Tensor::new(self.dtype, DeviceType::Cpu, &[total.max(1)])?)
+        } else {
+            None
+        };
+        let dt = datatype(self.dtype);
+        let me = cnts[comm.rank()];
+        with_read(&self.storage, OP, |src| {
+            let run = |dst: *mut std::ffi::c_void| {
+                // SAFETY: `src` holds this rank's `me` elements (its local matrix, packed
+                // since lld = max(1, locr)); on the root `dst` has room for all of them.
+                check(OP, "MPI_Gatherv", unsafe {
+                    mpi_ffi::MPI_Gatherv(
+                        src,
+                        me,
+                        dt,
+                        dst,
+                        cnts.as_ptr(),
+                        displs.as_ptr(),
+                        dt,
+                        root as c_int,
+                        comm.as_raw(),
+                    )
+                })
+            };
+            match &recv {
+                Some(r) => with_write(r, OP, run),
+                None => run(std::ptr::null_mut()),
+            }
+        })?;
+        recv.map(|r| self.unpack(&r, &counts)).transpose()
+    }
+
+    /// The global shape `(m, n)`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.m, self.n)
+    }
+
+    /// The block shape `(mb, nb)`.
+    pub fn block(&self) -> (usize, usize) {
+        (self.mb, self.nb)
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DataType {
+        self.dtype
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &'g Grid {
+        self.grid
+    }
+
+    /// This rank's blocks: a column-major `locr × locc` host tensor (a view of the
+    /// matrix's memory).
+    pub fn local(&self) -> Result<Tensor> {
+        self.storage
+            .narrow(0, 0, self.locr)?
+            .narrow(1, 0, self.locc)
+    }
+
+    /// The global `(row, column)` of this rank's local element `(i, j)`.
+    pub fn to_global(&self, i: usize, j: usize) -> (usize, usize) {
+        let (nprow, npcol) = self.grid.shape();
+        let (myrow, mycol) = self.grid.coords();
+        (
+            global_index(i, self.mb, myrow, nprow),
+            global_index(j, self.nb, mycol, npcol),
+        )
+    }
+
+    /// The ScaLAPACK descriptor (`DESCA`), for ScaLAPACK calls of the caller's own.
+    pub fn descriptor(&self) -> [i32; 9] {
+        self.desc
+    }
+
+    /// A deep copy with the same distribution (ScaLAPACK overwrites its input).
+    pub(crate) fn copy(&self) -> Result<DistMatrix<'g>> {
+        let mut d = DistMatrix::zeros(self.grid, self.dtype, self.m, self.n, self.mb, self.nb)?;
+        d.storage.sync(&self.storage)?;
+        Ok(d)
+    }
+
+    pub(crate) fn storage(&self) -> &Tensor {
+        &self.storage
+    }
+
+    /// The same distribution with another global column count `n2 ≤ n` and these local
+    /// values (a copy of, or the first columns of, this matrix's layout): the eigenvector
+    /// matrix of a partial spectrum.
+    pub(crate) fn with_columns(&self, n2: usize, storage: Tensor) -> Result<DistMatrix<'g>> {
+        let mut d = DistMatrix::zeros(self.grid, self.dtype, self.m, n2, self.mb, self.nb)?;
+        let view = storage.narrow(1, 0, d.locc.max(1).min(storage.dims()[1]))?;
+        d.storage.sync(&view)?;
+        Ok(d)
+    }
+
+    /// The number of local elements of rank `r` of the grid's communicator.
+    fn local_len_of(&self, r: usize) -> usize {
+        let (nprow, npcol) = self.grid.shape();
+        let (pr, pc) = self.grid.coords_of(r).unwrap_or((0, 0));
+        local_count(self.m, self.mb, pr, nprow) * local_count(self.n, self.nb, pc, npcol)
+    }
+
+    /// Calls `f(local_offset, global_offset, len)` for every run of consecutive local
+    /// rows of rank `r`'s part (column-major: a run is ≤ mb elements of one column).
+    fn runs_of(&self, r: usize, mut f: impl FnMut(usize, usize, usize)) {
+        let (nprow, npcol) = self.grid.shape();
+        let (pr, pc) = self.grid.coords_of(r).unwrap_or((0, 0));
+        let locr = local_count(self.m, self.mb, pr, nprow);
+        let locc = local_count(self.n, self.nb, pc, npcol);
+        for lj in 0..locc {
+            let gj = global_index(lj, self.nb, pc, npcol);
+            let mut li = 0;
+            while li < locr {
+                let len = (self.mb - li % self.mb).min(locr - li);
+                let gi = global_index(li, self.mb, pr, nprow);
+                f(li + lj * locr, gi + gj * self.m, len);
+                li += len;
+            }
+        }
+    }
+
+    /// The root's column-major matrix `a` cut into every rank's local part, in rank order.
+    fn pack(&self, a: &Tensor, counts: &[usize]) -> Result<Tensor> {
+        let total: usize = counts.iter().sum();
+        let packed = Tensor::new(self.dtype, DeviceType::Cpu, &[total.max(1)])?;
+        let e = self.dtype.size_of();
+        with_read(a, "DistMatrix::scatter_from", |src| {
+            with_write(&packed, "DistMatrix::scatter_from", |dst| {
+                let mut base = 0;
+                for (r, &c) in counts.iter().enumerate() {
+                    self.runs_of(r, |l, g, len| {
+                        // SAFETY: `g + len ≤ m·n` inside `a` (column-major m × n) and
+                        // `base + l + len ≤ total` inside `packed`, by the block-cyclic
+                        // counts; the two buffers are distinct.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                src.cast::<u8>().add(g * e),
+                                dst.cast::<u8>().add((base + l) * e),
+                                len * e,
+                            )
+                        }
+                    });
+                    base += c;
+                }
+                Ok(())
+            })
+        })?;
+        Ok(packed)
+    }
+
+    /// The inverse of [`pack`](Self::pack): every rank's part back into a column-major
+    /// `m × n` matrix.
+    fn unpack(&self, packed: &Tensor, counts: &[usize]) -> Result<Tensor> {
+        let out = Tensor::new_in_order(
+            self.dtype,
+            DeviceType::Cpu,
+            &[self.m, self.n],
+            Order::ColMajor,
+        )?;
+        let e = self.dtype.size_of();
+        with_read(packed, "DistMatrix::gather_to", |src| {
+            with_write(&out, "DistMatrix::gather_to", |dst| {
+                let mut base = 0;
+                for (r, &c) in counts.iter().enumerate() {
+                    self.runs_of(r, |l, g, len| {
+                        // SAFETY: the bounds of `pack`, the other way round.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                src.cast::<u8>().add((base + l) * e),
+                                dst.cast::<u8>().add(g * e),
+                                len * e,
+                            )
+                        }
+                    });
+                    base += c;
+                }
+                Ok(())
+            })
+        })?;
+        Ok(out)
+    }
+}
+
+/// `a` as a column-major dense host tensor (itself when it already is one).
+fn column_major_host(a: &Tensor) -> Result<Tensor> {
+    let a = if a.device() == DeviceType::Cpu {
+        a.share()
+    } else {
+        a.to_device(DeviceType::Cpu)?
+    };
+    if a.is_fortran_contiguous() {
+        Ok(a)
+    } else {
+        // The transpose's row-major copy is `a` in column-major order.
+        a.t()?.contiguous()?.t()
+    }
+}
+
+fn dtype_code(d: DataType) -> i64 {
+    DataType::ALL.iter().position(|&x| x == d).unwrap_or(0) as i64
+}
+
+/// ScaLAPACK's own `NUMROC` and `INDXL2G`, for tests of [`local_count`] and
+/// [`global_index`] against the library.
+#[doc(hidden)]
+pub fn scalapack_numroc(n: usize, nb: usize, iproc: usize, nprocs: usize) -> usize {
+    let (n, nb, ip, z, np) = (n as c_int, nb as c_int, iproc as c_int, 0, nprocs as c_int);
+    // SAFETY: NUMROC only reads its integer arguments.
+    unsafe { ffi::numroc_(&n, &nb, &ip, &z, &np) as usize }
+}
+
+/// See [`scalapack_numroc`]; ScaLAPACK's `INDXL2G` (1-based there, 0-based here).
+#[doc(hidden)]
+pub fn scalapack_indxl2g(l: usize, nb: usize, iproc: usize, nprocs: usize) -> usize {
+    let (l1, nb, ip, z, np) = (
+        l as c_int + 1,
+        nb as c_int,
+        iproc as c_int,
+        0,
+        nprocs as c_int,
+    );
+    // SAFETY: INDXL2G only reads its integer arguments.
+    (unsafe { ffi::indxl2g_(&l1, &nb, &ip, &z, &np) } - 1) as usize
+}

@@ -1,0 +1,226 @@
+//! The distributed dense Hermitian eigensolver: ScaLAPACK's divide and conquer
+//! (`p?syevd`/`p?heevd`) for the whole spectrum, MRRR (`p?syevr`/`p?heevr`) for a range.
+
+use std::ffi::c_int;
+
+use ctensor_aten::{check_finite, EighRange, Tensor};
+use ctensor_base::{Error, Result, Scalar};
+
+use super::dist_matrix::DistMatrix;
+use super::ffi::{EigArgs, EvrRange, Pheev};
+use crate::wire::with_write;
+
+const OP: &str = "eigh (ScaLAPACK)";
+
+/// Eigenvalues (ascending, a real host tensor, the same on every rank) and eigenvectors
+/// (the columns of a distributed `n × m` matrix, in `a`'s blocks) of the Hermitian
+/// matrix `a`, of which only the lower triangle is read, as [`ctensor::eigh`] does on one
+/// process. For f32, f64, c32 and c64. Collective over `a`'s grid.
+///
+/// `EighRange::All` calls `p?syevd`/`p?heevd`; an index or value range calls
+/// `p?syevr`/`p?heevr`, which compute only the pairs asked for.
+///
+/// Errors (on every rank): `ShapeMismatch` unless `a` is square in square blocks
+/// (ScaLAPACK's requirement); `UnsupportedDType`; `OutOfRange`/`InvalidArgument` for a
+/// bad range; `NonFinite` for NaN or infinity in the lower triangle (unless
+/// `set_check_finite(false)`); `Lapack` with the routine and its `info`.
+///
+/// [`ctensor::eigh`]: ctensor_aten::eigh
+pub fn eigh<'g>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, DistMatrix<'g>)> {
+    let (m, n) = a.shape();
+    let (mb, nb) = a.block();
+    if m != n || mb != nb {
+        return Err(Error::ShapeMismatch {
+            op: OP,
+            expected: "a square matrix in square blocks".into(),
+            got: format!("a {m} × {n} matrix in {mb} × {nb} blocks"),
+        });
+    }
+    ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range))
+}
+
+fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, DistMatrix<'g>)> {
+    let n = a.shape().0;
+    let evr = match range {
+        EighRange::All => None,
+        EighRange::Index(lo, hi) if lo <= hi && hi <= n => Some(EvrRange {
+            range: b'I',
+            vl: T::real(0.0),
+            vu: T::real(0.0),
+            il: lo as c_int + 1,
+            iu: hi as c_int,
+        }),
+        EighRange::Index(lo, hi) => {
+            return Err(Error::OutOfRange {
+                op: OP,
+                what: "eigenpair index range end".into(),
+                given: hi as i64,
+                valid: format!("lo <= hi <= n = {n}, got {lo}..{hi}"),
+            })
+        }
+        EighRange::Value(l, u) if l < u => Some(EvrRange {
+            range: b'V',
+            vl: T::real(l),
+            vu: T::real(u),
+            il: 0,
+            iu: 0,
+        }),
+        EighRange::Value(l, u) => {
+            return Err(Error::InvalidArgument {
+                op: OP,
+                expected: "an eigenvalue interval (lower, upper] with lower < upper".into(),
+                given: format!("lower = {l}, upper = {u}"),
+            })
+        }
+    };
+    if check_finite() {
+        lower_triangle_finite::<T>(a)?;
+    }
+    let real = a.dtype().real_type();
+    let empty = matches!(evr, Some(EvrRange { range: b'I', il, iu, .. }) if iu < il);
+    if n == 0 || empty {
+        return Ok((
+            Tensor::new(real, ctensor_base::DeviceType::Cpu, &[0])?,
+            a.with_columns(0, a.storage().share())?,
+        ));
+    }
+    let work_a = a.copy()?;
+    let z = DistMatrix::zeros(a.grid(), a.dtype(), n, n, a.block().0, a.block().1)?;
+    let mut w = vec![T::Real::zero(); n];
+    let mut found: c_int = n as c_int;
+    let routine = if evr.is_some() { T::EVR } else { T::EVD };
+    with_write(work_a.storage(), OP, |ap| {
+        with_write(z.storage(), OP, |zp| {
+            let call = |args: &EigArgs<T>, found: &mut c_int| {
+                // SAFETY: `ap`/`zp` are the local parts described by the descriptors,
+                // `w` has n entries, the workspaces the lengths in `args` (or one entry
+                // for the query).
+                unsafe {
+                    match evr {
+                        None => T::evd(args),
+                        Some(r) => T::evr(args, r, found),
+                    }
+                }
+            };
+            let (mut wq, mut rq, mut iq) = ([T::zero()], [T::Real::zero()], [0 as c_int]);
+            let mut args = EigArgs::<T> {
+                n: n as c_int,
+                a: ap.cast(),
+                desca: work_a.descriptor(),
+                w: w.as_mut_ptr(),
+                z: zp.cast(),
+                descz: z.descriptor(),
+                work: wq.as_mut_ptr(),
+                lwork: -1,
+                rwork: rq.as_mut_ptr(),
+                lrwork: -1,
+                iwork: iq.as_mut_ptr(),
+                liwork: -1,
+            };
+            let info = call(&args, &mut found);
+            lapack_info(routine, info)?;
+            // The queries of some ScaLAPACK releases under-report for small blocks;
+            // half again more costs O(n²/p) memory and nothing else.
+            let pad = |q: f64| (q.max(1.0) * 1.5) as usize + 1024;
+            let mut work = vec![T::zero(); pad(wq[0].to_c64().re)];
+            let mut rwork = vec![T::Real::zero(); pad(rq[0].to_c64().re)];
+            let mut iwork = vec![0 as c_int; pad(f64::from(iq[0]))];
+            for len in [work.len(), rwork.len(), iwork.len()] {
+                crate::comm::count(OP, len)?;
+            }
+            args.work = work.as_mut_ptr();
+            args.lwork = work.len() as c_int;
+            args.rwork = rwork.as_mut_ptr();
+            args.lrwork = rwork.len() as c_int;
+            args.iwork = iwork.as_mut_ptr();
+            args.liwork = iwork.len() as c_int;
+            let info = call(&args, &mut found);
+            lapack_info(routine, info)
+        })
+    })?;
+    let found = (found.max(0) as usize).min(n);
+    let values = Tensor::from_slice(&w[..found], &[found])?;
+    let vectors = if found == n {
+        z
+    } else {
+        z.with_columns(found, z.storage().share())?
+    };
+    Ok((values, vectors))
+}
+
+fn lapack_info(routine: &'static str, info: c_int) -> Result<()> {
+    match info {
+        0 => Ok(()),
+        i if i < 0 => Err(Error::Lapack {
+            routine,
+            info: i.into(),
+            detail: format!(
+                "argument {} is illegal (entry 100·j + k is entry k of argument j's \
+                 descriptor); a bug in ctensor's call, please report it",
+                -i
+            ),
+        }),
+        i => Err(Error::Lapack {
+            routine,
+            info: i.into(),
+            detail: "the eigenvalue or eigenvector computation failed to converge, or \
+                     the eigenvectors could not be orthogonalized"
+                .into(),
+        }),
+    }
+}
+
+/// `NonFinite` on every rank when any rank's part of the lower triangle holds NaN or an
+/// infinity: the first one in column-major order, its value sent to all.
+fn lower_triangle_finite<T: Pheev>(a: &DistMatrix<'_>) -> Result<()> {
+    let local = a.local()?;
+    let values = local.to_vec::<T>()?;
+    let (locr, locc) = (local.dims()[0], local.dims()[1]);
+    // `to_vec` reads in row-major order of the local matrix.
+    let mut bad: Option<(usize, usize, ctensor_base::c64)> = None;
+    for i in 0..locr {
+        for j in 0..locc {
+            let v = values[i * locc + j].to_c64();
+            let (gi, gj) = a.to_global(i, j);
+            if gi >= gj
+                && !(v.re.is_finite() && v.im.is_finite())
+                && bad.is_none_or(|(bi, bj, _)| (gj, gi) < (bj, bi))
+            {
+                bad = Some((gi, gj, v));
+            }
+        }
+    }
+    let words = match bad {
+        Some((i, j, v)) => [
+            1,
+            i as i64,
+            j as i64,
+            v.re.to_bits() as i64,
+            v.im.to_bits() as i64,
+        ],
+        None => [0; 5],
+    };
+    let all = a.grid().comm().allgather_words(OP, &words)?;
+    let first = all
+        .chunks(5)
+        .filter(|w| w[0] == 1)
+        .min_by_key(|w| (w[2], w[1]));
+    match first {
+        None => Ok(()),
+        Some(w) => {
+            let (re, im) = (f64::from_bits(w[3] as u64), f64::from_bits(w[4] as u64));
+            Err(Error::NonFinite {
+                op: OP,
+                operand: "a",
+                part: "the lower triangle",
+                row: w[1] as usize,
+                col: w[2] as usize,
+                value: if a.dtype().is_complex() {
+                    format!("({re}, {im})")
+                } else {
+                    format!("{re}")
+                },
+            })
+        }
+    }
+}

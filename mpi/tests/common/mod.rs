@@ -1,0 +1,194 @@
+//! Running a test on several MPI processes from `cargo test`.
+//!
+//! [`mpi_test!`] makes a `#[test]` that, under cargo, launches this same test binary with
+//! `mpirun -n N` (for each N asked for) filtered to that one test, and fails when mpirun
+//! fails, when any rank's test fails, when fewer than N ranks report it passed (a filter
+//! that matched nothing would otherwise pass), or after a time limit (a rank left
+//! waiting in a collective is a hang, and a hang is a failure). Inside mpirun the same
+//! `#[test]` starts MPI and runs the body on every rank.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctensor_mpi::{Comm, Universe};
+
+/// Set in the environment of the processes mpirun starts: the folder where each rank
+/// leaves a file when its test body has passed.
+const CHILD: &str = "CTENSOR_MPI_CHILD";
+
+/// MPI for one test process; `world` is dropped before the universe finalizes MPI.
+pub struct Mpi {
+    pub world: Comm,
+    _universe: Universe,
+}
+
+impl Mpi {
+    pub fn start() -> Mpi {
+        let universe = ctensor_mpi::initialize().expect("MPI_Init");
+        let world = universe.world().expect("world communicator");
+        Mpi {
+            world,
+            _universe: universe,
+        }
+    }
+}
+
+pub fn in_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+/// Records that this rank's test body passed.
+pub fn passed(rank: usize) {
+    let dir = std::env::var(CHILD).expect("child marker folder");
+    std::fs::write(format!("{dir}/rank-{rank}"), b"ok").expect("write the pass marker");
+}
+
+/// The per-run time limit: `CTENSOR_MPI_TEST_TIMEOUT` seconds, 180 by default.
+fn limit() -> Duration {
+    let s = std::env::var("CTENSOR_MPI_TEST_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(180);
+    Duration::from_secs(s)
+}
+
+/// `mpirun` with the options a test run needs: root allowed (containers and CI run as
+/// root), more ranks than cores, and no cross-process single copy (CMA needs ptrace
+/// rights that containers often withhold; shared memory copies through a buffer then).
+pub fn mpirun(np: usize) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "btl_vader_single_copy_mechanism",
+        "none",
+        "-n",
+        &np.to_string(),
+    ]);
+    c
+}
+
+/// Runs `cmd`, returning (success, stdout + stderr); kills it after `limit()`.
+pub fn run_limited(mut cmd: Command, what: &str) -> (bool, String) {
+    let mut child = match cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
+        Ok(c) => c,
+        Err(e) => panic!(
+            "{what}: cannot start mpirun ({e}); install OpenMPI: bash scripts/ensure-deps.sh mpi"
+        ),
+    };
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for mpirun") {
+            break Some(st);
+        }
+        if start.elapsed() > limit() {
+            // SIGTERM lets mpirun take its ranks down with it; SIGKILL if it lingers.
+            // SAFETY: signalling our own child process.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            std::thread::sleep(Duration::from_secs(3));
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = format!(
+        "{}{}",
+        t_out.join().unwrap_or_default(),
+        t_err.join().unwrap_or_default()
+    );
+    match status {
+        Some(st) => (st.success(), text),
+        None => (
+            false,
+            format!(
+                "{text}\n{what}: TIMED OUT after {:?} (a rank is waiting forever)",
+                limit()
+            ),
+        ),
+    }
+}
+
+/// Runs the test `name` of this binary on `np` ranks (with `env` set for them) and
+/// panics unless every rank passed it.
+pub fn launch(name: &str, np: usize, env: &[(&str, &str)]) {
+    // One mpirun at a time: the tests are parallel inside, and the machine may have fewer
+    // cores than ranks.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let exe = std::env::current_exe().expect("test binary path");
+    let marks = std::env::temp_dir().join(format!(
+        "ctensor-mpi-{}-{name}-{np}-{}",
+        std::process::id(),
+        env.len()
+    ));
+    let _ = std::fs::remove_dir_all(&marks);
+    std::fs::create_dir_all(&marks).expect("marker folder");
+    let mut cmd = mpirun(np);
+    for (k, v) in env {
+        cmd.args(["-x", &format!("{k}={v}")]);
+    }
+    cmd.args(["-x", &format!("{CHILD}={}", marks.display())]);
+    cmd.arg(exe)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"]);
+    let what = format!("{name} on {np} ranks {env:?}");
+    let (ok, text) = run_limited(cmd, &what);
+    let passed = (0..np)
+        .filter(|r| marks.join(format!("rank-{r}")).exists())
+        .count();
+    let _ = std::fs::remove_dir_all(&marks);
+    if !ok || passed != np {
+        panic!("{what}: failed ({passed} of {np} ranks passed)\n--- output ---\n{text}");
+    }
+    // Lines the ranks printed on purpose (SKIP notes) go to the test's own output.
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("SKIP") || l.starts_with("rank"))
+    {
+        println!("{line}");
+    }
+}
+
+/// A test run on every rank of `mpirun -n N` for each N of `$np`, again for each extra
+/// environment in `$envs` (e.g. a small message limit, to run the chunked paths). The
+/// body gets `&Comm` (the world) and returns `ctensor::Result<()>`.
+#[macro_export]
+macro_rules! mpi_test {
+    ($name:ident, $np:expr, $envs:expr, |$w:ident| $body:block) => {
+        #[test]
+        fn $name() {
+            if common::in_child() {
+                let mpi = common::Mpi::start();
+                let $w: &ctensor_mpi::Comm = &mpi.world;
+                let result: ctensor_base::Result<()> = (|| $body)();
+                match result {
+                    Ok(()) => common::passed($w.rank()),
+                    Err(e) => panic!("rank {} of {}: {e}", $w.rank(), $w.size()),
+                }
+            } else {
+                let envs: &[&[(&str, &str)]] = $envs;
+                for np in $np {
+                    common::launch(stringify!($name), np, &[]);
+                    for env in envs {
+                        common::launch(stringify!($name), np, env);
+                    }
+                }
+            }
+        }
+    };
+}
