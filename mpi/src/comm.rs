@@ -193,6 +193,24 @@ impl Comm {
         Comm::adopt(raw, OP)
     }
 
+    /// Every rank's verdict on a step that each did by itself, before the next
+    /// collective: `local` on the ranks where every rank succeeded, otherwise an error
+    /// on every rank (the failed rank its own; the others `Error::Mpi` naming it). The
+    /// SPMD idiom that keeps one rank's failure from leaving the others waiting in the
+    /// next collective. Collective (one `MPI_Allgather` of 8 bytes per rank).
+    pub fn all_ok<T>(&self, local: Result<T>) -> Result<T> {
+        const OP: &str = "all_ok";
+        let all = self.allgather_words(OP, &[i64::from(local.is_err())])?;
+        let value = local?;
+        match all.iter().position(|&f| f != 0) {
+            None => Ok(value),
+            Some(r) => Err(Error::Mpi {
+                op: OP,
+                detail: format!("rank {r} failed (its own call returned the reason)"),
+            }),
+        }
+    }
+
     /// `words` from every rank, concatenated in rank order (`MPI_Allgather` of i64).
     pub(crate) fn allgather_words(&self, op: &'static str, words: &[i64]) -> Result<Vec<i64>> {
         let n = count(op, words.len())?;

@@ -15,9 +15,11 @@
 //!   matrices on a process grid and ScaLAPACK's `p?syevd`/`p?heevd` (all eigenpairs)
 //!   and `p?syevr`/`p?heevr` (a range), for f32, f64, c32 and c64.
 //!
+//! Programs reach it as `ctensor::mpi` (the facade's `mpi` feature):
+//!
 //! ```no_run
-//! use ctensor::{DataType, DeviceType, Tensor};
-//! use ctensor::mpi::{self as ctmpi, ReduceOp};
+//! use ctensor_aten::{DeviceType, Tensor};
+//! use ctensor_mpi::{self as ctmpi, ReduceOp};
 //!
 //! let universe = ctmpi::initialize()?;
 //! let world = universe.world()?;
@@ -27,7 +29,7 @@
 //! // ... and every rank learns the total.
 //! let total = world.allreduce(&local, ReduceOp::Sum)?;
 //! assert_eq!(total.item::<f64>()?, 100.0);
-//! # Ok::<(), ctensor::Error>(())
+//! # Ok::<(), ctensor_aten::Error>(())
 //! ```
 //!
 //! Run it with `mpirun -n 4 ./program`. Drop every [`Comm`], [`Grid`] and
@@ -47,5 +49,5 @@ pub use collectives::ReduceOp;
 pub use comm::{initialize, Comm, Universe, MAX_DIMS};
 pub use p2p::MAX_TAG;
 pub use pools::{block_counts, block_range, distribute, split_pools, Pools};
-pub use scalapack::{eigh, DistMatrix, Grid};
+pub use scalapack::{eigh, eigvalsh, DistMatrix, Grid};
 pub use wire::cuda_aware;

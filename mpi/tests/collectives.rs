@@ -557,6 +557,32 @@ mpi_test!(
     }
 );
 
+mpi_test!(all_ok_fails_every_rank_when_one_fails, [2, 3], &[], |w| {
+    assert_eq!(w.all_ok(Ok::<_, Error>(w.rank()))?, w.rank());
+    let last = w.size() - 1;
+    let local: Result<()> = if w.rank() == last {
+        Err(Error::InvalidArgument {
+            op: "test",
+            expected: "nothing".into(),
+            given: "a failure".into(),
+        })
+    } else {
+        Ok(())
+    };
+    match (w.rank() == last, w.all_ok(local)) {
+        (true, Err(Error::InvalidArgument { op: "test", .. })) => {}
+        (
+            false,
+            Err(Error::Mpi {
+                op: "all_ok",
+                detail,
+            }),
+        ) => assert!(detail.contains(&format!("rank {last}")), "{detail}"),
+        (_, other) => panic!("rank {}: got {other:?}", w.rank()),
+    }
+    Ok(())
+});
+
 mpi_test!(gpu_tensors_travel_staged_or_direct, [2], &[], |w| {
     if !ctensor_aten::gpu_available() {
         if w.rank() == 0 {

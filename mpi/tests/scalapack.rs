@@ -8,7 +8,7 @@ use ctensor_aten::{
 };
 use ctensor_base::{c64, Error, Result};
 use ctensor_mpi::scalapack::{global_index, local_count, scalapack_indxl2g, scalapack_numroc};
-use ctensor_mpi::{eigh, Comm, DistMatrix, Grid};
+use ctensor_mpi::{eigh, eigvalsh, Comm, DistMatrix, Grid};
 
 #[test]
 fn index_formulas_match_scalapack() {

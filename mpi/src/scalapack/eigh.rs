@@ -27,6 +27,24 @@ const OP: &str = "eigh (ScaLAPACK)";
 ///
 /// [`ctensor::eigh`]: ctensor_aten::eigh
 pub fn eigh<'g>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, DistMatrix<'g>)> {
+    check_square(a)?;
+    let (values, vectors) =
+        ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, true))?;
+    let vectors = vectors.ok_or_else(|| Error::Internal {
+        op: OP,
+        what: "no eigenvectors came back".into(),
+    })?;
+    Ok((values, vectors))
+}
+
+/// The eigenvalues of [`eigh`] alone (ascending, the same on every rank), from MRRR
+/// (`p?syevr`/`p?heevr` with `jobz = 'N'`) for every range. Errors as [`eigh`].
+pub fn eigvalsh(a: &DistMatrix<'_>, range: EighRange) -> Result<Tensor> {
+    check_square(a)?;
+    Ok(ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, false))?.0)
+}
+
+fn check_square(a: &DistMatrix<'_>) -> Result<()> {
     let (m, n) = a.shape();
     let (mb, nb) = a.block();
     if m != n || mb != nb {
@@ -36,14 +54,27 @@ pub fn eigh<'g>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, DistMat
             got: format!("a {m} × {n} matrix in {mb} × {nb} blocks"),
         });
     }
-    ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range))
+    Ok(())
 }
 
-fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, DistMatrix<'g>)> {
+type Solved<'g> = (Tensor, Option<DistMatrix<'g>>);
+
+fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange, vectors: bool) -> Result<Solved<'g>> {
     let n = a.shape().0;
+    let jobz = if vectors { b'V' } else { b'N' };
     let evr = match range {
-        EighRange::All => None,
+        // Divide and conquer has no values-only mode; MRRR computes them alone.
+        EighRange::All if vectors => None,
+        EighRange::All => Some(EvrRange {
+            jobz,
+            range: b'A',
+            vl: T::real(0.0),
+            vu: T::real(0.0),
+            il: 0,
+            iu: 0,
+        }),
         EighRange::Index(lo, hi) if lo <= hi && hi <= n => Some(EvrRange {
+            jobz,
             range: b'I',
             vl: T::real(0.0),
             vu: T::real(0.0),
@@ -59,6 +90,7 @@ fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, 
             })
         }
         EighRange::Value(l, u) if l < u => Some(EvrRange {
+            jobz,
             range: b'V',
             vl: T::real(l),
             vu: T::real(u),
@@ -79,9 +111,14 @@ fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, 
     let real = a.dtype().real_type();
     let empty = matches!(evr, Some(EvrRange { range: b'I', il, iu, .. }) if iu < il);
     if n == 0 || empty {
+        let none = if vectors {
+            Some(a.with_columns(0, a.storage().share())?)
+        } else {
+            None
+        };
         return Ok((
             Tensor::new(real, ctensor_base::DeviceType::Cpu, &[0])?,
-            a.with_columns(0, a.storage().share())?,
+            none,
         ));
     }
     let work_a = a.copy()?;
@@ -140,12 +177,12 @@ fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, 
     })?;
     let found = (found.max(0) as usize).min(n);
     let values = Tensor::from_slice(&w[..found], &[found])?;
-    let vectors = if found == n {
-        z
-    } else {
-        z.with_columns(found, z.storage().share())?
+    let z = match (vectors, found == n) {
+        (false, _) => None,
+        (true, true) => Some(z),
+        (true, false) => Some(z.with_columns(found, z.storage().share())?),
     };
-    Ok((values, vectors))
+    Ok((values, z))
 }
 
 fn lapack_info(routine: &'static str, info: c_int) -> Result<()> {

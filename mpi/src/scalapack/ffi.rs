@@ -201,10 +201,11 @@ pub(crate) struct EigArgs<T: Scalar> {
     pub liwork: c_int,
 }
 
-/// Which eigenpairs `p?syevr`/`p?heevr` compute: `'I'` with 1-based `il..=iu`, or `'V'`
-/// with `(vl, vu]`.
+/// Which eigenpairs `p?syevr`/`p?heevr` compute: `'A'` all, `'I'` with 1-based
+/// `il..=iu`, or `'V'` with `(vl, vu]`; `jobz` `'V'` with eigenvectors, `'N'` without.
 #[derive(Clone, Copy)]
 pub(crate) struct EvrRange<R> {
+    pub jobz: u8,
     pub range: u8,
     pub vl: R,
     pub vu: R,
@@ -229,7 +230,7 @@ pub(crate) trait Pheev: Scalar {
     /// a workspace query: lengths −1 and at least one element behind each workspace).
     unsafe fn evd(args: &EigArgs<Self>) -> c_int;
 
-    /// `p?syevr`/`p?heevr` with `jobz = 'V'`, `uplo = 'L'`; returns `info` and sets the
+    /// `p?syevr`/`p?heevr` with `uplo = 'L'`; returns `info` and sets the
     /// number of eigenvalues found in `m`.
     ///
     /// # Safety
@@ -279,11 +280,11 @@ macro_rules! impl_real {
             }
             unsafe fn evr(x: &EigArgs<Self>, r: EvrRange<Self::Real>, m: &mut c_int) -> c_int {
                 let (mut info, mut nz) = (0, 0);
-                let range = [r.range as c_char, 0];
+                let (range, jobz) = ([r.range as c_char, 0], [r.jobz as c_char, 0]);
                 // SAFETY: the caller's contract; the character arguments are one byte.
                 unsafe {
                     $evr(
-                        V,
+                        jobz.as_ptr(),
                         range.as_ptr(),
                         L,
                         &x.n,
@@ -358,11 +359,11 @@ macro_rules! impl_complex {
             }
             unsafe fn evr(x: &EigArgs<Self>, r: EvrRange<Self::Real>, m: &mut c_int) -> c_int {
                 let (mut info, mut nz) = (0, 0);
-                let range = [r.range as c_char, 0];
+                let (range, jobz) = ([r.range as c_char, 0], [r.jobz as c_char, 0]);
                 // SAFETY: the caller's contract; the character arguments are one byte.
                 unsafe {
                     $evr(
-                        V,
+                        jobz.as_ptr(),
                         range.as_ptr(),
                         L,
                         &x.n,

@@ -7,5 +7,5 @@ mod ffi;
 mod grid;
 
 pub use dist_matrix::{global_index, local_count, scalapack_indxl2g, scalapack_numroc, DistMatrix};
-pub use eigh::eigh;
+pub use eigh::{eigh, eigvalsh};
 pub use grid::Grid;
