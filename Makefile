@@ -13,13 +13,17 @@ demo: deps
 	$(CARGO) run --release --example tour
 
 ## make test: every test of every crate (unit, integration, doc; the .npy tests against
-## NumPy from target/py-venv, scripts/py-env.sh), then the C, C++ and Fortran clients of
-## the C ABI against the static library (tests/c/run.sh), then the Python package built
-## with maturin and its pytest suite against NumPy/SciPy (scripts/py-test.sh).
+## NumPy from target/py-venv, scripts/py-env.sh; the MPI crate's tests under mpirun -n 2
+## and -n 3), the demo under mpirun against one process (the facade's `mpi` feature),
+## then the C, C++ and Fortran clients of the C ABI against the static library
+## (tests/c/run.sh), then the Python package built with maturin and its pytest suite
+## against NumPy/SciPy (scripts/py-test.sh).
 test: deps
+	@bash scripts/ensure-deps.sh mpi
 	py=$$(bash scripts/py-env.sh) && CTENSOR_PYTHON=$$py CTENSOR_REQUIRE_PYTHON=1 \
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --all-targets
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --doc
+	$(CARGO) test --features mpi --example silicon_bands mpi_
 	bash tests/c/run.sh
 	bash scripts/py-test.sh
 
@@ -31,7 +35,7 @@ test: deps
 ## and the demo's k-points/s (dense and Davidson + FFT) against NumPy/SciPy's dense eigh.
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
-	@bash scripts/ensure-deps.sh bench
+	@bash scripts/ensure-deps.sh bench mpi
 	CTENSOR_BENCH_PYTHON=$$(bash scripts/py-env.sh) $(CARGO) run --release -p ctensor-bench
 	$(CARGO) run --release --example davidson -- --random 2000
 	$(CARGO) run --release --example davidson -- --material all
@@ -43,8 +47,10 @@ bench: deps
 
 ## make lint: formatting, clippy with warnings as errors, and docs without warnings.
 lint: deps
+	@bash scripts/ensure-deps.sh mpi
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p ctensor --features mpi --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 fmt:

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages ctensor builds against, when they are missing:
 # pkg-config, the OpenBLAS development package (BLAS + LAPACK), and for the demo's plot
-# fontconfig, freetype and the DejaVu fonts (and with the argument `bench`, FFTW), from
-# Debian/Ubuntu's apt. As root it installs directly, otherwise through passwordless sudo; when neither
+# fontconfig, freetype and the DejaVu fonts, from Debian/Ubuntu's apt. With the argument
+# `bench`, also FFTW; with `mpi` (make test, make lint, make bench: the workspace has the
+# crate ctensor-mpi), OpenMPI, ScaLAPACK for OpenMPI and libclang (rsmpi generates its
+# MPI bindings with bindgen). As root it installs directly, otherwise through passwordless sudo; when neither
 # is possible it prints the exact command and fails.
 set -euo pipefail
 
@@ -24,10 +26,21 @@ if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists freetype2; t
 fi
 ls /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
 # `ensure-deps.sh bench`: also FFTW, the peer of make bench's FFT table.
-if [ "${1:-}" = bench ]; then
+if [ "${1:-}" = bench ] || [ "${2:-}" = bench ]; then
   if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists fftw3; then
     missing+=(libfftw3-dev)
   fi
+fi
+# `ensure-deps.sh mpi`: the MPI crate's system libraries.
+if [ "${1:-}" = mpi ] || [ "${2:-}" = mpi ]; then
+  command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
+  if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists ompi-c; then
+    missing+=(libopenmpi-dev)
+  fi
+  if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists scalapack-openmpi; then
+    missing+=(libscalapack-openmpi-dev)
+  fi
+  compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || missing+=(libclang-dev)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

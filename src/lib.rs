@@ -42,6 +42,10 @@ pub const BUILD_FEATURES: &str = env!("CTENSOR_BUILD_FEATURES");
 pub use ctensor_aten::*;
 pub use ctensor_base as base;
 pub use ctensor_kernels as kernels;
+/// Tensors over MPI: collectives, k-point pools, and ScaLAPACK on block-cyclic matrices
+/// (the `mpi` feature; crate `ctensor-mpi`).
+#[cfg(feature = "mpi")]
+pub use ctensor_mpi as mpi;
 
 /// The README's examples, compiled and run as doc tests so the README stays true.
 #[cfg(doctest)]

@@ -18,12 +18,14 @@ mod cli;
 mod model;
 mod planewave;
 mod plot;
+mod ranks;
 #[path = "../davidson/solver.rs"]
 mod solver;
 use cli::*;
 use ctensor::{eigvalsh, DataType, DeviceType, EigBackend, EighRange, Error, Tensor};
 use model::{g_vectors, potential, Material, MATERIALS, RY_EV};
 use plot::*;
+use ranks::{Ranks, World};
 
 /// Why a run stopped: a message for the user.
 #[derive(Debug)]
@@ -345,7 +347,14 @@ fn occupied(_m: &Material) -> usize {
     4 // two atoms × 4 valence electrons / 2 per band
 }
 
+/// The whole calculation in this process alone.
+#[cfg(test)]
 fn run(args: &Args) -> Res<Run> {
+    run_on(args, &Ranks::single())
+}
+
+/// The whole calculation, its k-points solved where `ranks` says.
+fn run_on(args: &Args, ranks: &Ranks) -> Res<Run> {
     if let Some(t) = args.threads {
         ctensor::set_num_threads(t)?;
     }
@@ -400,7 +409,7 @@ fn run(args: &Args) -> Res<Run> {
         )));
     }
     let start = Instant::now();
-    let gamma = model.levels([0.0; 3], nb)?;
+    let gamma = ranks.levels(&model, &[[0.0; 3]], nb)?.remove(0);
     let top = gamma[nv - 1];
     let shift = |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|e| e - top).collect() };
     let mut samples = Vec::new();
@@ -442,9 +451,10 @@ fn run(args: &Args) -> Res<Run> {
             ticks.push((x, nb_.to_string()));
         }
     }
-    // Every k-point of the path in one batch (stacked eigh, or Davidson across threads).
+    // Every k-point of the path in one batch (stacked eigh, or Davidson across threads;
+    // split over the ranks first under MPI).
     let ks: Vec<[f64; 3]> = samples.iter().map(|s| s.1).collect();
-    for (s, e) in samples.iter_mut().zip(model.levels_many(&ks, nb)?) {
+    for (s, e) in samples.iter_mut().zip(ranks.levels(&model, &ks, nb)?) {
         s.2 = shift(e);
     }
     // Labelled levels at Γ, X, L.
@@ -453,14 +463,15 @@ fn run(args: &Args) -> Res<Run> {
     // convergence), far below the spacing of distinct levels.
     let tol = 0.01;
     let zb = mat.va.iter().any(|&v| v != 0.0);
-    let mut table = Vec::new();
-    for (name, k) in [
+    let corners = [
         ("G", [0.0; 3]),
         ("X", [1.0, 0.0, 0.0]),
         ("L", [0.5, 0.5, 0.5]),
-    ] {
-        let e = shift(model.levels(k, nb)?);
-        table.push((name, label_levels(name, &e, zb, tol)));
+    ];
+    let ks: Vec<[f64; 3]> = corners.iter().map(|c| c.1).collect();
+    let mut table = Vec::new();
+    for ((name, _), e) in corners.iter().zip(ranks.levels(&model, &ks, nb)?) {
+        table.push((*name, label_levels(name, &shift(e), zb, tol)));
     }
     // Gap: valence maximum and conduction minimum over the path, the minimum refined
     // along its segment by golden-section search.
@@ -483,7 +494,16 @@ fn run(args: &Args) -> Res<Run> {
             ka[2] + t * (kb[2] - ka[2]),
         ]
     };
-    let band = |t: f64| -> Res<f64> { Ok(model.levels(at(t), nv + 1)?[nv] - top) };
+    // The lowest conduction band at several points along the segment (solved together,
+    // so two ranks take one each).
+    let band = |ts: &[f64]| -> Res<Vec<f64>> {
+        let ks: Vec<[f64; 3]> = ts.iter().map(|&t| at(t)).collect();
+        Ok(ranks
+            .levels(&model, &ks, nv + 1)?
+            .iter()
+            .map(|e| e[nv] - top)
+            .collect())
+    };
     // A minimum at a high-symmetry point stays there; one inside a segment is refined
     // between its neighbours (which then lie on the same straight segment).
     let (cbm_e, cbm_k) = if corner {
@@ -493,14 +513,15 @@ fn run(args: &Args) -> Res<Run> {
         let r = (5f64.sqrt() - 1.0) / 2.0;
         for _ in 0..40 {
             let (c, d) = (b - r * (b - a), a + r * (b - a));
-            if band(c)? < band(d)? {
+            let e = band(&[c, d])?;
+            if e[0] < e[1] {
                 b = d;
             } else {
                 a = c;
             }
         }
         let t = (a + b) / 2.0;
-        let e = band(t)?;
+        let e = band(&[t])?[0];
         if e < cbm.0 {
             (e, at(t))
         } else {
@@ -530,7 +551,7 @@ fn run(args: &Args) -> Res<Run> {
         / seg_len.max(1e-12);
     let vbm_k = samples[vbm.1].1;
     // Every Hamiltonian solved: the path, Γ, X, L and the refinement of the minimum.
-    let kpoints = model.solved.load(Ordering::Relaxed);
+    let kpoints = ranks.total(model.solved.load(Ordering::Relaxed))?;
     let dist = (0..3)
         .map(|d| (vbm_k[d] - cbm_k[d]).powi(2))
         .sum::<f64>()
@@ -628,7 +649,15 @@ fn report(run: &Run, args: &Args) -> Res<String> {
 /// The program, without the process: parse, run, write, print. The exit status is 2 for
 /// bad options (clap's convention) and for a failed run. A plot that cannot be drawn (no
 /// font on a headless machine, say) is a warning: the bands are in the CSV.
+#[cfg(test)]
 fn main_with(argv: &[String]) -> (i32, String) {
+    main_on(argv, None)
+}
+
+/// [`main_with`] on the ranks of `world` (MPI's world in an `mpi` build, `None` for
+/// one process): every rank computes, rank 0 writes and reports; the others return an
+/// empty text unless they fail.
+fn main_on(argv: &[String], world: Option<&World>) -> (i32, String) {
     let args = match Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) => {
@@ -636,7 +665,14 @@ fn main_with(argv: &[String]) -> (i32, String) {
             return (code, e.to_string());
         }
     };
-    let result = run(&args).and_then(|r| {
+    let ranks = match Ranks::new(world, &args) {
+        Ok(r) => r,
+        Err(Fail(msg)) => return (2, format!("silicon_bands: error: {msg}")),
+    };
+    let result = run_on(&args, &ranks).and_then(|r| {
+        if !ranks.is_root() {
+            return Ok(String::new());
+        }
         let mut text = report(&r, &args)?;
         std::fs::create_dir_all(&args.out).map_err(|e| Fail(format!("cannot create {}: {e}", args.out.display())))?;
         let csv = write_csv(&r, &args.out)?;
@@ -655,7 +691,7 @@ fn main_with(argv: &[String]) -> (i32, String) {
         }
         let _ = writeln!(
             text,
-            "{} Hamiltonians ({} plane waves) solved in {:.3} s: {:.1} k-points/s, device {}, dtype {}, {} thread(s); ctensor built with features [{}]",
+            "{} Hamiltonians ({} plane waves) solved in {:.3} s: {:.1} k-points/s, device {}, dtype {}, {} thread(s){}; ctensor built with features [{}]",
             r.kpoints,
             r.npw,
             r.seconds,
@@ -663,6 +699,7 @@ fn main_with(argv: &[String]) -> (i32, String) {
             args.device,
             args.dtype,
             ctensor::num_threads(),
+            ranks.describe().map_or(String::new(), |d| format!(" per rank, {d}")),
             ctensor::BUILD_FEATURES
         );
         Ok(text)
@@ -675,7 +712,27 @@ fn main_with(argv: &[String]) -> (i32, String) {
 
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
-    let (code, text) = main_with(&argv);
+    #[cfg(feature = "mpi")]
+    let (code, text) = match ctensor::mpi::initialize() {
+        Err(e) => (2, format!("silicon_bands: error: {e}")),
+        Ok(universe) => {
+            let out = match universe.world() {
+                Ok(world) => {
+                    let (code, text) = main_on(&argv, Some(&world));
+                    match (code, world.size()) {
+                        (0, _) | (_, 1) => (code, text),
+                        (_, _) => (code, format!("[rank {}] {text}", world.rank())),
+                    }
+                }
+                Err(e) => (2, format!("silicon_bands: error: {e}")),
+            };
+            // The world communicator is gone; finalize MPI before exiting.
+            drop(universe);
+            out
+        }
+    };
+    #[cfg(not(feature = "mpi"))]
+    let (code, text) = main_on(&argv, None);
     if code == 0 {
         print!("{text}");
     } else {

@@ -357,3 +357,111 @@ fn bad_options_give_one_line_and_status_2() {
         assert!(text.contains(word), "{bad:?}: {text:?} lacks {word:?}");
     }
 }
+
+/// Under mpirun the demo gives one process's levels bit for bit: the k-points split over
+/// 2 and 3 ranks write the same CSV bytes and the same table of levels; `--pools 1`
+/// (each Hamiltonian solved by ScaLAPACK on the ranks' grid) agrees to 1e-9 eV; a
+/// `--pools` that does not divide the ranks fails on every rank. (The ranks are this
+/// test binary again, started by mpirun with the demo's arguments in the environment.)
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_runs_give_the_one_process_levels() {
+    const NAME: &str = "tests::mpi_runs_give_the_one_process_levels";
+    const CHILD: &str = "CTENSOR_DEMO_MPI_ARGS";
+    if let Ok(joined) = std::env::var(CHILD) {
+        // One rank of a run started below.
+        let argv: Vec<String> = joined.split('|').map(String::from).collect();
+        let universe = ctensor::mpi::initialize().expect("MPI_Init");
+        let (code, text) = {
+            let world = universe.world().expect("world");
+            main_on(&argv, Some(&world))
+        };
+        drop(universe);
+        use std::io::Write as _;
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+        std::process::exit(code);
+    }
+    let dir = std::env::temp_dir().join(format!("ctensor-demo-mpi-{}", std::process::id()));
+    let base = [
+        "silicon_bands",
+        "--threads",
+        "1",
+        "--points",
+        "3",
+        "--path",
+        "L-G-X,K-G",
+    ];
+    let demo_args = |out: &str, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.extend(["--out".to_string(), dir.join(out).display().to_string()]);
+        a
+    };
+    let under_mpi = |np: usize, argv: &[String]| -> (bool, String) {
+        let mut cmd = ctensor::mpi::launch::mpirun(np);
+        cmd.args(["-x", &format!("{CHILD}={}", argv.join("|"))]);
+        cmd.arg(std::env::current_exe().expect("test binary"));
+        cmd.args([NAME, "--exact", "--nocapture", "--test-threads=1"]);
+        ctensor::mpi::launch::run_limited(cmd, &format!("the demo on {np} ranks"))
+    };
+    let table = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("Levels at"))
+            .take_while(|l| !l.starts_with("Wrote"))
+            // The other ranks' test harness says this once each, at any point.
+            .filter(|l| l.trim() != "running 1 test")
+            .map(String::from)
+            .collect()
+    };
+    let (code, one) = main_with(&demo_args("one", &[]));
+    assert_eq!(code, 0, "{one}");
+    let one_csv = std::fs::read(dir.join("one/bands.csv")).unwrap();
+    for np in [2, 3] {
+        let out = format!("split{np}");
+        let (ok, text) = under_mpi(np, &demo_args(&out, &[]));
+        assert!(ok, "{np} ranks failed:\n{text}");
+        assert!(
+            text.contains(&format!("{np} MPI ranks in {np} pool(s)")),
+            "{text}"
+        );
+        let csv = std::fs::read(dir.join(&out).join("bands.csv")).unwrap();
+        assert!(
+            csv == one_csv,
+            "{np} ranks: bands.csv differs from one process's"
+        );
+        assert_eq!(table(&text), table(&one), "{np} ranks: the table differs");
+    }
+    let (ok, text) = under_mpi(2, &demo_args("pooled", &["--pools", "1"]));
+    assert!(
+        ok && text.contains("2 MPI ranks in 1 pool(s)"),
+        "--pools 1:\n{text}"
+    );
+    let values = |bytes: &[u8]| -> Vec<f64> {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .skip(1)
+            .flat_map(|l| {
+                l.split(',')
+                    .skip(4)
+                    .map(|v| v.parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let pooled = values(&std::fs::read(dir.join("pooled/bands.csv")).unwrap());
+    let reference = values(&one_csv);
+    assert_eq!(pooled.len(), reference.len());
+    for (p, r) in pooled.iter().zip(&reference) {
+        assert!(
+            (p - r).abs() <= 1e-9,
+            "--pools 1 (ScaLAPACK): {p} vs {r} eV"
+        );
+    }
+    let (ok, text) = under_mpi(3, &demo_args("bad", &["--pools", "2"]));
+    assert!(
+        !ok && text.matches("divides the 3 ranks").count() == 3,
+        "--pools 2 on 3 ranks:\n{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

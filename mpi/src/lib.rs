@@ -40,6 +40,8 @@
 
 mod collectives;
 mod comm;
+#[doc(hidden)]
+pub mod launch;
 mod p2p;
 mod pools;
 pub mod scalapack;
