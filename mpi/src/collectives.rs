@@ -302,7 +302,7 @@ impl Comm {
                 })
             };
             match &out {
-                Some(o) => with_write(o, name, |dst| run(dst)),
+                Some(o) => with_write(o, name, run),
                 None => run(std::ptr::null_mut()),
             }
         })?;
@@ -396,7 +396,7 @@ impl Comm {
             // The root's own tensor, not the staging copy.
             Ok(t.map(|t| t.share()).unwrap_or(buf))
         } else {
-            with_write(&buf, OP, |p| transfer(p))?;
+            with_write(&buf, OP, transfer)?;
             arrive(buf, device)
         }
     }

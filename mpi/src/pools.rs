@@ -60,7 +60,7 @@ pub struct Pools {
 /// `npools` is at least 1 and divides the number of ranks.
 pub fn split_pools(comm: &Comm, npools: usize) -> Result<Pools> {
     let size = comm.size();
-    if npools == 0 || size % npools != 0 {
+    if npools == 0 || !size.is_multiple_of(npools) {
         return Err(Error::InvalidArgument {
             op: "split_pools",
             expected: format!("a number of pools that divides the {size} ranks"),

@@ -315,7 +315,7 @@ fn ring(w: &Comm, x: &Tensor, tag: u32, into: Option<&mut Tensor>) -> Result<Opt
             }
         }
     };
-    if w.rank() % 2 == 0 {
+    if w.rank().is_multiple_of(2) {
         w.send(x, next, tag)?;
         receive(w)?;
     } else {
@@ -460,14 +460,8 @@ mpi_test!(
                 matches!(e, Error::Mpi { .. })
             }
         })?;
-        // A tensor on a non-root rank of a bcast.
-        let given = if w.rank() == last {
-            Some(&x)
-        } else if w.rank() == 0 {
-            Some(&x)
-        } else {
-            None
-        };
+        // A tensor on a non-root rank of a bcast (the last rank; 0 is the root).
+        let given = (w.rank() == last || w.rank() == 0).then_some(&x);
         all_failed(
             w,
             "bcast, a tensor on a non-root",
@@ -525,7 +519,7 @@ mpi_test!(
         for npools in 1..=w.size() {
             let pools = match split_pools(w, npools) {
                 Ok(p) => p,
-                Err(Error::InvalidArgument { .. }) if w.size() % npools != 0 => continue,
+                Err(Error::InvalidArgument { .. }) if !w.size().is_multiple_of(npools) => continue,
                 Err(e) => return Err(e),
             };
             let per = w.size() / npools;

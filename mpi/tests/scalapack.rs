@@ -36,7 +36,10 @@ fn index_formulas_match_scalapack() {
 
 /// Every grid shape of `p` ranks.
 fn grids(p: usize) -> Vec<(usize, usize)> {
-    (1..=p).filter(|r| p % r == 0).map(|r| (r, p / r)).collect()
+    (1..=p)
+        .filter(|r| p.is_multiple_of(*r))
+        .map(|r| (r, p / r))
+        .collect()
 }
 
 fn random(dtype: DataType, m: usize, n: usize, seed: u64) -> Result<Tensor> {
@@ -252,6 +255,23 @@ mpi_test!(
                     &vecs,
                     (lo, hi),
                 )?;
+                // Values alone (jobz = 'N'), for the range and the whole spectrum.
+                let scale = all.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                for (range, (l, h)) in [
+                    (EighRange::Index(lo, hi), (lo, hi)),
+                    (EighRange::All, (0, n)),
+                ] {
+                    let only = eigvalsh(&d, range)?;
+                    assert_eq!(only.dtype(), dtype.real_type());
+                    let only = only.cast(DataType::Double)?.to_vec::<f64>()?;
+                    assert_eq!(only.len(), h - l, "{dtype} eigvalsh {range:?}: count");
+                    for (g, r) in only.iter().zip(&all[l..h]) {
+                        assert!(
+                            (g - r).abs() <= tol(dtype, n, scale),
+                            "{dtype} eigvalsh {range:?}: {g} vs {r}"
+                        );
+                    }
+                }
             }
             // A value window between two eigenvalues, so rounding cannot move one across.
             let (l, u) = ((all[9] + all[10]) / 2.0, (all[29] + all[30]) / 2.0);

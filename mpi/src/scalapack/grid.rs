@@ -95,7 +95,7 @@ impl Grid {
         let p = comm.size();
         let nprow = (1..=p)
             .take_while(|d| d * d <= p)
-            .filter(|d| p % d == 0)
+            .filter(|d| p.is_multiple_of(*d))
             .last()
             .unwrap_or(1);
         Grid::new(comm, nprow, p / nprow)
