@@ -245,24 +245,28 @@ impl Comm {
         op: ReduceOp,
         root: Option<usize>,
     ) -> Result<Option<Tensor>> {
+        // The result is allocated before the ranks agree, so a failure to allocate it is
+        // reported to all of them like any other local failure.
+        let mine = root.is_none_or(|r| r == self.rank());
         let staged = root
             .map_or(Ok(()), |r| check_root(name, r, self.size()))
-            .and_then(|_| reduction_operand(name, t, op));
+            .and_then(|_| reduction_operand(name, t, op))
+            .and_then(|send| {
+                let out = match mine {
+                    true => Some(incoming(send.dtype(), t.device(), t.dims())?),
+                    false => None,
+                };
+                Ok((send, out))
+            });
         let extra = [op.code(), root.map_or(-1, |r| r as i64)];
         let local = staged.as_ref().map(|_| Some(describe(t, extra)));
         let infos = self.agree(name, local.map_err(Clone::clone))?;
         let infos = common(name, &infos, ["reduction", "root"])?;
         let dims: Vec<&[usize]> = infos.iter().map(|i| &i.dims[..]).collect();
         same_on_all(name, "shape", &dims)?;
-        let send = staged?;
+        let (send, out) = staged?;
         let wire_dtype = send.dtype();
-        let handle = mpi_op(name, op, wire_dtype)?;
-        let mine = root.is_none_or(|r| r == self.rank());
-        let out = if mine {
-            Some(incoming(wire_dtype, t.device(), t.dims())?)
-        } else {
-            None
-        };
+        let handle = self.all_ok(mpi_op(name, op, wire_dtype))?;
         let elem = wire_dtype.size_of();
         let dt = datatype(wire_dtype);
         with_read(&send, name, |src| {
@@ -330,20 +334,7 @@ impl Comm {
     pub fn bcast(&self, t: Option<&Tensor>, root: usize, device: DeviceType) -> Result<Tensor> {
         const OP: &str = "bcast";
         let is_root = self.rank() == root;
-        let staged: Result<Option<Tensor>> =
-            check_root(OP, root, self.size()).and_then(|_| match (t, is_root) {
-                (Some(t), true) => outgoing(t).map(Some),
-                (None, false) => Ok(None),
-                (given, _) => Err(Error::InvalidArgument {
-                    op: OP,
-                    expected: "a tensor on the root rank and None on every other rank".into(),
-                    given: format!(
-                        "{} on rank {} (root {root})",
-                        if given.is_some() { "a tensor" } else { "None" },
-                        self.rank()
-                    ),
-                }),
-            });
+        let staged = self.rooted_operand(OP, t, root);
         let local = staged.as_ref().map(|s| match (s, t) {
             (Some(_), Some(t)) => Some(describe(t, [root as i64, 0])),
             _ => None,
@@ -369,10 +360,10 @@ impl Comm {
             .clone()
             .ok_or_else(|| internal(OP, "the root sent no description"))?;
         let staged = staged?;
-        let buf = match staged {
-            Some(s) => s,
-            None => incoming(info.dtype, device, &info.dims)?,
-        };
+        let buf = self.all_ok(match staged {
+            Some(s) => Ok(s),
+            None => incoming(info.dtype, device, &info.dims),
+        })?;
         let elem = info.dtype.size_of();
         let dt = datatype(info.dtype);
         let numel = buf.numel();
@@ -487,23 +478,107 @@ impl Comm {
                 op: name,
                 what: "rows × row size overflows usize".into(),
             })?;
-        let (cnts, displs) = counts_and_displs(name, &counts)?;
         let send = staged?;
         let total_rows: usize = shapes.iter().map(|s| s.0).sum();
         let mut dims = vec![total_rows];
         dims.extend_from_slice(rests[0]);
         let mine = root.is_none_or(|r| r == self.rank());
-        let out = if mine {
-            Some(incoming(t.dtype(), t.device(), &dims)?)
-        } else {
-            None
-        };
-        let dt = datatype(t.dtype());
+        let out = self.all_ok(match mine {
+            true => incoming(t.dtype(), t.device(), &dims).map(Some),
+            false => Ok(None),
+        })?;
+        self.gatherv(name, &send, &counts, out.as_ref(), root)?;
+        out.map(|o| arrive(o, t.device())).transpose()
+    }
+
+    /// The root's `t` split along its leading axis into `size()` consecutive blocks, block
+    /// `r` to rank `r` (`MPI_Scatterv`), by the rule of [`block_range`](crate::block_range):
+    /// `N` rows give the first `N % size` ranks one row more than the rest. The root
+    /// passes `Some(t)`, the others `None`; results lie on the root's device there and on
+    /// `device` elsewhere. Errors as [`bcast`](Self::bcast), and `InvalidArgument` for a
+    /// 0-d tensor.
+    pub fn scatter(&self, t: Option<&Tensor>, root: usize, device: DeviceType) -> Result<Tensor> {
+        const OP: &str = "scatter";
+        let staged = self.rooted_operand(OP, t, root).and_then(|s| match s {
+            Some(_) if t.is_some_and(|t| t.ndim() == 0) => Err(Error::InvalidArgument {
+                op: OP,
+                expected: "a tensor with a leading axis to split".into(),
+                given: "a 0-d tensor".into(),
+            }),
+            s => Ok(s),
+        });
+        let local = staged.as_ref().map(|s| match (s, t) {
+            (Some(_), Some(t)) => Some(describe(t, [root as i64, 0])),
+            _ => Some(Info {
+                dtype: DataType::Int,
+                dims: vec![],
+                extra: [root as i64, -1],
+            }),
+        });
+        let infos = self.agree(OP, local.map_err(Clone::clone))?;
+        let roots: Vec<i64> = infos
+            .iter()
+            .map(|i| i.as_ref().map_or(-1, |i| i.extra[0]))
+            .collect();
+        same_on_all(OP, "root", &roots)?;
+        let info = infos[root]
+            .clone()
+            .ok_or_else(|| internal(OP, "the root sent no description"))?;
+        let (n, rest) = rows_of(&info.dims);
+        let row: usize = rest.iter().product();
+        let rows = crate::pools::block_counts(n, self.size());
+        let counts: Vec<usize> = rows.iter().map(|&r| r * row).collect();
+        let staged = staged?;
+        let mut dims = vec![rows[self.rank()]];
+        dims.extend_from_slice(&rest);
+        let dest_device = t.map_or(device, |t| t.device());
+        let out = self.all_ok(incoming(info.dtype, dest_device, &dims))?;
+        self.scatterv(OP, staged.as_ref(), &counts, &out, root)?;
+        arrive(out, dest_device)
+    }
+
+    /// The root's operand staged for the wire (`Some` on the root only). Errors: the
+    /// root gives no tensor, another rank gives one, or the root is out of range.
+    fn rooted_operand(
+        &self,
+        op: &'static str,
+        t: Option<&Tensor>,
+        root: usize,
+    ) -> Result<Option<Tensor>> {
+        check_root(op, root, self.size())?;
+        match (t, self.rank() == root) {
+            (Some(t), true) => outgoing(t).map(Some),
+            (None, false) => Ok(None),
+            (given, _) => Err(Error::InvalidArgument {
+                op,
+                expected: "a tensor on the root rank and None on every other rank".into(),
+                given: format!(
+                    "{} on rank {} (root {root})",
+                    if given.is_some() { "a tensor" } else { "None" },
+                    self.rank()
+                ),
+            }),
+        }
+    }
+
+    /// `MPI_Gatherv` to `Some(root)` (or `MPI_Allgatherv` for `None`): this rank's
+    /// `counts[rank]` leading elements of `send` into `recv` on the receivers, rank `r`'s
+    /// after those of the ranks before it. Every rank passes the same `counts`.
+    pub(crate) fn gatherv(
+        &self,
+        op: &'static str,
+        send: &Tensor,
+        counts: &[usize],
+        recv: Option<&Tensor>,
+        root: Option<usize>,
+    ) -> Result<()> {
+        let (cnts, displs) = counts_and_displs(op, counts)?;
+        let dt = datatype(send.dtype());
         let me = cnts[self.rank()];
-        with_read(&send, name, |src| {
+        with_read(send, op, |src| {
             let run = |dst: *mut c_void| {
-                // SAFETY: `src` holds `me` elements; `dst` (on receivers) the sum of
-                // `cnts` at offsets `displs`, all C ints; dtype as agreed.
+                // SAFETY: `src` holds at least `me` elements; `dst` (on receivers) the
+                // sum of `cnts` at offsets `displs`, all C ints; one dtype everywhere.
                 let rc = unsafe {
                     match root {
                         None => ffi::MPI_Allgatherv(
@@ -530,7 +605,7 @@ impl Comm {
                     }
                 };
                 check(
-                    name,
+                    op,
                     if root.is_none() {
                         "MPI_Allgatherv"
                     } else {
@@ -539,76 +614,31 @@ impl Comm {
                     rc,
                 )
             };
-            match &out {
-                Some(o) => with_write(o, name, run),
+            match recv {
+                Some(r) => with_write(r, op, run),
                 None => run(std::ptr::null_mut()),
             }
-        })?;
-        out.map(|o| arrive(o, t.device())).transpose()
+        })
     }
 
-    /// The root's `t` split along its leading axis into `size()` consecutive blocks, block
-    /// `r` to rank `r` (`MPI_Scatterv`), by the rule of [`block_range`](crate::block_range):
-    /// `N` rows give the first `N % size` ranks one row more than the rest. The root
-    /// passes `Some(t)`, the others `None`; results lie on the root's device there and on
-    /// `device` elsewhere. Errors as [`bcast`](Self::bcast), and `InvalidArgument` for a
-    /// 0-d tensor.
-    pub fn scatter(&self, t: Option<&Tensor>, root: usize, device: DeviceType) -> Result<Tensor> {
-        const OP: &str = "scatter";
-        let is_root = self.rank() == root;
-        let staged: Result<Option<Tensor>> =
-            check_root(OP, root, self.size()).and_then(|_| match (t, is_root) {
-                (Some(t), true) if t.ndim() == 0 => Err(Error::InvalidArgument {
-                    op: OP,
-                    expected: "a tensor with a leading axis to split".into(),
-                    given: "a 0-d tensor".into(),
-                }),
-                (Some(t), true) => outgoing(t).map(Some),
-                (None, false) => Ok(None),
-                (given, _) => Err(Error::InvalidArgument {
-                    op: OP,
-                    expected: "a tensor on the root rank and None on every other rank".into(),
-                    given: format!(
-                        "{} on rank {} (root {root})",
-                        if given.is_some() { "a tensor" } else { "None" },
-                        self.rank()
-                    ),
-                }),
-            });
-        let local = staged.as_ref().map(|s| match (s, t) {
-            (Some(_), Some(t)) => Some(describe(t, [root as i64, 0])),
-            _ => Some(Info {
-                dtype: DataType::Int,
-                dims: vec![],
-                extra: [root as i64, -1],
-            }),
-        });
-        let infos = self.agree(OP, local.map_err(Clone::clone))?;
-        let roots: Vec<i64> = infos
-            .iter()
-            .map(|i| i.as_ref().map_or(-1, |i| i.extra[0]))
-            .collect();
-        same_on_all(OP, "root", &roots)?;
-        let info = infos[root]
-            .clone()
-            .ok_or_else(|| internal(OP, "the root sent no description"))?;
-        let (n, rest) = rows_of(&info.dims);
-        let row: usize = rest.iter().product();
-        let rows = crate::pools::block_counts(n, self.size());
-        let counts: Vec<usize> = rows.iter().map(|&r| r * row).collect();
-        let (cnts, displs) = counts_and_displs(OP, &counts)?;
-        let staged = staged?;
-        let mut dims = vec![rows[self.rank()]];
-        dims.extend_from_slice(&rest);
-        let dest_device = t.map_or(device, |t| t.device());
-        let out = incoming(info.dtype, dest_device, &dims)?;
-        let dt = datatype(info.dtype);
+    /// `MPI_Scatterv` from `root`: rank `r` receives `counts[r]` elements of the root's
+    /// `send` (after those of the ranks before it) into the leading elements of `recv`.
+    pub(crate) fn scatterv(
+        &self,
+        op: &'static str,
+        send: Option<&Tensor>,
+        counts: &[usize],
+        recv: &Tensor,
+        root: usize,
+    ) -> Result<()> {
+        let (cnts, displs) = counts_and_displs(op, counts)?;
+        let dt = datatype(recv.dtype());
         let me = cnts[self.rank()];
         let run = |src: *const c_void| {
-            with_write(&out, OP, |dst| {
+            with_write(recv, op, |dst| {
                 // SAFETY: on the root `src` holds the sum of `cnts` elements at `displs`;
-                // `dst` holds `me` elements on every rank. Non-roots pass no send buffer.
-                check(OP, "MPI_Scatterv", unsafe {
+                // `dst` holds at least `me` elements. Non-roots pass no send buffer.
+                check(op, "MPI_Scatterv", unsafe {
                     ffi::MPI_Scatterv(
                         src,
                         cnts.as_ptr(),
@@ -623,11 +653,10 @@ impl Comm {
                 })
             })
         };
-        match &staged {
-            Some(s) => with_read(s, OP, run)?,
-            None => run(std::ptr::null())?,
+        match send {
+            Some(s) => with_read(s, op, run),
+            None => run(std::ptr::null()),
         }
-        arrive(out, dest_device)
     }
 
     /// Block `r` of every rank's `t` to rank `r` (`MPI_Alltoall`): `t`'s leading axis is
@@ -637,7 +666,7 @@ impl Comm {
     /// not a multiple of `size()`.
     pub fn alltoall(&self, t: &Tensor) -> Result<Tensor> {
         const OP: &str = "alltoall";
-        let staged = outgoing(t);
+        let staged = outgoing(t).and_then(|s| Ok((s, incoming(t.dtype(), t.device(), t.dims())?)));
         let local = staged.as_ref().map(|_| Some(describe(t, [0, 0])));
         let infos = self.agree(OP, local.map_err(Clone::clone))?;
         let infos = common(OP, &infos, ["", ""])?;
@@ -653,8 +682,7 @@ impl Comm {
             });
         }
         let block = count(OP, (n / p) * rest.iter().product::<usize>())?;
-        let send = staged?;
-        let out = incoming(t.dtype(), t.device(), t.dims())?;
+        let (send, out) = staged?;
         let dt = datatype(t.dtype());
         with_read(&send, OP, |src| {
             with_write(&out, OP, |dst| {

@@ -23,6 +23,10 @@ const WORDS: usize = 2 + MAX_DIMS;
 /// Header status words.
 const SENDING: i64 = 0;
 const SENDER_FAILED: i64 = -1;
+/// Reply words.
+const ACCEPTED: i64 = 0;
+const MISMATCH: i64 = 1;
+const NO_ROOM: i64 = 2;
 
 impl Comm {
     fn check_peer(&self, op: &'static str, peer: usize, tag: u32) -> Result<()> {
@@ -114,14 +118,23 @@ impl Comm {
         let send = staged?;
         let mut reply = [0i64; 1];
         self.recv_words(OP, &mut reply, dest, tag)?;
-        if reply[0] != 0 {
-            return Err(Error::RankMismatch {
-                op: OP,
-                what: "message (the receiver expected another tensor)",
-                first: format!("{} {:?} sent by rank {}", t.dtype(), t.dims(), self.rank()),
-                rank: dest,
-                got: "a refusal: see the receiver's error for the tensor it expected".into(),
-            });
+        match reply[0] {
+            ACCEPTED => {}
+            MISMATCH => {
+                return Err(Error::RankMismatch {
+                    op: OP,
+                    what: "message (the receiver expected another tensor)",
+                    first: format!("{} {:?} sent by rank {}", t.dtype(), t.dims(), self.rank()),
+                    rank: dest,
+                    got: "a refusal: see the receiver's error for the tensor it expected".into(),
+                })
+            }
+            _ => {
+                return Err(Error::Mpi {
+                    op: OP,
+                    detail: format!("rank {dest} could not make room for the message (its own call returned the reason)"),
+                })
+            }
         }
         let dt = datatype(t.dtype());
         with_read(&send, OP, |p| {
@@ -144,8 +157,7 @@ impl Comm {
     /// Receives the tensor that rank `src` sends with `tag`, as a new dense tensor on
     /// `device` (dtype and shape from the sender).
     pub fn recv(&self, src: usize, tag: u32, device: DeviceType) -> Result<Tensor> {
-        let (dtype, dims) = self.recv_header("recv", src, tag, None)?;
-        let buf = incoming(dtype, device, &dims)?;
+        let buf = self.recv_header("recv", src, tag, None, device)?;
         self.recv_data("recv", &buf, src, tag)?;
         arrive(buf, device)
     }
@@ -154,21 +166,22 @@ impl Comm {
     /// or a map included), which must have the sender's dtype and shape. Errors:
     /// `RankMismatch` otherwise (the sender returns it too).
     pub fn recv_into(&self, t: &mut Tensor, src: usize, tag: u32) -> Result<()> {
-        self.recv_header("recv_into", src, tag, Some(t))?;
-        let buf = incoming(t.dtype(), t.device(), t.dims())?;
+        let buf = self.recv_header("recv_into", src, tag, Some(t), t.device())?;
         self.recv_data("recv_into", &buf, src, tag)?;
         t.sync(&buf)
     }
 
-    /// Takes the sender's header and answers it: accepted when `expect` is `None` or
-    /// matches.
+    /// Takes the sender's header and answers it: accepted (with a buffer for the data on
+    /// the wire device for `device`) when `expect` is `None` or matches and the buffer
+    /// could be made; refused otherwise, so the sender does not wait on the data.
     fn recv_header(
         &self,
         op: &'static str,
         src: usize,
         tag: u32,
         expect: Option<&Tensor>,
-    ) -> Result<(DataType, Vec<usize>)> {
+        device: DeviceType,
+    ) -> Result<Tensor> {
         self.check_peer(op, src, tag)?;
         let mut h = [0i64; WORDS];
         self.recv_words(op, &mut h, src, tag)?;
@@ -189,10 +202,17 @@ impl Comm {
                 rank: self.rank(),
                 got: format!("{} {:?} expected", t.dtype(), t.dims()),
             }),
-            _ => Ok((dtype, dims)),
+            _ => Ok(()),
         };
-        self.send_words(op, &[i64::from(verdict.is_err())], src, tag)?;
-        verdict
+        let mismatch = verdict.is_err();
+        let buf = verdict.and_then(|_| incoming(dtype, device, &dims));
+        let reply = match (&buf, mismatch) {
+            (Ok(_), _) => ACCEPTED,
+            (Err(_), true) => MISMATCH,
+            (Err(_), false) => NO_ROOM,
+        };
+        self.send_words(op, &[reply], src, tag)?;
+        buf
     }
 
     fn recv_data(&self, op: &'static str, buf: &Tensor, src: usize, tag: u32) -> Result<()> {

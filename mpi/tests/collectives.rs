@@ -551,6 +551,91 @@ mpi_test!(
     }
 );
 
+/// This process's virtual memory size in bytes (Linux's /proc).
+fn vm_size() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Runs `f` with this process's address space capped at 64 MiB above what it uses now
+/// (so a larger allocation fails), and the old limit restored after.
+fn with_little_memory<R>(f: impl FnOnce() -> R) -> R {
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit on this process with valid pointers.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_AS, &mut old);
+        let cap = libc::rlimit {
+            rlim_cur: vm_size() + (64 << 20),
+            rlim_max: old.rlim_max,
+        };
+        libc::setrlimit(libc::RLIMIT_AS, &cap);
+    }
+    let r = f();
+    // SAFETY: as above; raising the soft limit back to the old one is allowed.
+    unsafe { libc::setrlimit(libc::RLIMIT_AS, &old) };
+    r
+}
+
+mpi_test!(
+    an_allocation_that_fails_on_one_rank_fails_every_rank,
+    [2, 3],
+    &[],
+    |w| {
+        // Every rank sends 48 MiB; the root's 96-144 MiB result does not fit under its cap.
+        let x = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[6 << 20])?;
+        let r = if w.rank() == 0 {
+            with_little_memory(|| w.gather(&x, 0))
+        } else {
+            w.gather(&x, 0)
+        };
+        all_failed(w, "gather, the root cannot allocate", r, |e| {
+            if w.rank() == 0 {
+                matches!(e, Error::Alloc { .. })
+            } else {
+                matches!(e, Error::Mpi { .. })
+            }
+        })?;
+        let r = if w.rank() == 1 {
+            with_little_memory(|| w.allgather(&x))
+        } else {
+            w.allgather(&x)
+        };
+        all_failed(w, "allgather, rank 1 cannot allocate", r, |e| {
+            if w.rank() == 1 {
+                matches!(e, Error::Alloc { .. })
+            } else {
+                matches!(e, Error::Mpi { .. })
+            }
+        })?;
+        // A receiver that cannot make room refuses the message; the sender learns it.
+        let big = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[12 << 20])?;
+        match w.rank() {
+            0 => match w.send(&big, 1, 9) {
+                Err(Error::Mpi { detail, .. }) if detail.contains("could not make room") => {}
+                other => panic!("send to a receiver without room: got {other:?}"),
+            },
+            1 => match with_little_memory(|| w.recv(0, 9, DeviceType::Cpu)) {
+                Err(Error::Alloc { .. }) => {}
+                other => panic!("recv without room: got {other:?}"),
+            },
+            _ => {}
+        }
+        let one = Tensor::ones(DataType::Int, DeviceType::Cpu, &[1])?;
+        assert_eq!(
+            w.allreduce(&one, ReduceOp::Sum)?.item::<i32>()?,
+            w.size() as i32
+        );
+        Ok(())
+    }
+);
+
 mpi_test!(all_ok_fails_every_rank_when_one_fails, [2, 3], &[], |w| {
     assert_eq!(w.all_ok(Ok::<_, Error>(w.rank()))?, w.rank());
     let last = w.size() - 1;

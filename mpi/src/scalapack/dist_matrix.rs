@@ -7,13 +7,11 @@ use std::ffi::c_int;
 
 use ctensor_aten::{Order, Tensor};
 use ctensor_base::{DataType, DeviceType, Error, Result};
-use mpi::ffi as mpi_ffi;
 
 use super::ffi::{self, Desc};
 use super::grid::Grid;
-use crate::collectives::counts_and_displs;
-use crate::comm::{check, count, same_on_all};
-use crate::wire::{datatype, with_read, with_write};
+use crate::comm::{count, same_on_all};
+use crate::wire::{with_read, with_write};
 
 /// How many of `n` global rows (or columns) in blocks of `nb` the grid row (column)
 /// `iproc` of `nprocs` holds: ScaLAPACK's `NUMROC` with the first block on process 0.
@@ -221,38 +219,12 @@ impl<'g> DistMatrix<'g> {
         let head = all[root];
         let dtype = DataType::ALL[head[1].clamp(0, 7) as usize];
         let (m, n) = (head[2] as usize, head[3] as usize);
-        let out = DistMatrix::zeros(grid, dtype, m, n, mb, nb)?;
+        // Allocations that can fail on one rank only are agreed on before any transfer.
+        let out = comm.all_ok(DistMatrix::zeros(grid, dtype, m, n, mb, nb))?;
         let counts: Vec<usize> = (0..comm.size()).map(|r| out.local_len_of(r)).collect();
-        let (cnts, displs) = counts_and_displs(OP, &counts)?;
-        let packed = match local? {
-            Some(a) => Some(out.pack(&a, &counts)?),
-            None => None,
-        };
-        let dt = datatype(dtype);
-        let me = cnts[comm.rank()];
-        let run = |src: *const std::ffi::c_void| {
-            with_write(&out.storage, OP, |dst| {
-                // SAFETY: on the root `src` holds the packed blocks of every rank at
-                // `displs`; `dst` has room for this rank's `me` elements.
-                check(OP, "MPI_Scatterv", unsafe {
-                    mpi_ffi::MPI_Scatterv(
-                        src,
-                        cnts.as_ptr(),
-                        displs.as_ptr(),
-                        dt,
-                        dst,
-                        me,
-                        dt,
-                        root as c_int,
-                        comm.as_raw(),
-                    )
-                })
-            })
-        };
-        match &packed {
-            Some(p) => with_read(p, OP, run)?,
-            None => run(std::ptr::null())?,
-        }
+        let packed =
+            comm.all_ok(local.and_then(|a| a.map(|a| out.pack(&a, &counts)).transpose()))?;
+        comm.scatterv(OP, packed.as_ref(), &counts, &out.storage, root)?;
         Ok(out)
     }
 
@@ -274,39 +246,12 @@ impl<'g> DistMatrix<'g> {
             });
         }
         let counts: Vec<usize> = (0..comm.size()).map(|r| self.local_len_of(r)).collect();
-        let (cnts, displs) = counts_and_displs(OP, &counts)?;
-        let is_root = comm.rank() == root;
         let total: usize = counts.iter().sum();
-        let recv = if is_root {
-            Some(Tensor::new(self.dtype, DeviceType::Cpu, &[total.max(1)])?)
-        } else {
-            None
-        };
-        let dt = datatype(self.dtype);
-        let me = cnts[comm.rank()];
-        with_read(&self.storage, OP, |src| {
-            let run = |dst: *mut std::ffi::c_void| {
-                // SAFETY: `src` holds this rank's `me` elements (its local matrix, packed
-                // since lld = max(1, locr)); on the root `dst` has room for all of them.
-                check(OP, "MPI_Gatherv", unsafe {
-                    mpi_ffi::MPI_Gatherv(
-                        src,
-                        me,
-                        dt,
-                        dst,
-                        cnts.as_ptr(),
-                        displs.as_ptr(),
-                        dt,
-                        root as c_int,
-                        comm.as_raw(),
-                    )
-                })
-            };
-            match &recv {
-                Some(r) => with_write(r, OP, run),
-                None => run(std::ptr::null_mut()),
-            }
+        let recv = comm.all_ok(match comm.rank() == root {
+            true => Tensor::new(self.dtype, DeviceType::Cpu, &[total.max(1)]).map(Some),
+            false => Ok(None),
         })?;
+        comm.gatherv(OP, &self.storage, &counts, recv.as_ref(), Some(root))?;
         recv.map(|r| self.unpack(&r, &counts)).transpose()
     }
 

@@ -121,8 +121,17 @@ fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange, vectors: bool) -> R
             none,
         ));
     }
-    let work_a = a.copy()?;
-    let z = DistMatrix::zeros(a.grid(), a.dtype(), n, n, a.block().0, a.block().1)?;
+    // ScaLAPACK waits for every rank: a copy that fails on one fails them all first.
+    let comm = a.grid().comm();
+    let work_a = comm.all_ok(a.copy())?;
+    let z = comm.all_ok(DistMatrix::zeros(
+        a.grid(),
+        a.dtype(),
+        n,
+        n,
+        a.block().0,
+        a.block().1,
+    ))?;
     let mut w = vec![T::Real::zero(); n];
     let mut found: c_int = n as c_int;
     let routine = if evr.is_some() { T::EVR } else { T::EVD };
