@@ -21,12 +21,13 @@ echo "|---|---|---|---|---|---|"
 for g in 27 60; do
   out="$T/bench/demo-mpi"
   args=(--gcut "$g" --points 10 --out "$out")
-  a=$("$demo" "${args[@]}" --threads 1 | kps)
+  one=$("$demo" "${args[@]}" --threads 1)
+  a=$(echo "$one" | kps)
+  npw=$(echo "$one" | grep -o '[0-9]* plane waves' | head -1 | cut -d' ' -f1)
   b=$("$demo" "${args[@]}" --threads 2 | kps)
   c=$(run -n 1 "$demo" "${args[@]}" --threads 1 | kps)
   d=$(run -n 2 "$demo" "${args[@]}" --threads 1 | kps)
   e=$(run -n 2 "$demo" "${args[@]}" --threads 1 --pools 1 | kps)
-  npw=$("$demo" "${args[@]}" --threads 1 --points 1 | grep -o '[0-9]* plane waves' | head -1 | cut -d' ' -f1)
   echo "| $npw | $a | $b | $c | $d | $e |"
 done
 echo

@@ -364,30 +364,11 @@ impl Comm {
             Some(s) => Ok(s),
             None => incoming(info.dtype, device, &info.dims),
         })?;
-        let elem = info.dtype.size_of();
-        let dt = datatype(info.dtype);
-        let numel = buf.numel();
-        let transfer = |p: *mut c_void| {
-            in_pieces(numel, elem, |off, n| {
-                // SAFETY: `p` holds numel elements of the dtype on every rank (the
-                // shapes came from the root); the piece lies inside.
-                check(OP, "MPI_Bcast", unsafe {
-                    ffi::MPI_Bcast(
-                        p.cast::<u8>().add(off).cast(),
-                        n,
-                        dt,
-                        root as c_int,
-                        self.as_raw(),
-                    )
-                })
-            })
-        };
+        self.bcast_buffer(OP, &buf, root)?;
         if is_root {
-            with_read(&buf, OP, |p| transfer(p.cast_mut()))?;
             // The root's own tensor, not the staging copy.
             Ok(t.map(|t| t.share()).unwrap_or(buf))
         } else {
-            with_write(&buf, OP, transfer)?;
             arrive(buf, device)
         }
     }
@@ -410,11 +391,22 @@ impl Comm {
         let dims: Vec<&[usize]> = infos.iter().map(|i| &i.dims[..]).collect();
         same_on_all(OP, "shape", &dims)?;
         let buf = staged?;
-        let (elem, dt, numel) = (t.dtype().size_of(), datatype(t.dtype()), t.numel());
+        self.bcast_buffer(OP, &buf, root)?;
+        if self.rank() != root {
+            t.sync(&buf)?;
+        }
+        Ok(())
+    }
+
+    /// `MPI_Bcast` of `buf` (dense, on its wire device, the same dtype and shape on every
+    /// rank) from `root`, in pieces past MPI's int count.
+    fn bcast_buffer(&self, op: &'static str, buf: &Tensor, root: usize) -> Result<()> {
+        let (elem, dt, numel) = (buf.dtype().size_of(), datatype(buf.dtype()), buf.numel());
         let transfer = |p: *mut c_void| {
             in_pieces(numel, elem, |off, n| {
-                // SAFETY: `p` holds numel elements of the agreed dtype on every rank.
-                check(OP, "MPI_Bcast", unsafe {
+                // SAFETY: `p` holds numel elements of the agreed dtype on every rank; the
+                // piece lies inside.
+                check(op, "MPI_Bcast", unsafe {
                     ffi::MPI_Bcast(
                         p.cast::<u8>().add(off).cast(),
                         n,
@@ -426,10 +418,9 @@ impl Comm {
             })
         };
         if self.rank() == root {
-            with_read(&buf, OP, |p| transfer(p.cast_mut()))
+            with_read(buf, op, |p| transfer(p.cast_mut()))
         } else {
-            with_write(&buf, OP, transfer)?;
-            t.sync(&buf)
+            with_write(buf, op, transfer)
         }
     }
 

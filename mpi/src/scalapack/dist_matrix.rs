@@ -349,28 +349,7 @@ impl<'g> DistMatrix<'g> {
     fn pack(&self, a: &Tensor, counts: &[usize]) -> Result<Tensor> {
         let total: usize = counts.iter().sum();
         let packed = Tensor::new(self.dtype, DeviceType::Cpu, &[total.max(1)])?;
-        let e = self.dtype.size_of();
-        with_read(a, "DistMatrix::scatter_from", |src| {
-            with_write(&packed, "DistMatrix::scatter_from", |dst| {
-                let mut base = 0;
-                for (r, &c) in counts.iter().enumerate() {
-                    self.runs_of(r, |l, g, len| {
-                        // SAFETY: `g + len ≤ m·n` inside `a` (column-major m × n) and
-                        // `base + l + len ≤ total` inside `packed`, by the block-cyclic
-                        // counts; the two buffers are distinct.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(
-                                src.cast::<u8>().add(g * e),
-                                dst.cast::<u8>().add((base + l) * e),
-                                len * e,
-                            )
-                        }
-                    });
-                    base += c;
-                }
-                Ok(())
-            })
-        })?;
+        self.move_parts(a, &packed, counts, true)?;
         Ok(packed)
     }
 
@@ -383,17 +362,38 @@ impl<'g> DistMatrix<'g> {
             &[self.m, self.n],
             Order::ColMajor,
         )?;
+        self.move_parts(packed, &out, counts, false)?;
+        Ok(out)
+    }
+
+    /// Copies between the column-major global matrix and the ranks' packed local parts
+    /// (`counts` elements each, in rank order): global → packed when `to_packed`.
+    fn move_parts(
+        &self,
+        from: &Tensor,
+        to: &Tensor,
+        counts: &[usize],
+        to_packed: bool,
+    ) -> Result<()> {
         let e = self.dtype.size_of();
-        with_read(packed, "DistMatrix::gather_to", |src| {
-            with_write(&out, "DistMatrix::gather_to", |dst| {
+        with_read(from, "DistMatrix", |src| {
+            with_write(to, "DistMatrix", |dst| {
                 let mut base = 0;
                 for (r, &c) in counts.iter().enumerate() {
                     self.runs_of(r, |l, g, len| {
-                        // SAFETY: the bounds of `pack`, the other way round.
+                        let (global, packed) = (g * e, (base + l) * e);
+                        let (at_src, at_dst) = if to_packed {
+                            (global, packed)
+                        } else {
+                            (packed, global)
+                        };
+                        // SAFETY: `g + len ≤ m·n` inside the column-major m × n matrix and
+                        // `base + l + len ≤ Σ counts` inside the packed parts, by the
+                        // block-cyclic counts; the two buffers are distinct tensors.
                         unsafe {
                             std::ptr::copy_nonoverlapping(
-                                src.cast::<u8>().add((base + l) * e),
-                                dst.cast::<u8>().add(g * e),
+                                src.cast::<u8>().add(at_src),
+                                dst.cast::<u8>().add(at_dst),
                                 len * e,
                             )
                         }
@@ -402,8 +402,7 @@ impl<'g> DistMatrix<'g> {
                 }
                 Ok(())
             })
-        })?;
-        Ok(out)
+        })
     }
 }
 
