@@ -2,7 +2,8 @@
 //! `mpirun -n P eigh_bench [n] [threads]`. Rank 0 prints markdown rows (median of 3 runs,
 //! each between barriers): ScaLAPACK `eigh` (all pairs) and `eigvalsh` (lowest 10 %) on
 //! the squarest grid of the P ranks, and, on one rank, ctensor's LAPACK `eigh`
-//! (`?heevd`) and `eigvalsh` (`?heevr`) on the same matrix for comparison.
+//! (`?heevd`), faer's `eigh` (ctensor's default backend) and `eigvalsh` (`?heevr`) on
+//! the same matrix for comparison.
 
 use std::time::Instant;
 
@@ -59,10 +60,14 @@ fn main() -> Result<()> {
         let one = median(&world, || {
             eigh_one(&a, EighRange::All, EigBackend::LapackEvd).map(|_| ())
         })?;
+        let faer = median(&world, || {
+            eigh_one(&a, EighRange::All, EigBackend::Faer).map(|_| ())
+        })?;
         let one_low = median(&world, || {
             eigvalsh_one(&a, EighRange::Index(0, k), EigBackend::LapackEvr).map(|_| ())
         })?;
         println!("| eigh c64 n = {n}, all pairs | one process, LAPACK zheevd, {threads} thread(s) | {:.0} ms |", one * 1e3);
+        println!("| eigh c64 n = {n}, all pairs | one process, faer (ctensor's default backend), {threads} thread(s) | {:.0} ms |", faer * 1e3);
         println!("| eigvalsh c64 n = {n}, lowest {k} | one process, LAPACK zheevr, {threads} thread(s) | {:.0} ms |", one_low * 1e3);
     }
     Ok(())
