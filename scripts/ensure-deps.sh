@@ -3,7 +3,7 @@
 # pkg-config, the OpenBLAS development package (BLAS + LAPACK), and for the demo's plot
 # fontconfig, freetype and the DejaVu fonts, from Debian/Ubuntu's apt. With the argument
 # `bench`, also FFTW; with `mpi` (make test, make lint, make bench: the workspace has the
-# crate ctensor-mpi), OpenMPI, ScaLAPACK for OpenMPI and libclang (rsmpi generates its
+# crate ctensor-mpi), OpenMPI, ScaLAPACK for OpenMPI, ELPA and libclang (rsmpi generates its
 # MPI bindings with bindgen). As root it installs directly, otherwise through passwordless sudo; when neither
 # is possible it prints the exact command and fails.
 set -euo pipefail
@@ -39,6 +39,9 @@ if [ "${1:-}" = mpi ] || [ "${2:-}" = mpi ]; then
   fi
   if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists scalapack-openmpi; then
     missing+=(libscalapack-openmpi-dev)
+  fi
+  if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists elpa; then
+    missing+=(libelpa-dev)
   fi
   compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || missing+=(libclang-dev)
 fi

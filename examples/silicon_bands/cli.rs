@@ -56,8 +56,8 @@ pub(crate) struct Args {
     #[arg(long, default_value = "dense", value_parser = ["dense", "davidson"])]
     pub(crate) solver: String,
     /// Under mpirun (a build with `--features mpi`): split the ranks into this many pools
-    /// of k-points; a pool of several ranks solves each dense Hamiltonian with ScaLAPACK
-    /// on a process grid. Default: one pool per rank.
+    /// of k-points; a pool of several ranks solves each dense Hamiltonian with ELPA or
+    /// ScaLAPACK on a process grid. Default: one pool per rank.
     #[arg(long)]
     pub(crate) pools: Option<usize>,
     /// Threads for OpenBLAS and ctensor's pool (default: one per core).

@@ -4,8 +4,9 @@
 //! and rank 0 alone writes the table, the CSV and the plot.
 //!
 //! `--pools P` splits the ranks into P pools instead: the k-points are split over the
-//! pools, and each pool solves its k-points' dense Hamiltonians together with ScaLAPACK
-//! on a square process grid of its ranks (for bases too large for one process).
+//! pools, and each pool solves its k-points' dense Hamiltonians together on a square
+//! process grid of its ranks (ELPA for c64, ScaLAPACK for c32; for bases too large for
+//! one process).
 
 use super::*;
 
@@ -71,8 +72,8 @@ impl<'w> Ranks<'w> {
                 if args.solver == "davidson" || args.device != "cpu" {
                     return Err(Fail(format!(
                         "--pools {p}: a pool of several ranks solves dense Hamiltonians on the \
-                         CPU with ScaLAPACK; use --solver dense --device cpu, or one rank per \
-                         pool (--pools {})",
+                         CPU with ELPA or ScaLAPACK; use --solver dense --device cpu, or one \
+                         rank per pool (--pools {})",
                         world.size()
                     )));
                 }
@@ -187,7 +188,8 @@ fn spread(comm: &World, local: &[Vec<f64>], nb: usize) -> Res<Vec<Vec<f64>>> {
 }
 
 /// The lowest `nb` levels at `k`: H built on the pool's rank 0, distributed over the
-/// pool's grid, and its lowest eigenvalues from ScaLAPACK's MRRR.
+/// pool's grid, and its lowest eigenvalues from the distributed `eigvalsh` (ELPA where it
+/// applies, ScaLAPACK's MRRR otherwise).
 #[cfg(feature = "mpi")]
 fn pooled_levels(
     model: &Model,

@@ -360,7 +360,7 @@ fn bad_options_give_one_line_and_status_2() {
 
 /// Under mpirun the demo gives one process's levels bit for bit: the k-points split over
 /// 2 and 3 ranks write the same CSV bytes and the same table of levels; `--pools 1`
-/// (each Hamiltonian solved by ScaLAPACK on the ranks' grid) agrees to 1e-9 eV; a
+/// (each Hamiltonian solved by ELPA on the ranks' grid) agrees to 1e-9 eV; a
 /// `--pools` that does not divide the ranks fails on every rank. (The ranks are this
 /// test binary again, started by mpirun with the demo's arguments in the environment.)
 #[cfg(feature = "mpi")]
@@ -453,14 +453,14 @@ fn mpi_runs_give_the_one_process_levels() {
     let reference = values(&one_csv);
     assert_eq!(pooled.len(), reference.len());
     for (p, r) in pooled.iter().zip(&reference) {
-        assert!(
-            (p - r).abs() <= 1e-9,
-            "--pools 1 (ScaLAPACK): {p} vs {r} eV"
-        );
+        assert!((p - r).abs() <= 1e-9, "--pools 1 (ELPA): {p} vs {r} eV");
     }
+    // Every rank returns the error (split_pools checks the size alone, and the MPI
+    // crate's tests check that on every rank); here mpirun ends the job when the first
+    // rank exits, so the others may be stopped before they print theirs.
     let (ok, text) = under_mpi(3, &demo_args("bad", &["--pools", "2"]));
     assert!(
-        !ok && text.matches("divides the 3 ranks").count() == 3,
+        !ok && text.contains("divides the 3 ranks"),
         "--pools 2 on 3 ranks:\n{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,7 +1,7 @@
 //! Times the distributed eigensolver against one process on the same matrix: run as
 //! `mpirun -n P eigh_bench [n] [threads]`. Rank 0 prints markdown rows (median of 3 runs,
-//! each between barriers): ScaLAPACK `eigh` (all pairs) and `eigvalsh` (lowest 10 %) on
-//! the squarest grid of the P ranks, and, on one rank, ctensor's LAPACK `eigh`
+//! each between barriers): ScaLAPACK and ELPA, all pairs, the lowest 10 % with vectors
+//! and without, on the squarest grid of the P ranks, and, on one rank, ctensor's LAPACK `eigh`
 //! (`?heevd`), faer's `eigh` (ctensor's default backend) and `eigvalsh` (`?heevr`) on
 //! the same matrix for comparison.
 
@@ -11,7 +11,7 @@ use ctensor_aten::{
     eigh as eigh_one, eigvalsh as eigvalsh_one, DataType, DeviceType, EigBackend, EighRange, Tensor,
 };
 use ctensor_base::Result;
-use ctensor_mpi::{eigh, eigvalsh, Comm, DistMatrix, Grid};
+use ctensor_mpi::{eigh_with, eigvalsh_with, Comm, DistEigBackend, DistMatrix, Grid};
 
 fn median(comm: &Comm, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     let mut t = Vec::new();
@@ -44,17 +44,46 @@ fn main() -> Result<()> {
     let d = DistMatrix::scatter_from(&grid, (world.rank() == 0).then_some(&a), 0, 64, 64)?;
     let p = world.size();
     let who = format!("{p} rank(s) × {threads} thread(s), {pr} × {pc} grid");
-    let all = median(&world, || eigh(&d, EighRange::All).map(|_| ()))?;
-    let low = median(&world, || eigvalsh(&d, EighRange::Index(0, k)).map(|_| ()))?;
-    if world.rank() == 0 {
-        println!(
-            "| eigh c64 n = {n}, all pairs | ScaLAPACK pzheevd, {who} | {:.0} ms |",
-            all * 1e3
-        );
-        println!(
-            "| eigvalsh c64 n = {n}, lowest {k} | ScaLAPACK pzheevr, {who} | {:.0} ms |",
-            low * 1e3
-        );
+    for (backend, names) in [
+        (
+            DistEigBackend::Scalapack,
+            [
+                "ScaLAPACK pzheevd",
+                "ScaLAPACK pzheevr",
+                "ScaLAPACK pzheevr",
+            ],
+        ),
+        (
+            DistEigBackend::Elpa,
+            ["ELPA 1-stage", "ELPA 1-stage", "ELPA 1-stage"],
+        ),
+    ] {
+        let all = median(&world, || {
+            eigh_with(&d, EighRange::All, backend).map(|_| ())
+        })?;
+        let low = median(&world, || {
+            eigh_with(&d, EighRange::Index(0, k), backend).map(|_| ())
+        })?;
+        let vals = median(&world, || {
+            eigvalsh_with(&d, EighRange::Index(0, k), backend).map(|_| ())
+        })?;
+        if world.rank() == 0 {
+            println!(
+                "| eigh c64 n = {n}, all pairs | {}, {who} | {:.0} ms |",
+                names[0],
+                all * 1e3
+            );
+            println!(
+                "| eigh c64 n = {n}, lowest {k} pairs | {}, {who} | {:.0} ms |",
+                names[1],
+                low * 1e3
+            );
+            println!(
+                "| eigvalsh c64 n = {n}, lowest {k} | {}, {who} | {:.0} ms |",
+                names[2],
+                vals * 1e3
+            );
+        }
     }
     if p == 1 {
         let one = median(&world, || {
@@ -63,11 +92,15 @@ fn main() -> Result<()> {
         let faer = median(&world, || {
             eigh_one(&a, EighRange::All, EigBackend::Faer).map(|_| ())
         })?;
+        let one_low_pairs = median(&world, || {
+            eigh_one(&a, EighRange::Index(0, k), EigBackend::LapackEvr).map(|_| ())
+        })?;
         let one_low = median(&world, || {
             eigvalsh_one(&a, EighRange::Index(0, k), EigBackend::LapackEvr).map(|_| ())
         })?;
         println!("| eigh c64 n = {n}, all pairs | one process, LAPACK zheevd, {threads} thread(s) | {:.0} ms |", one * 1e3);
         println!("| eigh c64 n = {n}, all pairs | one process, faer (ctensor's default backend), {threads} thread(s) | {:.0} ms |", faer * 1e3);
+        println!("| eigh c64 n = {n}, lowest {k} pairs | one process, LAPACK zheevr, {threads} thread(s) | {:.0} ms |", one_low_pairs * 1e3);
         println!("| eigvalsh c64 n = {n}, lowest {k} | one process, LAPACK zheevr, {threads} thread(s) | {:.0} ms |", one_low * 1e3);
     }
     Ok(())

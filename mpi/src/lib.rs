@@ -12,8 +12,9 @@
 //! - **The DFT split** ([`split_pools`], [`distribute`]): k-point pools × band groups,
 //!   and each rank's share of the k-points.
 //! - **A distributed dense eigensolver** ([`Grid`], [`DistMatrix`], [`eigh`]): block-cyclic
-//!   matrices on a process grid and ScaLAPACK's `p?syevd`/`p?heevd` (all eigenpairs)
-//!   and `p?syevr`/`p?heevr` (a range), for f32, f64, c32 and c64.
+//!   matrices on a process grid; ELPA for all eigenpairs or the lowest ones, ScaLAPACK's
+//!   `p?syevd`/`p?heevd` and `p?syevr`/`p?heevr` (any range) otherwise or on request
+//!   ([`DistEigBackend`]), for f32, f64, c32 and c64.
 //!
 //! Programs reach it as `ctensor::mpi` (the facade's `mpi` feature):
 //!
@@ -51,5 +52,5 @@ pub use collectives::ReduceOp;
 pub use comm::{initialize, Comm, Universe, MAX_DIMS};
 pub use p2p::MAX_TAG;
 pub use pools::{block_counts, block_range, distribute, split_pools, Pools};
-pub use scalapack::{eigh, eigvalsh, DistMatrix, Grid};
+pub use scalapack::{eigh, eigh_with, eigvalsh, eigvalsh_with, DistEigBackend, DistMatrix, Grid};
 pub use wire::cuda_aware;

@@ -1,5 +1,6 @@
-//! The distributed dense Hermitian eigensolver: ScaLAPACK's divide and conquer
-//! (`p?syevd`/`p?heevd`) for the whole spectrum, MRRR (`p?syevr`/`p?heevr`) for a range.
+//! The distributed dense Hermitian eigensolver: ELPA for the whole spectrum or its lowest
+//! part (measured faster), ScaLAPACK's divide and conquer (`p?syevd`/`p?heevd`) or MRRR
+//! (`p?syevr`/`p?heevr`) otherwise or on request.
 
 use std::ffi::c_int;
 
@@ -7,18 +8,39 @@ use ctensor_aten::{check_finite, EighRange, Tensor};
 use ctensor_base::{Error, Result, Scalar};
 
 use super::dist_matrix::DistMatrix;
-use super::ffi::{EigArgs, EvrRange, Pheev};
+use super::elpa;
+use super::ffi::{EigArgs, Elpa, EvrRange, Pheev};
 use crate::wire::with_write;
 
-const OP: &str = "eigh (ScaLAPACK)";
+const OP: &str = "distributed eigh";
+
+/// Which library solves a distributed eigenproblem ([`eigh_with`], [`eigvalsh_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DistEigBackend {
+    /// ELPA where it applies (f64 or c64, the whole spectrum or the lowest `k` pairs,
+    /// every rank holding part of the matrix), ScaLAPACK otherwise. ELPA measured 1.2× faster
+    /// than `pzheevd` for all pairs and 1.6× faster than `pzheevr` for the lowest 10 %
+    /// (c64, n = 2000, two ranks; the README's table).
+    #[default]
+    Auto,
+    /// ScaLAPACK: `p?syevd`/`p?heevd` for all pairs, `p?syevr`/`p?heevr` for a range or
+    /// for eigenvalues alone.
+    Scalapack,
+    /// ELPA's one-stage solver, after rebuilding the upper triangle from the lower one:
+    /// f64 and c64 (Debian's ELPA has no single precision), `EighRange::All` or
+    /// `EighRange::Index(0, k)`, with every rank holding at least one row and column
+    /// (`n > nb · (max(nprow, npcol) − 1)`).
+    Elpa,
+}
 
 /// Eigenvalues (ascending, a real host tensor, the same on every rank) and eigenvectors
 /// (the columns of a distributed `n × m` matrix, in `a`'s blocks) of the Hermitian
 /// matrix `a`, of which only the lower triangle is read, as [`ctensor::eigh`] does on one
 /// process. For f32, f64, c32 and c64. Collective over `a`'s grid.
 ///
-/// `EighRange::All` calls `p?syevd`/`p?heevd`; an index or value range calls
-/// `p?syevr`/`p?heevr`, which compute only the pairs asked for.
+/// The backend is [`DistEigBackend::Auto`]: ELPA for all pairs or the lowest `k`, and
+/// ScaLAPACK's `p?syevr`/`p?heevr` for other ranges, which computes only the pairs asked
+/// for; see [`eigh_with`] to choose.
 ///
 /// Errors (on every rank): `ShapeMismatch` unless `a` is square in square blocks
 /// (ScaLAPACK's requirement); `UnsupportedDType`; `OutOfRange`/`InvalidArgument` for a
@@ -27,9 +49,19 @@ const OP: &str = "eigh (ScaLAPACK)";
 ///
 /// [`ctensor::eigh`]: ctensor_aten::eigh
 pub fn eigh<'g>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, DistMatrix<'g>)> {
+    eigh_with(a, range, DistEigBackend::Auto)
+}
+
+/// [`eigh`] with the backend chosen. Errors as [`eigh`], and `InvalidArgument` when
+/// ELPA is asked for a problem it does not take (see [`DistEigBackend::Elpa`]).
+pub fn eigh_with<'g>(
+    a: &DistMatrix<'g>,
+    range: EighRange,
+    backend: DistEigBackend,
+) -> Result<(Tensor, DistMatrix<'g>)> {
     check_square(a)?;
     let (values, vectors) =
-        ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, true))?;
+        ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, true, backend))?;
     let vectors = vectors.ok_or_else(|| Error::Internal {
         op: OP,
         what: "no eigenvectors came back".into(),
@@ -37,11 +69,21 @@ pub fn eigh<'g>(a: &DistMatrix<'g>, range: EighRange) -> Result<(Tensor, DistMat
     Ok((values, vectors))
 }
 
-/// The eigenvalues of [`eigh`] alone (ascending, the same on every rank), from MRRR
-/// (`p?syevr`/`p?heevr` with `jobz = 'N'`) for every range. Errors as [`eigh`].
+/// The eigenvalues of [`eigh`] alone (ascending, the same on every rank): ELPA for all
+/// of them or the lowest `k`, ScaLAPACK's MRRR (`p?syevr`/`p?heevr` with `jobz = 'N'`)
+/// for other ranges. Errors as [`eigh`].
 pub fn eigvalsh(a: &DistMatrix<'_>, range: EighRange) -> Result<Tensor> {
+    eigvalsh_with(a, range, DistEigBackend::Auto)
+}
+
+/// [`eigvalsh`] with the backend chosen; errors as [`eigh_with`].
+pub fn eigvalsh_with(
+    a: &DistMatrix<'_>,
+    range: EighRange,
+    backend: DistEigBackend,
+) -> Result<Tensor> {
     check_square(a)?;
-    Ok(ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, false))?.0)
+    Ok(ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, false, backend))?.0)
 }
 
 fn check_square(a: &DistMatrix<'_>) -> Result<()> {
@@ -59,7 +101,12 @@ fn check_square(a: &DistMatrix<'_>) -> Result<()> {
 
 type Solved<'g> = (Tensor, Option<DistMatrix<'g>>);
 
-fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange, vectors: bool) -> Result<Solved<'g>> {
+fn solve<'g, T: Elpa>(
+    a: &DistMatrix<'g>,
+    range: EighRange,
+    vectors: bool,
+    backend: DistEigBackend,
+) -> Result<Solved<'g>> {
     let n = a.shape().0;
     let jobz = if vectors { b'V' } else { b'N' };
     let evr = match range {
@@ -120,6 +167,45 @@ fn solve<'g, T: Pheev>(a: &DistMatrix<'g>, range: EighRange, vectors: bool) -> R
             Tensor::new(real, ctensor_base::DeviceType::Cpu, &[0])?,
             none,
         ));
+    }
+    // The lowest k pairs (or all): what ELPA computes.
+    let lowest = match range {
+        EighRange::All => Some(n),
+        EighRange::Index(0, k) => Some(k),
+        _ => None,
+    };
+    let double = a.dtype().real_type() == ctensor_base::DataType::Double;
+    let elpa_takes = lowest.is_some() && elpa::fits(a) && double;
+    match (backend, lowest) {
+        (DistEigBackend::Elpa, _) if !double => {
+            return Err(Error::UnsupportedDType {
+                op: OP,
+                dtype: a.dtype(),
+                supported: "f64 and c64 for ELPA (Debian's ELPA is built without single \
+                            precision); DistEigBackend::Scalapack takes f32 and c32",
+            });
+        }
+        (DistEigBackend::Elpa, _) if !elpa_takes => {
+            let (nprow, npcol) = a.grid().shape();
+            return Err(Error::InvalidArgument {
+                op: OP,
+                expected: format!(
+                    "for ELPA, EighRange::All or Index(0, k), and every rank holding part of \
+                     the matrix (n > nb · (max(nprow, npcol) − 1) = {}); DistEigBackend::Scalapack \
+                     takes any problem",
+                    a.block().0 * (nprow.max(npcol) - 1)
+                ),
+                given: format!(
+                    "{range:?} for n = {n} in {0} × {0} blocks on a {nprow} × {npcol} grid",
+                    a.block().0
+                ),
+            });
+        }
+        (DistEigBackend::Elpa | DistEigBackend::Auto, Some(k)) if elpa_takes => {
+            let (w, z) = elpa::solve::<T>(a, k, vectors)?;
+            return Ok((Tensor::from_slice(&w[..k], &[k])?, z));
+        }
+        _ => {}
     }
     // ScaLAPACK waits for every rank: a copy that fails on one fails them all first.
     let comm = a.grid().comm();

@@ -404,3 +404,138 @@ impl_real!(f32, pssyevd_, pssyevr_);
 impl_real!(f64, pdsyevd_, pdsyevr_);
 impl_complex!(c32, f32, pcheevd_, pcheevr_);
 impl_complex!(c64, f64, pzheevd_, pzheevr_);
+
+/// An ELPA object handle (`elpa_t`).
+pub(crate) type ElpaHandle = *mut std::ffi::c_void;
+
+extern "C" {
+    pub(crate) fn elpa_init(api_version: c_int) -> c_int;
+    pub(crate) fn elpa_allocate(error: *mut c_int) -> ElpaHandle;
+    pub(crate) fn elpa_set_integer(
+        h: ElpaHandle,
+        name: *const c_char,
+        value: c_int,
+        error: *mut c_int,
+    );
+    pub(crate) fn elpa_setup(h: ElpaHandle) -> c_int;
+    pub(crate) fn elpa_deallocate(h: ElpaHandle, error: *mut c_int);
+    pub(crate) fn elpa_strerr(error: c_int) -> *const c_char;
+}
+
+/// The API version ctensor is written against (`ELPA_API_VERSION` of ELPA 2022.11).
+pub(crate) const ELPA_API_VERSION: c_int = 20221109;
+
+/// PBLAS's distributed conjugate transpose and ELPA's solvers for one element type.
+pub(crate) trait Elpa: Pheev {
+    /// `c := aᴴ` (`p?tranc`; `p?tran` for real types) for whole `n × n` matrices.
+    ///
+    /// # Safety
+    /// `a` and `c` are the local parts their descriptors describe, on the same grid.
+    unsafe fn tranc(n: c_int, a: *const Self, desca: &Desc, c: *mut Self, descc: &Desc);
+    /// `elpa_eigenvectors` on host arrays; returns the ELPA error code.
+    ///
+    /// # Safety
+    /// `h` is set up for this matrix; `a` and `q` are local parts, `w` has `na` entries.
+    unsafe fn vectors(h: ElpaHandle, a: *mut Self, w: *mut Self::Real, q: *mut Self) -> c_int;
+    /// `elpa_eigenvalues` on host arrays; returns the ELPA error code.
+    ///
+    /// # Safety
+    /// As [`vectors`](Self::vectors).
+    unsafe fn values(h: ElpaHandle, a: *mut Self, w: *mut Self::Real) -> c_int;
+    /// The value with its imaginary part dropped (itself for real types).
+    fn re_only(self) -> Self;
+}
+
+macro_rules! impl_elpa {
+    ($t:ty, $r:ty, $tran:ident, $vec:ident, $val:ident, |$x:ident| $re:expr) => {
+        extern "C" {
+            fn $tran(
+                m: &c_int,
+                n: &c_int,
+                alpha: &$t,
+                a: *const $t,
+                ia: &c_int,
+                ja: &c_int,
+                desca: *const c_int,
+                beta: &$t,
+                c: *mut $t,
+                ic: &c_int,
+                jc: &c_int,
+                descc: *const c_int,
+            );
+            fn $vec(h: ElpaHandle, a: *mut $t, ev: *mut $r, q: *mut $t, error: *mut c_int);
+            fn $val(h: ElpaHandle, a: *mut $t, ev: *mut $r, error: *mut c_int);
+        }
+        impl Elpa for $t {
+            fn re_only(self) -> Self {
+                let $x = self;
+                $re
+            }
+            unsafe fn tranc(n: c_int, a: *const Self, desca: &Desc, c: *mut Self, descc: &Desc) {
+                let (one, zero) = (<$t as Scalar>::one(), <$t as Scalar>::zero());
+                // SAFETY: the caller's contract.
+                unsafe {
+                    $tran(
+                        &n,
+                        &n,
+                        &one,
+                        a,
+                        &ONE,
+                        &ONE,
+                        desca.as_ptr(),
+                        &zero,
+                        c,
+                        &ONE,
+                        &ONE,
+                        descc.as_ptr(),
+                    )
+                }
+            }
+            unsafe fn vectors(h: ElpaHandle, a: *mut Self, w: *mut $r, q: *mut Self) -> c_int {
+                let mut err = 0;
+                // SAFETY: the caller's contract.
+                unsafe { $vec(h, a, w, q, &mut err) };
+                err
+            }
+            unsafe fn values(h: ElpaHandle, a: *mut Self, w: *mut $r) -> c_int {
+                let mut err = 0;
+                // SAFETY: the caller's contract.
+                unsafe { $val(h, a, w, &mut err) };
+                err
+            }
+        }
+    };
+}
+
+impl_elpa!(
+    f32,
+    f32,
+    pstran_,
+    elpa_eigenvectors_a_h_a_f,
+    elpa_eigenvalues_a_h_a_f,
+    |x| x
+);
+impl_elpa!(
+    f64,
+    f64,
+    pdtran_,
+    elpa_eigenvectors_a_h_a_d,
+    elpa_eigenvalues_a_h_a_d,
+    |x| x
+);
+impl_elpa!(
+    c32,
+    f32,
+    pctranc_,
+    elpa_eigenvectors_a_h_a_fc,
+    elpa_eigenvalues_a_h_a_fc,
+    |x| c32::new(x.re, 0.0)
+);
+impl_elpa!(
+    c64,
+    f64,
+    pztranc_,
+    elpa_eigenvectors_a_h_a_dc,
+    elpa_eigenvalues_a_h_a_dc,
+    |x| c64::new(x.re, 0.0)
+);
