@@ -18,9 +18,9 @@ const OP: &str = "distributed eigh";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DistEigBackend {
     /// ELPA where it applies (f64 or c64, the whole spectrum or the lowest `k` pairs,
-    /// every rank holding part of the matrix), ScaLAPACK otherwise. ELPA measured 1.2× faster
-    /// than `pzheevd` for all pairs and 1.6× faster than `pzheevr` for the lowest 10 %
-    /// (c64, n = 2000, two ranks; the README's table).
+    /// every rank holding part of the matrix), ScaLAPACK otherwise. Against `pzheevd`,
+    /// ELPA measured 0.98–1.24× for all pairs, and against `pzheevr` 1.44–1.6× for the
+    /// lowest 10 % (c64, n = 2000, two ranks; the README's table).
     #[default]
     Auto,
     /// ScaLAPACK: `p?syevd`/`p?heevd` for all pairs, `p?syevr`/`p?heevr` for a range or

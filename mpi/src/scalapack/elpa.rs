@@ -1,7 +1,8 @@
 //! The ELPA eigensolver (Marek et al., J. Phys.: Condens. Matter 26, 213201 (2014);
 //! Debian's `libelpa-dev`), the solver ABACUS uses for its LCAO eigenproblems, on a
-//! [`DistMatrix`]. Measured against ScaLAPACK on this project's machine (see the README):
-//! 1.2× faster for all pairs and 1.6× for the lowest 10 % at n = 2000 on two ranks.
+//! [`DistMatrix`]. Measured against ScaLAPACK on this project's machine (c64, n = 2000,
+//! two ranks; the README's table): 0.98–1.24× for all pairs over three runs, 1.44–1.6×
+//! for the lowest 10 %, 1.66× for those eigenvalues alone.
 //!
 //! ELPA reads the whole matrix, where ctensor's contract reads only the lower triangle:
 //! the upper one is rebuilt first from the lower one's conjugate transpose (PBLAS
