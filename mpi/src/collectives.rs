@@ -335,30 +335,7 @@ impl Comm {
         const OP: &str = "bcast";
         let is_root = self.rank() == root;
         let staged = self.rooted_operand(OP, t, root);
-        let local = staged.as_ref().map(|s| match (s, t) {
-            (Some(_), Some(t)) => Some(describe(t, [root as i64, 0])),
-            _ => None,
-        });
-        let local = local.map_err(Clone::clone);
-        // Non-roots send no description: they learn dtype and shape from the root's.
-        let infos = self.agree(
-            OP,
-            local.map(|i| {
-                i.or(Some(Info {
-                    dtype: DataType::Int,
-                    dims: vec![],
-                    extra: [root as i64, -1],
-                }))
-            }),
-        )?;
-        let roots: Vec<i64> = infos
-            .iter()
-            .map(|i| i.as_ref().map_or(-1, |i| i.extra[0]))
-            .collect();
-        same_on_all(OP, "root", &roots)?;
-        let info = infos[root]
-            .clone()
-            .ok_or_else(|| internal(OP, "the root sent no description"))?;
+        let info = self.agree_rooted(OP, &staged, t, root)?;
         let staged = staged?;
         let buf = self.all_ok(match staged {
             Some(s) => Ok(s),
@@ -498,23 +475,7 @@ impl Comm {
             }),
             s => Ok(s),
         });
-        let local = staged.as_ref().map(|s| match (s, t) {
-            (Some(_), Some(t)) => Some(describe(t, [root as i64, 0])),
-            _ => Some(Info {
-                dtype: DataType::Int,
-                dims: vec![],
-                extra: [root as i64, -1],
-            }),
-        });
-        let infos = self.agree(OP, local.map_err(Clone::clone))?;
-        let roots: Vec<i64> = infos
-            .iter()
-            .map(|i| i.as_ref().map_or(-1, |i| i.extra[0]))
-            .collect();
-        same_on_all(OP, "root", &roots)?;
-        let info = infos[root]
-            .clone()
-            .ok_or_else(|| internal(OP, "the root sent no description"))?;
+        let info = self.agree_rooted(OP, &staged, t, root)?;
         let (n, rest) = rows_of(&info.dims);
         let row: usize = rest.iter().product();
         let rows = crate::pools::block_counts(n, self.size());
@@ -526,6 +487,35 @@ impl Comm {
         let out = self.all_ok(incoming(info.dtype, dest_device, &dims))?;
         self.scatterv(OP, staged.as_ref(), &counts, &out, root)?;
         arrive(out, dest_device)
+    }
+
+    /// The agreement of a rooted operation whose non-roots bring no operand: every rank
+    /// sends its root (the root also its operand's description), and every rank gets the
+    /// root's description. Errors: a rank that failed, or ranks naming different roots.
+    fn agree_rooted(
+        &self,
+        op: &'static str,
+        staged: &Result<Option<Tensor>>,
+        t: Option<&Tensor>,
+        root: usize,
+    ) -> Result<Info> {
+        let local = staged.as_ref().map_err(Clone::clone).map(|s| match (s, t) {
+            (Some(_), Some(t)) => Some(describe(t, [root as i64, 0])),
+            _ => Some(Info {
+                dtype: DataType::Int,
+                dims: vec![],
+                extra: [root as i64, -1],
+            }),
+        });
+        let infos = self.agree(op, local)?;
+        let roots: Vec<i64> = infos
+            .iter()
+            .map(|i| i.as_ref().map_or(-1, |i| i.extra[0]))
+            .collect();
+        same_on_all(op, "root", &roots)?;
+        infos[root]
+            .clone()
+            .ok_or_else(|| internal(op, "the root sent no description"))
     }
 
     /// The root's operand staged for the wire (`Some` on the root only). Errors: the
