@@ -245,8 +245,8 @@ impl Comm {
         op: ReduceOp,
         root: Option<usize>,
     ) -> Result<Option<Tensor>> {
-        // The result is allocated before the ranks agree, so a failure to allocate it is
-        // reported to all of them like any other local failure.
+        // The result and the MPI operation are made before the ranks agree, so a failure
+        // to make either is reported to all of them like any other local failure.
         let mine = root.is_none_or(|r| r == self.rank());
         let staged = root
             .map_or(Ok(()), |r| check_root(name, r, self.size()))
@@ -256,17 +256,19 @@ impl Comm {
                     true => Some(incoming(send.dtype(), t.device(), t.dims())?),
                     false => None,
                 };
-                Ok((send, out))
+                let handle = mpi_op(name, op, send.dtype())?;
+                Ok((send, out, handle))
             });
         let extra = [op.code(), root.map_or(-1, |r| r as i64)];
-        let local = staged.as_ref().map(|_| Some(describe(t, extra)));
-        let infos = self.agree(name, local.map_err(Clone::clone))?;
-        let infos = common(name, &infos, ["reduction", "root"])?;
-        let dims: Vec<&[usize]> = infos.iter().map(|i| &i.dims[..]).collect();
-        same_on_all(name, "shape", &dims)?;
-        let (send, out) = staged?;
+        self.agree_same(
+            name,
+            staged.as_ref().map(|_| ()),
+            t,
+            extra,
+            ["reduction", "root"],
+        )?;
+        let (send, out, handle) = staged?;
         let wire_dtype = send.dtype();
-        let handle = self.all_ok(mpi_op(name, op, wire_dtype))?;
         let elem = wire_dtype.size_of();
         let dt = datatype(wire_dtype);
         with_read(&send, name, |src| {
@@ -334,7 +336,7 @@ impl Comm {
     pub fn bcast(&self, t: Option<&Tensor>, root: usize, device: DeviceType) -> Result<Tensor> {
         const OP: &str = "bcast";
         let is_root = self.rank() == root;
-        let staged = self.rooted_operand(OP, t, root);
+        let staged = self.rooted_operand(OP, t, root, outgoing);
         let info = self.agree_rooted(OP, &staged, t, root)?;
         let staged = staged?;
         let buf = self.all_ok(match staged {
@@ -362,11 +364,13 @@ impl Comm {
                 incoming(t.dtype(), t.device(), t.dims())
             }
         });
-        let local = staged.as_ref().map(|_| Some(describe(t, [root as i64, 0])));
-        let infos = self.agree(OP, local.map_err(Clone::clone))?;
-        let infos = common(OP, &infos, ["root", ""])?;
-        let dims: Vec<&[usize]> = infos.iter().map(|i| &i.dims[..]).collect();
-        same_on_all(OP, "shape", &dims)?;
+        self.agree_same(
+            OP,
+            staged.as_ref().map(|_| ()),
+            t,
+            [root as i64, 0],
+            ["root", ""],
+        )?;
         let buf = staged?;
         self.bcast_buffer(OP, &buf, root)?;
         if self.rank() != root {
@@ -467,13 +471,13 @@ impl Comm {
     /// 0-d tensor.
     pub fn scatter(&self, t: Option<&Tensor>, root: usize, device: DeviceType) -> Result<Tensor> {
         const OP: &str = "scatter";
-        let staged = self.rooted_operand(OP, t, root).and_then(|s| match s {
-            Some(_) if t.is_some_and(|t| t.ndim() == 0) => Err(Error::InvalidArgument {
+        let staged = self.rooted_operand(OP, t, root, |t| match t.ndim() {
+            0 => Err(Error::InvalidArgument {
                 op: OP,
                 expected: "a tensor with a leading axis to split".into(),
                 given: "a 0-d tensor".into(),
             }),
-            s => Ok(s),
+            _ => outgoing(t),
         });
         let info = self.agree_rooted(OP, &staged, t, root)?;
         let (n, rest) = rows_of(&info.dims);
@@ -489,10 +493,29 @@ impl Comm {
         arrive(out, dest_device)
     }
 
+    /// The agreement of an operation in which every rank brings a tensor of one dtype and
+    /// shape (`local`: whether this rank could take part), and the same `extra` words
+    /// (named, for the error, by `extra_names`; an empty name is not compared).
+    fn agree_same(
+        &self,
+        op: &'static str,
+        local: std::result::Result<(), &Error>,
+        t: &Tensor,
+        extra: [i64; 2],
+        extra_names: [&'static str; 2],
+    ) -> Result<()> {
+        let local = local
+            .map(|_| Some(describe(t, extra)))
+            .map_err(Clone::clone);
+        let infos = common(op, &self.agree(op, local)?, extra_names)?;
+        let dims: Vec<&[usize]> = infos.iter().map(|i| &i.dims[..]).collect();
+        same_on_all(op, "shape", &dims)
+    }
+
     /// The agreement of a rooted operation whose non-roots bring no operand: every rank
     /// sends its root (the root also its operand's description), and every rank gets the
     /// root's description. Errors: a rank that failed, or ranks naming different roots.
-    fn agree_rooted(
+    pub(crate) fn agree_rooted(
         &self,
         op: &'static str,
         staged: &Result<Option<Tensor>>,
@@ -518,17 +541,19 @@ impl Comm {
             .ok_or_else(|| internal(op, "the root sent no description"))
     }
 
-    /// The root's operand staged for the wire (`Some` on the root only). Errors: the
-    /// root gives no tensor, another rank gives one, or the root is out of range.
-    fn rooted_operand(
+    /// The root's operand made ready by `stage` (`Some` on the root only). Errors: the
+    /// root gives no tensor, another rank gives one, the root is out of range, or
+    /// `stage` fails.
+    pub(crate) fn rooted_operand(
         &self,
         op: &'static str,
         t: Option<&Tensor>,
         root: usize,
+        stage: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<Option<Tensor>> {
         check_root(op, root, self.size())?;
         match (t, self.rank() == root) {
-            (Some(t), true) => outgoing(t).map(Some),
+            (Some(t), true) => stage(t).map(Some),
             (None, false) => Ok(None),
             (given, _) => Err(Error::InvalidArgument {
                 op,
@@ -648,11 +673,7 @@ impl Comm {
     pub fn alltoall(&self, t: &Tensor) -> Result<Tensor> {
         const OP: &str = "alltoall";
         let staged = outgoing(t).and_then(|s| Ok((s, incoming(t.dtype(), t.device(), t.dims())?)));
-        let local = staged.as_ref().map(|_| Some(describe(t, [0, 0])));
-        let infos = self.agree(OP, local.map_err(Clone::clone))?;
-        let infos = common(OP, &infos, ["", ""])?;
-        let dims: Vec<&[usize]> = infos.iter().map(|i| &i.dims[..]).collect();
-        same_on_all(OP, "shape", &dims)?;
+        self.agree_same(OP, staged.as_ref().map(|_| ()), t, [0, 0], ["", ""])?;
         let p = self.size();
         let (n, rest) = rows_of(t.dims());
         if t.ndim() == 0 || n % p != 0 {
@@ -681,5 +702,24 @@ fn internal(op: &'static str, what: &str) -> Error {
     Error::Internal {
         op,
         what: what.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_displacements_refuse_what_a_c_int_cannot_hold() {
+        let (c, d) = counts_and_displs("test", &[3, 0, 5]).unwrap();
+        assert_eq!((c, d), (vec![3, 0, 5], vec![0, 3, 3]));
+        let max = c_int::MAX as usize;
+        // One count too large, and a total too large with every count fitting.
+        for counts in [vec![max + 1], vec![max, 1]] {
+            match counts_and_displs("test", &counts) {
+                Err(Error::Overflow { op: "test", .. }) => {}
+                other => panic!("{counts:?}: got {other:?}"),
+            }
+        }
     }
 }

@@ -258,6 +258,17 @@ pub(crate) struct Info {
     pub extra: [i64; 2],
 }
 
+/// The code of `dtype` in the words ranks exchange (its index in `DataType::ALL`).
+pub(crate) fn dtype_code(dtype: DataType) -> i64 {
+    DataType::ALL.iter().position(|&d| d == dtype).unwrap_or(0) as i64
+}
+
+/// The dtype of a [`dtype_code`] (a code out of range counts as the first dtype; the
+/// codes come from ranks of the same program).
+pub(crate) fn dtype_of(code: i64) -> DataType {
+    DataType::ALL[code.clamp(0, DataType::ALL.len() as i64 - 1) as usize]
+}
+
 /// A rank's contribution: an operand, no operand (a non-root of a rooted operation), or a
 /// local failure that stops every rank.
 pub(crate) type Local = Result<Option<Info>>;
@@ -286,10 +297,7 @@ impl Comm {
         match &local {
             Ok(Some(info)) => {
                 words[0] = HAS_OPERAND;
-                words[1] = DataType::ALL
-                    .iter()
-                    .position(|&d| d == info.dtype)
-                    .unwrap_or(0) as i64;
+                words[1] = dtype_code(info.dtype);
                 words[2] = info.dims.len() as i64;
                 words[3..5].copy_from_slice(&info.extra);
                 for (w, &d) in words[5..].iter_mut().zip(&info.dims) {
@@ -307,7 +315,7 @@ impl Comm {
                 HAS_OPERAND => {
                     let ndim = (w[2].clamp(0, MAX_DIMS as i64)) as usize;
                     out.push(Some(Info {
-                        dtype: DataType::ALL[(w[1].clamp(0, 7)) as usize],
+                        dtype: dtype_of(w[1]),
                         dims: w[5..5 + ndim].iter().map(|&d| d as usize).collect(),
                         extra: [w[3], w[4]],
                     }))

@@ -9,10 +9,10 @@
 use std::ffi::c_int;
 
 use ctensor_aten::Tensor;
-use ctensor_base::{DataType, DeviceType, Error, Result};
+use ctensor_base::{DeviceType, Error, Result};
 use mpi::ffi;
 
-use crate::comm::{check, Comm, MAX_DIMS};
+use crate::comm::{check, dtype_code, dtype_of, Comm, MAX_DIMS};
 use crate::wire::{arrive, datatype, in_pieces, incoming, outgoing, with_read, with_write};
 
 /// The largest tag every MPI library accepts (the standard's lower bound for
@@ -88,29 +88,24 @@ impl Comm {
     pub fn send(&self, t: &Tensor, dest: usize, tag: u32) -> Result<()> {
         const OP: &str = "send";
         self.check_peer(OP, dest, tag)?;
-        if t.ndim() > MAX_DIMS {
-            // Still tell the receiver, so it does not wait for data that never comes.
-            let mut w = [0i64; WORDS];
-            w[0] = SENDER_FAILED;
-            self.send_words(OP, &w, dest, tag)?;
-            return Err(Error::InvalidArgument {
+        // A tensor this rank cannot send still gets a header, saying so, so the receiver
+        // does not wait for data that never comes.
+        let staged = if t.ndim() > MAX_DIMS {
+            Err(Error::InvalidArgument {
                 op: OP,
                 expected: format!("a tensor of at most {MAX_DIMS} dimensions for MPI"),
                 given: format!("{} dimensions", t.ndim()),
-            });
-        }
-        let staged = outgoing(t);
+            })
+        } else {
+            outgoing(t)
+        };
         let mut header = [0i64; WORDS];
         header[0] = if staged.is_ok() {
             SENDING
         } else {
             SENDER_FAILED
         };
-        header[1] = DataType::ALL
-            .iter()
-            .position(|&d| d == t.dtype())
-            .unwrap_or(0) as i64
-            | ((t.ndim() as i64) << 8);
+        header[1] = dtype_code(t.dtype()) | ((t.ndim().min(MAX_DIMS) as i64) << 8);
         for (w, &d) in header[2..].iter_mut().zip(t.dims()) {
             *w = d as i64;
         }
@@ -191,7 +186,7 @@ impl Comm {
                 detail: format!("rank {src} could not send (its own call returned the reason)"),
             });
         }
-        let dtype = DataType::ALL[(h[1] & 0xff).clamp(0, 7) as usize];
+        let dtype = dtype_of(h[1] & 0xff);
         let ndim = ((h[1] >> 8).clamp(0, MAX_DIMS as i64)) as usize;
         let dims: Vec<usize> = h[2..2 + ndim].iter().map(|&d| d as usize).collect();
         let verdict = match expect {

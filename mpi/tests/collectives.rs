@@ -495,6 +495,22 @@ mpi_test!(
                 Err(Error::OutOfRange { .. }) => {}
                 other => panic!("tag above MAX_TAG: got {other:?}"),
             }
+            // A sender that cannot send (17 dimensions) still tells the receiver.
+            let r = if w.rank() == 0 {
+                let deep = Tensor::zeros(
+                    DataType::Int,
+                    DeviceType::Cpu,
+                    &[1; ctensor_mpi::MAX_DIMS + 1],
+                )?;
+                w.send(&deep, peer, 6).map(|_| ())
+            } else {
+                w.recv(peer, 6, DeviceType::Cpu).map(|_| ())
+            };
+            match (w.rank(), r) {
+                (0, Err(Error::InvalidArgument { .. })) => {}
+                (1, Err(Error::Mpi { detail, .. })) if detail.contains("could not send") => {}
+                (rank, other) => panic!("send of 17 dimensions: rank {rank}: got {other:?}"),
+            }
         }
         // Too many dimensions for the fixed description.
         let deep = Tensor::zeros(
@@ -545,8 +561,17 @@ mpi_test!(
             assert_eq!(total.item::<f64>()?, 45.0 * npools as f64);
         }
         match split_pools(w, w.size() + 1) {
-            Err(Error::InvalidArgument { .. }) => Ok(()),
+            Err(Error::InvalidArgument { .. }) => {}
             other => panic!("more pools than ranks: got {other:?}"),
+        }
+        // A color beyond a C int on the last rank: every rank gets the error.
+        let color = if w.rank() == w.size() - 1 { 1 << 40 } else { 0 };
+        match w.split(color, 0) {
+            Err(Error::Overflow { op: "split", .. }) => Ok(()),
+            other => panic!(
+                "split with a color past C int: rank {}: got {other:?}",
+                w.rank()
+            ),
         }
     }
 );

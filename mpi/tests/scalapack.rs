@@ -384,6 +384,15 @@ mpi_test!(eigh_refuses_bad_input_on_every_rank, [2, 3], &[], |w| {
     )?;
     let (vals, vecs) = eigh(&empty, EighRange::All)?;
     assert_eq!((vals.dims(), vecs.shape()), (&[0usize][..], (0, 0)));
+    // A zero block size; a gather to a rank that is not there (the same on every rank).
+    assert!(matches!(
+        DistMatrix::zeros(&grid, DataType::Double, 4, 4, 0, 2),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        di.gather_to(w.size()),
+        Err(Error::OutOfRange { .. })
+    ));
     // Grids that do not cover the ranks, or that the ranks disagree on.
     assert!(matches!(
         Grid::new(w, w.size(), 2),

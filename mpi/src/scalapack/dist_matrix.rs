@@ -165,60 +165,18 @@ impl<'g> DistMatrix<'g> {
     ) -> Result<Self> {
         const OP: &str = "DistMatrix::scatter_from";
         let comm = grid.comm();
-        let is_root = comm.rank() == root;
-        // The root's matrix in column-major host memory, and its shape and dtype.
-        let local: Result<Option<Tensor>> = if root >= comm.size() {
-            Err(Error::OutOfRange {
+        // The root's matrix in column-major host memory; every rank learns its shape and
+        // dtype from the root's description.
+        let local = comm.rooted_operand(OP, a, root, |a| match a.ndim() {
+            2 => column_major_host(a),
+            _ => Err(Error::ShapeMismatch {
                 op: OP,
-                what: "root rank".into(),
-                given: root as i64,
-                valid: format!("0..{}", comm.size()),
-            })
-        } else {
-            match (a, is_root) {
-                (Some(a), true) if a.ndim() != 2 => Err(Error::ShapeMismatch {
-                    op: OP,
-                    expected: "a matrix (rank 2)".into(),
-                    got: format!("shape {:?}", a.dims()),
-                }),
-                (Some(a), true) => column_major_host(a).map(Some),
-                (None, false) => Ok(None),
-                (given, _) => Err(Error::InvalidArgument {
-                    op: OP,
-                    expected: "a matrix on the root rank and None on every other rank".into(),
-                    given: format!(
-                        "{} on rank {} (root {root})",
-                        if given.is_some() { "a matrix" } else { "None" },
-                        comm.rank()
-                    ),
-                }),
-            }
-        };
-        let words = match &local {
-            Ok(Some(a)) => [
-                0,
-                dtype_code(a.dtype()),
-                a.dims()[0] as i64,
-                a.dims()[1] as i64,
-                root as i64,
-            ],
-            Ok(None) => [1, 0, 0, 0, root as i64],
-            Err(_) => [2, 0, 0, 0, root as i64],
-        };
-        let all = comm.allgather_words(OP, &words)?;
-        let all: Vec<&[i64]> = all.chunks(5).collect();
-        if let Some(r) = all.iter().position(|w| w[0] == 2) {
-            local?;
-            return Err(Error::Mpi {
-                op: OP,
-                detail: format!("rank {r} could not take part (its own call returned the reason)"),
-            });
-        }
-        let roots: Vec<i64> = all.iter().map(|w| w[4]).collect();
-        same_on_all(OP, "root", &roots)?;
-        let head = all[root];
-        let dtype = DataType::ALL[head[1].clamp(0, 7) as usize];
-        let (m, n) = (head[2] as usize, head[3] as usize);
+                expected: "a matrix (rank 2)".into(),
+                got: format!("shape {:?}", a.dims()),
+            }),
+        });
+        let info = comm.agree_rooted(OP, &local, a, root)?;
+        let (dtype, m, n) = (info.dtype, info.dims[0], info.dims[1]);
         // Allocations that can fail on one rank only are agreed on before any transfer.
         let out = comm.all_ok(DistMatrix::zeros(grid, dtype, m, n, mb, nb))?;
         let counts: Vec<usize> = (0..comm.size()).map(|r| out.local_len_of(r)).collect();
@@ -309,14 +267,27 @@ impl<'g> DistMatrix<'g> {
         &self.storage
     }
 
-    /// The same distribution with another global column count `n2 ≤ n` and these local
-    /// values (a copy of, or the first columns of, this matrix's layout): the eigenvector
-    /// matrix of a partial spectrum.
-    pub(crate) fn with_columns(&self, n2: usize, storage: Tensor) -> Result<DistMatrix<'g>> {
+    /// The `m × n2` matrix of this one's first `n2 ≤ n` columns, in the same blocks (the
+    /// eigenvectors of a partial spectrum). Block-cyclic order keeps a prefix of the
+    /// global columns a prefix of every rank's local ones, so this is a local copy.
+    pub(crate) fn first_columns(&self, n2: usize) -> Result<DistMatrix<'g>> {
         let mut d = DistMatrix::zeros(self.grid, self.dtype, self.m, n2, self.mb, self.nb)?;
-        let view = storage.narrow(1, 0, d.locc.max(1).min(storage.dims()[1]))?;
-        d.storage.sync(&view)?;
+        let cols = d.storage.dims()[1].min(self.storage.dims()[1]);
+        d.storage.sync(&self.storage.narrow(1, 0, cols)?)?;
         Ok(d)
+    }
+
+    /// Calls `f(offset, global_row, global_col)` for every element of this rank's part,
+    /// in local column-major order (`offset` in elements into the storage), which is
+    /// also increasing global column, then row.
+    pub(crate) fn for_each_local(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let lld = self.storage.dims()[0];
+        for j in 0..self.locc {
+            for i in 0..self.locr {
+                let (gi, gj) = self.to_global(i, j);
+                f(i + j * lld, gi, gj);
+            }
+        }
     }
 
     /// The number of local elements of rank `r` of the grid's communicator.
@@ -419,10 +390,6 @@ fn column_major_host(a: &Tensor) -> Result<Tensor> {
         // The transpose's row-major copy is `a` in column-major order.
         a.t()?.contiguous()?.t()
     }
-}
-
-fn dtype_code(d: DataType) -> i64 {
-    DataType::ALL.iter().position(|&x| x == d).unwrap_or(0) as i64
 }
 
 /// ScaLAPACK's own `NUMROC` and `INDXL2G`, for tests of [`local_count`] and

@@ -10,7 +10,7 @@ use ctensor_base::{Error, Result, Scalar};
 use super::dist_matrix::DistMatrix;
 use super::elpa;
 use super::ffi::{EigArgs, Elpa, EvrRange, Pheev};
-use crate::wire::with_write;
+use crate::wire::{with_read, with_write};
 
 const OP: &str = "distributed eigh";
 
@@ -159,7 +159,7 @@ fn solve<'g, T: Elpa>(
     let empty = matches!(evr, Some(EvrRange { range: b'I', il, iu, .. }) if iu < il);
     if n == 0 || empty {
         let none = if vectors {
-            Some(a.with_columns(0, a.storage().share())?)
+            Some(a.first_columns(0)?)
         } else {
             None
         };
@@ -275,7 +275,7 @@ fn solve<'g, T: Elpa>(
     let z = match (vectors, found == n) {
         (false, _) => None,
         (true, true) => Some(z),
-        (true, false) => Some(z.with_columns(found, z.storage().share())?),
+        (true, false) => Some(z.first_columns(found)?),
     };
     Ok((values, z))
 }
@@ -305,23 +305,22 @@ fn lapack_info(routine: &'static str, info: c_int) -> Result<()> {
 /// `NonFinite` on every rank when any rank's part of the lower triangle holds NaN or an
 /// infinity: the first one in column-major order, its value sent to all.
 fn lower_triangle_finite<T: Pheev>(a: &DistMatrix<'_>) -> Result<()> {
-    let local = a.local()?;
-    let values = local.to_vec::<T>()?;
-    let (locr, locc) = (local.dims()[0], local.dims()[1]);
-    // `to_vec` reads in row-major order of the local matrix.
+    // The first non-finite entry of this rank's part: the walk goes in increasing global
+    // column, then row, so the first one found is the first in column-major order.
     let mut bad: Option<(usize, usize, ctensor_base::c64)> = None;
-    for i in 0..locr {
-        for j in 0..locc {
-            let v = values[i * locc + j].to_c64();
-            let (gi, gj) = a.to_global(i, j);
-            if gi >= gj
-                && !(v.re.is_finite() && v.im.is_finite())
-                && bad.is_none_or(|(bi, bj, _)| (gj, gi) < (bj, bi))
-            {
-                bad = Some((gi, gj, v));
+    with_read(a.storage(), OP, |p| {
+        let p = p.cast::<T>();
+        a.for_each_local(|at, gi, gj| {
+            if bad.is_none() && gi >= gj {
+                // SAFETY: `at` lies in this rank's part of the storage.
+                let v = unsafe { *p.add(at) }.to_c64();
+                if !(v.re.is_finite() && v.im.is_finite()) {
+                    bad = Some((gi, gj, v));
+                }
             }
-        }
-    }
+        });
+        Ok(())
+    })?;
     let words = match bad {
         Some((i, j, v)) => [
             1,

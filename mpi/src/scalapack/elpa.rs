@@ -70,7 +70,7 @@ pub(crate) fn solve<'g, T: Elpa>(
     let n = a.shape().0;
     let grid = a.grid();
     let comm = grid.comm();
-    let full = comm.all_ok(hermitian_from_lower::<T>(a))?;
+    let full = hermitian_from_lower::<T>(a)?;
     let z = comm.all_ok(DistMatrix::zeros(
         grid,
         a.dtype(),
@@ -136,7 +136,7 @@ pub(crate) fn solve<'g, T: Elpa>(
     let z = match vectors {
         false => None,
         true if nev == n => Some(z),
-        true => Some(z.with_columns(nev, z.storage().share())?),
+        true => Some(z.first_columns(nev)?),
     };
     w.truncate(if vectors { nev } else { n });
     Ok((w, z))
@@ -147,8 +147,12 @@ pub(crate) fn solve<'g, T: Elpa>(
 /// LAPACK never reads is dropped, as there).
 fn hermitian_from_lower<'g, T: Elpa>(a: &DistMatrix<'g>) -> Result<DistMatrix<'g>> {
     let n = a.shape().0;
-    let full = a.copy()?;
-    let upper = a.copy()?;
+    // The transpose is collective: both matrices exist on every rank before it starts.
+    let comm = a.grid().comm();
+    let (full, upper) = comm.all_ok(a.copy().and_then(|full| {
+        let (mb, nb) = a.block();
+        Ok((full, DistMatrix::zeros(a.grid(), a.dtype(), n, n, mb, nb)?))
+    }))?;
     with_read(a.storage(), OP, |ap| {
         with_write(upper.storage(), OP, |cp| {
             // SAFETY: both are n × n matrices with the same descriptor on this grid.
@@ -164,28 +168,20 @@ fn hermitian_from_lower<'g, T: Elpa>(a: &DistMatrix<'g>) -> Result<DistMatrix<'g
             Ok(())
         })
     })?;
-    let local = full.local()?;
-    let (locr, locc) = (local.dims()[0], local.dims()[1]);
-    let lld = full.storage().dims()[0];
     with_read(upper.storage(), OP, |up| {
         with_write(full.storage(), OP, |fp| {
             let (up, fp) = (up.cast::<T>(), fp.cast::<T>());
-            for j in 0..locc {
-                for i in 0..locr {
-                    let (gi, gj) = full.to_global(i, j);
-                    let at = i + j * lld;
-                    // SAFETY: (i, j) lies in the local part of both matrices, whose
-                    // storages share the leading dimension `lld`.
-                    unsafe {
-                        if gi < gj {
-                            *fp.add(at) = *up.add(at);
-                        } else if gi == gj {
-                            let d = *fp.add(at);
-                            *fp.add(at) = d.re_only();
-                        }
+            full.for_each_local(|at, gi, gj| {
+                // SAFETY: `at` lies in the local part of both matrices, whose storages
+                // have one layout.
+                unsafe {
+                    if gi < gj {
+                        *fp.add(at) = *up.add(at);
+                    } else if gi == gj {
+                        *fp.add(at) = (*fp.add(at)).re_only();
                     }
                 }
-            }
+            });
             Ok(())
         })
     })?;
