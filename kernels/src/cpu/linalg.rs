@@ -8,15 +8,14 @@ use crate::layout::{row_major_strides, walk_rows};
 use crate::linalg::*;
 use crate::parallel::{for_each_range, SendPtr};
 
-/// Elements per block of the element-wise loop: small enough that a copied block of an
-/// aliased input stays in L1, large enough that the copy is amortized.
-const BLOCK: usize = 512;
-
 /// `out[i] = f([in_0[i], in_1[i], ...])` for `i < n`, split across threads when large.
 ///
 /// The loop runs on slices so the compiler vectorizes it. An input that is the output
-/// itself (in place) cannot be a shared slice while the output is a mutable one, so its
-/// block is first copied to the stack.
+/// itself (in place) cannot be a shared slice while the output is a mutable one, so it
+/// is read from the output slice, element `i` just before element `i` is written: the
+/// in-place loop reads and writes each element once, as a C loop would. The common in
+/// place case, the first input being the output (`a.add_(&b)`), has a loop of its own
+/// so that it vectorizes; other aliasing patterns (`a.add_(&a)`) take a general loop.
 ///
 /// # Safety
 /// Every input is valid for reads and `out` for writes of `n` elements; each input is
@@ -33,43 +32,56 @@ pub(super) unsafe fn map_elements<T: Scalar, const K: usize>(
     }
     check::non_null(op, "the output", out, n)?;
     let aliased = inputs.map(|p| std::ptr::eq(p, out));
+    let first_only = aliased[0] && aliased[1..].iter().all(|&a| !a);
+    let any_alias = aliased.iter().any(|&a| a);
     let ins = inputs.map(|p| SendPtr(p as *mut T));
     let out = SendPtr(out);
     for_each_range(n, 1, |range| {
         // Local copies: the scalars captured by `f` then live in registers instead of
         // being reloaded through a reference on every element.
         let (ins, out, f) = (ins, out, f);
-        let any_alias = aliased.iter().any(|&a| a);
-        let mut tmp = vec![T::zero(); if any_alias { K * BLOCK } else { 0 }];
-        let mut start = range.start;
-        while start < range.end {
-            let len = BLOCK.min(range.end - start);
-            // SAFETY: `start + len <= n`; this thread alone touches `range` of `out`;
-            // non-aliased inputs are disjoint from `out` (caller), aliased ones are read
-            // from a copy made before `o` is created.
-            unsafe {
-                for k in 0..K {
-                    if aliased[k] {
-                        let p = ins[k].get().add(start);
-                        tmp[k * BLOCK..k * BLOCK + len]
-                            .copy_from_slice(std::slice::from_raw_parts(p, len));
-                    }
+        let len = range.len();
+        // SAFETY: `range` lies inside `0..n`; this thread alone touches `range` of
+        // `out`; non-aliased inputs are disjoint from `out` (caller), so their shared
+        // slices never overlap the mutable one; aliased ones are never made slices.
+        unsafe {
+            let srcs: [&[T]; K] = std::array::from_fn(|k| {
+                if aliased[k] {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(ins[k].get().add(range.start), len)
                 }
-                let srcs: [&[T]; K] = std::array::from_fn(|k| {
-                    if aliased[k] {
-                        &tmp[k * BLOCK..k * BLOCK + len]
-                    } else {
-                        std::slice::from_raw_parts(ins[k].get().add(start), len)
-                    }
-                });
-                let o = std::slice::from_raw_parts_mut(out.get().add(start), len);
+            });
+            let o = std::slice::from_raw_parts_mut(out.get().add(range.start), len);
+            // Unchecked: every non-empty `srcs[k]` has `len` elements and `i < len`;
+            // bounds checks here would keep the loops from vectorizing.
+            if !any_alias {
                 for (i, o) in o.iter_mut().enumerate() {
-                    // Unchecked: every `srcs[k]` has `len` elements and `i < len`; bounds
-                    // checks here would keep the loop from vectorizing.
                     *o = f(std::array::from_fn(|k| *srcs[k].get_unchecked(i)));
                 }
+            } else if first_only {
+                for (i, o) in o.iter_mut().enumerate() {
+                    let cur = *o;
+                    *o = f(std::array::from_fn(|k| {
+                        if k == 0 {
+                            cur
+                        } else {
+                            *srcs[k].get_unchecked(i)
+                        }
+                    }));
+                }
+            } else {
+                for (i, o) in o.iter_mut().enumerate() {
+                    let cur = *o;
+                    *o = f(std::array::from_fn(|k| {
+                        if aliased[k] {
+                            cur
+                        } else {
+                            *srcs[k].get_unchecked(i)
+                        }
+                    }));
+                }
             }
-            start += len;
         }
     });
     Ok(())
