@@ -66,16 +66,33 @@ impl fmt::Debug for TensorBuffer {
 impl TensorBuffer {
     /// A new zeroed buffer of `bytes` bytes on `device`.
     pub fn allocate(device: DeviceType, bytes: usize) -> Result<Arc<TensorBuffer>> {
-        let alloc = Allocation::zeroed(device, bytes)?;
-        Ok(Arc::new(TensorBuffer {
+        Ok(TensorBuffer::owning(Allocation::zeroed(device, bytes)?))
+    }
+
+    /// The buffer that owns `alloc`.
+    fn owning(alloc: Allocation) -> Arc<TensorBuffer> {
+        Arc::new(TensorBuffer {
             ptr: alloc.as_ptr(),
-            bytes,
-            device,
+            bytes: alloc.bytes(),
+            device: alloc.device(),
             owner: Owner::Owned(alloc),
             state: AtomicUsize::new(0),
             read_only: false,
             scoped: false,
-        }))
+        })
+    }
+
+    /// A new buffer of `bytes` bytes on `device` whose contents are unspecified (see
+    /// [`Allocation::uninit`]).
+    ///
+    /// # Safety
+    /// Every byte is written before any tensor over the buffer is read, or handed to
+    /// code that may read it; a buffer dropped unread needs nothing.
+    pub(crate) unsafe fn allocate_uninit(
+        device: DeviceType,
+        bytes: usize,
+    ) -> Result<Arc<TensorBuffer>> {
+        Ok(TensorBuffer::owning(Allocation::uninit(device, bytes)?))
     }
 
     /// A buffer over foreign memory, never freed by ctensor.

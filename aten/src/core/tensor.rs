@@ -57,6 +57,46 @@ impl Tensor {
         shape: &[usize],
         order: Order,
     ) -> Result<Tensor> {
+        Tensor::allocated(dtype, device, shape, order, true)
+    }
+
+    /// A tensor in the given order whose values are unspecified, for results that a
+    /// kernel is about to overwrite whole: the pages are first touched by that kernel's
+    /// threads instead of a single-threaded zero fill.
+    ///
+    /// # Safety
+    /// Every element is written before the tensor, or any view or shallow copy of it,
+    /// is read or returned to a caller; dropping it unread needs nothing.
+    pub(crate) unsafe fn uninit_in_order(
+        dtype: DataType,
+        device: DeviceType,
+        shape: &[usize],
+        order: Order,
+    ) -> Result<Tensor> {
+        Tensor::allocated(dtype, device, shape, order, false)
+    }
+
+    /// [`uninit_in_order`](Self::uninit_in_order), row-major.
+    ///
+    /// # Safety
+    /// As for [`uninit_in_order`](Self::uninit_in_order).
+    pub(crate) unsafe fn uninit(
+        dtype: DataType,
+        device: DeviceType,
+        shape: &[usize],
+    ) -> Result<Tensor> {
+        Tensor::allocated(dtype, device, shape, Order::RowMajor, false)
+    }
+
+    /// The constructors' body: zero-filled memory, or (for the `unsafe` `uninit`
+    /// constructors only) memory with unspecified contents.
+    fn allocated(
+        dtype: DataType,
+        device: DeviceType,
+        shape: &[usize],
+        order: Order,
+        zeroed: bool,
+    ) -> Result<Tensor> {
         let shape = TensorShape::new(shape);
         let numel = shape.checked_numel("Tensor::new")?;
         let bytes = numel
@@ -65,7 +105,13 @@ impl Tensor {
                 op: "Tensor::new",
                 what: format!("{numel} elements of {dtype} exceed usize bytes"),
             })?;
-        let buffer = TensorBuffer::allocate(device, bytes)?;
+        let buffer = if zeroed {
+            TensorBuffer::allocate(device, bytes)?
+        } else {
+            // SAFETY: only the `unsafe` constructors pass `zeroed = false`, and their
+            // callers write every element before anything reads it.
+            unsafe { TensorBuffer::allocate_uninit(device, bytes)? }
+        };
         let strides = order.strides(shape.dims());
         Ok(Tensor {
             dtype,

@@ -131,7 +131,9 @@ impl Tensor {
             Some(order) => (self.share(), order),
             None => (self.copy_in_order(Order::RowMajor)?, Order::RowMajor),
         };
-        let out = Tensor::new_in_order(dtype, self.device, self.dims(), order)?;
+        // SAFETY: the cast below writes all `n` elements of `out`; it is dropped unread
+        // on error.
+        let out = unsafe { Tensor::uninit_in_order(dtype, self.device, self.dims(), order)? };
         let n = self.numel();
         let _r = src.buffer.read("cast")?;
         with_device!(self.device, D => with_dtype!(src.dtype, S => with_dtype!(dtype, U => {

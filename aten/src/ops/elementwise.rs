@@ -81,7 +81,8 @@ fn run_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> R
     if !out.is_contiguous() {
         // A strided output (a transposed view, a Fortran-order map): compute densely,
         // then copy into it.
-        let tmp = Tensor::new(out.dtype(), out.device(), out.dims())?;
+        // SAFETY: `run_dense` writes every element of the dense `tmp` before it is read.
+        let tmp = unsafe { Tensor::uninit(out.dtype(), out.device(), out.dims())? };
         let inputs: Vec<Tensor> = inputs
             .iter()
             .map(|x| operand(&tmp, x))
@@ -140,7 +141,9 @@ fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
     }
     let inputs = promote(op, inputs)?;
     let refs: Vec<&Tensor> = inputs.iter().collect();
-    let out = Tensor::new(refs[0].dtype(), refs[0].device(), &shape)?;
+    // SAFETY: `out` is dense row-major and fresh, so `run_into` hands it to the kernel
+    // as it is, which writes every element; it is dropped unread on error.
+    let out = unsafe { Tensor::uninit(refs[0].dtype(), refs[0].device(), &shape)? };
     run_into(op, kind, &refs, &out)?;
     Ok(out)
 }

@@ -26,7 +26,9 @@ impl Tensor {
             .iter()
             .map(|&p| x.dims().get(p).copied().unwrap_or(0))
             .collect();
-        let out = Tensor::new(self.dtype(), self.device(), &dims)?;
+        // SAFETY: the transpose writes every element of `out`, which is dropped unread on
+        // error.
+        let out = unsafe { Tensor::uninit(self.dtype(), self.device(), &dims)? };
         let _w = out.buffer.write(op)?;
         let _r = x.buffer.read(op)?;
         dispatch!(self.dtype(), self.device(), T, D => {

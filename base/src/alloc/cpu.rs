@@ -17,6 +17,16 @@ fn dangling() -> NonNull<u8> {
 
 /// Zeroed host memory of `bytes` bytes aligned to [`CPU_ALIGN`]; no allocation for 0 bytes.
 pub(super) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
+    alloc_host(bytes, true)
+}
+
+/// Host memory of `bytes` bytes aligned to [`CPU_ALIGN`] with unspecified contents; no
+/// allocation for 0 bytes. Freed by [`dealloc`] like [`alloc_zeroed`]'s.
+pub(super) fn alloc_uninit(bytes: usize) -> Result<NonNull<u8>> {
+    alloc_host(bytes, false)
+}
+
+fn alloc_host(bytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
     if bytes == 0 {
         return Ok(dangling());
     }
@@ -29,14 +39,21 @@ pub(super) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
     let layout = Layout::from_size_align(bytes, CPU_ALIGN)
         .map_err(|_| fail("the size exceeds isize::MAX once rounded up to the alignment"))?;
     // SAFETY: the layout has a non-zero size (checked above).
-    let ptr = unsafe { alloc::alloc_zeroed(layout) };
+    let ptr = unsafe {
+        if zeroed {
+            alloc::alloc_zeroed(layout)
+        } else {
+            alloc::alloc(layout)
+        }
+    };
     NonNull::new(ptr).ok_or_else(|| fail("the system allocator returned null (out of memory)"))
 }
 
 /// Frees what [`alloc_zeroed`] returned.
 ///
 /// # Safety
-/// `ptr` and `bytes` are a pair returned by one call of [`alloc_zeroed`], not yet freed.
+/// `ptr` and `bytes` are a pair returned by one call of [`alloc_zeroed`] or
+/// [`alloc_uninit`], not yet freed.
 pub(super) unsafe fn dealloc(ptr: NonNull<u8>, bytes: usize) {
     if bytes == 0 {
         return;

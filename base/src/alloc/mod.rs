@@ -13,7 +13,9 @@ use std::ptr::NonNull;
 use crate::device::DeviceType;
 use crate::error::Result;
 
-/// A block of zero-initialised memory on one device, freed on drop.
+/// A block of memory on one device, freed on drop: zero-initialised
+/// ([`zeroed`](Allocation::zeroed)) or about to be overwritten
+/// ([`uninit`](Allocation::uninit)).
 ///
 /// A zero-byte allocation allocates nothing and holds a dangling pointer aligned to
 /// [`CPU_ALIGN`], so zero-size tensors need no special case.
@@ -45,6 +47,23 @@ impl Allocation {
         Ok(Allocation { ptr, bytes, device })
     }
 
+    /// Allocates `bytes` bytes on `device` whose contents are unspecified, for memory
+    /// that is about to be overwritten whole: on the host the pages are then first
+    /// touched by the code that writes them (a threaded kernel) instead of by a
+    /// single-threaded zero fill. GPU memory is zeroed all the same (the fill is a
+    /// fraction of any kernel's cost there). Reading the bytes before they are written
+    /// is undefined behaviour; this type only hands out the raw pointer, so that is
+    /// for its user's `unsafe` code to ensure.
+    ///
+    /// Errors: as [`zeroed`](Self::zeroed).
+    pub fn uninit(device: DeviceType, bytes: usize) -> Result<Allocation> {
+        let ptr = match device {
+            DeviceType::Cpu => cpu::alloc_uninit(bytes)?,
+            DeviceType::Gpu => gpu::alloc_zeroed(bytes)?,
+        };
+        Ok(Allocation { ptr, bytes, device })
+    }
+
     /// The start of the block.
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
@@ -64,7 +83,7 @@ impl Allocation {
 impl Drop for Allocation {
     fn drop(&mut self) {
         // SAFETY: `ptr` and `bytes` are exactly what the matching allocator returned in
-        // `zeroed`, and the block is freed once, here.
+        // `zeroed` or `uninit`, and the block is freed once, here.
         unsafe {
             match self.device {
                 DeviceType::Cpu => cpu::dealloc(self.ptr, self.bytes),
@@ -89,6 +108,26 @@ mod tests {
             let s = unsafe { std::slice::from_raw_parts(a.as_ptr(), bytes) };
             assert!(s.iter().all(|&b| b == 0));
         }
+    }
+
+    #[test]
+    fn uninit_allocations_are_aligned_and_writable() {
+        for bytes in [0usize, 1, 3, 64, 1000, 1 << 20] {
+            let a = Allocation::uninit(DeviceType::Cpu, bytes).unwrap();
+            assert_eq!(a.as_ptr() as usize % CPU_ALIGN, 0);
+            assert_eq!(a.bytes(), bytes);
+            // SAFETY: the block is valid for `bytes` writes and not shared; it is read
+            // only after being written whole.
+            let s = unsafe {
+                std::ptr::write_bytes(a.as_ptr(), 0xA5, bytes);
+                std::slice::from_raw_parts(a.as_ptr(), bytes)
+            };
+            assert!(s.iter().all(|&b| b == 0xA5));
+        }
+        assert!(matches!(
+            Allocation::uninit(DeviceType::Cpu, usize::MAX),
+            Err(Error::Alloc { .. })
+        ));
     }
 
     #[test]
