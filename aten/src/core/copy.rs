@@ -3,11 +3,50 @@
 //! `resize`, `to_device`).
 
 use ctensor_base::{Error, Result};
+use ctensor_kernels::linalg::Transpose;
 use ctensor_kernels::memory::SyncMemoryStrided;
 
-use super::dispatch::{with_device, with_dtype};
+use super::dispatch::{dispatch, with_device, with_dtype};
 use super::shape::{Order, TensorShape};
 use super::tensor::Tensor;
+
+/// The axes of size > 1 of a view, outermost first in memory, when the view is a dense
+/// block in that order (each stride the next one times its size, the last 1).
+fn dense_axes(dims: &[usize], strides: &[usize]) -> Option<Vec<usize>> {
+    let mut axes: Vec<usize> = (0..dims.len()).filter(|&a| dims[a] > 1).collect();
+    axes.sort_by(|&a, &b| strides[b].cmp(&strides[a]));
+    let mut expect = 1;
+    for &a in axes.iter().rev() {
+        if strides[a] != expect {
+            return None;
+        }
+        expect *= dims[a];
+    }
+    Some(axes)
+}
+
+/// When a copy from `src` into `dst` (same dims, same device) moves the elements of one
+/// dense block into another dense block laid out in a different axis order, the
+/// transpose that does it: `src` as a row-major block of `shape` and the permutation
+/// whose row-major result is `dst`'s memory. Such copies (`t().contiguous()`, a
+/// column-major copy of a row-major tensor) then run in the tiled, threaded transpose
+/// kernel instead of an element-by-element walk.
+fn as_transpose(dst: &Tensor, src: &Tensor) -> Option<(Vec<usize>, Vec<usize>)> {
+    if dst.device != src.device || dst.numel() == 0 {
+        return None;
+    }
+    let from = dense_axes(src.dims(), &src.strides)?;
+    let to = dense_axes(dst.dims(), &dst.strides)?;
+    if from == to {
+        return None;
+    }
+    let shape = from.iter().map(|&a| src.dims()[a]).collect();
+    let perm = to
+        .iter()
+        .map(|a| from.iter().position(|f| f == a))
+        .collect::<Option<Vec<usize>>>()?;
+    Some((shape, perm))
+}
 
 impl Tensor {
     /// Copies the values of `src` into the view `dst`; same dtype and shape (checked by
@@ -20,6 +59,17 @@ impl Tensor {
         }
         let _w = dst.buffer.write(op)?;
         let _r = src.buffer.read(op)?;
+        if let Some((shape, perm)) = as_transpose(dst, src) {
+            return dispatch!(dst.dtype, dst.device, T, D => {
+                // SAFETY: `src` is a dense block of `shape` in row-major order and `dst`
+                // the dense block of its axes permuted by `perm` (`as_transpose`), both
+                // inside their buffers, on one device, in different buffers; the guards
+                // exclude other access.
+                unsafe {
+                    <D as Transpose<T>>::transpose(&shape, &perm, src.typed_ptr::<T>(), dst.typed_ptr::<T>(), false)
+                }
+            });
+        }
         with_device!(dst.device, D => with_device!(src.device, S => with_dtype!(dst.dtype, T => {
             // SAFETY: both views lie inside their buffers and have dtype T, each on its
             // tensor's device; they are in different buffers, so they do not overlap; the
@@ -48,7 +98,9 @@ impl Tensor {
         order: Order,
         op: &'static str,
     ) -> Result<Tensor> {
-        let out = Tensor::new_in_order(self.dtype, device, self.dims(), order)?;
+        // SAFETY: `copy_values` writes every element of `out` (same shape as `self`), and
+        // `out` is dropped unread when it fails.
+        let out = unsafe { Tensor::uninit_in_order(self.dtype, device, self.dims(), order)? };
         Tensor::copy_values(&out, self, op)?;
         Ok(out)
     }
