@@ -466,7 +466,13 @@ fn merge(dims: &[usize], strides: &[usize]) -> Option<(usize, usize)> {
 /// How BLAS reads an `r × c` operand whose element `(p, q)` is at `p·s_r + q·s_c`:
 /// `N` with `ld = s_c` for a column-major layout, `T` (`C` to conjugate) with
 /// `ld = s_r` for a row-major one. `None` when no flag fits.
-fn blas_view(r: usize, c: usize, s_r: usize, s_c: usize, conj: bool) -> Option<(Trans, usize)> {
+pub(super) fn blas_view(
+    r: usize,
+    c: usize,
+    s_r: usize,
+    s_c: usize,
+    conj: bool,
+) -> Option<(Trans, usize)> {
     if !conj && (r <= 1 || s_r == 1) && (c <= 1 || s_c >= r.max(1)) {
         return Some((Trans::N, if c <= 1 { r.max(1) } else { s_c }));
     }

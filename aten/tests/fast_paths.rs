@@ -1,0 +1,346 @@
+//! The fast paths of issue 14, each against a plain loop: permuted copies that run in the
+//! transpose kernel (every dtype, ranks 1–4, size-1 and empty axes, offsets, column-major
+//! and transposed destinations, and views that must keep the strided walk); `matmul` /
+//! `matmul_into` as one direct gemm call with operands and outputs that are narrowed,
+//! transposed or column-major, `beta` accumulating, and NaN where nothing may be read or
+//! written; in-place element-wise loops above the threading threshold with the output as
+//! the first input, as the second, and as both.
+
+mod common;
+
+use common::*;
+use ctensor_aten::{c64, matmul_into, matmul_op, DataType, Order, Scalar, Tensor, Trans};
+
+/// Every permutation of `0..n`.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// The row-major values of `x` permuted by `perm`, by index arithmetic.
+fn permuted<T: Copy>(x: &[T], dims: &[usize], perm: &[usize]) -> Vec<T> {
+    let out_dims: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
+    all_indices(&out_dims)
+        .iter()
+        .map(|o| {
+            let mut idx = vec![0; dims.len()];
+            for (d, &p) in perm.iter().enumerate() {
+                idx[p] = o[d];
+            }
+            x[flat(dims, &idx)]
+        })
+        .collect()
+}
+
+fn permuted_copies<D: ctensor_aten::Device, T: Scalar>() {
+    let mut r = rng(41);
+    let shapes: &[&[usize]] = &[
+        &[7],
+        &[0, 5],
+        &[3, 5],
+        &[1, 4, 1, 3],
+        &[2, 3, 4],
+        &[5, 1, 300],
+        &[33, 17],
+        &[2, 3, 2, 5],
+    ];
+    for dims in shapes {
+        let (x, xv) = random_on::<D, T>(&mut r, dims);
+        for perm in permutations(dims.len()) {
+            let want = permuted(&xv, dims, &perm);
+            let what = format!("{} {dims:?} permuted by {perm:?}", T::DTYPE);
+            let view = x.permute(&perm).unwrap();
+            // contiguous(), try_clone() and a row-major sync of the permuted view.
+            let c = view.contiguous().unwrap();
+            assert!(c.is_contiguous(), "{what}");
+            assert_eq!(c.to_vec::<T>().unwrap(), want, "{what}: contiguous");
+            assert_eq!(
+                view.try_clone().unwrap().to_vec::<T>().unwrap(),
+                want,
+                "{what}: clone"
+            );
+            // Into a column-major destination: its memory is the permuted view's transpose.
+            let mut f =
+                Tensor::new_in_order(T::DTYPE, D::TYPE, view.dims(), Order::ColMajor).unwrap();
+            f.sync(&view).unwrap();
+            assert_eq!(
+                f.contiguous().unwrap().to_vec::<T>().unwrap(),
+                want,
+                "{what}: into F order"
+            );
+            // Into the transposed view of an existing row-major tensor.
+            let rev: Vec<usize> = (0..dims.len()).rev().collect();
+            let rdims: Vec<usize> = rev.iter().map(|&p| view.dims()[p]).collect();
+            let base = Tensor::zeros(T::DTYPE, D::TYPE, &rdims).unwrap();
+            let mut into_t = base.permute(&rev).unwrap();
+            into_t.sync(&view).unwrap();
+            assert_eq!(
+                into_t.contiguous().unwrap().to_vec::<T>().unwrap(),
+                want,
+                "{what}: into a transposed view"
+            );
+        }
+    }
+    // A dense block at an offset (rows 2.. of a matrix), and a view that is not dense
+    // (every other column): both transposed into fresh memory.
+    let (x, xv) = random_on::<D, T>(&mut r, &[9, 8]);
+    let rows = x.narrow(0, 2, 7).unwrap();
+    let want: Vec<T> = permuted(&xv[16..], &[7, 8], &[1, 0]);
+    assert_eq!(
+        rows.t()
+            .unwrap()
+            .contiguous()
+            .unwrap()
+            .to_vec::<T>()
+            .unwrap(),
+        want
+    );
+    let cols = x.narrow(1, 1, 5).unwrap();
+    let sub: Vec<T> = (0..9)
+        .flat_map(|i| xv[i * 8 + 1..i * 8 + 6].to_vec())
+        .collect();
+    let want = permuted(&sub, &[9, 5], &[1, 0]);
+    assert_eq!(
+        cols.t()
+            .unwrap()
+            .contiguous()
+            .unwrap()
+            .to_vec::<T>()
+            .unwrap(),
+        want
+    );
+}
+
+device_test!(permuted_copies_match_index_arithmetic_for_every_dtype, D => {
+    for_all_dtypes!(permuted_copies, D);
+});
+
+/// `C = alpha · op_a(A) · op_b(B) + beta · C` by a plain loop over complex doubles.
+#[allow(clippy::too_many_arguments)]
+fn reference(
+    a: &Tensor,
+    op_a: Trans,
+    b: &Tensor,
+    op_b: Trans,
+    alpha: c64,
+    beta: c64,
+    c: &[c64],
+    n: usize,
+) -> Vec<c64> {
+    let val = |t: &Tensor| {
+        t.contiguous()
+            .unwrap()
+            .cast(DataType::ComplexDouble)
+            .unwrap()
+            .to_vec::<c64>()
+            .unwrap()
+    };
+    let (av, bv) = (val(a), val(b));
+    let at = |t: &[c64], cols: usize, op: Trans, i: usize, j: usize| match op {
+        Trans::N => t[i * cols + j],
+        Trans::T => t[j * cols + i],
+        Trans::C => t[j * cols + i].conj(),
+    };
+    let (ac, bc) = (a.dims()[1], b.dims()[1]);
+    let k = if op_a == Trans::N { ac } else { a.dims()[0] };
+    (0..c.len())
+        .map(|f| {
+            let (i, j) = (f / n, f % n);
+            let mut s = c64::new(0.0, 0.0);
+            for l in 0..k {
+                s += at(&av, ac, op_a, i, l) * at(&bv, bc, op_b, l, j);
+            }
+            alpha * s
+                + if beta == c64::new(0.0, 0.0) {
+                    c64::new(0.0, 0.0)
+                } else {
+                    beta * c[f]
+                }
+        })
+        .collect()
+}
+
+fn direct_gemm_layouts<D: ctensor_aten::Device, T: Scalar>() {
+    let dt = T::DTYPE;
+    let mut r = rng(42);
+    let tol = if dt == DataType::Double || dt == DataType::ComplexDouble {
+        1e-12
+    } else {
+        1e-4
+    };
+    let nan = T::cast_from(f64::NAN);
+    for &(m, k, n) in &[(1usize, 1usize, 1usize), (3, 5, 2), (7, 4, 9), (260, 3, 5)] {
+        for op_a in [Trans::N, Trans::T, Trans::C] {
+            for op_b in [Trans::N, Trans::T, Trans::C] {
+                let what = format!("{dt} {op_a:?}·{op_b:?} m={m} k={k} n={n}");
+                let sa = if op_a == Trans::N { [m, k] } else { [k, m] };
+                let sb = if op_b == Trans::N { [k, n] } else { [n, k] };
+                // A as a narrowed block of a wider matrix (leading dimension > its rows);
+                // B as a transposed view of a row-major tensor (column-major for BLAS).
+                let (wide, _) = random_on::<D, T>(&mut r, &[sa[0], sa[1] + 3]);
+                let a = wide.narrow(1, 2, sa[1]).unwrap();
+                let (bt, _) = random_on::<D, T>(&mut r, &[sb[1], sb[0]]);
+                let b = bt.t().unwrap();
+                let got = matmul_op(&a, op_a, &b, op_b).unwrap();
+                let want = reference(
+                    &a,
+                    op_a,
+                    &b,
+                    op_b,
+                    c64::new(1.0, 0.0),
+                    c64::new(0.0, 0.0),
+                    &vec![c64::new(0.0, 0.0); m * n],
+                    n,
+                );
+                let g = got
+                    .cast(DataType::ComplexDouble)
+                    .unwrap()
+                    .to_vec::<c64>()
+                    .unwrap();
+                for f in 0..m * n {
+                    let w = if dt.is_complex() {
+                        want[f]
+                    } else {
+                        c64::new(want[f].re, 0.0)
+                    };
+                    assert!(
+                        (g[f] - w).norm() <= tol * (1.0 + w.norm()),
+                        "{what}: [{f}] {} vs {w}",
+                        g[f]
+                    );
+                }
+                // Into the transposed view of a column-major block inside NaN padding,
+                // accumulating with beta; the padding must stay NaN.
+                let (c0, c0v) = random_on::<D, T>(&mut r, &[m, n]);
+                let pad = Tensor::full(nan, D::TYPE, &[n + 2, m + 1]).unwrap();
+                let pad = on::<D>(pad);
+                let mut out = pad
+                    .narrow(0, 1, n)
+                    .unwrap()
+                    .narrow(1, 0, m)
+                    .unwrap()
+                    .t()
+                    .unwrap();
+                out.sync(&c0).unwrap();
+                let (alpha, beta) = if dt.is_complex() {
+                    (c64::new(0.5, -1.0), c64::new(-1.0, 0.25))
+                } else {
+                    (c64::new(0.5, 0.0), c64::new(-1.0, 0.0))
+                };
+                matmul_into(&a, op_a, &b, op_b, alpha, beta, &mut out).unwrap();
+                let cv: Vec<c64> = c0v.iter().map(|x| x.to_c64()).collect();
+                let want = reference(&a, op_a, &b, op_b, alpha, beta, &cv, n);
+                let o = out
+                    .contiguous()
+                    .unwrap()
+                    .cast(DataType::ComplexDouble)
+                    .unwrap()
+                    .to_vec::<c64>()
+                    .unwrap();
+                for f in 0..m * n {
+                    let w = if dt.is_complex() {
+                        want[f]
+                    } else {
+                        c64::new(want[f].re, 0.0)
+                    };
+                    assert!(
+                        (o[f] - w).norm() <= tol * (1.0 + w.norm()),
+                        "{what}: into [{f}] {} vs {w}",
+                        o[f]
+                    );
+                }
+                let p = pad
+                    .cast(DataType::ComplexDouble)
+                    .unwrap()
+                    .to_vec::<c64>()
+                    .unwrap();
+                let written = p.iter().filter(|z| !z.re.is_nan()).count();
+                assert_eq!(written, m * n, "{what}: the padding was written");
+                // beta = 0 into NaN: the old contents are not read.
+                let mut fresh = on::<D>(Tensor::full(nan, D::TYPE, &[m, n]).unwrap());
+                matmul_into(&a, op_a, &b, op_b, 1.0, 0.0, &mut fresh).unwrap();
+                assert!(
+                    fresh.allclose(&got, 1e-5, 1e-5).unwrap(),
+                    "{what}: beta = 0"
+                );
+            }
+        }
+    }
+    // An output that is one of the operands takes the general path and stays correct.
+    let (sq, _) = random_on::<D, T>(&mut r, &[4, 4]);
+    let want = matmul_op(&sq, Trans::N, &sq, Trans::N).unwrap();
+    let mut alias = sq.share();
+    matmul_into(
+        &sq,
+        Trans::N,
+        &sq.try_clone().unwrap(),
+        Trans::N,
+        1.0,
+        0.0,
+        &mut alias,
+    )
+    .unwrap();
+    assert!(sq.allclose(&want, 1e-5, 1e-5).unwrap());
+}
+
+device_test!(direct_gemm_reads_and_writes_every_layout, D => {
+    direct_gemm_layouts::<D, f32>();
+    direct_gemm_layouts::<D, f64>();
+    direct_gemm_layouts::<D, ctensor_aten::c32>();
+    direct_gemm_layouts::<D, c64>();
+});
+
+fn in_place<D: ctensor_aten::Device, T: Scalar>() {
+    let mut r = rng(43);
+    // Above every threading threshold, with an odd tail.
+    let n = 300_001;
+    let (a, av) = random_on::<D, T>(&mut r, &[n]);
+    let (b, bv) = random_on::<D, T>(&mut r, &[n]);
+    let c = |x: T| x.to_c64();
+    let check = |t: &Tensor, want: &dyn Fn(usize) -> c64, what: &str| {
+        let got = t
+            .cast(DataType::ComplexDouble)
+            .unwrap()
+            .to_vec::<c64>()
+            .unwrap();
+        let w0 = T::DTYPE;
+        for (i, g) in got.iter().enumerate() {
+            // The reference rounded once to T: what a correct loop in T gives.
+            let w = T::cast_from(want(i)).to_c64();
+            assert!(
+                (g - w).norm() <= 1e-12 * (1.0 + w.norm()),
+                "{w0} {what} [{i}]: {g} vs {w}"
+            );
+        }
+    };
+    // Output = first input.
+    let x = a.try_clone().unwrap();
+    x.share().add_(&b).unwrap();
+    check(&x, &|i| c(av[i]) + c(bv[i]), "x.add_(&b)");
+    // Output = both inputs.
+    let y = a.try_clone().unwrap();
+    y.share().mul_(&y).unwrap();
+    check(&y, &|i| c(av[i]) * c(av[i]), "y.mul_(&y)");
+    // Output = second input only.
+    let z = b.try_clone().unwrap();
+    let mut out = z.share();
+    Tensor::sub_into(&a, &z, &mut out).unwrap();
+    check(&z, &|i| c(av[i]) - c(bv[i]), "z = a - z");
+}
+
+device_test!(in_place_loops_match_fresh_results_above_the_threading_threshold, D => {
+    in_place::<D, f64>();
+    in_place::<D, f32>();
+    in_place::<D, c64>();
+    in_place::<D, i32>();
+});
