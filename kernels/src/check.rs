@@ -49,12 +49,22 @@ pub fn numel(op: &'static str, shape: &[usize]) -> Result<usize> {
 }
 
 /// A size handed to an LP64 BLAS/LAPACK must fit in its 32-bit integer.
-#[inline]
+#[inline(always)]
 pub fn blas_int(op: &'static str, name: &str, v: usize) -> Result<i32> {
-    i32::try_from(v).map_err(|_| Error::Overflow {
+    match i32::try_from(v) {
+        Ok(v) => Ok(v),
+        Err(_) => Err(blas_int_overflow(op, name, v)),
+    }
+}
+
+/// [`blas_int`]'s error, out of line so the check inlines as one comparison.
+#[cold]
+#[inline(never)]
+fn blas_int_overflow(op: &'static str, name: &str, v: usize) -> Error {
+    Error::Overflow {
         op,
         what: format!("`{name}` = {v} exceeds the BLAS/LAPACK integer range (i32::MAX)"),
-    })
+    }
 }
 
 /// A BLAS increment: non-zero and within the 32-bit BLAS integer range.

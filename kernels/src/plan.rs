@@ -15,8 +15,36 @@ pub(crate) struct Vector {
 }
 
 /// Checks a vector of `n` elements with increment `inc` at `p` (non-null unless empty).
-#[inline]
+///
+/// The common case (a positive increment, a span that fits BLAS's integers, a non-null
+/// pointer) is a few comparisons inlined into the caller; everything else, errors
+/// included, goes through [`vector_checked`] out of line, so a level-1 call on a short
+/// vector pays nanoseconds, not a function call that builds a `Result` of an `Error`.
+#[inline(always)]
 pub(crate) fn vector<T>(
+    op: &'static str,
+    name: &str,
+    n: usize,
+    p: *const T,
+    inc: isize,
+) -> Result<Vector> {
+    const MAX: usize = i32::MAX as usize;
+    if inc > 0 && (inc as usize) <= MAX && n > 0 && n <= MAX && !p.is_null() {
+        // Cannot overflow a 64-bit usize ((2³¹ - 1)² + 1); checked for narrower ones.
+        if let Some(span) = (n - 1).checked_mul(inc as usize) {
+            return Ok(Vector {
+                inc: inc as i32,
+                span: span + 1,
+            });
+        }
+    }
+    vector_checked(op, name, n, p, inc)
+}
+
+/// [`vector`]'s full checks.
+#[cold]
+#[inline(never)]
+fn vector_checked<T>(
     op: &'static str,
     name: &str,
     n: usize,
