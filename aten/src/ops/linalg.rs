@@ -17,14 +17,36 @@ use crate::core::dispatch::{dispatch, dispatch_blas};
 use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
 
-/// Which solver [`eigh`] uses on the CPU. All three return the same eigenpairs (up to
+/// Which solver [`eigh`] uses on the CPU. All of them return the same eigenpairs (up to
 /// the phase of each eigenvector); they differ in speed.
 ///
-/// Measured by `make bench` on the 2-core development machine (c64, Hermitian, vectors
-/// included): see the `eigh` table in `target/bench/ops.md`. [`Default`] is the
-/// fastest there.
+/// The default, [`Auto`](EigBackend::Auto), picks one per call from this policy,
+/// measured on the 2-core development machine (`make bench`, table "eigh policy";
+/// random Hermitian matrices, n = 64, 200, 500, 1000, on 1 and 2 threads, which did
+/// not change the winner):
+///
+/// | data type | what is asked | backend |
+/// |---|---|---|
+/// | any | eigenvectors of at most a quarter of the spectrum (`Index` range) | `LapackEvr` |
+/// | f32, f64 | anything else | `LapackEvd` |
+/// | c32, c64 | anything else with eigenvectors | `Faer` |
+/// | c32, c64 | eigenvalues only, n < 500 | `LapackEvd` |
+/// | c32, c64 | eigenvalues only, n ≥ 500 | `Faer` |
+///
+/// The measured points behind it: `LapackEvr` won every case with vectors of the lowest
+/// 10 % (c64 n = 500, 1 thread: 44 ms against 63 for faer and 83 for `zheevd`) and lost
+/// every case of 50 % (its cost grows with the count; the quarter is where the lines
+/// cross between those points). OpenBLAS's real `dsyevd` beat faer at every size; faer
+/// beat `zheevd` by up to 1.8× for complex vectors; for complex eigenvalues only `zheevd`
+/// won below n = 500 and faer won 9 of the 12 cases at n = 500 and 1000 (by up to 1.4×;
+/// `zheevd` the other 3, by up to 1.3×). f32 and c32 follow
+/// the rules of f64 and c64. On the GPU `Auto` and `Faer` are cuSOLVER's divide and
+/// conquer, as `LapackEvd`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EigBackend {
+    /// Chosen per call by the policy above (range, size, data type).
+    #[default]
+    Auto,
     /// LAPACK divide and conquer (`?syevd` / `?heevd`); a partial range is cut from the
     /// full spectrum.
     LapackEvd,
@@ -32,7 +54,6 @@ pub enum EigBackend {
     LapackEvr,
     /// faer's self-adjoint eigendecomposition (pure Rust); a partial range is cut from the
     /// full spectrum.
-    #[default]
     Faer,
 }
 
@@ -207,6 +228,33 @@ fn over_batch(
     Ok((w, v))
 }
 
+/// The backend that runs: [`EigBackend::Auto`] resolved by the documented policy; faer
+/// runs on the host only, so on the GPU `Auto` and `Faer` are cuSOLVER's divide and
+/// conquer, like `LapackEvd`.
+fn resolve_backend(
+    backend: EigBackend,
+    device: DeviceType,
+    dtype: DataType,
+    n: usize,
+    range: EighRange,
+    vectors: bool,
+) -> EigBackend {
+    match (backend, device) {
+        (EigBackend::Auto | EigBackend::Faer, DeviceType::Gpu) => EigBackend::LapackEvd,
+        (EigBackend::Auto, DeviceType::Cpu) => {
+            let few = matches!(range, EighRange::Index(lo, hi) if hi.saturating_sub(lo) <= n / 4);
+            match (vectors && few, dtype.is_complex(), vectors) {
+                (true, _, _) => EigBackend::LapackEvr,
+                (false, false, _) => EigBackend::LapackEvd,
+                (false, true, true) => EigBackend::Faer,
+                (false, true, false) if n < 500 => EigBackend::LapackEvd,
+                (false, true, false) => EigBackend::Faer,
+            }
+        }
+        (b, _) => b,
+    }
+}
+
 fn eigh_impl(
     a: &Tensor,
     range: EighRange,
@@ -216,12 +264,7 @@ fn eigh_impl(
     let op = "eigh";
     let n = square(op, a)?;
     let real = a.dtype().real_type();
-    // faer runs on the host; on the GPU the default backend is cuSOLVER's divide and
-    // conquer, like `LapackEvd`.
-    let backend = match (backend, a.device()) {
-        (EigBackend::Faer, DeviceType::Gpu) => EigBackend::LapackEvd,
-        (b, _) => b,
-    };
+    let backend = resolve_backend(backend, a.device(), a.dtype(), n, range, vectors);
     let mut work = col_major(a)?;
     let jobz = if vectors {
         Jobz::Vectors
@@ -275,7 +318,7 @@ fn eigh_impl(
                 drop(guards);
                 Ok((real_values::<<T as Scalar>::Real>(&wd)?, vectors.then_some(v)))
             }
-            EigBackend::LapackEvd => {
+            EigBackend::LapackEvd | EigBackend::Auto => {
                 let guard = wd.buffer.write(op)?;
                 // SAFETY: `work` is n × n column-major (ld n) and `wd` holds n values,
                 // both on the dispatched device.
