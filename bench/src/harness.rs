@@ -1,5 +1,5 @@
-//! Timing: every measurement repeats the call until a sample takes ≥ 20 ms, takes the
-//! median of 7 samples (3 for calls over 0.2 s), and interleaves the two sides
+//! Timing: every measurement warms both sides up, repeats the call until a sample takes
+//! ≥ 20 ms, takes the median of 7 samples (5 for calls over 0.2 s), and interleaves the two sides
 //! (alternating which goes first) so both see the same machine load; only ratios
 //! within one run are meaningful.
 
@@ -21,6 +21,15 @@ pub fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
         .collect()
 }
 
+/// The target directory: `CARGO_TARGET_DIR` when set (as cargo itself resolves it,
+/// relative to the working directory), else the workspace's `target/`.
+pub fn target_dir() -> std::path::PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
+    }
+}
+
 /// Seconds per call of `a` and of `b`, medians over interleaved samples.
 pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
     // Calibrate the repetitions on `a`.
@@ -38,6 +47,9 @@ pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
         }
         reps = (reps * 2).max((reps as f64 * SAMPLE_SECONDS / s.max(1e-9)) as usize / 2);
     }
+    // Warm `b` up too (page faults of its first buffers, its thread pool), as the
+    // calibration did for `a`.
+    b();
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
     let time = |f: &mut dyn FnMut()| {
         let t = Instant::now();
@@ -47,7 +59,7 @@ pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
         t.elapsed().as_secs_f64() / reps as f64
     };
     // Slow calls (eigensolvers, huge arrays) get fewer samples.
-    let samples = if per_call > 0.2 { 3 } else { SAMPLES };
+    let samples = if per_call > 0.2 { 5 } else { SAMPLES };
     for sample in 0..samples {
         // Alternate which side runs first, so neither always inherits a warm cache or
         // an idle core from the other.
@@ -96,7 +108,7 @@ pub fn python_fields(
         .filter(|p| !p.is_empty())
         .ok_or_else(|| "CTENSOR_BENCH_PYTHON is not set (make bench sets it)".to_string())?;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = root.join("../target/bench-data");
+    let dir = target_dir().join("bench-data");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(file);
     let bytes: Vec<u8> = data

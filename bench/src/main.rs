@@ -1,15 +1,18 @@
 //! `make bench`: ctensor's kernels and ops against direct OpenBLAS/LAPACK calls, plain
 //! loops and peer libraries, printed as markdown tables and written to
-//! `target/bench/bench.md`. Arguments filter the tables by name (`blas`, `lapack`,
+//! `bench/bench.md` under the target directory (`CARGO_TARGET_DIR` when set, else the
+//! workspace's `target/`). Arguments filter the tables by name (`goals`, `blas`, `lapack`, `policy`,
 //! `elementwise`, `threshold`, `gemm`, `eigh`, `large`, `toolkit`, `fft`, `gpu`; the GPU tables print
 //! why they are skipped when no GPU is usable).
 
 mod fft;
+mod goals;
 mod gpu;
 mod harness;
 mod kernels;
 mod memory;
 mod ops;
+mod policy;
 mod toolkit;
 
 use rand::rngs::StdRng;
@@ -27,13 +30,15 @@ fn main() {
         rayon::current_num_threads(),
         ctensor::kernels::parallel::blas_num_threads()
     );
-    let tables: [(&str, TableFn); 11] = [
+    let tables: [(&str, TableFn); 13] = [
+        ("goals", goals::goal_table),
         ("blas", kernels::blas_overhead),
         ("lapack", kernels::lapack_overhead),
         ("elementwise", kernels::elementwise_vs_loops),
         ("threshold", kernels::threshold_table),
         ("gemm", ops::gemm_vs_zgemm),
         ("eigh", ops::eigh_table),
+        ("policy", policy::eigh_policy),
         ("large", ops::add_and_permute),
         ("toolkit", toolkit::toolkit_tables),
         ("fft", fft::fft_tables),
@@ -45,8 +50,10 @@ fn main() {
             md += &table(&mut rng);
         }
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
-    if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(dir.join("bench.md"), &md).is_ok() {
-        println!("\nwritten to target/bench/bench.md");
+    let dir = harness::target_dir().join("bench");
+    let file = dir.join("bench.md");
+    match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, &md)) {
+        Ok(()) => println!("\nwritten to {}", file.display()),
+        Err(e) => eprintln!("could not write {}: {e}", file.display()),
     }
 }

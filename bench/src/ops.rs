@@ -201,7 +201,7 @@ pub fn eigh_table(rng: &mut StdRng) -> String {
 pub fn add_and_permute(rng: &mut StdRng) -> String {
     set_num_threads(2).unwrap();
     let mut t = Table::new(
-        "Large element-wise add (1e7 f64, 2 threads) and permute (8192² f64)",
+        "Large element-wise add (1e7 f64) and transpose (8192² f64); threads per row",
         ["ours", "peer", "ours/peer"],
     );
     print!("{}", t.out);
@@ -213,8 +213,9 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
     );
     let mut out = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[n]).unwrap();
     let mut z = vec![0.0; n];
+    set_num_threads(1).unwrap();
     t.row(
-        "add_into vs plain loop (1 thread)",
+        "add_into vs plain loop (both 1 thread)",
         "1e7",
         compare(
             || x.add_into(&y, &mut out).unwrap(),
@@ -226,6 +227,7 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
             },
         ),
     );
+    set_num_threads(2).unwrap();
     let (xa, ya) = (
         ndarray::Array1::from(xv.clone()),
         ndarray::Array1::from(yv.clone()),
@@ -236,7 +238,7 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
         .build()
         .unwrap();
     t.row(
-        "add_into vs ndarray Zip::par_for_each (2 threads)",
+        "add_into vs ndarray Zip::par_for_each (both 2 threads)",
         "1e7",
         compare(
             || x.add_into(&y, &mut out).unwrap(),
@@ -251,7 +253,7 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
         ),
     );
     t.row(
-        "x + y (allocating) vs ndarray &x + &y",
+        "x + y (allocating, 2 threads) vs ndarray &x + &y (1 thread, its only mode)",
         "1e7",
         compare(
             || drop(black_box((&x + &y).unwrap())),
@@ -261,11 +263,12 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
     let m = 8192;
     let src = random::<f64>(rng, m * m);
     let a = Tensor::from_slice(&src, &[m, m]).unwrap();
+    set_num_threads(1).unwrap();
     t.row(
-        "permute_copy [1,0] vs 32×32 tiled loop (1 thread)",
+        "a.t().contiguous() vs 32×32 tiled loop (both 1 thread)",
         "8192²",
         compare(
-            || drop(black_box(a.permute_copy(&[1, 0], false).unwrap())),
+            || drop(black_box(a.t().unwrap().contiguous().unwrap())),
             || {
                 let mut d = vec![0.0f64; m * m];
                 for i0 in (0..m).step_by(32) {
@@ -281,5 +284,6 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
             },
         ),
     );
+    set_num_threads(2).unwrap();
     t.out
 }

@@ -1,0 +1,320 @@
+//! The performance goals of issue 14, one row per case: ctensor against the peer named in
+//! the row, on the thread count in the row for both sides (ctensor's pool and OpenBLAS
+//! set with `set_num_threads`, the peers' rayon pools built with the same count), the
+//! ratio ours/peer of the median times, the goal, and whether this run met it.
+
+use std::hint::black_box;
+
+use ctensor::kernels::blas::{BlasAxpy, BlasDot};
+use ctensor::{
+    c64, eigh, matmul, matmul_into, set_num_threads, CpuDevice, DataType, DeviceType, EigBackend,
+    EighRange, Tensor, Trans,
+};
+use rand::rngs::StdRng;
+
+use crate::harness::{compare, random, us};
+
+/// The table being printed and collected.
+struct Goals {
+    out: String,
+}
+
+impl Goals {
+    fn new() -> Goals {
+        let out = String::from(
+            "\n### Issue 14's goals: ours vs the peer, same data, same thread count\n\n\
+             | case | threads | ours | peer | ours/peer | goal | met |\n\
+             |---|---:|---:|---:|---:|---|---|\n",
+        );
+        print!("{out}");
+        Goals { out }
+    }
+
+    /// One row; `max_ratio` is the goal (ours/peer at most this).
+    fn row(&mut self, case: &str, threads: usize, (a, b): (f64, f64), max_ratio: f64) {
+        let ratio = a / b;
+        let line = format!(
+            "| {case} | {threads} | {} | {} | {ratio:.3} | ≤ {max_ratio:.2} | {} |\n",
+            us(a),
+            us(b),
+            if ratio <= max_ratio { "yes" } else { "**no**" }
+        );
+        print!("{line}");
+        self.out.push_str(&line);
+    }
+}
+
+/// A rayon pool of `n` threads for the peers.
+fn pool(n: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .unwrap()
+}
+
+pub fn goal_table(rng: &mut StdRng) -> String {
+    let mut g = Goals::new();
+    small_products(&mut g, rng);
+    large_arrays(&mut g, rng);
+    level1(&mut g, rng);
+    eigensolver(&mut g, rng);
+    set_num_threads(2).unwrap();
+    g.out
+}
+
+fn small_products(g: &mut Goals, rng: &mut StdRng) {
+    set_num_threads(1).unwrap();
+    let n = 4;
+    let (av, bv) = (random::<f64>(rng, n * n), random::<f64>(rng, n * n));
+    let (a, b) = (
+        Tensor::from_slice(&av, &[n, n]).unwrap(),
+        Tensor::from_slice(&bv, &[n, n]).unwrap(),
+    );
+    let fa = faer::Mat::<f64>::from_fn(n, n, |i, j| av[i * n + j]);
+    let fb = faer::Mat::<f64>::from_fn(n, n, |i, j| bv[i * n + j]);
+    let na = ndarray::Array2::from_shape_vec((n, n), av.clone()).unwrap();
+    let nb = ndarray::Array2::from_shape_vec((n, n), bv.clone()).unwrap();
+    let ours_zeros_into = || {
+        let mut c = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[n, n]).unwrap();
+        matmul_into(&a, Trans::N, &b, Trans::N, 1.0, 0.0, &mut c).unwrap();
+        black_box(c);
+    };
+    g.row(
+        "4×4 f64: `zeros` + `matmul_into` vs faer `Mat::zeros` + `matmul`",
+        1,
+        compare(ours_zeros_into, || {
+            let mut c = faer::Mat::<f64>::zeros(n, n);
+            faer::linalg::matmul::matmul(
+                c.as_mut(),
+                faer::Accum::Replace,
+                fa.as_ref(),
+                fb.as_ref(),
+                1.0,
+                faer::Par::Seq,
+            );
+            black_box(c);
+        }),
+        3.0,
+    );
+    g.row(
+        "4×4 f64: `zeros` + `matmul_into` vs ndarray `zeros` + `general_mat_mul`",
+        1,
+        compare(ours_zeros_into, || {
+            let mut c = ndarray::Array2::<f64>::zeros((n, n));
+            ndarray::linalg::general_mat_mul(1.0, &na, &nb, 0.0, &mut c);
+            black_box(c);
+        }),
+        3.0,
+    );
+    g.row(
+        "4×4 f64: `matmul` (allocating) vs faer `&a * &b`",
+        1,
+        compare(
+            || drop(black_box(matmul(&a, &b).unwrap())),
+            || drop(black_box(&fa * &fb)),
+        ),
+        3.0,
+    );
+    g.row(
+        "4×4 f64: `matmul` (allocating) vs ndarray `a.dot(&b)`",
+        1,
+        compare(
+            || drop(black_box(matmul(&a, &b).unwrap())),
+            || drop(black_box(na.dot(&nb))),
+        ),
+        3.0,
+    );
+    set_num_threads(2).unwrap();
+    let n = 128;
+    let (av, bv) = (random::<f64>(rng, n * n), random::<f64>(rng, n * n));
+    let (a, b) = (
+        Tensor::from_slice(&av, &[n, n]).unwrap(),
+        Tensor::from_slice(&bv, &[n, n]).unwrap(),
+    );
+    let mut c = vec![0.0; n * n];
+    let ni = n as i32;
+    g.row(
+        "128² f64: `matmul` (allocating C) vs `cblas_dgemm` into a C it was given",
+        2,
+        compare(
+            || drop(black_box(matmul(&a, &b).unwrap())),
+            || {
+                use cblas::{Layout::RowMajor, Transpose::None as NoT};
+                // SAFETY: n × n buffers.
+                unsafe {
+                    cblas::dgemm(
+                        RowMajor, NoT, NoT, ni, ni, ni, 1.0, &av, ni, &bv, ni, 0.0, &mut c, ni,
+                    )
+                };
+                black_box(&mut c);
+            },
+        ),
+        1.02,
+    );
+}
+
+fn large_arrays(g: &mut Goals, rng: &mut StdRng) {
+    let n = 10_000_000;
+    let (xv, yv) = (random::<f64>(rng, n), random::<f64>(rng, n));
+    let (x, y) = (
+        Tensor::from_slice(&xv, &[n]).unwrap(),
+        Tensor::from_slice(&yv, &[n]).unwrap(),
+    );
+    let (xa, ya) = (
+        ndarray::Array1::from(xv.clone()),
+        ndarray::Array1::from(yv.clone()),
+    );
+    set_num_threads(2).unwrap();
+    let two = pool(2);
+    // ndarray's `&a + &b` is single-threaded; the goal is to beat it with 2 threads.
+    g.row(
+        "1e7 f64 `&x + &y` (ours on 2 threads) vs ndarray `&x + &y` (1 thread, it has no other)",
+        2,
+        compare(
+            || drop(black_box((&x + &y).unwrap())),
+            || drop(black_box(&xa + &ya)),
+        ),
+        0.67,
+    );
+    g.row(
+        "1e7 f64 `&x + &y` vs ndarray `par_azip!` into a fresh uninitialised array",
+        2,
+        compare(
+            || drop(black_box((&x + &y).unwrap())),
+            || {
+                two.install(|| {
+                    let mut z = ndarray::Array1::<f64>::uninit(n);
+                    ndarray::par_azip!((z in &mut z, &a in &xa, &b in &ya) { z.write(a + b); });
+                    // SAFETY: every element was written above.
+                    black_box(unsafe { z.assume_init() });
+                })
+            },
+        ),
+        1.0,
+    );
+    let mut acc = x.try_clone().unwrap();
+    let mut acc_a = xa.clone();
+    g.row(
+        "1e7 f64 `a.add_(&b)` vs ndarray `par_azip!((a in &mut a, &b in &b) *a += b)`",
+        2,
+        compare(
+            || acc.add_(&y).unwrap(),
+            || two.install(|| ndarray::par_azip!((a in &mut acc_a, &b in &ya) *a += b)),
+        ),
+        1.05,
+    );
+    let m = 8192;
+    let src = random::<f64>(rng, m * m);
+    let a = Tensor::from_slice(&src, &[m, m]).unwrap();
+    const TILE: usize = 32;
+    g.row(
+        "8192² f64 `a.t()?.contiguous()` vs a 32×32-tiled loop over row blocks on a rayon pool",
+        2,
+        compare(
+            || drop(black_box(a.t().unwrap().contiguous().unwrap())),
+            || {
+                use rayon::prelude::*;
+                let mut d = vec![0.0f64; m * m];
+                two.install(|| {
+                    // Destination rows j0..j0+TILE: read columns j0.. of the source.
+                    d.par_chunks_mut(TILE * m)
+                        .enumerate()
+                        .for_each(|(bj, rows)| {
+                            let j0 = bj * TILE;
+                            for i0 in (0..m).step_by(TILE) {
+                                for (jj, row) in rows.chunks_mut(m).enumerate() {
+                                    let j = j0 + jj;
+                                    for i in i0..i0 + TILE {
+                                        row[i] = src[i * m + j];
+                                    }
+                                }
+                            }
+                        })
+                });
+                black_box(d);
+            },
+        ),
+        1.0 / 0.9,
+    );
+}
+
+fn level1(g: &mut Goals, rng: &mut StdRng) {
+    set_num_threads(1).unwrap();
+    let n = 128;
+    let ni = n as i32;
+    let (x, y) = (random::<c64>(rng, n), random::<c64>(rng, n));
+    g.row(
+        "`BlasDot` (zdotc) c64, n = 128, vs `cblas_zdotc_sub`",
+        1,
+        compare(
+            || {
+                // SAFETY: n-vectors.
+                let d =
+                    unsafe { <CpuDevice as BlasDot<c64>>::dot(n, x.as_ptr(), 1, y.as_ptr(), 1) };
+                black_box(d.unwrap());
+            },
+            || {
+                let mut out = [c64::default()];
+                // SAFETY: n-vectors.
+                unsafe { cblas::zdotc_sub(ni, &x, 1, &y, 1, &mut out) };
+                black_box(out);
+            },
+        ),
+        1.1,
+    );
+    let xf = random::<f64>(rng, n);
+    let (mut y1, mut y2) = (random::<f64>(rng, n), vec![0.0; n]);
+    y2.copy_from_slice(&y1);
+    g.row(
+        "`BlasAxpy` f64, n = 128, vs `cblas_daxpy`",
+        1,
+        compare(
+            // SAFETY: n-vectors.
+            || unsafe {
+                <CpuDevice as BlasAxpy<f64>>::axpy(n, 1e-9, xf.as_ptr(), 1, y1.as_mut_ptr(), 1)
+                    .unwrap()
+            },
+            // SAFETY: n-vectors.
+            || unsafe { cblas::daxpy(ni, 1e-9, &xf, 1, &mut y2, 1) },
+        ),
+        1.1,
+    );
+}
+
+fn eigensolver(g: &mut Goals, rng: &mut StdRng) {
+    set_num_threads(1).unwrap();
+    faer::set_global_parallelism(faer::Par::Seq);
+    let n = 500;
+    let r = random::<c64>(rng, n * n);
+    let mut h = vec![c64::default(); n * n];
+    for i in 0..n {
+        for j in 0..n {
+            h[i * n + j] = (r[i * n + j] + r[j * n + i].conj()) * 0.5;
+        }
+    }
+    let a = Tensor::from_slice(&h, &[n, n]).unwrap();
+    let range = EighRange::Index(0, n / 10);
+    let time = |b: EigBackend| {
+        crate::harness::median_of(5, || drop(black_box(eigh(&a, range, b).unwrap())))
+    };
+    let explicit = [
+        EigBackend::LapackEvd,
+        EigBackend::LapackEvr,
+        EigBackend::Faer,
+    ]
+    .map(|b| (time(b), b));
+    let (best, which) = explicit
+        .iter()
+        .copied()
+        .min_by(|p, q| p.0.total_cmp(&q.0))
+        .unwrap();
+    let ours = time(EigBackend::default());
+    g.row(
+        &format!(
+            "`eigh` c64 n = 500, lowest 10 %, default backend vs the fastest explicit one ({which:?})"
+        ),
+        1,
+        (ours, best),
+        1.02,
+    );
+}
