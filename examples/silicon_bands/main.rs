@@ -88,7 +88,7 @@ impl Model {
             Some(gs) => {
                 let flat: Vec<f64> = gs.iter().flatten().copied().collect();
                 let g = Tensor::from_slice(&flat, &[gs.len(), 3])?;
-                let v = potential(mat, &g)?;
+                let v = model::real_if_real(&potential(mat, &g)?)?;
                 (Some((g, v)), None)
             }
             None => (None, None),
@@ -117,7 +117,8 @@ impl Model {
         }
     }
 
-    /// H(k) = (2π/a)² |k + G|² δ + V(G − G'), in the model's dtype and device.
+    /// H(k) = (2π/a)² |k + G|² δ + V(G − G'), on the model's device in the model's dtype, or
+    /// in its real type when H is real (a centrosymmetric crystal, `model::real_if_real`).
     fn hamiltonian(&self, k: [f64; 3]) -> Res<Tensor> {
         let (g, v) = match (&self.fixed, self.kcut) {
             (Some((g, v)), _) => (g.share(), v.share()),
@@ -125,15 +126,22 @@ impl Model {
                 let gs = g_vectors(c, k);
                 let flat: Vec<f64> = gs.iter().flatten().copied().collect();
                 let g = Tensor::from_slice(&flat, &[gs.len(), 3])?;
-                let v = potential(self.mat, &g)?;
+                let v = model::real_if_real(&potential(self.mat, &g)?)?;
                 (g, v)
             }
             (None, None) => return Err(Fail("no basis".into())),
         };
         let mut h = model::hamiltonian(self.kin, &g, &v, k)?;
-        // Convert only what differs: each conversion is a full copy of H.
-        if self.dtype != h.dtype() {
-            h = h.cast(self.dtype)?;
+        // A real H (a centrosymmetric crystal, see `real_if_real`) stays real, in the
+        // precision of the model's dtype. Convert only what differs: each conversion is
+        // a full copy of H.
+        let dtype = if h.dtype().is_complex() {
+            self.dtype
+        } else {
+            self.dtype.real_type()
+        };
+        if dtype != h.dtype() {
+            h = h.cast(dtype)?;
         }
         if self.device != h.device() {
             h = h.to_device(self.device)?;

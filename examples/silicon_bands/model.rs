@@ -173,17 +173,33 @@ pub fn potential(mat: &Material, g: &Tensor) -> Result<Tensor> {
     sym.add(&anti)
 }
 
-/// H(k) = (2π/a)² |k + G|² δ + V(G − G') in Ry (c64, on the device of `g` and `v`), for
-/// the G vectors `g` (`[npw, 3]`, f64), the potential `v` of [`potential`] and the
-/// kinetic prefactor `kin` = (2π/a)² with a in bohr.
+/// `v` as a real (f64) tensor when its imaginary part is zero everywhere, else `v`.
+///
+/// This is checked, not assumed. With the origin at the bond centre, a diamond crystal
+/// (Si, Ge, α-Sn) is centrosymmetric about it: its antisymmetric form factors vanish,
+/// V(G) = V_S(G) cos(G·τ) is real, and so is every H(k), whose lowest eigenvalues a
+/// real symmetric solver then finds at about half the cost of a complex Hermitian one.
+/// A zinc-blende crystal (GaAs, ...) has no inversion centre and stays complex.
+pub fn real_if_real(v: &Tensor) -> Result<Tensor> {
+    if !v.dtype().is_complex() {
+        return Ok(v.share());
+    }
+    let imag = v.imag()?.contiguous()?.to_vec::<f64>()?;
+    if imag.iter().all(|&x| x == 0.0) {
+        v.real()?.contiguous()
+    } else {
+        Ok(v.share())
+    }
+}
+
+/// H(k) = (2π/a)² |k + G|² δ + V(G − G') in Ry (in `v`'s dtype, f64 or c64, on the
+/// device of `g` and `v`), for the G vectors `g` (`[npw, 3]`, f64), the potential `v` of
+/// [`potential`] (or its real form, [`real_if_real`]) and the kinetic prefactor `kin` =
+/// (2π/a)² with a in bohr.
 pub fn hamiltonian(kin: f64, g: &Tensor, v: &Tensor, k: [f64; 3]) -> Result<Tensor> {
     let kt = Tensor::from_slice(&k, &[3])?.to_device(g.device())?;
     let kg = g.add(&kt)?;
-    let t = kg
-        .mul(&kg)?
-        .sum(&[1])?
-        .mul_scalar(kin)?
-        .cast(DataType::ComplexDouble)?;
+    let t = kg.mul(&kg)?.sum(&[1])?.mul_scalar(kin)?.cast(v.dtype())?;
     // V plus the kinetic energies on its diagonal (a strided view of the copy).
     let h = v.try_clone()?;
     h.diagonal()?.add_(&t)?;
