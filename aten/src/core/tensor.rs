@@ -310,12 +310,23 @@ impl Tensor {
         if self.numel() == 0 {
             return true;
         }
-        let want = order.strides(self.dims());
-        self.dims()
-            .iter()
-            .zip(&self.strides)
-            .zip(&want)
-            .all(|((&d, &s), &w)| d == 1 || s == w)
+        // The dense strides of `order` (as `Order::strides`), built on the fly: this runs
+        // on every op's fast-path check, so it allocates nothing.
+        fn fits<'a>(axes: impl Iterator<Item = (&'a usize, &'a usize)>) -> bool {
+            let mut want = 1usize;
+            for (&d, &s) in axes {
+                if d != 1 && s != want {
+                    return false;
+                }
+                want = want.wrapping_mul(d.max(1));
+            }
+            true
+        }
+        let axes = self.dims().iter().zip(&self.strides);
+        match order {
+            Order::RowMajor => fits(axes.rev()),
+            Order::ColMajor => fits(axes),
+        }
     }
 
     /// `true` when the elements are dense in row-major order.

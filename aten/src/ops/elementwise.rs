@@ -19,6 +19,7 @@ use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
 use ctensor_kernels::linalg::{Abs, Add, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
 
 use super::{broadcast_shapes, check_device, promote, promote_to};
+use crate::core::buffer::ReadGuard;
 use crate::core::dispatch::dispatch;
 use crate::core::promotion::{check_can_cast, result_type_of, Number};
 use crate::core::shape::Order;
@@ -51,6 +52,17 @@ impl Kind {
             Kind::Scale(_) | Kind::Unary(_) | Kind::EqScalar(_) => 1,
         }
     }
+}
+
+/// The common case, which needs no promotion, broadcast or copy: every input has
+/// `like`'s data type, device and shape, and is dense row-major.
+fn plain(inputs: &[&Tensor], like: &Tensor) -> bool {
+    inputs.iter().all(|x| {
+        x.dtype() == like.dtype()
+            && x.device() == like.device()
+            && x.dims() == like.dims()
+            && x.is_contiguous()
+    })
 }
 
 /// The same elements through the same buffer: the in-place case.
@@ -103,14 +115,18 @@ fn run_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> R
 /// `out` itself or in another buffer.
 fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
     let _w = out.buffer.write(op)?;
-    let _r: Vec<_> = inputs
-        .iter()
-        .filter(|x| !x.shares_memory_with(out))
-        .map(|x| x.buffer.read(op))
-        .collect::<Result<_>>()?;
+    // At most three inputs: the guards and pointers live on the stack.
+    let mut _r: [Option<ReadGuard<'_>>; 3] = [None, None, None];
+    for (guard, x) in _r.iter_mut().zip(inputs) {
+        if !x.shares_memory_with(out) {
+            *guard = Some(x.buffer.read(op)?);
+        }
+    }
     let n = out.numel();
     dispatch!(out.dtype(), out.device(), T, D => {
-        let p: Vec<*const T> = inputs.iter().map(|x| x.typed_ptr::<T>() as *const T).collect();
+        let p: [*const T; 3] = std::array::from_fn(|i| {
+            inputs.get(i).map_or(std::ptr::null(), |x| x.typed_ptr::<T>() as *const T)
+        });
         let z = out.typed_ptr::<T>();
         let s = |v: c64| T::cast_from(v);
         // SAFETY: every pointer addresses `n` dense elements of dtype T inside its
@@ -134,6 +150,14 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
 /// result and computes it.
 fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
     debug_assert_eq!(inputs.len(), kind.arity());
+    if plain(inputs, inputs[0]) {
+        // SAFETY: `out` is fresh, dense and row-major; the kernel writes every element;
+        // it is dropped unread on error.
+        let out =
+            unsafe { Tensor::uninit(inputs[0].dtype(), inputs[0].device(), inputs[0].dims())? };
+        run_dense(op, kind, inputs, &out)?;
+        return Ok(out);
+    }
     let mut shape = inputs[0].dims().to_vec();
     for x in &inputs[1..] {
         check_device(op, inputs[0], x)?;
@@ -153,6 +177,14 @@ fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
 /// must be storable in `out`'s ([`can_cast`](crate::can_cast)); the arithmetic is done
 /// in `out`'s type.
 fn compute_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    if plain(inputs, out)
+        && out.is_contiguous()
+        && inputs
+            .iter()
+            .all(|x| same_view(x, out) || !x.shares_memory_with(out))
+    {
+        return run_dense(op, kind, inputs, out);
+    }
     for x in inputs {
         check_device(op, out, x)?;
         let shape = broadcast_shapes(op, out.dims(), x.dims())?;
@@ -195,9 +227,11 @@ fn compute_in_place(
     target: &Tensor,
     others: &[&Tensor],
 ) -> Result<()> {
-    let mut inputs = vec![target];
-    inputs.extend_from_slice(others);
-    compute_into(op, kind, &inputs, target)
+    // At most three operands (`kind.arity()`): on the stack.
+    let mut inputs = [target; 3];
+    let n = others.len() + 1;
+    inputs[1..n].copy_from_slice(others);
+    compute_into(op, kind, &inputs[..n], target)
 }
 
 /// `x` cast to `dtype` (shared when it already has that type).
