@@ -11,16 +11,29 @@ use crate::error::{Error, Result};
 pub const CPU_ALIGN: usize = 64;
 
 /// The size of a transparent huge page on x86-64 and aarch64 Linux (2 MiB). Blocks of at
-/// least this size are aligned to it and offered to the kernel for huge pages
-/// (`madvise(MADV_HUGEPAGE)`, which Linux honours when transparent huge pages are in
-/// `madvise` or `always` mode): a fresh 80 MB result then takes 40 page faults instead
-/// of 20 000, which measured here (2 cores, THP in `madvise` mode) made a fresh
-/// `&x + &y` of 10⁷ f64 about a quarter faster. Elsewhere the advice is ignored.
+/// least this size are, with `CTENSOR_HUGE_PAGES=1`, aligned to it and offered to the
+/// kernel for huge pages (`madvise(MADV_HUGEPAGE)`, honoured when transparent huge pages
+/// are in `madvise` or `always` mode): a fresh 80 MB result then faults in 40 pages
+/// instead of 20 000.
+///
+/// It is off by default because measured here (2 cores, THP in `madvise` mode, whose
+/// faults then compact memory synchronously) it made a fresh `&x + &y` of 10⁷ f64
+/// bimodal: 9–18 ms when free huge pages were at hand, 43–60 ms when the kernel had to
+/// compact for them, a median of about 43 ms over 14 runs against 30–33 ms without the
+/// advice (see the README's performance section).
 const HUGE_PAGE: usize = 2 << 20;
 
-/// The alignment of a host block of `bytes` bytes.
+/// Whether `CTENSOR_HUGE_PAGES=1` asked for huge-page advice (read once).
+fn huge_pages_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| std::env::var("CTENSOR_HUGE_PAGES").is_ok_and(|v| v == "1"))
+}
+
+/// The alignment of a host block of `bytes` bytes: whole huge pages for a large block
+/// when they are asked for, else [`CPU_ALIGN`]. (Fixed for the process: the flag is read
+/// once, so a block is freed with the layout it was allocated with.)
 fn align_for(bytes: usize) -> usize {
-    if bytes >= HUGE_PAGE {
+    if bytes >= HUGE_PAGE && huge_pages_wanted() {
         HUGE_PAGE
     } else {
         CPU_ALIGN
@@ -30,7 +43,7 @@ fn align_for(bytes: usize) -> usize {
 /// Asks the kernel for huge pages behind a large block; a refusal changes nothing.
 fn advise_huge(ptr: *mut u8, bytes: usize) {
     #[cfg(target_os = "linux")]
-    if bytes >= HUGE_PAGE {
+    if bytes >= HUGE_PAGE && huge_pages_wanted() {
         // SAFETY: `ptr` starts a live block of `bytes` bytes aligned to HUGE_PAGE (a
         // multiple of the page size); madvise only changes how it is backed.
         unsafe { libc::madvise(ptr.cast(), bytes, libc::MADV_HUGEPAGE) };
@@ -69,7 +82,7 @@ fn alloc_host(bytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
         .map_err(|_| fail("the size exceeds isize::MAX once rounded up to the alignment"))?;
     // SAFETY: the layout has a non-zero size (checked above).
     let ptr = unsafe {
-        if zeroed && bytes >= HUGE_PAGE {
+        if zeroed && bytes >= HUGE_PAGE && huge_pages_wanted() {
             // Advised before the zero fill touches the pages.
             let p = alloc::alloc(layout);
             if !p.is_null() {
