@@ -143,7 +143,9 @@ pub fn python_fields(
 
 /// A duration for a table cell.
 pub fn us(s: f64) -> String {
-    if s < 1e-3 {
+    if s < 1e-6 {
+        format!("{:.1} ns", s * 1e9)
+    } else if s < 1e-3 {
         format!("{:.2} µs", s * 1e6)
     } else {
         format!("{:.3} ms", s * 1e3)
