@@ -170,6 +170,30 @@ fn reference(
         .collect()
 }
 
+/// `got` equals `want` (complex doubles; real parts only for a real `got`) within `tol`
+/// relative to each value.
+fn assert_matches(got: &Tensor, want: &[c64], tol: f64, what: &str) {
+    let g = got
+        .contiguous()
+        .unwrap()
+        .cast(DataType::ComplexDouble)
+        .unwrap()
+        .to_vec::<c64>()
+        .unwrap();
+    assert_eq!(g.len(), want.len(), "{what}");
+    for (f, (g, w)) in g.iter().zip(want).enumerate() {
+        let w = if got.dtype().is_complex() {
+            *w
+        } else {
+            c64::new(w.re, 0.0)
+        };
+        assert!(
+            (g - w).norm() <= tol * (1.0 + w.norm()),
+            "{what}: [{f}] {g} vs {w}"
+        );
+    }
+}
+
 fn direct_gemm_layouts<D: ctensor_aten::Device, T: Scalar>() {
     let dt = T::DTYPE;
     let mut r = rng(42);
@@ -202,23 +226,7 @@ fn direct_gemm_layouts<D: ctensor_aten::Device, T: Scalar>() {
                     &vec![c64::new(0.0, 0.0); m * n],
                     n,
                 );
-                let g = got
-                    .cast(DataType::ComplexDouble)
-                    .unwrap()
-                    .to_vec::<c64>()
-                    .unwrap();
-                for f in 0..m * n {
-                    let w = if dt.is_complex() {
-                        want[f]
-                    } else {
-                        c64::new(want[f].re, 0.0)
-                    };
-                    assert!(
-                        (g[f] - w).norm() <= tol * (1.0 + w.norm()),
-                        "{what}: [{f}] {} vs {w}",
-                        g[f]
-                    );
-                }
+                assert_matches(&got, &want, tol, &what);
                 // Into the transposed view of a column-major block inside NaN padding,
                 // accumulating with beta; the padding must stay NaN.
                 let (c0, c0v) = random_on::<D, T>(&mut r, &[m, n]);
@@ -240,25 +248,7 @@ fn direct_gemm_layouts<D: ctensor_aten::Device, T: Scalar>() {
                 matmul_into(&a, op_a, &b, op_b, alpha, beta, &mut out).unwrap();
                 let cv: Vec<c64> = c0v.iter().map(|x| x.to_c64()).collect();
                 let want = reference(&a, op_a, &b, op_b, alpha, beta, &cv, n);
-                let o = out
-                    .contiguous()
-                    .unwrap()
-                    .cast(DataType::ComplexDouble)
-                    .unwrap()
-                    .to_vec::<c64>()
-                    .unwrap();
-                for f in 0..m * n {
-                    let w = if dt.is_complex() {
-                        want[f]
-                    } else {
-                        c64::new(want[f].re, 0.0)
-                    };
-                    assert!(
-                        (o[f] - w).norm() <= tol * (1.0 + w.norm()),
-                        "{what}: into [{f}] {} vs {w}",
-                        o[f]
-                    );
-                }
+                assert_matches(&out, &want, tol, &format!("{what}: into"));
                 let p = pad
                     .cast(DataType::ComplexDouble)
                     .unwrap()

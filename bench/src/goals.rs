@@ -287,13 +287,7 @@ fn eigensolver(g: &mut Goals, rng: &mut StdRng) {
     set_num_threads(1).unwrap();
     faer::set_global_parallelism(faer::Par::Seq);
     let n = 500;
-    let r = random::<c64>(rng, n * n);
-    let mut h = vec![c64::default(); n * n];
-    for i in 0..n {
-        for j in 0..n {
-            h[i * n + j] = (r[i * n + j] + r[j * n + i].conj()) * 0.5;
-        }
-    }
+    let h = crate::harness::hermitian(rng, n);
     let a = Tensor::from_slice(&h, &[n, n]).unwrap();
     let range = EighRange::Index(0, n / 10);
     let time = |b: EigBackend| {

@@ -30,6 +30,19 @@ pub fn target_dir() -> std::path::PathBuf {
     }
 }
 
+/// A random Hermitian `n × n` matrix (row-major): `(R + Rᴴ) / 2` with parts of `R`
+/// uniform in [-1, 1).
+pub fn hermitian(rng: &mut StdRng, n: usize) -> Vec<c64> {
+    let r = random::<c64>(rng, n * n);
+    let mut h = vec![c64::default(); n * n];
+    for i in 0..n {
+        for j in 0..n {
+            h[i * n + j] = (r[i * n + j] + r[j * n + i].conj()) * 0.5;
+        }
+    }
+    h
+}
+
 /// Seconds per call of `a` and of `b`, medians over interleaved samples.
 pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
     // Calibrate the repetitions on `a`.

@@ -125,13 +125,7 @@ pub fn eigh_table(rng: &mut StdRng) -> String {
     );
     print!("{out}");
     for n in [500usize, 1000] {
-        let r = random::<c64>(rng, n * n);
-        let mut h = vec![c64::default(); n * n];
-        for i in 0..n {
-            for j in 0..n {
-                h[i * n + j] = (r[i * n + j] + r[j * n + i].conj()) * 0.5;
-            }
-        }
+        let h = crate::harness::hermitian(rng, n);
         let a = Tensor::from_slice(&h, &[n, n]).unwrap();
         for threads in [1usize, 2] {
             set_num_threads(threads).unwrap();

@@ -5,10 +5,10 @@
 
 use std::hint::black_box;
 
-use ctensor::{c64, eigh, eigvalsh, set_num_threads, DataType, EigBackend, EighRange, Tensor};
+use ctensor::{eigh, eigvalsh, set_num_threads, DataType, EigBackend, EighRange, Tensor};
 use rand::rngs::StdRng;
 
-use crate::harness::{median_of, random, us};
+use crate::harness::{median_of, us};
 
 pub fn eigh_policy(rng: &mut StdRng) -> String {
     let mut out = String::from(
@@ -19,13 +19,7 @@ pub fn eigh_policy(rng: &mut StdRng) -> String {
     print!("{out}");
     for dtype in [DataType::Double, DataType::ComplexDouble] {
         for n in [64usize, 200, 500, 1000] {
-            let r = random::<c64>(rng, n * n);
-            let mut h = vec![c64::default(); n * n];
-            for i in 0..n {
-                for j in 0..n {
-                    h[i * n + j] = (r[i * n + j] + r[j * n + i].conj()) * 0.5;
-                }
-            }
+            let h = crate::harness::hermitian(rng, n);
             let a = Tensor::from_slice(&h, &[n, n])
                 .unwrap()
                 .cast(dtype)
