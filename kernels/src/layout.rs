@@ -80,8 +80,27 @@ pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
 /// `true` when `strides` lay `shape` out densely in row-major order (axes of length 1
 /// may have any stride), so the view is one contiguous run of `numel` elements.
 pub fn is_row_major(shape: &[usize], strides: &[usize]) -> bool {
-    let dense = row_major_strides(shape);
-    (0..shape.len()).all(|k| shape[k] <= 1 || strides[k] == dense[k])
+    is_dense_from_inner(shape.iter().zip(strides).rev().map(|(&d, &s)| (d, s)))
+}
+
+/// `true` when `strides` lay `shape` out densely in column-major order (axes of length 1
+/// may have any stride).
+pub fn is_col_major(shape: &[usize], strides: &[usize]) -> bool {
+    is_dense_from_inner(shape.iter().zip(strides).map(|(&d, &s)| (d, s)))
+}
+
+/// `true` when the `(size, stride)` axes, innermost first, are dense: each stride the
+/// product of the sizes inside it, axes of length 0 or 1 skipped. Allocates nothing (it
+/// runs in every op's fast-path check).
+pub fn is_dense_from_inner(axes: impl Iterator<Item = (usize, usize)>) -> bool {
+    let mut want = 1usize;
+    for (d, s) in axes {
+        if d > 1 && s != want {
+            return false;
+        }
+        want = want.wrapping_mul(d.max(1));
+    }
+    true
 }
 
 /// Column-major (Fortran order) strides of `shape`, in elements.

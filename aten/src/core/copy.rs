@@ -3,6 +3,7 @@
 //! `resize`, `to_device`).
 
 use ctensor_base::{Error, Result};
+use ctensor_kernels::layout::is_dense_from_inner;
 use ctensor_kernels::linalg::Transpose;
 use ctensor_kernels::memory::SyncMemoryStrided;
 
@@ -15,14 +16,7 @@ use super::tensor::Tensor;
 fn dense_axes(dims: &[usize], strides: &[usize]) -> Option<Vec<usize>> {
     let mut axes: Vec<usize> = (0..dims.len()).filter(|&a| dims[a] > 1).collect();
     axes.sort_by(|&a, &b| strides[b].cmp(&strides[a]));
-    let mut expect = 1;
-    for &a in axes.iter().rev() {
-        if strides[a] != expect {
-            return None;
-        }
-        expect *= dims[a];
-    }
-    Some(axes)
+    is_dense_from_inner(axes.iter().rev().map(|&a| (dims[a], strides[a]))).then_some(axes)
 }
 
 /// When a copy from `src` into `dst` (same dims, same device) moves the elements of one

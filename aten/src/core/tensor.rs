@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
+use ctensor_kernels::layout::{is_col_major, is_row_major};
 use ctensor_kernels::memory::SetMemory;
 
 use super::buffer::{ReadGuard, TensorBuffer, WriteGuard};
@@ -310,22 +311,9 @@ impl Tensor {
         if self.numel() == 0 {
             return true;
         }
-        // The dense strides of `order` (as `Order::strides`), built on the fly: this runs
-        // on every op's fast-path check, so it allocates nothing.
-        fn fits<'a>(axes: impl Iterator<Item = (&'a usize, &'a usize)>) -> bool {
-            let mut want = 1usize;
-            for (&d, &s) in axes {
-                if d != 1 && s != want {
-                    return false;
-                }
-                want = want.wrapping_mul(d.max(1));
-            }
-            true
-        }
-        let axes = self.dims().iter().zip(&self.strides);
         match order {
-            Order::RowMajor => fits(axes.rev()),
-            Order::ColMajor => fits(axes),
+            Order::RowMajor => is_row_major(self.dims(), &self.strides),
+            Order::ColMajor => is_col_major(self.dims(), &self.strides),
         }
     }
 

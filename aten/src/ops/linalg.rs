@@ -243,12 +243,12 @@ fn resolve_backend(
         (EigBackend::Auto | EigBackend::Faer, DeviceType::Gpu) => EigBackend::LapackEvd,
         (EigBackend::Auto, DeviceType::Cpu) => {
             let few = matches!(range, EighRange::Index(lo, hi) if hi.saturating_sub(lo) <= n / 4);
-            match (vectors && few, dtype.is_complex(), vectors) {
-                (true, _, _) => EigBackend::LapackEvr,
-                (false, false, _) => EigBackend::LapackEvd,
-                (false, true, true) => EigBackend::Faer,
-                (false, true, false) if n < 500 => EigBackend::LapackEvd,
-                (false, true, false) => EigBackend::Faer,
+            if vectors && few {
+                EigBackend::LapackEvr
+            } else if !dtype.is_complex() || (!vectors && n < 500) {
+                EigBackend::LapackEvd
+            } else {
+                EigBackend::Faer
             }
         }
         (b, _) => b,

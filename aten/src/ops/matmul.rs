@@ -70,11 +70,100 @@ impl MatRef {
     }
 }
 
-/// The direct path: `out = alpha · op_a(a) · op_b(b) + beta · out` as one gemm call when
-/// `a`, `b` and `out` are matrices of one data type on one device, `out` in a buffer of
-/// its own, of the product's shape, with a non-empty inner dimension, and every layout
-/// one that BLAS reads through its `trans` flag and leading dimension. `Ok(false)` when
-/// any of that does not hold: the einsum path then handles it (and reports the errors).
+/// One gemm call: `op(first) · op(second)` as column-major `rows × cols` with inner
+/// dimension `k`, written with leading dimension `ldc`; `swap` when `first` is `b` (the
+/// output seen as Cᵀ).
+struct GemmPlan {
+    t1: Trans,
+    ld1: usize,
+    t2: Trans,
+    ld2: usize,
+    rows: usize,
+    cols: usize,
+    k: usize,
+    ldc: usize,
+    swap: bool,
+}
+
+/// The direct path's decision, made from the layouts alone (before any output is
+/// allocated): `a` and `b` are matrices of one data type on one device, with a
+/// non-empty inner dimension, and BLAS reads them and an `m × n` output with strides
+/// `c_strides` through its `trans` flags and leading dimensions. `None` otherwise: the
+/// einsum path then handles the product (and reports the errors).
+fn plan(
+    a: &Tensor,
+    op_a: Trans,
+    b: &Tensor,
+    op_b: Trans,
+    c_strides: [usize; 2],
+) -> Option<GemmPlan> {
+    if a.ndim() != 2 || b.ndim() != 2 || a.dtype() != b.dtype() || a.device() != b.device() {
+        return None;
+    }
+    let (x, y) = (MatRef::new(a, op_a), MatRef::new(b, op_b));
+    let (m, k, n) = (x.rows, x.cols, y.cols);
+    if y.rows != k || k == 0 {
+        return None;
+    }
+    let c = MatRef {
+        rows: m,
+        cols: n,
+        s_r: c_strides[0],
+        s_c: c_strides[1],
+        conj: false,
+    };
+    // Seen column-major, the output is either Cᵀ (n × m, when its rows are contiguous),
+    // computed as op(b)ᵀ·op(a)ᵀ, or C (m × n), computed as op(a)·op(b).
+    let (swap, ldc) = match c.t().blas()? {
+        (Trans::N, ld) => (true, ld),
+        (_, ld) => (false, ld),
+    };
+    let (first, second, rows, cols) = if swap {
+        (y.t(), x.t(), n, m)
+    } else {
+        (x, y, m, n)
+    };
+    let ((t1, ld1), (t2, ld2)) = (first.blas()?, second.blas()?);
+    Some(GemmPlan {
+        t1,
+        ld1,
+        t2,
+        ld2,
+        rows,
+        cols,
+        k,
+        ldc,
+        swap,
+    })
+}
+
+/// Runs `p`: `out = alpha · op_a(a) · op_b(b) + beta · out`, `out` in a buffer of its
+/// own with the layout `p` was made for.
+fn run(p: &GemmPlan, a: &Tensor, b: &Tensor, alpha: c64, beta: c64, out: &Tensor) -> Result<()> {
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let (p1, p2) = if p.swap { (b, a) } else { (a, b) };
+    let _w = out.buffer.write("matmul")?;
+    let _r1 = a.buffer.read("matmul")?;
+    let _r2 = b.buffer.read("matmul")?;
+    dispatch!(out.dtype(), out.device(), T, D => {
+        // SAFETY: both operands and the output lie inside their buffers with the extents
+        // and leading dimensions `plan` computed from their own dims and strides
+        // (`blas_view` checks that every leading dimension covers its rows); `out` is in a
+        // buffer of its own; the guards exclude other access meanwhile.
+        unsafe {
+            <D as MatMul<T>>::matmul(
+                p.t1, p.t2, p.rows, p.cols, p.k, T::cast_from(alpha),
+                p1.typed_ptr::<T>(), p.ld1, p2.typed_ptr::<T>(), p.ld2,
+                T::cast_from(beta), out.typed_ptr::<T>(), p.ldc,
+            )
+        }
+    })
+}
+
+/// The direct path into an existing `out` of the product's shape and the operands' data
+/// type and device, in a buffer of its own. `Ok(false)` when it does not apply.
 fn gemm_direct(
     a: &Tensor,
     op_a: Trans,
@@ -84,76 +173,41 @@ fn gemm_direct(
     beta: c64,
     out: &Tensor,
 ) -> Result<bool> {
-    if a.ndim() != 2 || b.ndim() != 2 || out.ndim() != 2 {
-        return Ok(false);
-    }
-    let dtype = out.dtype();
-    let device = out.device();
-    if a.dtype() != dtype || b.dtype() != dtype || a.device() != device || b.device() != device {
-        return Ok(false);
-    }
-    if out.shares_memory_with(a) || out.shares_memory_with(b) {
-        return Ok(false);
-    }
-    let (x, y) = (MatRef::new(a, op_a), MatRef::new(b, op_b));
-    let (m, k, n) = (x.rows, x.cols, y.cols);
-    if y.rows != k || out.dims() != [m, n] || k == 0 {
-        return Ok(false);
-    }
-    if m == 0 || n == 0 {
-        return Ok(true);
-    }
-    let c = MatRef::new(out, Trans::N);
-    // Seen column-major, `out` is either Cᵀ (n × m, when its rows are contiguous),
-    // computed as op(b)ᵀ·op(a)ᵀ, or C (m × n), computed as op(a)·op(b).
-    let (rows_are_n, ldc) = match c.t().blas() {
-        Some((Trans::N, ld)) => (true, ld),
-        Some((_, ld)) => (false, ld),
-        None => return Ok(false),
-    };
-    let (first, second, p1, p2, rows, cols) = if rows_are_n {
-        (y.t(), x.t(), b, a, n, m)
-    } else {
-        (x, y, a, b, m, n)
-    };
-    let (Some((t1, ld1)), Some((t2, ld2))) = (first.blas(), second.blas()) else {
+    let fits = a.ndim() == 2
+        && b.ndim() == 2
+        && out.ndim() == 2
+        && out.dtype() == a.dtype()
+        && out.device() == a.device()
+        && !out.shares_memory_with(a)
+        && !out.shares_memory_with(b)
+        && out.dims() == [MatRef::new(a, op_a).rows, MatRef::new(b, op_b).cols];
+    let strides = [out.strides().first(), out.strides().last()];
+    let Some(p) = (match strides {
+        [Some(&s0), Some(&s1)] if fits => plan(a, op_a, b, op_b, [s0, s1]),
+        _ => None,
+    }) else {
         return Ok(false);
     };
-    let _w = out.buffer.write("matmul")?;
-    let _r1 = a.buffer.read("matmul")?;
-    let _r2 = b.buffer.read("matmul")?;
-    dispatch!(dtype, device, T, D => {
-        // SAFETY: both operands and the output lie inside their buffers with the extents
-        // and leading dimensions computed from their own dims and strides (`blas_view`
-        // checks that every leading dimension covers its rows); `out` is in a buffer of
-        // its own; the guards exclude other access meanwhile.
-        unsafe {
-            <D as MatMul<T>>::matmul(
-                t1, t2, rows, cols, k, T::cast_from(alpha),
-                p1.typed_ptr::<T>(), ld1, p2.typed_ptr::<T>(), ld2,
-                T::cast_from(beta), out.typed_ptr::<T>(), ldc,
-            )
-        }
-    })?;
+    run(&p, a, b, alpha, beta, out)?;
     Ok(true)
 }
 
-/// `op_a(a) · op_b(b)` into a fresh row-major tensor through [`gemm_direct`], or `None`
-/// when that path does not apply.
+/// `op_a(a) · op_b(b)` into a fresh row-major tensor through the direct path, or `None`
+/// when it does not apply; nothing is allocated then.
 fn product_direct(a: &Tensor, op_a: Trans, b: &Tensor, op_b: Trans) -> Result<Option<Tensor>> {
-    if a.ndim() != 2 || b.ndim() != 2 || a.dtype() != b.dtype() || a.device() != b.device() {
+    if a.ndim() != 2 || b.ndim() != 2 {
         return Ok(None);
     }
-    let (x, y) = (MatRef::new(a, op_a), MatRef::new(b, op_b));
-    if x.cols != y.rows || x.cols == 0 {
+    let (m, n) = (MatRef::new(a, op_a).rows, MatRef::new(b, op_b).cols);
+    // The row-major strides of the fresh `m × n` result.
+    let Some(p) = plan(a, op_a, b, op_b, [n, 1]) else {
         return Ok(None);
-    }
-    // SAFETY: with a non-empty inner dimension, `gemm_direct` either writes every element
-    // of `out` (beta = 0 reads none) or returns `false`/an error, and `out` is then
-    // dropped unread.
-    let out = unsafe { Tensor::uninit(a.dtype(), a.device(), &[x.rows, y.cols])? };
-    let zero = c64::new(0.0, 0.0);
-    Ok(gemm_direct(a, op_a, b, op_b, c64::new(1.0, 0.0), zero, &out)?.then_some(out))
+    };
+    // SAFETY: with a non-empty inner dimension (`plan`) and beta = 0, `run` writes every
+    // element of `out` without reading it; on error `out` is dropped unread.
+    let out = unsafe { Tensor::uninit(a.dtype(), a.device(), &[m, n])? };
+    run(&p, a, b, c64::new(1.0, 0.0), c64::new(0.0, 0.0), &out)?;
+    Ok(Some(out))
 }
 
 /// `a · b` for matrices (`[m, k] · [k, n]`) and batches of them (`[..., m, k]`, the

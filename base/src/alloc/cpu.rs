@@ -80,25 +80,24 @@ fn alloc_host(bytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
     };
     let layout = Layout::from_size_align(bytes, align_for(bytes))
         .map_err(|_| fail("the size exceeds isize::MAX once rounded up to the alignment"))?;
-    // SAFETY: the layout has a non-zero size (checked above).
+    // With huge pages the block is advised before its zero fill touches the pages, so
+    // it is allocated plainly and zeroed here; otherwise the allocator zeroes.
+    let fill = zeroed && bytes >= HUGE_PAGE && huge_pages_wanted();
+    // SAFETY: the layout has a non-zero size (checked above); a non-null block is valid
+    // for `bytes` writes.
     let ptr = unsafe {
-        if zeroed && bytes >= HUGE_PAGE && huge_pages_wanted() {
-            // Advised before the zero fill touches the pages.
-            let p = alloc::alloc(layout);
-            if !p.is_null() {
-                advise_huge(p, bytes);
-                std::ptr::write_bytes(p, 0, bytes);
-            }
-            p
-        } else if zeroed {
+        let p = if zeroed && !fill {
             alloc::alloc_zeroed(layout)
         } else {
-            let p = alloc::alloc(layout);
-            if !p.is_null() {
-                advise_huge(p, bytes);
+            alloc::alloc(layout)
+        };
+        if !p.is_null() {
+            advise_huge(p, bytes);
+            if fill {
+                std::ptr::write_bytes(p, 0, bytes);
             }
-            p
         }
+        p
     };
     NonNull::new(ptr).ok_or_else(|| fail("the system allocator returned null (out of memory)"))
 }
