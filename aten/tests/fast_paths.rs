@@ -9,7 +9,9 @@
 mod common;
 
 use common::*;
-use ctensor_aten::{c64, matmul_into, matmul_op, DataType, Order, Scalar, Tensor, Trans};
+use ctensor_aten::{
+    c64, matmul_into, matmul_op, DataType, DeviceType, Order, Scalar, Tensor, Trans,
+};
 
 /// Every permutation of `0..n`.
 fn permutations(n: usize) -> Vec<Vec<usize>> {
@@ -333,4 +335,48 @@ device_test!(in_place_loops_match_fresh_results_above_the_threading_threshold, D
     in_place::<D, f32>();
     in_place::<D, c64>();
     in_place::<D, i32>();
+});
+
+device_test!(fast_paths_take_zero_size_huge_shapes_offset_views_and_overlaps, D => {
+    let big = 1usize << 40;
+    let z = |dims: &[usize]| on::<D>(Tensor::zeros(DataType::Double, DeviceType::Cpu, dims).unwrap());
+    // Zero-size operands with a huge other dimension: nothing is allocated per element,
+    // nothing is read, and the shapes come out right.
+    let (wide, tall) = (z(&[0, big]), z(&[big, 0]));
+    assert_eq!(matmul_op(&wide, Trans::N, &tall, Trans::N).unwrap().dims(), [0, 0]);
+    assert_eq!(matmul_op(&tall, Trans::T, &tall, Trans::N).unwrap().dims(), [0, 0]);
+    let mut out = z(&[0, 0]);
+    matmul_into(&wide, Trans::N, &wide, Trans::T, 1.0, 0.0, &mut out).unwrap();
+    assert_eq!((&wide + &wide).unwrap().dims(), [0, big]);
+    let mut w = wide.share();
+    w.add_(&wide).unwrap();
+    assert_eq!(wide.t().unwrap().contiguous().unwrap().dims(), [big, 0]);
+    // A product of [2^40, 0] · [0, 2^40] would have 2^80 elements: an error, not an abort.
+    assert!(matmul_op(&tall, Trans::N, &wide, Trans::N).is_err());
+    // In place through views at an offset (rows 1..4 of a 5 × 6 matrix), which are dense
+    // and take the direct element-wise path.
+    let (x, xv) = random_on::<D, f64>(&mut rng(44), &[5, 6]);
+    let (y, yv) = random_on::<D, f64>(&mut rng(45), &[3, 6]);
+    let mut rows = x.narrow(0, 1, 3).unwrap();
+    rows.add_(&y).unwrap();
+    let got = x.to_vec::<f64>().unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let want = if (6..24).contains(&i) { xv[i] + yv[i - 6] } else { xv[i] };
+        assert_eq!(*g, want, "[{i}]");
+    }
+    // A transposed copy into the same buffer (x ← xᵀ of a square block): the overlap
+    // goes through a temporary, then the transpose.
+    let (sq, sv) = random_on::<D, f64>(&mut rng(46), &[7, 7]);
+    let mut dst = sq.share();
+    dst.sync(&sq.t().unwrap()).unwrap();
+    let want: Vec<f64> = (0..49).map(|f| sv[(f % 7) * 7 + f / 7]).collect();
+    assert_eq!(sq.to_vec::<f64>().unwrap(), want);
+    // A product whose output is a view of an operand's buffer takes the general path
+    // and gives the same values as into fresh memory.
+    let (ab, _) = random_on::<D, f64>(&mut rng(47), &[4, 8]);
+    let (lhs, rhs) = (ab.narrow(1, 0, 4).unwrap(), ab.narrow(1, 4, 4).unwrap());
+    let want = matmul_op(&lhs, Trans::N, &lhs, Trans::T).unwrap();
+    let mut into = rhs.share();
+    matmul_into(&lhs, Trans::N, &lhs, Trans::T, 1.0, 0.0, &mut into).unwrap();
+    assert!(into.allclose(&want, 1e-14, 1e-14).unwrap());
 });

@@ -88,8 +88,10 @@ pub fn all_indices(shape: &[usize]) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// Every CPU eigensolver backend of `eigh`.
-pub const BACKENDS: [ctensor_aten::EigBackend; 3] = [
+/// Every CPU eigensolver backend of `eigh`, the per-call choice `Auto` (the default)
+/// included.
+pub const BACKENDS: [ctensor_aten::EigBackend; 4] = [
+    ctensor_aten::EigBackend::Auto,
     ctensor_aten::EigBackend::LapackEvd,
     ctensor_aten::EigBackend::LapackEvr,
     ctensor_aten::EigBackend::Faer,
