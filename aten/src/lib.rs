@@ -44,10 +44,13 @@ pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
 pub use crate::ops::solve::{cholesky_solve, det, lstsq, slogdet, solve_triangular};
 pub use crate::ops::svd::{pinv, svd, svdvals};
+/// The GPU caching allocator's counters and `empty_cache` (see `ctensor_base::alloc::pool`).
+pub use ctensor_base::fence::Fence;
 /// `true` when a GPU can be used here (driver found, device present, context created).
 pub use ctensor_base::gpu::gpu_available;
-/// The GPU caching allocator's counters and `empty_cache` (see `ctensor_base::alloc::pool`).
-pub use ctensor_base::gpu::{empty_cache, memory_stats, MemoryStats};
+pub use ctensor_base::gpu::{
+    empty_cache, empty_pinned_cache, memory_stats, pinned_memory_stats, Event, MemoryStats, Stream,
+};
 pub use ctensor_base::{
     bf16, c32, c64, f16, CastFrom, CpuDevice, DataType, Device, DeviceType, Error, GpuDevice,
     Result, Scalar,

@@ -18,6 +18,7 @@ pub mod cast;
 pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod fence;
 pub mod gpu;
 
 pub use cast::CastFrom;

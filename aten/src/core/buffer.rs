@@ -3,10 +3,11 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ctensor_base::alloc::Allocation;
+use ctensor_base::fence::Fence;
 use ctensor_base::{DeviceType, Error, Result};
 
 /// Who frees the memory.
@@ -44,6 +45,62 @@ pub struct TensorBuffer {
     /// Memory lent for a scope ([`Tensor::with_slice`](crate::Tensor::with_slice)):
     /// it cannot be handed to code that may keep it past the scope (a DLPack export).
     scoped: bool,
+    /// `true` while `in_flight` may hold entries: the one load a borrow pays when no
+    /// asynchronous work was ever queued on the memory.
+    pending: AtomicBool,
+    /// Queued device work that reads or writes the memory and may not have finished.
+    in_flight: Mutex<Vec<InFlight>>,
+}
+
+/// Device work that uses a buffer's memory: its fence, and whether it writes the memory
+/// (an asynchronous copy into it) or only reads it (a copy from it).
+#[derive(Debug, Clone)]
+pub(crate) struct InFlight {
+    pub(crate) fence: Arc<dyn Fence>,
+    pub(crate) writes: bool,
+}
+
+/// Settles the in-flight work of a buffer before a borrow (`write`: a mutable one).
+/// Finished work is forgotten. On the GPU, unfinished work is ordered before everything
+/// ctensor queues from now on (its default stream waits for the fence, the host does
+/// not), and forgotten. On the host, unfinished work that writes the memory, or any
+/// unfinished work when the borrow is mutable, is a conflict: the description of the
+/// first such work is returned and the entry kept; unfinished reads are kept and do not
+/// stop a shared borrow. A fault reported by a fence is the error.
+pub(crate) fn settle(
+    list: &mut Vec<InFlight>,
+    on_gpu: bool,
+    write: bool,
+) -> Result<Option<String>> {
+    let mut conflict = None;
+    let mut i = 0;
+    while i < list.len() {
+        let f = &list[i];
+        let done = f.fence.is_complete()?;
+        if done {
+            list.swap_remove(i);
+            continue;
+        }
+        if on_gpu {
+            f.fence.order_default_stream()?;
+            list.swap_remove(i);
+            continue;
+        }
+        if (f.writes || write) && conflict.is_none() {
+            conflict = Some(format!(
+                "by {} that {} this memory and has not finished (wait for it with \
+                 Tensor::synchronize, Stream::synchronize or Event::synchronize)",
+                f.fence.describe(),
+                if f.writes { "writes" } else { "reads" }
+            ));
+        }
+        i += 1;
+    }
+    Ok(conflict)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 // SAFETY: the buffer only holds a pointer to plain bytes plus an owner that is Send + Sync;
@@ -79,7 +136,15 @@ impl TensorBuffer {
             state: AtomicUsize::new(0),
             read_only: false,
             scoped: false,
+            pending: AtomicBool::new(false),
+            in_flight: Mutex::new(Vec::new()),
         })
+    }
+
+    /// A new zeroed buffer of `bytes` bytes of pinned host memory
+    /// ([`Allocation::pinned`]).
+    pub(crate) fn allocate_pinned(bytes: usize) -> Result<Arc<TensorBuffer>> {
+        Ok(TensorBuffer::owning(Allocation::pinned(bytes)?))
     }
 
     /// A new buffer of `bytes` bytes on `device` whose contents are unspecified (see
@@ -133,6 +198,8 @@ impl TensorBuffer {
             state: AtomicUsize::new(0),
             read_only,
             scoped,
+            pending: AtomicBool::new(false),
+            in_flight: Mutex::new(Vec::new()),
         })
     }
 
@@ -166,6 +233,66 @@ impl TensorBuffer {
         matches!(self.owner, Owner::Owned(_))
     }
 
+    /// `true` for pinned host memory ([`Tensor::pinned`](crate::Tensor::pinned)).
+    pub fn is_pinned(&self) -> bool {
+        matches!(&self.owner, Owner::Owned(a) if a.is_pinned())
+    }
+
+    /// Records device work that uses the memory and may not have finished: until its
+    /// fence completes, host borrows that would race with it are refused (see
+    /// [`read`](Self::read)), the memory of a GPU buffer is used by later ctensor work
+    /// only after it, and the memory is not freed before it.
+    ///
+    /// Call it while holding a borrow of the buffer that covers the work (a write
+    /// guard for work that writes), taken before the work was queued: borrows taken
+    /// after that guard is released then see the fence.
+    pub fn record_fence(&self, fence: Arc<dyn Fence>, writes: bool) {
+        let mut list = lock(&self.in_flight);
+        list.push(InFlight { fence, writes });
+        self.pending.store(true, Ordering::Release);
+    }
+
+    /// Blocks until every recorded fence has completed, then forgets them.
+    pub fn synchronize(&self) -> Result<()> {
+        if !self.pending.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut list = lock(&self.in_flight);
+        while let Some(f) = list.last() {
+            f.fence.wait()?;
+            list.pop();
+        }
+        self.pending.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    /// `guard` once the recorded fences are settled; on a conflict the guard is
+    /// released and the conflict returned.
+    #[inline]
+    fn settled<G>(&self, guard: G, op: &'static str, write: bool) -> Result<G> {
+        if self.pending.load(Ordering::Acquire) {
+            self.settle_in_flight(op, write)?;
+        }
+        Ok(guard)
+    }
+
+    /// Settles recorded fences before a borrow; a conflict with unfinished host-side
+    /// work is a `BorrowConflict`.
+    #[cold]
+    fn settle_in_flight(&self, op: &'static str, write: bool) -> Result<()> {
+        let mut list = lock(&self.in_flight);
+        let conflict = settle(&mut list, self.device == DeviceType::Gpu, write);
+        self.pending.store(!list.is_empty(), Ordering::Release);
+        match conflict? {
+            None => Ok(()),
+            Some(held) => Err(Error::BorrowConflict {
+                op,
+                requested: if write { "mutably" } else { "immutably" },
+                held,
+            }),
+        }
+    }
+
     fn held(state: usize) -> String {
         match state {
             WRITER => "mutably".to_string(),
@@ -177,6 +304,10 @@ impl TensorBuffer {
     }
 
     /// Takes a shared borrow, or `Error::BorrowConflict` while a writer holds the memory.
+    ///
+    /// Asynchronous work recorded on the buffer ([`record_fence`](Self::record_fence))
+    /// is settled first: on host memory, a borrow while unfinished work writes it is a
+    /// `BorrowConflict`; on GPU memory, ctensor's later work is ordered after it.
     pub fn read(&self, op: &'static str) -> Result<ReadGuard<'_>> {
         let mut cur = self.state.load(Ordering::Relaxed);
         loop {
@@ -193,13 +324,18 @@ impl TensorBuffer {
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Ok(ReadGuard { buf: self }),
+                // Fences are looked at once the borrow is held: whoever records one
+                // holds a borrow while doing so, so this sees it.
+                Ok(_) => return self.settled(ReadGuard { buf: self }, op, false),
                 Err(now) => cur = now,
             }
         }
     }
 
     /// Takes the exclusive borrow, or `Error::BorrowConflict` while anyone else holds it.
+    ///
+    /// As [`read`](Self::read), with unfinished asynchronous work that only reads host
+    /// memory a conflict too.
     pub fn write(&self, op: &'static str) -> Result<WriteGuard<'_>> {
         if self.read_only {
             return Err(Error::BorrowConflict {
@@ -214,7 +350,7 @@ impl TensorBuffer {
             .state
             .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
         {
-            Ok(_) => Ok(WriteGuard { buf: self }),
+            Ok(_) => self.settled(WriteGuard { buf: self }, op, true),
             Err(now) => Err(Error::BorrowConflict {
                 op,
                 requested: "mutably",
@@ -252,6 +388,29 @@ impl TensorBuffer {
     }
 }
 
+impl Drop for TensorBuffer {
+    /// The memory is not released while device work may still use it: a GPU buffer's
+    /// unfinished work is ordered before the reuse of its memory (stream order, no
+    /// wait), a host buffer waits for it.
+    fn drop(&mut self) {
+        if !*self.pending.get_mut() {
+            return;
+        }
+        let on_gpu = self.device == DeviceType::Gpu;
+        let list = self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner());
+        for f in list.drain(..) {
+            if f.fence.is_complete().unwrap_or(false) {
+                continue;
+            }
+            if on_gpu && f.fence.order_default_stream().is_ok() {
+                continue;
+            }
+            // A fault of the device work leaves nothing to wait for.
+            let _ = f.fence.wait();
+        }
+    }
+}
+
 /// A shared borrow of a buffer's memory; released on drop.
 #[derive(Debug)]
 pub struct ReadGuard<'a> {
@@ -279,6 +438,145 @@ impl Drop for WriteGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    /// A fence the test completes, counting what is asked of it.
+    #[derive(Debug, Default)]
+    struct Fake {
+        done: AtomicBool,
+        fault: bool,
+        ordered: AtomicU32,
+        order_fails: bool,
+    }
+
+    impl Fence for Fake {
+        fn is_complete(&self) -> Result<bool> {
+            if self.fault {
+                return Err(Error::Cuda {
+                    library: "test",
+                    call: "query".into(),
+                    detail: "a fault".into(),
+                });
+            }
+            Ok(self.done.load(Ordering::SeqCst))
+        }
+        fn wait(&self) -> Result<()> {
+            self.done.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+        fn order_default_stream(&self) -> Result<()> {
+            if self.order_fails {
+                return Err(Error::Cuda {
+                    library: "test",
+                    call: "wait_event".into(),
+                    detail: "refused".into(),
+                });
+            }
+            self.ordered.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "a test copy".into()
+        }
+    }
+
+    fn entry(f: &Arc<Fake>, writes: bool) -> InFlight {
+        InFlight {
+            fence: f.clone(),
+            writes,
+        }
+    }
+
+    /// Every combination of finished or not, reading or writing work, shared or mutable
+    /// borrow, host or GPU memory, against the rule written out longhand.
+    #[test]
+    fn settle_follows_the_rule_for_every_combination() {
+        for on_gpu in [false, true] {
+            for write in [false, true] {
+                for done in [false, true] {
+                    for writes in [false, true] {
+                        let f = Arc::new(Fake::default());
+                        f.done.store(done, Ordering::SeqCst);
+                        let mut list = vec![entry(&f, writes)];
+                        let got = settle(&mut list, on_gpu, write).unwrap();
+                        let case =
+                            format!("gpu {on_gpu} write {write} done {done} writes {writes}");
+                        let conflict = !done && !on_gpu && (writes || write);
+                        assert_eq!(got.is_some(), conflict, "{case}");
+                        if let Some(m) = got {
+                            assert!(m.contains("a test copy"), "{m}");
+                            assert!(m.contains(if writes { "writes" } else { "reads" }), "{m}");
+                        }
+                        // Kept only while unfinished host work remains.
+                        assert_eq!(list.len(), usize::from(!done && !on_gpu), "{case}");
+                        // The GPU's default stream is ordered after unfinished work only.
+                        let ordered = f.ordered.load(Ordering::SeqCst);
+                        assert_eq!(ordered, u32::from(!done && on_gpu), "{case}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn settle_reports_faults_and_refused_ordering() {
+        let f = Arc::new(Fake {
+            fault: true,
+            ..Fake::default()
+        });
+        let mut list = vec![entry(&f, false)];
+        assert!(matches!(
+            settle(&mut list, false, false),
+            Err(Error::Cuda { .. })
+        ));
+        let g = Arc::new(Fake {
+            order_fails: true,
+            ..Fake::default()
+        });
+        let mut list = vec![entry(&g, true)];
+        assert!(matches!(
+            settle(&mut list, true, false),
+            Err(Error::Cuda { .. })
+        ));
+        assert_eq!(list.len(), 1, "work not ordered is not forgotten");
+    }
+
+    #[test]
+    fn several_fences_settle_independently() {
+        let a = Arc::new(Fake::default());
+        let b = Arc::new(Fake::default());
+        let c = Arc::new(Fake::default());
+        let mut list = vec![entry(&a, false), entry(&b, false), entry(&c, true)];
+        b.done.store(true, Ordering::SeqCst);
+        // Two reads in flight and a write: a shared borrow conflicts with the write only.
+        let m = settle(&mut list, false, false).unwrap().unwrap();
+        assert!(m.contains("writes"), "{m}");
+        assert_eq!(list.len(), 2);
+        c.done.store(true, Ordering::SeqCst);
+        assert_eq!(settle(&mut list, false, false).unwrap(), None);
+        assert_eq!(list.len(), 1);
+        assert!(settle(&mut list, false, true).unwrap().is_some());
+        a.done.store(true, Ordering::SeqCst);
+        assert_eq!(settle(&mut list, false, true).unwrap(), None);
+        assert!(list.is_empty());
+    }
+
+    #[test]
+    fn a_host_buffer_waits_for_its_fences_before_it_is_freed() {
+        let f = Arc::new(Fake::default());
+        let b = TensorBuffer::allocate(DeviceType::Cpu, 64).unwrap();
+        {
+            let _w = b.write("t").unwrap();
+            b.record_fence(f.clone(), true);
+        }
+        assert!(b.read("r").is_err());
+        drop(b);
+        assert!(
+            f.done.load(Ordering::SeqCst),
+            "the drop waited for the fence"
+        );
+        assert_eq!(Arc::strong_count(&f), 1, "and let go of it");
+    }
 
     #[test]
     fn readers_share_writers_exclude() {

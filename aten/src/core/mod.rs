@@ -12,5 +12,6 @@ pub mod promotion;
 pub mod shape;
 pub mod tensor;
 pub mod tensor_map;
+pub mod transfer;
 mod values;
 mod views;

@@ -50,6 +50,14 @@ impl fmt::Debug for Tensor {
 
 // ---- creation ---------------------------------------------------------------------
 
+/// What fresh memory a constructor asks for.
+#[derive(Clone, Copy)]
+enum Memory {
+    Zeroed,
+    Uninit,
+    Pinned,
+}
+
 impl Tensor {
     /// A zero-filled tensor in the given memory order.
     pub fn new_in_order(
@@ -58,7 +66,20 @@ impl Tensor {
         shape: &[usize],
         order: Order,
     ) -> Result<Tensor> {
-        Tensor::allocated(dtype, device, shape, order, true)
+        Tensor::allocated(dtype, device, shape, order, Memory::Zeroed)
+    }
+
+    /// A zero-filled tensor in pinned (page-locked) host memory, in the given order:
+    /// host memory like any other, which the GPU's copy engine reads and writes
+    /// directly, so [`to_device_async`](Self::to_device_async) and
+    /// [`sync_async`](Self::sync_async) between it and the GPU run while the host goes
+    /// on. It comes from a caching pool of its own
+    /// ([`gpu::pinned_memory_stats`](ctensor_base::gpu::pinned_memory_stats)).
+    ///
+    /// Errors: `DeviceUnavailable` without a usable GPU (pinning is the CUDA driver's
+    /// service); allocation failure.
+    pub fn pinned(dtype: DataType, shape: &[usize], order: Order) -> Result<Tensor> {
+        Tensor::allocated(dtype, DeviceType::Cpu, shape, order, Memory::Pinned)
     }
 
     /// A tensor in the given order whose values are unspecified, for results that a
@@ -74,7 +95,7 @@ impl Tensor {
         shape: &[usize],
         order: Order,
     ) -> Result<Tensor> {
-        Tensor::allocated(dtype, device, shape, order, false)
+        Tensor::allocated(dtype, device, shape, order, Memory::Uninit)
     }
 
     /// [`uninit_in_order`](Self::uninit_in_order), row-major.
@@ -86,17 +107,17 @@ impl Tensor {
         device: DeviceType,
         shape: &[usize],
     ) -> Result<Tensor> {
-        Tensor::allocated(dtype, device, shape, Order::RowMajor, false)
+        Tensor::allocated(dtype, device, shape, Order::RowMajor, Memory::Uninit)
     }
 
-    /// The constructors' body: zero-filled memory, or (for the `unsafe` `uninit`
-    /// constructors only) memory with unspecified contents.
+    /// The constructors' body: zero-filled memory, pinned zero-filled host memory, or
+    /// (for the `unsafe` `uninit` constructors only) memory with unspecified contents.
     fn allocated(
         dtype: DataType,
         device: DeviceType,
         shape: &[usize],
         order: Order,
-        zeroed: bool,
+        memory: Memory,
     ) -> Result<Tensor> {
         let shape = TensorShape::new(shape);
         let numel = shape.checked_numel("Tensor::new")?;
@@ -106,12 +127,12 @@ impl Tensor {
                 op: "Tensor::new",
                 what: format!("{numel} elements of {dtype} exceed usize bytes"),
             })?;
-        let buffer = if zeroed {
-            TensorBuffer::allocate(device, bytes)?
-        } else {
-            // SAFETY: only the `unsafe` constructors pass `zeroed = false`, and their
-            // callers write every element before anything reads it.
-            unsafe { TensorBuffer::allocate_uninit(device, bytes)? }
+        let buffer = match memory {
+            Memory::Zeroed => TensorBuffer::allocate(device, bytes)?,
+            Memory::Pinned => TensorBuffer::allocate_pinned(bytes)?,
+            // SAFETY: only the `unsafe` constructors pass `Uninit`, and their callers
+            // write every element before anything reads it.
+            Memory::Uninit => unsafe { TensorBuffer::allocate_uninit(device, bytes)? },
         };
         let strides = order.strides(shape.dims());
         Ok(Tensor {

@@ -59,3 +59,41 @@ pub(super) fn alloc_zeroed(_bytes: usize) -> Result<NonNull<u8>> {
 /// Never called: no GPU allocation can be made in this build.
 #[cfg(not(feature = "cuda"))]
 pub(super) unsafe fn dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
+
+/// `bytes` bytes of pinned host memory (not initialised); a dangling aligned pointer for
+/// zero bytes, once a GPU is known to be usable.
+#[cfg(feature = "cuda")]
+pub(super) fn pinned_alloc(bytes: usize) -> Result<NonNull<u8>> {
+    if bytes == 0 {
+        crate::gpu::context()?;
+        return Ok(dangling());
+    }
+    let ptr = crate::gpu::pinned_alloc(bytes)?;
+    NonNull::new(ptr as *mut u8).ok_or_else(|| Error::Alloc {
+        device: crate::DeviceType::Cpu,
+        bytes,
+        align: CPU_ALIGN,
+        reason: "the driver returned a null pinned host pointer".into(),
+    })
+}
+
+/// # Safety
+/// `ptr` and `bytes` are what `pinned_alloc` returned and gave; freed once, after every
+/// copy that uses the memory has finished.
+#[cfg(feature = "cuda")]
+pub(super) unsafe fn pinned_dealloc(ptr: NonNull<u8>, bytes: usize) {
+    if bytes > 0 {
+        // SAFETY: the caller's contract.
+        unsafe { crate::gpu::pinned_free(ptr.as_ptr() as u64) };
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+pub(super) fn pinned_alloc(_bytes: usize) -> Result<NonNull<u8>> {
+    Err(gpu_unavailable())
+}
+
+/// # Safety
+/// Never called: no pinned allocation can be made in this build.
+#[cfg(not(feature = "cuda"))]
+pub(super) unsafe fn pinned_dealloc(_ptr: NonNull<u8>, _bytes: usize) {}

@@ -24,6 +24,8 @@ pub struct Allocation {
     ptr: NonNull<u8>,
     bytes: usize,
     device: DeviceType,
+    /// Page-locked host memory from the pinned pool.
+    pinned: bool,
 }
 
 // SAFETY: an `Allocation` exclusively owns its block; the block holds plain bytes with no
@@ -44,7 +46,12 @@ impl Allocation {
             DeviceType::Cpu => cpu::alloc_zeroed(bytes)?,
             DeviceType::Gpu => gpu::alloc_zeroed(bytes)?,
         };
-        Ok(Allocation { ptr, bytes, device })
+        Ok(Allocation {
+            ptr,
+            bytes,
+            device,
+            pinned: false,
+        })
     }
 
     /// Allocates `bytes` bytes on `device` whose contents are unspecified, for memory
@@ -61,7 +68,37 @@ impl Allocation {
             DeviceType::Cpu => cpu::alloc_uninit(bytes)?,
             DeviceType::Gpu => gpu::alloc_zeroed(bytes)?,
         };
-        Ok(Allocation { ptr, bytes, device })
+        Ok(Allocation {
+            ptr,
+            bytes,
+            device,
+            pinned: false,
+        })
+    }
+
+    /// Allocates `bytes` zeroed bytes of pinned (page-locked) host memory: host memory
+    /// like any other, which the GPU's copy engine reads and writes directly, so copies
+    /// between it and the GPU can run while the host goes on
+    /// (`Tensor::to_device_async`). It comes from a caching pool of its own
+    /// ([`gpu::pinned_memory_stats`](crate::gpu::pinned_memory_stats)).
+    ///
+    /// Errors: `DeviceUnavailable` without a usable GPU (pinning is the CUDA driver's
+    /// service); `Error::Alloc` when the memory cannot be pinned.
+    pub fn pinned(bytes: usize) -> Result<Allocation> {
+        let ptr = gpu::pinned_alloc(bytes)?;
+        // SAFETY: a fresh host block of `bytes` bytes that no one else holds.
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, bytes) };
+        Ok(Allocation {
+            ptr,
+            bytes,
+            device: DeviceType::Cpu,
+            pinned: true,
+        })
+    }
+
+    /// `true` for pinned host memory ([`pinned`](Self::pinned)).
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
     }
 
     /// The start of the block.
@@ -83,9 +120,10 @@ impl Allocation {
 impl Drop for Allocation {
     fn drop(&mut self) {
         // SAFETY: `ptr` and `bytes` are exactly what the matching allocator returned in
-        // `zeroed` or `uninit`, and the block is freed once, here.
+        // `zeroed`, `uninit` or `pinned`, and the block is freed once, here.
         unsafe {
             match self.device {
+                DeviceType::Cpu if self.pinned => gpu::pinned_dealloc(self.ptr, self.bytes),
                 DeviceType::Cpu => cpu::dealloc(self.ptr, self.bytes),
                 DeviceType::Gpu => gpu::dealloc(self.ptr, self.bytes),
             }
@@ -151,6 +189,30 @@ mod tests {
                 other => panic!("expected Error::Alloc for {bytes} bytes, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn pinned_allocation_is_zeroed_host_memory_or_reports_device_unavailable() {
+        if crate::gpu::gpu_available() {
+            for bytes in [0usize, 1, 1000, 3 << 20] {
+                let a = Allocation::pinned(bytes).unwrap();
+                assert!(a.is_pinned());
+                assert_eq!(a.device(), DeviceType::Cpu);
+                assert_eq!(a.as_ptr() as usize % CPU_ALIGN, 0);
+                // SAFETY: the block holds `bytes` zeroed host bytes and is not shared.
+                let s = unsafe { std::slice::from_raw_parts(a.as_ptr(), bytes) };
+                assert!(s.iter().all(|&b| b == 0));
+            }
+            return;
+        }
+        match Allocation::pinned(16) {
+            Err(Error::DeviceUnavailable { device, reason }) => {
+                println!("SKIP: no GPU to pin memory with: {reason}");
+                assert_eq!(device, DeviceType::Gpu);
+            }
+            other => panic!("expected DeviceUnavailable, got {other:?}"),
+        }
+        assert!(!Allocation::zeroed(DeviceType::Cpu, 16).unwrap().is_pinned());
     }
 
     #[test]

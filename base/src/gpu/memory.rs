@@ -12,6 +12,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys;
 
 use super::context::{context, driver_err, lock, GpuContext};
+use super::{CopyKind, ALLOC_ENV};
 use crate::alloc::pool::{Backend, MemoryStats, Pool};
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
@@ -67,9 +68,6 @@ impl Staging {
         Ok(())
     }
 }
-
-/// The environment variable that turns the caching allocator off (`direct`).
-pub const ALLOC_ENV: &str = "CTENSOR_ALLOC";
 
 /// Whether device memory goes through the caching pool (`CTENSOR_ALLOC` is not
 /// `direct`), read once.
@@ -190,10 +188,20 @@ pub(crate) unsafe fn free(ptr: u64) {
 /// `src` is valid for reads of `bytes` bytes; `dst` is device memory of the selected GPU
 /// valid for writes of `bytes` bytes.
 pub unsafe fn copy_h2d(dst: u64, src: *const u8, bytes: usize) -> Result<()> {
+    let stream = context()?.stream();
+    // SAFETY: the caller's contract.
+    unsafe { staged_h2d(dst, src, bytes, stream) }
+}
+
+/// [`copy_h2d`] queued on `stream`.
+///
+/// # Safety
+/// As [`copy_h2d`]; `stream` is a live stream of the selected GPU.
+unsafe fn staged_h2d(dst: u64, src: *const u8, bytes: usize, stream: sys::CUstream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
-    with_staging(|ctx, st| {
+    with_staging(|_ctx, st| {
         for k in 0..bytes.div_ceil(STAGING_CHUNK) {
             let (b, off, len) = chunk(k, bytes);
             st.wait(b)?;
@@ -205,12 +213,12 @@ pub unsafe fn copy_h2d(dst: u64, src: *const u8, bytes: usize) -> Result<()> {
                     dst + off as u64,
                     st.bufs[b] as *const c_void,
                     len,
-                    ctx.stream(),
+                    stream,
                 )
                 .result()
                 .map_err(driver_err("cuMemcpyHtoDAsync"))?;
             }
-            st.record(b, ctx.stream())?;
+            st.record(b, stream)?;
         }
         Ok(())
     })
@@ -223,10 +231,20 @@ pub unsafe fn copy_h2d(dst: u64, src: *const u8, bytes: usize) -> Result<()> {
 /// `dst` is valid for writes of `bytes` bytes; `src` is device memory of the selected
 /// GPU valid for reads of `bytes` bytes.
 pub unsafe fn copy_d2h(dst: *mut u8, src: u64, bytes: usize) -> Result<()> {
+    let stream = context()?.stream();
+    // SAFETY: the caller's contract.
+    unsafe { staged_d2h(dst, src, bytes, stream) }
+}
+
+/// [`copy_d2h`] queued on `stream`.
+///
+/// # Safety
+/// As [`copy_d2h`]; `stream` is a live stream of the selected GPU.
+unsafe fn staged_d2h(dst: *mut u8, src: u64, bytes: usize, stream: sys::CUstream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
-    with_staging(|ctx, st| {
+    with_staging(|_ctx, st| {
         let chunks = bytes.div_ceil(STAGING_CHUNK);
         // Queue chunk k's DMA, then drain chunk k-1 while it runs.
         for k in 0..=chunks {
@@ -240,12 +258,12 @@ pub unsafe fn copy_d2h(dst: *mut u8, src: u64, bytes: usize) -> Result<()> {
                         st.bufs[b] as *mut c_void,
                         src + off as u64,
                         len,
-                        ctx.stream(),
+                        stream,
                     )
                     .result()
                     .map_err(driver_err("cuMemcpyDtoHAsync"))?;
                 }
-                st.record(b, ctx.stream())?;
+                st.record(b, stream)?;
             }
             if k > 0 {
                 let (b, off, len) = chunk(k - 1, bytes);
@@ -276,6 +294,136 @@ fn with_staging(body: impl FnOnce(&GpuContext, &mut Staging) -> Result<()>) -> R
     };
     ctx.bind()?;
     body(ctx, st)
+}
+
+/// See [`super::copy_async`].
+///
+/// # Safety
+/// As [`super::copy_async`].
+pub(crate) unsafe fn copy_async(
+    kind: CopyKind,
+    dst: u64,
+    src: u64,
+    bytes: usize,
+    host_pinned: bool,
+    stream: &super::Stream,
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let ctx = context()?;
+    ctx.bind()?;
+    let raw = stream.raw();
+    match (kind, host_pinned) {
+        // SAFETY: the caller's contract on the ranges and the stream.
+        (CopyKind::HostToDevice, true) => unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, raw)
+                .result()
+                .map_err(driver_err("cuMemcpyHtoDAsync"))
+        },
+        // SAFETY: the caller's contract on the ranges and the stream.
+        (CopyKind::HostToDevice, false) => unsafe { staged_h2d(dst, src as *const u8, bytes, raw) },
+        // SAFETY: the caller's contract on the ranges and the stream.
+        (CopyKind::DeviceToHost, true) => unsafe {
+            sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, raw)
+                .result()
+                .map_err(driver_err("cuMemcpyDtoHAsync"))
+        },
+        // SAFETY: the caller's contract on the ranges and the stream.
+        (CopyKind::DeviceToHost, false) => unsafe { staged_d2h(dst as *mut u8, src, bytes, raw) },
+        // SAFETY: the caller's contract on the ranges and the stream.
+        (CopyKind::DeviceToDevice, _) => unsafe {
+            sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, raw)
+                .result()
+                .map_err(driver_err("cuMemcpyDtoDAsync"))
+        },
+    }
+}
+
+/// The pinned pool's segments: page-locked host memory from `cuMemHostAlloc`.
+#[derive(Debug)]
+struct PinnedDriver;
+
+impl Backend for PinnedDriver {
+    fn reserve(&mut self, bytes: usize) -> std::result::Result<u64, String> {
+        let ctx = context().map_err(|e| e.to_string())?;
+        ctx.bind().map_err(|e| e.to_string())?;
+        // SAFETY: a plain pinned allocation on the bound context.
+        unsafe { drv::malloc_host(bytes, 0) }
+            .map(|p| p as u64)
+            .map_err(|e| format!("cuMemHostAlloc: {:?}", e.0))
+    }
+
+    fn release(&mut self, addr: u64, _bytes: usize) {
+        if let Ok(ctx) = context() {
+            if ctx.bind().is_ok() {
+                // SAFETY: a segment from `reserve`, released once. A failure at exit
+                // leaves nothing to do.
+                let _ = unsafe { drv::free_host(addr as *mut c_void) };
+            }
+        }
+    }
+}
+
+/// The caching pool of pinned host memory.
+fn pinned_pool() -> std::sync::MutexGuard<'static, Pool<PinnedDriver>> {
+    static POOL: std::sync::OnceLock<std::sync::Mutex<Pool<PinnedDriver>>> =
+        std::sync::OnceLock::new();
+    POOL.get_or_init(|| std::sync::Mutex::new(Pool::new(PinnedDriver, DeviceType::Cpu)))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// `bytes` bytes of pinned (page-locked) host memory, not initialised, from the pinned
+/// pool (or straight from the driver with `CTENSOR_ALLOC=direct`). The host uses it like
+/// any memory; the GPU's DMA engine reads and writes it without staging.
+pub(crate) fn pinned_alloc(bytes: usize) -> Result<u64> {
+    let ctx = context()?;
+    ctx.bind()?;
+    if caching() {
+        // Pinned blocks are freed only once no copy uses them (the tensor buffer waits
+        // for its fences first), so one stream tag serves every block.
+        return Ok(pinned_pool().allocate(bytes, 0)?.0);
+    }
+    // SAFETY: a plain pinned allocation on the bound context.
+    unsafe { drv::malloc_host(bytes, 0) }
+        .map(|p| p as u64)
+        .map_err(|e| Error::Alloc {
+            device: DeviceType::Cpu,
+            bytes,
+            align: 4096,
+            reason: format!("cuMemHostAlloc (pinned host memory): {:?}", e.0),
+        })
+}
+
+/// Frees memory from [`pinned_alloc`].
+///
+/// # Safety
+/// `ptr` came from `pinned_alloc`, is freed once, and no queued copy uses it any more.
+pub(crate) unsafe fn pinned_free(ptr: u64) {
+    if caching() {
+        let _ = pinned_pool().free(ptr);
+        return;
+    }
+    if let Ok(ctx) = context() {
+        if ctx.bind().is_ok() {
+            // SAFETY: the caller's contract.
+            let _ = unsafe { drv::free_host(ptr as *mut c_void) };
+        }
+    }
+}
+
+/// See [`super::pinned_memory_stats`].
+pub(crate) fn pinned_memory_stats() -> Result<MemoryStats> {
+    context()?;
+    Ok(pinned_pool().stats())
+}
+
+/// See [`super::empty_pinned_cache`].
+pub(crate) fn empty_pinned_cache() -> Result<()> {
+    context()?;
+    pinned_pool().empty_cache();
+    Ok(())
 }
 
 /// Copies `bytes` bytes between device buffers, after the work queued before it. The

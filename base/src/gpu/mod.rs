@@ -28,18 +28,32 @@
 mod context;
 #[cfg(feature = "cuda")]
 mod memory;
+#[cfg(feature = "cuda")]
+mod stream;
+#[cfg(not(feature = "cuda"))]
+mod stream_stub;
 
 #[cfg(feature = "cuda")]
 pub use context::{context, is_unknown_arch, FftPlanKey, GpuContext, KernelName, KernelSource};
 #[cfg(feature = "cuda")]
 pub(crate) use memory::{alloc_zeroed as memory_alloc_zeroed, free as memory_free};
 #[cfg(feature = "cuda")]
-pub use memory::{copy_d2d, copy_d2h, copy_h2d, is_cuda_pointer, ALLOC_ENV, STAGING_CHUNK};
+pub use memory::{copy_d2d, copy_d2h, copy_h2d, is_cuda_pointer, STAGING_CHUNK};
+#[cfg(feature = "cuda")]
+pub(crate) use memory::{pinned_alloc, pinned_free};
+#[cfg(feature = "cuda")]
+pub use stream::{Event, Stream};
+#[cfg(not(feature = "cuda"))]
+pub use stream_stub::{Event, Stream};
 
 pub use crate::alloc::pool::MemoryStats;
 
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
+
+/// The environment variable that turns the caching allocators (device and pinned) off:
+/// `CTENSOR_ALLOC=direct`.
+pub const ALLOC_ENV: &str = "CTENSOR_ALLOC";
 
 /// The environment variable that selects the GPU (a device ordinal, default 0).
 pub const DEVICE_ENV: &str = "CTENSOR_GPU_DEVICE";
@@ -107,8 +121,77 @@ pub fn empty_cache() -> Result<()> {
     }
 }
 
+/// The direction of an asynchronous copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyKind {
+    /// Host memory to device memory.
+    HostToDevice,
+    /// Device memory to host memory.
+    DeviceToHost,
+    /// Device memory to device memory.
+    DeviceToDevice,
+}
+
+/// Queues a copy of `bytes` bytes from `src` to `dst` on `stream` (device memory by
+/// address). Host memory that is pinned (`host_pinned`) is read or written by the copy
+/// engine while the host goes on: the call returns at once. Pageable host memory goes
+/// through the staging buffers: a host-to-device copy returns once `src` has been read
+/// (the device side may still be in flight), a device-to-host copy once `dst` holds the
+/// data. Device-to-device copies never block. The ranges must not overlap.
+///
+/// # Safety
+/// `dst` and `src` are valid for `bytes` bytes on the sides `kind` names (device memory
+/// of the selected GPU), and stay valid (and, for host memory, unread and unwritten by
+/// the host where the copy writes it, unwritten where it reads it) until the work queued
+/// on `stream` so far has finished.
+pub unsafe fn copy_async(
+    kind: CopyKind,
+    dst: u64,
+    src: u64,
+    bytes: usize,
+    host_pinned: bool,
+    stream: &Stream,
+) -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        // SAFETY: the caller's contract.
+        unsafe { memory::copy_async(kind, dst, src, bytes, host_pinned, stream) }
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (kind, dst, src, bytes, host_pinned, stream);
+        Err(unavailable(NOT_BUILT.to_string()))
+    }
+}
+
+/// The counters of the pinned host memory pool (see [`memory_stats`]): the memory
+/// behind pinned tensors (`Tensor::pinned`) and asynchronous copies to the host.
+pub fn pinned_memory_stats() -> Result<MemoryStats> {
+    #[cfg(feature = "cuda")]
+    {
+        memory::pinned_memory_stats()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(unavailable(NOT_BUILT.to_string()))
+    }
+}
+
+/// Returns the pinned host memory that the pinned pool holds but no tensor uses to the
+/// operating system.
+pub fn empty_pinned_cache() -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        memory::empty_pinned_cache()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(unavailable(NOT_BUILT.to_string()))
+    }
+}
+
 #[cfg(not(feature = "cuda"))]
-const NOT_BUILT: &str =
+pub(crate) const NOT_BUILT: &str =
     "this build of ctensor has no GPU backend (built without the `cuda` feature)";
 
 /// The `Error::DeviceUnavailable` for the GPU with `reason`.
@@ -133,6 +216,14 @@ mod tests {
                 synchronize().unwrap();
                 memory_stats().unwrap();
                 empty_cache().unwrap();
+                pinned_memory_stats().unwrap();
+                empty_pinned_cache().unwrap();
+                let s = Stream::new().unwrap();
+                assert!(!s.is_default());
+                assert!(Stream::default_stream().unwrap().is_default());
+                let e = s.record().unwrap();
+                s.synchronize().unwrap();
+                assert!(e.query().unwrap());
             }
             Some(reason) => {
                 println!("SKIP: no GPU: {reason}");
@@ -146,6 +237,12 @@ mod tests {
                     empty_cache(),
                     Err(Error::DeviceUnavailable { .. })
                 ));
+                for r in [pinned_memory_stats().map(drop), empty_pinned_cache()] {
+                    assert!(matches!(r, Err(Error::DeviceUnavailable { .. })), "{r:?}");
+                }
+                for r in [Stream::new().map(drop), Stream::default_stream().map(drop)] {
+                    assert!(matches!(r, Err(Error::DeviceUnavailable { .. })), "{r:?}");
+                }
                 match synchronize() {
                     Err(Error::DeviceUnavailable { device, reason: r }) => {
                         assert_eq!(device, DeviceType::Gpu);

@@ -1,0 +1,349 @@
+//! Asynchronous copies and the fences that guard them.
+//!
+//! The borrow rules are device-independent: they are tested on any machine with fences
+//! the test completes itself, recorded through `Tensor::record_fence` exactly as the
+//! asynchronous copies record their events. The copies themselves (pinned memory,
+//! streams, every direction, every dtype, sizes past the staging chunk) need a GPU and
+//! print one SKIP line each without one.
+
+#[macro_use]
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{random_tensor, rng};
+use ctensor_aten::{DataType, DeviceType, Error, Fence, Order, Result, Scalar, Stream, Tensor};
+
+/// A fence the test completes, counting the waits.
+#[derive(Debug, Default)]
+struct Fake {
+    done: AtomicBool,
+    waits: AtomicU32,
+}
+
+impl Fence for Fake {
+    fn is_complete(&self) -> Result<bool> {
+        Ok(self.done.load(SeqCst))
+    }
+    fn wait(&self) -> Result<()> {
+        self.waits.fetch_add(1, SeqCst);
+        self.done.store(true, SeqCst);
+        Ok(())
+    }
+    fn order_default_stream(&self) -> Result<()> {
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "a pretend copy".into()
+    }
+}
+
+fn fence() -> Arc<Fake> {
+    Arc::new(Fake::default())
+}
+
+fn is_conflict<T>(r: &Result<T>) -> bool {
+    match r {
+        Err(Error::BorrowConflict { held, .. }) => {
+            assert!(held.contains("a pretend copy"), "{held}");
+            true
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn unfinished_work_that_writes_host_memory_refuses_every_host_access() {
+    let mut t = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let f = fence();
+    t.record_fence(f.clone(), true).unwrap();
+    // Every way in: element access, reductions, element-wise ops, copies, views and
+    // shallow copies that share the memory.
+    assert!(is_conflict(&t.data::<f64>()));
+    assert!(is_conflict(&t.to_vec::<f64>()));
+    assert!(is_conflict(&t.get_value::<f64>(&[0, 1])));
+    assert!(is_conflict(&(&t + &t)));
+    assert!(is_conflict(&t.try_clone()));
+    assert!(is_conflict(&t.t().unwrap().contiguous()));
+    assert!(is_conflict(&t.narrow(0, 1, 1).unwrap().to_vec::<f64>()));
+    let shared = t.share();
+    assert!(is_conflict(&shared.sum(&[0])));
+    assert!(is_conflict(&t.data_mut::<f64>()));
+    assert!(is_conflict(&t.fill(0.0)));
+    let mut dst = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, 2]).unwrap();
+    assert!(is_conflict(&dst.sync(&t)));
+    assert!(is_conflict(&t.sync(&dst)));
+    // Memory that is not shared is not affected.
+    assert_eq!(dst.to_vec::<f64>().unwrap(), vec![0.0; 4]);
+    // Once the work is done, everything works and the values are the ones written.
+    f.done.store(true, SeqCst);
+    assert_eq!(shared.to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    t.fill(5.0).unwrap();
+    assert_eq!(t.to_vec::<f64>().unwrap(), vec![5.0; 4]);
+    assert_eq!(Arc::strong_count(&f), 1, "a finished fence is let go of");
+    assert_eq!(f.waits.load(SeqCst), 0, "no borrow blocked");
+}
+
+#[test]
+fn unfinished_work_that_reads_host_memory_allows_reads_and_refuses_writes() {
+    let mut t = Tensor::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    let f = fence();
+    t.record_fence(f.clone(), false).unwrap();
+    assert_eq!(t.to_vec::<i32>().unwrap(), vec![1, 2, 3]);
+    assert_eq!(t.data::<i32>().unwrap()[2], 3);
+    let doubled = &t + &t;
+    assert_eq!(doubled.unwrap().to_vec::<i32>().unwrap(), vec![2, 4, 6]);
+    assert!(is_conflict(&t.data_mut::<i32>()));
+    assert!(is_conflict(&t.set_value(7i32)));
+    assert!(is_conflict(&t.share().add_(&doubled_again())));
+    // A second reader in flight: reads still work, and work that writes cannot start.
+    let g = fence();
+    t.record_fence(g.clone(), false).unwrap();
+    assert!(t.data::<i32>().is_ok());
+    assert!(is_conflict(&t.record_fence(fence(), true)));
+    f.done.store(true, SeqCst);
+    assert!(
+        is_conflict(&t.data_mut::<i32>()),
+        "the second reader is still in flight"
+    );
+    g.done.store(true, SeqCst);
+    t.data_mut::<i32>().unwrap()[0] = 9;
+    assert_eq!(t.to_vec::<i32>().unwrap(), vec![9, 2, 3]);
+}
+
+fn doubled_again() -> Tensor {
+    Tensor::from_slice(&[1i32, 1, 1], &[3]).unwrap()
+}
+
+#[test]
+fn synchronize_waits_for_every_fence_and_clears_them() {
+    let mut t = Tensor::zeros(DataType::ComplexFloat, DeviceType::Cpu, &[5]).unwrap();
+    let (a, b) = (fence(), fence());
+    t.record_fence(a.clone(), true).unwrap();
+    t.record_fence(b.clone(), false).unwrap_err(); // a writer in flight refuses a reader
+    t.narrow(0, 0, 2).unwrap().synchronize().unwrap(); // through a view of the buffer
+    assert_eq!(a.waits.load(SeqCst), 1);
+    t.record_fence(b.clone(), false).unwrap();
+    t.synchronize().unwrap();
+    assert_eq!(b.waits.load(SeqCst), 1);
+    assert_eq!(Arc::strong_count(&a) + Arc::strong_count(&b), 2);
+    t.fill(1.0).unwrap();
+    // Nothing in flight: synchronize is free and waits for nothing.
+    t.synchronize().unwrap();
+}
+
+#[test]
+fn recording_a_fence_respects_the_borrows_held() {
+    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[4]).unwrap();
+    let r = t.data::<f32>().unwrap();
+    // Work that writes cannot start while the host reads; work that reads can.
+    assert!(matches!(
+        t.record_fence(fence(), true),
+        Err(Error::BorrowConflict { .. })
+    ));
+    t.record_fence(fence(), false).unwrap();
+    drop(r);
+}
+
+#[test]
+fn memory_in_use_by_unfinished_work_is_freed_only_after_it() {
+    let f = fence();
+    let t = Tensor::ones(DataType::Double, DeviceType::Cpu, &[1000]).unwrap();
+    let view = t.narrow(0, 10, 5).unwrap();
+    t.record_fence(f.clone(), true).unwrap();
+    drop(t);
+    assert_eq!(f.waits.load(SeqCst), 0, "a view still holds the memory");
+    drop(view);
+    assert_eq!(
+        f.waits.load(SeqCst),
+        1,
+        "the last owner waited before freeing"
+    );
+    // Finished work is not waited for.
+    let g = fence();
+    let u = Tensor::ones(DataType::Double, DeviceType::Cpu, &[3]).unwrap();
+    u.record_fence(g.clone(), false).unwrap();
+    g.done.store(true, SeqCst);
+    drop(u);
+    assert_eq!(g.waits.load(SeqCst), 0);
+}
+
+#[test]
+fn another_thread_sees_the_memory_once_the_work_completes() {
+    let t = Tensor::from_slice(&[3.0f32; 64], &[64]).unwrap();
+    let f = fence();
+    t.record_fence(f.clone(), true).unwrap();
+    let reader = t.share();
+    let h = std::thread::spawn(move || {
+        let mut refused = 0u32;
+        loop {
+            match reader.to_vec::<f32>() {
+                Ok(v) => return (v, refused),
+                Err(Error::BorrowConflict { .. }) => {
+                    refused += 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(30));
+    f.done.store(true, SeqCst);
+    let (v, refused) = h.join().unwrap();
+    assert_eq!(v, vec![3.0f32; 64]);
+    assert!(refused > 0, "the reader was refused while the work ran");
+}
+
+#[test]
+fn async_copies_without_a_gpu_say_why() {
+    if ctensor_aten::gpu_available() {
+        return; // the device tests below cover this machine
+    }
+    common::skip_gpu("async copies", "no GPU: checking the errors instead");
+    for r in [
+        Tensor::pinned(DataType::Double, &[4], Order::RowMajor).map(drop),
+        Stream::new().map(drop),
+        Stream::default_stream().map(drop),
+        ctensor_aten::pinned_memory_stats().map(drop),
+    ] {
+        match r {
+            Err(Error::DeviceUnavailable { device, reason }) => {
+                assert_eq!(device, DeviceType::Gpu);
+                assert!(!reason.is_empty());
+            }
+            other => panic!("expected DeviceUnavailable, got {other:?}"),
+        }
+    }
+    let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2]).unwrap();
+    assert!(!t.is_pinned());
+}
+
+// ---- on a GPU ---------------------------------------------------------------------
+
+/// Sizes: empty, one, odd, and more than one staging chunk (4 MiB) of f64.
+const SIZES: [usize; 5] = [0, 1, 257, 1000, 600_001];
+
+fn round_trip<T: Scalar>() {
+    let mut g = rng(41);
+    let stream = Stream::new().unwrap();
+    for &n in &SIZES {
+        for order in [Order::RowMajor, Order::ColMajor] {
+            let shape = [
+                n.div_ceil(7).max(usize::from(n > 0)),
+                if n == 0 { 0 } else { 7 },
+            ];
+            let (t, _) = random_tensor::<T>(&mut g, &shape);
+            let pageable = t.to_device(DeviceType::Cpu).unwrap(); // a fresh copy
+            let pageable = if order == Order::ColMajor {
+                common::column_major(&pageable)
+            } else {
+                pageable
+            };
+            let want = pageable.to_vec::<T>().unwrap();
+            let mut pinned = Tensor::pinned(T::DTYPE, &shape, order).unwrap();
+            assert!(pinned.is_pinned());
+            pinned.sync(&pageable).unwrap();
+            // Pinned and pageable sources, to the GPU and back into pinned memory.
+            for src in [&pinned, &pageable] {
+                let dev = src.to_device_async(DeviceType::Gpu, &stream).unwrap();
+                assert_eq!(dev.dense_order(), Some(order), "n {n}");
+                let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
+                assert!(back.is_pinned());
+                stream.synchronize().unwrap();
+                assert_eq!(back.to_vec::<T>().unwrap(), want, "{} n {n}", T::DTYPE);
+                // GPU to GPU on the stream, then an ordinary copy on the default
+                // stream: it must see the data (the default stream waits).
+                let dev2 = dev.to_device_async(DeviceType::Gpu, &stream).unwrap();
+                assert_eq!(dev2.to_vec::<T>().unwrap(), want);
+            }
+            // Into an existing pageable host tensor: staged, done on return.
+            let dev = pageable.to_device(DeviceType::Gpu).unwrap();
+            let mut host = Tensor::new_in_order(T::DTYPE, DeviceType::Cpu, &shape, order).unwrap();
+            host.sync_async(&dev, &stream).unwrap();
+            assert_eq!(host.to_vec::<T>().unwrap(), want);
+        }
+    }
+}
+
+gpu_test!(async_copies_round_trip_every_dtype_size_and_order, {
+    for_all_dtypes!(round_trip);
+});
+
+gpu_test!(a_pinned_destination_is_locked_until_its_copy_completes, {
+    let stream = Stream::new().unwrap();
+    // 256 MiB take milliseconds to move; the host looks at once.
+    let n = 32 << 20;
+    let src = Tensor::full(1.5f64, DeviceType::Gpu, &[n]).unwrap();
+    let mut dst = Tensor::pinned(DataType::Double, &[n], Order::RowMajor).unwrap();
+    dst.sync_async(&src, &stream).unwrap();
+    match dst.data::<f64>() {
+        Err(Error::BorrowConflict { held, .. }) => assert!(held.contains("stream"), "{held}"),
+        Err(e) => panic!("expected a conflict while the copy runs, got {e}"),
+        Ok(_) => panic!("the destination was readable while its copy ran"),
+    }
+    dst.synchronize().unwrap();
+    assert!(dst.data::<f64>().unwrap().iter().all(|&x| x == 1.5));
+    // A pinned source can be read, not written, while it is copied.
+    let dev = dst.to_device_async(DeviceType::Gpu, &stream).unwrap();
+    assert_eq!(dst.get_value::<f64>(&[7]).unwrap(), 1.5);
+    assert!(matches!(
+        dst.data_mut::<f64>(),
+        Err(Error::BorrowConflict { .. })
+    ));
+    stream.synchronize().unwrap();
+    dst.fill(0.0).unwrap();
+    assert_eq!(dev.get_value::<f64>(&[n - 1]).unwrap(), 1.5);
+});
+
+gpu_test!(dropping_tensors_with_copies_in_flight_is_safe, {
+    let stream = Stream::new().unwrap();
+    for _ in 0..20 {
+        let host = Tensor::pinned(DataType::Float, &[1 << 20], Order::RowMajor).unwrap();
+        let dev = host.to_device_async(DeviceType::Gpu, &stream).unwrap();
+        drop(host); // waits for the copy before the pinned block is reused
+        let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
+        drop(dev); // ordered after the copy on the device
+        stream.synchronize().unwrap();
+        assert!(back.data::<f32>().unwrap().iter().all(|&x| x == 0.0));
+    }
+    let s = ctensor_aten::pinned_memory_stats().unwrap();
+    assert!(s.cache_hits > 0, "pinned blocks were reused: {s:?}");
+});
+
+gpu_test!(async_copies_reject_what_they_cannot_do, {
+    let stream = Stream::new().unwrap();
+    let host = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 4]).unwrap();
+    let mut dev = Tensor::zeros(DataType::Double, DeviceType::Gpu, &[3, 4]).unwrap();
+    let col =
+        Tensor::new_in_order(DataType::Double, DeviceType::Cpu, &[3, 4], Order::ColMajor).unwrap();
+    assert!(matches!(
+        dev.sync_async(&col, &stream),
+        Err(Error::InvalidArgument { .. })
+    ));
+    let f32s = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3, 4]).unwrap();
+    assert!(matches!(
+        dev.sync_async(&f32s, &stream),
+        Err(Error::DTypeMismatch { .. })
+    ));
+    let other = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 3]).unwrap();
+    assert!(matches!(
+        dev.sync_async(&other, &stream),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(
+        host.t()
+            .unwrap()
+            .narrow(0, 0, 2)
+            .unwrap()
+            .to_device_async(DeviceType::Gpu, &stream),
+        Err(Error::NotContiguous { .. })
+    ));
+    let whole = dev.share();
+    assert!(matches!(
+        dev.sync_async(&whole, &stream),
+        Err(Error::InvalidArgument { .. })
+    ));
+    dev.sync_async(&host, &stream).unwrap();
+});

@@ -1,0 +1,30 @@
+//! Work queued on a device that may not have finished: the device-independent face of a
+//! GPU event, so that the rules built on it (a host borrow of memory that an
+//! asynchronous copy still writes is refused; device memory is reused only after the
+//! work that used it) are written and tested once, on any machine.
+//!
+//! [`gpu::Event`](crate::gpu::Event) is the fence of real GPU work. Tests use fences
+//! whose completion they control.
+
+use std::fmt::Debug;
+
+use crate::error::Result;
+
+/// A point in a device's queue of work: complete once everything queued before it has
+/// finished.
+pub trait Fence: Debug + Send + Sync {
+    /// `true` once the work has finished; never blocks. A fault of that work is the
+    /// error.
+    fn is_complete(&self) -> Result<bool>;
+
+    /// Blocks the calling thread until the work has finished.
+    fn wait(&self) -> Result<()>;
+
+    /// Makes the work ctensor queues on its default stream from now on wait for this
+    /// fence, without blocking the host: what is queued there later sees everything
+    /// the fenced work wrote.
+    fn order_default_stream(&self) -> Result<()>;
+
+    /// What is in flight, for error messages ("a copy on stream 0x5a3…").
+    fn describe(&self) -> String;
+}
