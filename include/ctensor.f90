@@ -258,6 +258,70 @@ module ctensor
       integer(c_int) :: ct_mirrored_free
       type(c_ptr), value :: m
     end function ct_mirrored_free
+    function ct_pinned_memory_stats(out) bind(c, name="ct_pinned_memory_stats")
+      import
+      integer(c_int) :: ct_pinned_memory_stats
+      type(ct_memory_stats), intent(out) :: out
+    end function ct_pinned_memory_stats
+    function ct_pinned_empty_cache() bind(c, name="ct_pinned_empty_cache")
+      import
+      integer(c_int) :: ct_pinned_empty_cache
+    end function ct_pinned_empty_cache
+    function ct_tensor_pinned(dtype, ndim, shape, order, out) bind(c, name="ct_tensor_pinned")
+      import
+      integer(c_int) :: ct_tensor_pinned
+      integer(c_int32_t), value :: dtype
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), intent(in) :: shape(*)
+      integer(c_int32_t), value :: order
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_pinned
+    function ct_tensor_is_pinned(t, out) bind(c, name="ct_tensor_is_pinned")
+      import
+      integer(c_int) :: ct_tensor_is_pinned
+      type(c_ptr), value :: t
+      integer(c_int32_t), intent(out) :: out
+    end function ct_tensor_is_pinned
+    function ct_stream_new(out) bind(c, name="ct_stream_new")
+      import
+      integer(c_int) :: ct_stream_new
+      type(c_ptr), intent(out) :: out
+    end function ct_stream_new
+    function ct_stream_default(out) bind(c, name="ct_stream_default")
+      import
+      integer(c_int) :: ct_stream_default
+      type(c_ptr), intent(out) :: out
+    end function ct_stream_default
+    function ct_stream_synchronize(s) bind(c, name="ct_stream_synchronize")
+      import
+      integer(c_int) :: ct_stream_synchronize
+      type(c_ptr), value :: s
+    end function ct_stream_synchronize
+    function ct_stream_free(s) bind(c, name="ct_stream_free")
+      import
+      integer(c_int) :: ct_stream_free
+      type(c_ptr), value :: s
+    end function ct_stream_free
+    function ct_tensor_to_device_async(t, device, s, out) bind(c, name="ct_tensor_to_device_async")
+      import
+      integer(c_int) :: ct_tensor_to_device_async
+      type(c_ptr), value :: t
+      integer(c_int32_t), value :: device
+      type(c_ptr), value :: s
+      type(c_ptr), intent(out) :: out
+    end function ct_tensor_to_device_async
+    function ct_tensor_sync_async(dst, src, s) bind(c, name="ct_tensor_sync_async")
+      import
+      integer(c_int) :: ct_tensor_sync_async
+      type(c_ptr), value :: dst
+      type(c_ptr), value :: src
+      type(c_ptr), value :: s
+    end function ct_tensor_sync_async
+    function ct_tensor_synchronize(t) bind(c, name="ct_tensor_synchronize")
+      import
+      integer(c_int) :: ct_tensor_synchronize
+      type(c_ptr), value :: t
+    end function ct_tensor_synchronize
     function ct_add(a, b, out) bind(c, name="ct_add")
       import
       integer(c_int) :: ct_add

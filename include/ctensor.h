@@ -133,6 +133,9 @@ typedef enum ct_order {
 // An opaque mirrored-tensor handle, owned by the caller until `ct_mirrored_free`.
 typedef struct ct_mirrored ct_mirrored;
 
+// An opaque GPU stream handle, owned by the caller until `ct_stream_free`.
+typedef struct ct_stream ct_stream;
+
 // An opaque tensor handle.
 typedef struct ct_tensor ct_tensor;
 
@@ -422,6 +425,86 @@ enum ct_status ct_mirrored_version(struct ct_mirrored *m,
 // # Safety
 // `m` is null, or a pointer that may be compared with the live handles.
 enum ct_status ct_mirrored_free(struct ct_mirrored *m);
+
+// The pinned host memory pool's counters (`CT_ERR_DEVICE` without a GPU).
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_pinned_memory_stats(struct ct_memory_stats *out);
+
+// Returns the pinned host memory the pinned pool holds but no tensor uses.
+enum ct_status ct_pinned_empty_cache(void);
+
+// A zero-filled tensor of `dtype` and `ndim` sizes at `shape` in pinned (page-locked)
+// host memory, in `order` (`CT_ROW_MAJOR` or `CT_COL_MAJOR`); `CT_ERR_DEVICE` without
+// a GPU.
+//
+// # Safety
+// `shape` is valid for `ndim` reads; `out` for a write.
+enum ct_status ct_tensor_pinned(int32_t dtype,
+                                size_t ndim,
+                                const size_t *shape,
+                                int32_t order,
+                                struct ct_tensor **out);
+
+// Writes 1 through `out` when `t`'s memory is pinned host memory, else 0.
+//
+// # Safety
+// `t` is a live handle (checked); `out` is valid for a write.
+enum ct_status ct_tensor_is_pinned(const struct ct_tensor *t, int32_t *out);
+
+// A new GPU stream that does not wait for the default one (`CT_ERR_DEVICE` without a
+// GPU). Free it with `ct_stream_free`.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_stream_new(struct ct_stream **out);
+
+// A handle to the stream every ordinary ctensor GPU operation is queued on (freeing
+// the handle leaves the stream alone).
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_stream_default(struct ct_stream **out);
+
+// Blocks until the work queued on `s` has finished.
+//
+// # Safety
+// `s` is a live handle (checked).
+enum ct_status ct_stream_synchronize(const struct ct_stream *s);
+
+// Frees a stream handle (the driver finishes the work queued on it first).
+//
+// # Safety
+// `s` is null, or a pointer that may be compared with the live handles.
+enum ct_status ct_stream_free(struct ct_stream *s);
+
+// A copy of `t` on `device` queued on `s` (`Tensor::to_device_async`): to the host it
+// lands in pinned memory. Until the copy has finished, host access to memory it writes
+// (and writes to memory it reads) fail with `CT_ERR_BORROW`; `ct_stream_synchronize` or
+// `ct_tensor_synchronize` waits for it.
+//
+// # Safety
+// `t` and `s` are live handles (checked); `out` is valid for a write.
+enum ct_status ct_tensor_to_device_async(const struct ct_tensor *t,
+                                         int32_t device,
+                                         const struct ct_stream *s,
+                                         struct ct_tensor **out);
+
+// Copies `src` into `dst`'s memory on `s` (`Tensor::sync_async`): same dtype and
+// shape, both dense in the same order.
+//
+// # Safety
+// `dst`, `src` and `s` are live handles (checked).
+enum ct_status ct_tensor_sync_async(struct ct_tensor *dst,
+                                    const struct ct_tensor *src,
+                                    const struct ct_stream *s);
+
+// Blocks until every asynchronous copy that uses `t`'s memory has finished.
+//
+// # Safety
+// `t` is a live handle (checked).
+enum ct_status ct_tensor_synchronize(const struct ct_tensor *t);
 
 // `a + b` with NumPy broadcasting and type promotion (f64 with c64 is c64,
 // f32 with f64 is f64: the table in the Rust docs of `ctensor::core::promotion`), into a

@@ -127,6 +127,8 @@ fn param(func: &str, c: &str, name: &str) -> String {
         | "const struct ct_tensor *"
         | "struct ct_tensor *"
         | "struct ct_mirrored *"
+        | "const struct ct_stream *"
+        | "struct ct_stream *"
         | "const struct ct_einsum_options *"
         | "const struct ct_eig_range *"
         | "DLManagedTensorVersioned *"
@@ -134,6 +136,7 @@ fn param(func: &str, c: &str, name: &str) -> String {
         "void **"
         | "struct ct_tensor **"
         | "struct ct_mirrored **"
+        | "struct ct_stream **"
         | "DLManagedTensorVersioned **" => {
             format!("type(c_ptr), intent(out) :: {name}")
         }

@@ -1,10 +1,11 @@
-//! The memory layer in C: the GPU caching allocator's counters and `empty_cache`, and
-//! mirrored tensors (`ct_mirrored*`: a versioned copy per device, copied only when stale).
+//! The memory layer in C: the GPU caching allocator's counters and `empty_cache`,
+//! mirrored tensors (`ct_mirrored*`: a versioned copy per device, copied only when stale),
+//! pinned host tensors, streams (`ct_stream*`) and asynchronous copies.
 
-use ctensor_aten::{MemoryStats, MirroredTensor};
+use ctensor_aten::{MemoryStats, MirroredTensor, Stream, Tensor};
 
 use super::status::{ct_status, guard, write_out, Fail, Handles};
-use super::tensor::{device_of, dims, dtype_of, give, handle};
+use super::tensor::{ct_tensor, device_of, dims, dtype_of, give, handle, handle_mut, order_of};
 
 /// The GPU caching allocator's counters (bytes where they are sizes).
 #[allow(non_camel_case_types)]
@@ -250,5 +251,211 @@ pub unsafe extern "C" fn ct_mirrored_free(m: *mut ct_mirrored) -> ct_status {
         // SAFETY: `m` was live: a Box leaked by `give_mirrored`, now unregistered.
         drop(unsafe { Box::from_raw(m) });
         Ok(())
+    })
+}
+
+// ---- pinned memory, streams and asynchronous copies ------------------------------------
+
+/// The pinned host memory pool's counters (`CT_ERR_DEVICE` without a GPU).
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_pinned_memory_stats(out: *mut ct_memory_stats) -> ct_status {
+    guard("ct_pinned_memory_stats", || {
+        let s = ctensor_aten::pinned_memory_stats()?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { write_out(out, "out", s.into()) }
+    })
+}
+
+/// Returns the pinned host memory the pinned pool holds but no tensor uses.
+#[no_mangle]
+pub extern "C" fn ct_pinned_empty_cache() -> ct_status {
+    guard("ct_pinned_empty_cache", || {
+        Ok(ctensor_aten::empty_pinned_cache()?)
+    })
+}
+
+/// A zero-filled tensor of `dtype` and `ndim` sizes at `shape` in pinned (page-locked)
+/// host memory, in `order` (`CT_ROW_MAJOR` or `CT_COL_MAJOR`); `CT_ERR_DEVICE` without
+/// a GPU.
+///
+/// # Safety
+/// `shape` is valid for `ndim` reads; `out` for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_tensor_pinned(
+    dtype: i32,
+    ndim: usize,
+    shape: *const usize,
+    order: i32,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    guard("ct_tensor_pinned", || {
+        // SAFETY: the caller's promise on `shape`.
+        let d = unsafe { dims(ndim, shape) }?;
+        let t = Tensor::pinned(dtype_of(dtype)?, d, order_of(order)?)?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give(out, t) }
+    })
+}
+
+/// Writes 1 through `out` when `t`'s memory is pinned host memory, else 0.
+///
+/// # Safety
+/// `t` is a live handle (checked); `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_tensor_is_pinned(t: *const ct_tensor, out: *mut i32) -> ct_status {
+    guard("ct_tensor_is_pinned", || {
+        let p = handle(t, "t")?.is_pinned();
+        // SAFETY: the caller's promise on `out`.
+        unsafe { write_out(out, "out", i32::from(p)) }
+    })
+}
+
+/// An opaque GPU stream handle, owned by the caller until `ct_stream_free`.
+#[allow(non_camel_case_types)]
+pub struct ct_stream {
+    s: Stream,
+}
+
+static STREAMS: Handles = Handles::new();
+
+fn stream<'a>(p: *const ct_stream, name: &'static str) -> Result<&'a Stream, Fail> {
+    if p.is_null() {
+        return Err(Fail::Null(name));
+    }
+    if !STREAMS.contains(p) {
+        return Err(Fail::Arg(format!(
+            "`{name}` is not a live ct_stream (freed already, or not from ctensor)"
+        )));
+    }
+    // SAFETY: a live handle (a leaked Box), freed only by `ct_stream_free`, which
+    // unregisters it first; `Stream` is used through `&` only.
+    Ok(unsafe { &(*p).s })
+}
+
+/// Writes a new stream handle through `out`.
+///
+/// # Safety
+/// `out` is valid for a write.
+unsafe fn give_stream(out: *mut *mut ct_stream, s: Stream) -> Result<(), Fail> {
+    if out.is_null() {
+        return Err(Fail::Null("out"));
+    }
+    let p = Box::into_raw(Box::new(ct_stream { s }));
+    STREAMS.insert(p);
+    // SAFETY: non-null and valid for writes (caller).
+    unsafe { out.write(p) };
+    Ok(())
+}
+
+/// A new GPU stream that does not wait for the default one (`CT_ERR_DEVICE` without a
+/// GPU). Free it with `ct_stream_free`.
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_stream_new(out: *mut *mut ct_stream) -> ct_status {
+    guard("ct_stream_new", || {
+        let s = Stream::new()?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give_stream(out, s) }
+    })
+}
+
+/// A handle to the stream every ordinary ctensor GPU operation is queued on (freeing
+/// the handle leaves the stream alone).
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_stream_default(out: *mut *mut ct_stream) -> ct_status {
+    guard("ct_stream_default", || {
+        let s = Stream::default_stream()?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give_stream(out, s) }
+    })
+}
+
+/// Blocks until the work queued on `s` has finished.
+///
+/// # Safety
+/// `s` is a live handle (checked).
+#[no_mangle]
+pub unsafe extern "C" fn ct_stream_synchronize(s: *const ct_stream) -> ct_status {
+    guard("ct_stream_synchronize", || {
+        Ok(stream(s, "s")?.synchronize()?)
+    })
+}
+
+/// Frees a stream handle (the driver finishes the work queued on it first).
+///
+/// # Safety
+/// `s` is null, or a pointer that may be compared with the live handles.
+#[no_mangle]
+pub unsafe extern "C" fn ct_stream_free(s: *mut ct_stream) -> ct_status {
+    guard("ct_stream_free", || {
+        if s.is_null() {
+            return Err(Fail::Null("s"));
+        }
+        if !STREAMS.remove(s) {
+            return Err(Fail::Arg(
+                "`s` is not a live ct_stream (freed already, or not from ctensor)".into(),
+            ));
+        }
+        // SAFETY: `s` was live: a Box leaked by `give_stream`, now unregistered.
+        drop(unsafe { Box::from_raw(s) });
+        Ok(())
+    })
+}
+
+/// A copy of `t` on `device` queued on `s` (`Tensor::to_device_async`): to the host it
+/// lands in pinned memory. Until the copy has finished, host access to memory it writes
+/// (and writes to memory it reads) fail with `CT_ERR_BORROW`; `ct_stream_synchronize` or
+/// `ct_tensor_synchronize` waits for it.
+///
+/// # Safety
+/// `t` and `s` are live handles (checked); `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_tensor_to_device_async(
+    t: *const ct_tensor,
+    device: i32,
+    s: *const ct_stream,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    guard("ct_tensor_to_device_async", || {
+        let c = handle(t, "t")?.to_device_async(device_of(device)?, stream(s, "s")?)?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { give(out, c) }
+    })
+}
+
+/// Copies `src` into `dst`'s memory on `s` (`Tensor::sync_async`): same dtype and
+/// shape, both dense in the same order.
+///
+/// # Safety
+/// `dst`, `src` and `s` are live handles (checked).
+#[no_mangle]
+pub unsafe extern "C" fn ct_tensor_sync_async(
+    dst: *mut ct_tensor,
+    src: *const ct_tensor,
+    s: *const ct_stream,
+) -> ct_status {
+    guard("ct_tensor_sync_async", || {
+        let src = handle(src, "src")?.share();
+        let s = stream(s, "s")?;
+        Ok(handle_mut(dst, "dst")?.sync_async(&src, s)?)
+    })
+}
+
+/// Blocks until every asynchronous copy that uses `t`'s memory has finished.
+///
+/// # Safety
+/// `t` is a live handle (checked).
+#[no_mangle]
+pub unsafe extern "C" fn ct_tensor_synchronize(t: *const ct_tensor) -> ct_status {
+    guard("ct_tensor_synchronize", || {
+        Ok(handle(t, "t")?.synchronize()?)
     })
 }

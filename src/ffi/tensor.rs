@@ -128,7 +128,7 @@ pub(crate) fn device_of(code: i32) -> Result<DeviceType, Fail> {
     }
 }
 
-fn order_of(code: i32) -> Result<Order, Fail> {
+pub(crate) fn order_of(code: i32) -> Result<Order, Fail> {
     match code {
         0 => Ok(Order::RowMajor),
         1 => Ok(Order::ColMajor),

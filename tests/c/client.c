@@ -152,6 +152,51 @@ int main(void) {
   st = ct_gpu_memory_stats(&ms);
   CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "gpu memory stats status %d", (int)st);
 
+  /* Pinned memory, streams and asynchronous copies: a round trip through the GPU on a
+   * stream of its own with a GPU, the device error without one. */
+  int32_t pinned = -1;
+  OK(ct_tensor_is_pinned(a, &pinned));
+  CHECK(pinned == 0, "an ordinary tensor is not pinned: %d", (int)pinned);
+  OK(ct_tensor_synchronize(a)); /* nothing in flight: returns at once */
+  st = ct_pinned_memory_stats(&ms);
+  CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "pinned memory stats status %d", (int)st);
+  CHECK(ct_stream_free(NULL) == CT_ERR_NULL, "freeing a null stream");
+  ct_stream *stream = NULL;
+  ct_tensor *pin = NULL;
+  size_t pin_shape[1] = {1000};
+  st = ct_stream_new(&stream);
+  CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "stream status %d", (int)st);
+  st = ct_tensor_pinned(CT_F64, 1, pin_shape, CT_ROW_MAJOR, &pin);
+  CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "pinned tensor status %d", (int)st);
+  if (gpu) {
+    OK(ct_tensor_is_pinned(pin, &pinned));
+    CHECK(pinned == 1, "a pinned tensor says so: %d", (int)pinned);
+    double *pp = NULL;
+    OK(ct_tensor_data(pin, (void **)&pp));
+    for (int i = 0; i < 1000; i++) pp[i] = 0.5 * i;
+    ct_tensor *dev = NULL, *back = NULL;
+    OK(ct_tensor_to_device_async(pin, CT_GPU, stream, &dev));
+    OK(ct_tensor_to_device_async(dev, CT_CPU, stream, &back));
+    OK(ct_stream_synchronize(stream));
+    double *bp = NULL;
+    OK(ct_tensor_data(back, (void **)&bp));
+    CHECK(bp[0] == 0.0 && bp[999] == 499.5, "async round trip %g %g", bp[0], bp[999]);
+    OK(ct_tensor_sync_async(back, pin, stream)); /* host to host: a plain copy */
+    st = ct_tensor_sync_async(back, a, stream);
+    CHECK(st == CT_ERR_SHAPE, "async copy of another shape: %d", (int)st);
+    OK(ct_tensor_free(dev));
+    OK(ct_tensor_free(back));
+    OK(ct_tensor_free(pin));
+    OK(ct_stream_free(stream));
+    st = ct_stream_free(stream);
+    CHECK(st == CT_ERR_INVALID_ARGUMENT, "double free of a stream: %d", (int)st);
+  } else {
+    CHECK(stream == NULL && pin == NULL, "nothing is handed out on failure");
+    ct_tensor *dev = NULL;
+    st = ct_tensor_to_device_async(a, CT_GPU, stream, &dev);
+    CHECK(st == CT_ERR_NULL, "an async copy on a null stream: %d", (int)st);
+  }
+
   ct_tensor *all[] = {a, b, c, ht, w, v, pt, s, nt};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(ct_tensor_free(all[i]));
   st = ct_tensor_free(a); /* double free is detected */
