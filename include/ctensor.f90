@@ -46,6 +46,7 @@ module ctensor
     integer(c_int64_t) :: cache_hits
     integer(c_int64_t) :: segments_reserved
     integer(c_int64_t) :: oom_retries
+    integer(c_int64_t) :: deferred_blocks
   end type ct_memory_stats
   type, bind(c) :: ct_einsum_options
     integer(c_int32_t) :: conj_x

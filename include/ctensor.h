@@ -167,6 +167,9 @@ typedef struct ct_memory_stats {
   uint64_t segments_reserved;
   // Times the cache was emptied to retry an allocation.
   uint64_t oom_retries;
+  // Blocks freed while work on another stream may still use them, not yet reusable
+  // (counted in `allocated` and `live_blocks`).
+  uint64_t deferred_blocks;
 } ct_memory_stats;
 
 // Options of [`ct_einsum`]; [`ct_einsum_default_options`] gives the defaults.

@@ -171,6 +171,39 @@ fn memory_in_use_by_unfinished_work_is_freed_only_after_it() {
 }
 
 #[test]
+fn a_map_over_foreign_memory_waits_for_its_fences_before_it_lets_go() {
+    let owner = Arc::new(std::sync::Mutex::new(vec![0.0f64; 16]));
+    let ptr = owner.lock().unwrap().as_mut_ptr();
+    let keep: Arc<dyn std::any::Any + Send + Sync> = owner.clone();
+    // SAFETY: 16 f64 owned by `owner`, kept alive by the map.
+    let map = unsafe {
+        ctensor_aten::TensorMap::from_raw(
+            ptr.cast(),
+            DataType::Double,
+            DeviceType::Cpu,
+            &[16],
+            &[1],
+            Some(keep),
+        )
+    }
+    .unwrap();
+    let f = fence();
+    map.record_fence(f.clone(), true).unwrap();
+    assert!(is_conflict(&map.to_vec::<f64>()));
+    drop(map);
+    assert_eq!(
+        f.waits.load(SeqCst),
+        1,
+        "the owner gets its memory back only after the work"
+    );
+    assert_eq!(
+        Arc::strong_count(&owner),
+        1,
+        "and the keep-alive handle is released"
+    );
+}
+
+#[test]
 fn another_thread_sees_the_memory_once_the_work_completes() {
     let t = Tensor::from_slice(&[3.0f32; 64], &[64]).unwrap();
     let f = fence();

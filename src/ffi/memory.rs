@@ -30,6 +30,9 @@ pub struct ct_memory_stats {
     pub segments_reserved: u64,
     /// Times the cache was emptied to retry an allocation.
     pub oom_retries: u64,
+    /// Blocks freed while work on another stream may still use them, not yet reusable
+    /// (counted in `allocated` and `live_blocks`).
+    pub deferred_blocks: u64,
 }
 
 impl From<MemoryStats> for ct_memory_stats {
@@ -44,6 +47,7 @@ impl From<MemoryStats> for ct_memory_stats {
             cache_hits: s.cache_hits,
             segments_reserved: s.segments_reserved,
             oom_retries: s.oom_retries,
+            deferred_blocks: s.deferred_blocks as u64,
         }
     }
 }

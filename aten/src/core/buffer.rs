@@ -389,24 +389,37 @@ impl TensorBuffer {
 }
 
 impl Drop for TensorBuffer {
-    /// The memory is not released while device work may still use it: a GPU buffer's
-    /// unfinished work is ordered before the reuse of its memory (stream order, no
-    /// wait), a host buffer waits for it.
+    /// The memory is not released while device work may still use it: memory ctensor
+    /// allocated goes back to its pool to be reused only once the work's fences have
+    /// completed ([`Allocation::free_after`]: no wait for GPU and pinned memory);
+    /// foreign GPU memory orders ctensor's later work after the fences; foreign host
+    /// memory waits for them, since its owner may reuse it at once.
     fn drop(&mut self) {
         if !*self.pending.get_mut() {
             return;
         }
-        let on_gpu = self.device == DeviceType::Gpu;
-        let list = self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner());
-        for f in list.drain(..) {
-            if f.fence.is_complete().unwrap_or(false) {
-                continue;
+        let fences: Vec<Arc<dyn Fence>> = self
+            .in_flight
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+            .map(|f| f.fence)
+            .collect();
+        match std::mem::replace(&mut self.owner, Owner::Foreign(None)) {
+            Owner::Owned(alloc) => alloc.free_after(fences),
+            Owner::Foreign(keep) => {
+                let on_gpu = self.device == DeviceType::Gpu;
+                for f in fences {
+                    if f.is_complete().unwrap_or(true)
+                        || (on_gpu && f.order_default_stream().is_ok())
+                    {
+                        continue;
+                    }
+                    // A fault of the device work leaves nothing to wait for.
+                    let _ = f.wait();
+                }
+                drop(keep);
             }
-            if on_gpu && f.fence.order_default_stream().is_ok() {
-                continue;
-            }
-            // A fault of the device work leaves nothing to wait for.
-            let _ = f.fence.wait();
         }
     }
 }

@@ -9,9 +9,11 @@ pub use cpu::CPU_ALIGN;
 pub use gpu::gpu_unavailable;
 
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::device::DeviceType;
 use crate::error::Result;
+use crate::fence::Fence;
 
 /// A block of memory on one device, freed on drop: zero-initialised
 /// ([`zeroed`](Allocation::zeroed)) or about to be overwritten
@@ -99,6 +101,38 @@ impl Allocation {
     /// `true` for pinned host memory ([`pinned`](Self::pinned)).
     pub fn is_pinned(&self) -> bool {
         self.pinned
+    }
+
+    /// Frees the block once every fence in `fences` has completed: the fences of device
+    /// work that may still read or write it (an asynchronous copy on another stream).
+    /// GPU and pinned blocks go back to their pool at once and are reused only after
+    /// the fences, without blocking (see
+    /// [`Pool::free_after`](crate::alloc::pool::Pool::free_after)). Without the pools
+    /// (`CTENSOR_ALLOC=direct`), GPU memory is freed after ctensor's default stream is
+    /// made to wait for the fences; ordinary host memory waits for them.
+    pub fn free_after(self, fences: Vec<Arc<dyn Fence>>) {
+        let fences: Vec<Arc<dyn Fence>> = fences
+            .into_iter()
+            // A fence that reports a fault has no work left to wait for.
+            .filter(|f| !f.is_complete().unwrap_or(true))
+            .collect();
+        if fences.is_empty() {
+            return;
+        }
+        let pooled = self.device == DeviceType::Gpu || self.pinned;
+        // SAFETY: `ptr` and `bytes` are what the allocator returned; on `true` the pool
+        // owns the block and `self` must not free it again (forgotten below).
+        if pooled && unsafe { gpu::free_after(self.ptr, self.bytes, self.pinned, fences.clone()) } {
+            std::mem::forget(self);
+            return;
+        }
+        for f in &fences {
+            if self.device == DeviceType::Gpu && f.order_default_stream().is_ok() {
+                continue;
+            }
+            // A fault of the work leaves nothing to wait for.
+            let _ = f.wait();
+        }
     }
 
     /// The start of the block.

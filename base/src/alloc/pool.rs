@@ -11,11 +11,17 @@
 //! [`Pool::empty_cache`], which also runs once, with a retry, when the backend is out of
 //! memory. Blocks carry the stream they were allocated on and are only reused by the
 //! same stream, so work queued on one stream never finds its memory reused by another.
+//! A block that work on *other* streams may still use is freed with
+//! [`Pool::free_after`] and the fences of that work (PyTorch's `record_stream`): it is
+//! reused only once every fence has completed, checked without blocking on each
+//! allocation; on out-of-memory the pool waits for them before emptying the cache.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
+use crate::fence::Fence;
 
 /// Every block size is a multiple of this.
 pub const ROUND: usize = 512;
@@ -56,6 +62,9 @@ pub struct MemoryStats {
     pub segments_reserved: u64,
     /// Times the backend was out of memory and the cache was emptied to retry.
     pub oom_retries: u64,
+    /// Blocks freed with [`Pool::free_after`] whose fences have not all completed:
+    /// still counted in `allocated` and `live_blocks`, not yet reusable.
+    pub deferred_blocks: usize,
 }
 
 /// A block: part (or all) of one segment.
@@ -67,6 +76,8 @@ struct Block {
     stream: u64,
     small: bool,
     free: bool,
+    /// Freed by `free_after`, waiting for its fences.
+    deferred: bool,
 }
 
 /// The key that orders free blocks for best fit: pool, stream, size, address.
@@ -83,6 +94,8 @@ pub struct Pool<B: Backend> {
     free: BTreeSet<FreeKey>,
     /// Segment start → size.
     segments: BTreeMap<u64, usize>,
+    /// Blocks freed by `free_after`, with the fences they wait for.
+    deferred: Vec<(u64, Vec<Arc<dyn Fence>>)>,
     stats: MemoryStats,
 }
 
@@ -99,6 +112,7 @@ impl<B: Backend> Pool<B> {
             blocks: BTreeMap::new(),
             free: BTreeSet::new(),
             segments: BTreeMap::new(),
+            deferred: Vec::new(),
             stats: MemoryStats::default(),
         }
     }
@@ -124,6 +138,9 @@ impl<B: Backend> Pool<B> {
             op: "allocate",
             what: format!("{bytes} bytes rounded up to a multiple of {ROUND}"),
         })?;
+        if !self.deferred.is_empty() {
+            self.reclaim();
+        }
         let small = size <= SMALL_SIZE;
         let hit = self
             .free
@@ -178,6 +195,13 @@ impl<B: Backend> Pool<B> {
             Ok(a) => a,
             Err(_) => {
                 self.stats.oom_retries += 1;
+                // Blocks that wait for other streams' work are worth waiting for now.
+                for (_, fences) in &self.deferred {
+                    for f in fences {
+                        // A fault ends the work too; the block is reclaimed either way.
+                        let _ = f.wait();
+                    }
+                }
                 self.empty_cache();
                 self.backend.reserve(seg).map_err(|reason| Error::Alloc {
                     device: self.device,
@@ -200,6 +224,7 @@ impl<B: Backend> Pool<B> {
                 stream,
                 small,
                 free: true,
+                deferred: false,
             },
         );
         self.stats.reserved += seg;
@@ -215,7 +240,7 @@ impl<B: Backend> Pool<B> {
     /// or a foreign pointer: a bug in the caller).
     pub fn free(&mut self, addr: u64) -> Result<()> {
         let mut block = match self.blocks.get(&addr) {
-            Some(b) if !b.free => *b,
+            Some(b) if !b.free && !b.deferred => *b,
             _ => {
                 return Err(Error::Internal {
                     op: "free",
@@ -250,8 +275,58 @@ impl<B: Backend> Pool<B> {
         Ok(())
     }
 
-    /// Releases every segment that is entirely free back to the backend.
+    /// Frees the block at `addr` once every fence in `fences` has completed: the fences
+    /// of work on other streams that may still use it. Until then it stays allocated
+    /// (and counted so) and is not reused; [`allocate`](Self::allocate) and
+    /// [`empty_cache`](Self::empty_cache) reclaim it once its fences are complete,
+    /// without blocking. With no fences this is [`free`](Self::free).
+    ///
+    /// Errors: as [`free`](Self::free).
+    pub fn free_after(&mut self, addr: u64, fences: Vec<Arc<dyn Fence>>) -> Result<()> {
+        if fences.is_empty() {
+            return self.free(addr);
+        }
+        match self.blocks.get_mut(&addr) {
+            Some(b) if !b.free && !b.deferred => b.deferred = true,
+            _ => {
+                return Err(Error::Internal {
+                    op: "free_after",
+                    what: format!("{addr:#x} is not a live block of the pool"),
+                })
+            }
+        }
+        self.deferred.push((addr, fences));
+        self.stats.deferred_blocks += 1;
+        Ok(())
+    }
+
+    /// Frees the deferred blocks whose fences have all completed (a fence that reports
+    /// a fault counts as complete: its work is over).
+    fn reclaim(&mut self) {
+        let mut i = 0;
+        while i < self.deferred.len() {
+            let done = self.deferred[i]
+                .1
+                .iter()
+                .all(|f| f.is_complete().unwrap_or(true));
+            if !done {
+                i += 1;
+                continue;
+            }
+            let (addr, _) = self.deferred.swap_remove(i);
+            self.blocks
+                .get_mut(&addr)
+                .expect("a deferred block is listed")
+                .deferred = false;
+            self.stats.deferred_blocks -= 1;
+            self.free(addr).expect("a deferred block is live");
+        }
+    }
+
+    /// Releases every segment that is entirely free back to the backend (after
+    /// reclaiming the deferred blocks whose fences have completed).
     pub fn empty_cache(&mut self) {
+        self.reclaim();
         let whole: Vec<(u64, usize)> = self
             .segments
             .iter()
@@ -504,5 +579,171 @@ mod tests {
             .contains("not a live block"));
         assert!(pool.free(12345).is_err());
         assert!(pool.allocate(usize::MAX, 0).is_err());
+    }
+
+    /// A fence the test completes; counts the waits.
+    #[derive(Debug, Default)]
+    struct TestFence {
+        done: std::sync::atomic::AtomicBool,
+        waits: std::sync::atomic::AtomicU32,
+    }
+
+    impl Fence for TestFence {
+        fn is_complete(&self) -> Result<bool> {
+            Ok(self.done.load(std::sync::atomic::Ordering::SeqCst))
+        }
+        fn wait(&self) -> Result<()> {
+            self.waits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.complete();
+            Ok(())
+        }
+        fn order_default_stream(&self) -> Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "a test fence".into()
+        }
+    }
+
+    impl TestFence {
+        fn complete(&self) {
+            self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        fn is_done(&self) -> bool {
+            self.done.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    #[test]
+    fn a_block_freed_after_fences_is_reused_only_once_they_complete() {
+        let mut pool = Pool::new(Fake::with_capacity(1 << 30), DeviceType::Gpu);
+        let (a, size) = pool.allocate(4096, 0).unwrap();
+        let f = Arc::new(TestFence::default());
+        let g = Arc::new(TestFence::default());
+        pool.free_after(a, vec![f.clone(), g.clone()]).unwrap();
+        let s = pool.stats();
+        assert_eq!(
+            (s.deferred_blocks, s.live_blocks, s.allocated),
+            (1, 1, size)
+        );
+        // Freeing it again, either way, is the caller's bug.
+        assert!(pool.free(a).is_err());
+        assert!(pool.free_after(a, vec![f.clone()]).is_err());
+        // Not reused while either fence is pending.
+        let (b, _) = pool.allocate(4096, 0).unwrap();
+        assert_ne!(b, a);
+        f.complete();
+        let (c, _) = pool.allocate(4096, 0).unwrap();
+        assert!(c != a && c != b, "one fence of two is not enough");
+        g.complete();
+        let (d, _) = pool.allocate(4096, 0).unwrap();
+        assert_eq!(d, a, "reclaimed and reused");
+        assert_eq!(pool.stats().deferred_blocks, 0);
+        assert_eq!(
+            f.waits.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "never blocked"
+        );
+        // No fences: an ordinary free.
+        pool.free_after(d, Vec::new()).unwrap();
+        assert_eq!(pool.allocate(4096, 0).unwrap().0, a);
+    }
+
+    #[test]
+    fn out_of_memory_waits_for_deferred_blocks_before_giving_up() {
+        let mut pool = Pool::new(Fake::with_capacity(8 << 20), DeviceType::Gpu);
+        let (a, _) = pool.allocate(7 << 20, 0).unwrap();
+        let f = Arc::new(TestFence::default());
+        pool.free_after(a, vec![f.clone()]).unwrap();
+        // The device is full of a block other work still uses: waiting frees it.
+        let (b, _) = pool.allocate(7 << 20, 0).unwrap();
+        assert_eq!(f.waits.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(pool.stats().oom_retries, 1);
+        assert_eq!(pool.stats().deferred_blocks, 0);
+        pool.free(b).unwrap();
+        pool.empty_cache();
+        assert!(pool.backend.outstanding.is_empty());
+    }
+
+    /// Random sequences of allocations, frees and deferred frees whose fences complete
+    /// at random later steps, against a model: a deferred block is never handed out
+    /// while a fence of it is pending, it is reclaimed at the first allocation after its
+    /// fences complete, and the usual invariants hold throughout.
+    #[test]
+    fn deferred_frees_keep_blocks_until_their_fences_complete() {
+        for seed in 0..100u64 {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let mut pool = Pool::new(Fake::with_capacity(1 << 40), DeviceType::Gpu);
+            // Live in the model: handed out, or deferred and not yet reclaimed.
+            let mut live: HashMap<u64, usize> = HashMap::new();
+            let mut held: Vec<u64> = Vec::new();
+            let mut deferred: Vec<(u64, Vec<Arc<TestFence>>)> = Vec::new();
+            for _ in 0..300 {
+                match rng.gen_range(0..10) {
+                    0..=4 => {
+                        // The pool reclaims what has completed before it allocates.
+                        deferred.retain(|(a, fs)| {
+                            let done = fs.iter().all(|f| f.is_done());
+                            if done {
+                                live.remove(a);
+                            }
+                            !done
+                        });
+                        let bytes = match rng.gen_range(0..4) {
+                            0 => rng.gen_range(0..4096),
+                            1 | 2 => rng.gen_range(4096..(1 << 20)),
+                            _ => rng.gen_range((1 << 20)..(6 << 20)),
+                        };
+                        let (a, _) = pool.allocate(bytes, 0).unwrap();
+                        assert!(live.insert(a, bytes.max(1)).is_none(), "seed {seed}");
+                        held.push(a);
+                    }
+                    5 | 6 if !held.is_empty() => {
+                        let a = held.swap_remove(rng.gen_range(0..held.len()));
+                        let fences: Vec<Arc<TestFence>> = (0..rng.gen_range(1..3))
+                            .map(|_| Arc::new(TestFence::default()))
+                            .collect();
+                        let dyns = fences.iter().map(|f| f.clone() as Arc<dyn Fence>).collect();
+                        pool.free_after(a, dyns).unwrap();
+                        deferred.push((a, fences));
+                    }
+                    7 if !held.is_empty() => {
+                        let a = held.swap_remove(rng.gen_range(0..held.len()));
+                        pool.free(a).unwrap();
+                        live.remove(&a);
+                    }
+                    _ => {
+                        // Some pending work finishes.
+                        for (_, fs) in &deferred {
+                            for f in fs {
+                                if rng.gen_bool(0.3) {
+                                    f.complete();
+                                }
+                            }
+                        }
+                    }
+                }
+                check(&pool, &live);
+                for (a, fs) in &deferred {
+                    let b = pool.blocks[a];
+                    assert!(!b.free && b.deferred, "seed {seed}: {a:#x} reclaimed early");
+                    assert!(fs
+                        .iter()
+                        .all(|f| f.waits.load(std::sync::atomic::Ordering::SeqCst) == 0));
+                }
+                assert_eq!(pool.stats().deferred_blocks, deferred.len());
+            }
+            // Everything completes and is freed: all memory returns.
+            for (_, fs) in &deferred {
+                fs.iter().for_each(|f| f.complete());
+            }
+            for a in held {
+                pool.free(a).unwrap();
+            }
+            pool.empty_cache();
+            assert_eq!(pool.stats().deferred_blocks, 0, "seed {seed}");
+            assert_eq!(pool.stats().allocated, 0, "seed {seed}");
+            assert!(pool.backend.outstanding.is_empty(), "seed {seed}");
+        }
     }
 }

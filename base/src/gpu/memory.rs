@@ -180,6 +180,29 @@ pub(crate) unsafe fn free(ptr: u64) {
     }
 }
 
+/// Frees a block of the device pool (or, with `pinned`, of the pinned pool) once
+/// `fences` have completed (see [`Pool::free_after`]); `false` when the pools are off
+/// (`CTENSOR_ALLOC=direct`) and the caller must free it itself.
+///
+/// # Safety
+/// `ptr` came from `alloc_zeroed` (or `pinned_alloc`) and is freed once.
+pub(crate) unsafe fn free_after(
+    ptr: u64,
+    pinned: bool,
+    fences: Vec<std::sync::Arc<dyn crate::fence::Fence>>,
+) -> bool {
+    if !caching() {
+        return false;
+    }
+    // An error here would be a double free, which `Allocation` rules out.
+    let _ = if pinned {
+        pinned_pool().free_after(ptr, fences)
+    } else {
+        pool().free_after(ptr, fences)
+    };
+    true
+}
+
 /// Copies `bytes` bytes from host memory `src` to device memory `dst`, through the
 /// pinned staging buffers. Returns once `src` has been read (the device side may still
 /// be in flight; later work on the stream sees the data).

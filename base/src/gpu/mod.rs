@@ -40,7 +40,7 @@ pub(crate) use memory::{alloc_zeroed as memory_alloc_zeroed, free as memory_free
 #[cfg(feature = "cuda")]
 pub use memory::{copy_d2d, copy_d2h, copy_h2d, is_cuda_pointer, STAGING_CHUNK};
 #[cfg(feature = "cuda")]
-pub(crate) use memory::{pinned_alloc, pinned_free};
+pub(crate) use memory::{free_after as memory_free_after, pinned_alloc, pinned_free};
 #[cfg(feature = "cuda")]
 pub use stream::{Event, Stream};
 #[cfg(not(feature = "cuda"))]
