@@ -283,6 +283,13 @@ module ctensor
       type(c_ptr), value :: t
       integer(c_int32_t), intent(out) :: out
     end function ct_tensor_is_pinned
+    function ct_mirrored_prefetch(m, device, s) bind(c, name="ct_mirrored_prefetch")
+      import
+      integer(c_int) :: ct_mirrored_prefetch
+      type(c_ptr), value :: m
+      integer(c_int32_t), value :: device
+      type(c_ptr), value :: s
+    end function ct_mirrored_prefetch
     function ct_stream_new(out) bind(c, name="ct_stream_new")
       import
       integer(c_int) :: ct_stream_new

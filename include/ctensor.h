@@ -456,6 +456,15 @@ enum ct_status ct_tensor_pinned(int32_t dtype,
 // `t` is a live handle (checked); `out` is valid for a write.
 enum ct_status ct_tensor_is_pinned(const struct ct_tensor *t, int32_t *out);
 
+// Starts making `m`'s copy on `device` current on stream `s`, without waiting
+// (`MirroredTensor::prefetch`): later ctensor work on that copy waits for the copy.
+//
+// # Safety
+// `m` and `s` are live handles (checked).
+enum ct_status ct_mirrored_prefetch(struct ct_mirrored *m,
+                                    int32_t device,
+                                    const struct ct_stream *s);
+
 // A new GPU stream that does not wait for the default one (`CT_ERR_DEVICE` without a
 // GPU). Free it with `ct_stream_free`.
 //

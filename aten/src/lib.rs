@@ -25,6 +25,7 @@ pub use crate::core::accessor::{Accessor, AccessorMut};
 pub use crate::core::buffer::TensorBuffer;
 pub use crate::core::growable::GrowableTensor;
 pub use crate::core::mirrored::MirroredTensor;
+pub use crate::core::offload::{LruBudget, OffloadSet};
 pub use crate::core::promotion::{can_cast, result_type, Number};
 pub use crate::core::shape::{Order, TensorShape};
 pub use crate::core::tensor::{DataMut, DataRef, Tensor};

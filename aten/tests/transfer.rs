@@ -380,3 +380,50 @@ gpu_test!(async_copies_reject_what_they_cannot_do, {
     ));
     dev.sync_async(&host, &stream).unwrap();
 });
+
+gpu_test!(an_offload_set_keeps_its_budget_and_every_value, {
+    use ctensor_aten::{MirroredTensor, OffloadSet};
+    let (n, k) = (4096usize, 5usize); // five k-points of 64 KiB, room for two
+    let bytes = n * 16;
+    let stream = Stream::new().unwrap();
+    let mut psi = OffloadSet::new(DeviceType::Gpu, 2 * bytes);
+    let mut want: Vec<f64> = Vec::new();
+    for i in 0..k {
+        psi.push(MirroredTensor::new(DataType::ComplexDouble, &[n]).unwrap())
+            .unwrap();
+        psi.write_only(i, DeviceType::Cpu)
+            .unwrap()
+            .fill(i as f64)
+            .unwrap();
+        want.push(i as f64);
+    }
+    // Two sweeps over the k-points, each solved on the GPU (here: scaled by 2) while
+    // the next one is prefetched on a stream of its own.
+    for sweep in 0..2 {
+        for (i, w) in want.iter_mut().enumerate() {
+            psi.write(i, DeviceType::Gpu).unwrap().scale_(2.0).unwrap();
+            *w *= 2.0;
+            assert!(psi.resident_bytes() <= 2 * bytes, "sweep {sweep} k {i}");
+            if i + 1 < k {
+                psi.prefetch(i + 1, DeviceType::Gpu, &stream).unwrap();
+            }
+        }
+    }
+    assert!(
+        psi.evictions() >= 8,
+        "five k-points through room for two: {}",
+        psi.evictions()
+    );
+    for (i, w) in want.iter().enumerate() {
+        let v = psi
+            .read(i, DeviceType::Cpu)
+            .unwrap()
+            .to_vec::<ctensor_aten::c64>()
+            .unwrap();
+        assert!(
+            v.iter().all(|z| z.re == *w && z.im == 0.0),
+            "k {i}: {:?}",
+            v[0]
+        );
+    }
+});

@@ -317,6 +317,23 @@ pub unsafe extern "C" fn ct_tensor_is_pinned(t: *const ct_tensor, out: *mut i32)
     })
 }
 
+/// Starts making `m`'s copy on `device` current on stream `s`, without waiting
+/// (`MirroredTensor::prefetch`): later ctensor work on that copy waits for the copy.
+///
+/// # Safety
+/// `m` and `s` are live handles (checked).
+#[no_mangle]
+pub unsafe extern "C" fn ct_mirrored_prefetch(
+    m: *mut ct_mirrored,
+    device: i32,
+    s: *const ct_stream,
+) -> ct_status {
+    guard("ct_mirrored_prefetch", || {
+        let m = mirrored(m, "m")?;
+        Ok(m.prefetch(device_of(device)?, stream(s, "s")?)?)
+    })
+}
+
 /// An opaque GPU stream handle, owned by the caller until `ct_stream_free`.
 #[allow(non_camel_case_types)]
 pub struct ct_stream {

@@ -195,6 +195,12 @@ int main(void) {
     ct_tensor *dev = NULL;
     st = ct_tensor_to_device_async(a, CT_GPU, stream, &dev);
     CHECK(st == CT_ERR_NULL, "an async copy on a null stream: %d", (int)st);
+    ct_mirrored *mp = NULL;
+    size_t mshape[1] = {4};
+    OK(ct_mirrored_new(CT_F64, 1, mshape, &mp));
+    st = ct_mirrored_prefetch(mp, CT_GPU, stream);
+    CHECK(st == CT_ERR_NULL, "a prefetch on a null stream: %d", (int)st);
+    OK(ct_mirrored_free(mp));
   }
 
   ct_tensor *all[] = {a, b, c, ht, w, v, pt, s, nt};

@@ -8,6 +8,7 @@
 //! back. On a machine without a GPU, a program that only ever asks for the host copy
 //! runs unchanged and never copies.
 
+use ctensor_base::gpu::Stream;
 use ctensor_base::{DataType, DeviceType, Error, Result};
 
 use super::tensor::Tensor;
@@ -141,13 +142,18 @@ impl MirroredTensor {
 
     /// Makes `device`'s copy current, copying from a current copy if it is stale.
     fn refresh(&mut self, device: DeviceType, op: &'static str) -> Result<()> {
-        if self.latest == 0 {
-            return Err(Error::Uninitialized {
-                op,
-                what: format!("a mirrored tensor of shape {:?}", self.dims),
-                hint: "give it values with write_only(device) (or build it with from_tensor)",
-            });
-        }
+        self.update(device, op, |dst, src| dst.sync(src))
+    }
+
+    /// Makes `device`'s copy current with `copy(dst, src)` from a current copy, when it
+    /// is stale.
+    fn update(
+        &mut self,
+        device: DeviceType,
+        op: &'static str,
+        copy: impl FnOnce(&mut Tensor, &Tensor) -> Result<()>,
+    ) -> Result<()> {
+        self.check_written(op)?;
         let s = slot(device);
         if self.versions[s] == self.latest {
             return Ok(());
@@ -159,7 +165,7 @@ impl MirroredTensor {
         })?;
         let result = self
             .ensure_copy(device, op)
-            .and_then(|s| self.copies[s].as_mut().expect("ensured").sync(&src));
+            .and_then(|s| copy(self.copies[s].as_mut().expect("ensured"), &src));
         self.copies[from] = Some(src);
         result?;
         self.versions[s] = self.latest;
@@ -223,6 +229,37 @@ impl MirroredTensor {
     /// `true` when `device` holds a copy (current or not).
     pub fn has_copy(&self, device: DeviceType) -> bool {
         self.copies[slot(device)].is_some()
+    }
+
+    /// Bytes of one copy.
+    pub fn bytes(&self) -> usize {
+        self.dims.iter().product::<usize>() * self.dtype.size_of()
+    }
+
+    /// Starts making `device`'s copy current on `stream` and returns without waiting
+    /// for the copy ([`Tensor::sync_async`]): the next k-point's wavefunctions move to
+    /// the GPU while this one's are solved. The copy then counts as current; ctensor's
+    /// work on it waits for the copy, and host access that would race with it is a
+    /// `BorrowConflict` until it has finished (see [`crate::core::transfer`]). Nothing
+    /// happens when the copy is current already.
+    ///
+    /// Errors: as [`read`](Self::read), and those of [`Tensor::sync_async`].
+    pub fn prefetch(&mut self, device: DeviceType, stream: &Stream) -> Result<()> {
+        self.update(device, "MirroredTensor::prefetch", |dst, src| {
+            dst.sync_async(src, stream)
+        })
+    }
+
+    /// `Uninitialized` before the first write.
+    fn check_written(&self, op: &'static str) -> Result<()> {
+        if self.latest == 0 {
+            return Err(Error::Uninitialized {
+                op,
+                what: format!("a mirrored tensor of shape {:?}", self.dims),
+                hint: "give it values with write_only(device) (or build it with from_tensor)",
+            });
+        }
+        Ok(())
     }
 }
 

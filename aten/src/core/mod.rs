@@ -8,6 +8,7 @@ pub(crate) mod dispatch;
 mod display;
 pub mod growable;
 pub mod mirrored;
+pub mod offload;
 pub mod promotion;
 pub mod shape;
 pub mod tensor;
