@@ -82,6 +82,7 @@ pub fn gpu_tables(rng: &mut StdRng) -> String {
     md += &kernels_vs_copy(rng);
     md += &libraries(rng);
     md += &transfers(rng);
+    md += &memory_layer(rng);
     md
 }
 
@@ -377,5 +378,109 @@ fn transfers(rng: &mut StdRng) -> String {
     print!("{note}");
     // SAFETY: allocated above, no longer used.
     unsafe { drv::cuMemFreeHost(pinned) }.result().unwrap();
+    t.out + &note
+}
+
+/// The memory layer (issue 17): pinned vs pageable transfers through the tensor API, a
+/// copy overlapped with a kernel on another stream vs the two in sequence, and the
+/// caching pool vs the driver's allocation for a loop of short-lived device tensors.
+fn memory_layer(rng: &mut StdRng) -> String {
+    use ctensor::{DataType, Order, Stream, Tensor};
+    let mut t = Table::new(
+        "Memory layer on the GPU (each call waits for the GPU)",
+        ["ours", "reference", "ours/reference"],
+    );
+    print!("{}", t.out);
+    let n = 1 << 25; // 256 MiB of f64
+    let pageable = Tensor::from_vec(random::<f64>(rng, n), &[n]).unwrap();
+    let mut pinned = Tensor::pinned(DataType::Double, &[n], Order::RowMajor).unwrap();
+    pinned.sync(&pageable).unwrap();
+    let stream = Stream::new().unwrap();
+    t.row(
+        "H2D Tensor: to_device_async from pinned vs to_device from pageable",
+        "256 MiB",
+        compare(
+            || {
+                let d = pinned.to_device_async(DeviceType::Gpu, &stream).unwrap();
+                stream.synchronize().unwrap();
+                drop(d);
+            },
+            sync(|| drop(pageable.to_device(DeviceType::Gpu).unwrap())),
+        ),
+    );
+    let dev = pageable.to_device(DeviceType::Gpu).unwrap();
+    t.row(
+        "D2H Tensor: to_device_async into pinned vs to_device into pageable",
+        "256 MiB",
+        compare(
+            || {
+                let h = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
+                stream.synchronize().unwrap();
+                drop(h);
+            },
+            || drop(dev.to_device(DeviceType::Cpu).unwrap()),
+        ),
+    );
+    // A kernel of about the copy's duration: a 2048² f64 product on the default stream.
+    let m = 2048;
+    let a = Tensor::from_vec(random::<f64>(rng, m * m), &[m, m])
+        .unwrap()
+        .to_device(DeviceType::Gpu)
+        .unwrap();
+    let mut target = Tensor::zeros(DataType::Double, DeviceType::Gpu, &[n]).unwrap();
+    let mut target2 = Tensor::zeros(DataType::Double, DeviceType::Gpu, &[n]).unwrap();
+    t.row(
+        "H2D from pinned on a stream while a gemm runs vs the two in sequence",
+        "256 MiB + 2048² dgemm",
+        compare(
+            || {
+                target.sync_async(&pinned, &stream).unwrap();
+                let c = ctensor::matmul(&a, &a).unwrap();
+                stream.synchronize().unwrap();
+                synchronize().unwrap();
+                drop(c);
+            },
+            || {
+                target2.sync(&pinned).unwrap();
+                let c = ctensor::matmul(&a, &a).unwrap();
+                synchronize().unwrap();
+                drop(c);
+            },
+        ),
+    );
+    // Short-lived device tensors of mixed sizes (64 B to 1 MiB): the pool vs the
+    // driver's allocate + zero + free, which is what the pool saves.
+    let sizes: Vec<usize> = (0..1024).map(|i| 8usize << (i % 15)).collect();
+    let ctx = context().unwrap();
+    let (mut i, mut j) = (0usize, 0usize);
+    t.row(
+        "Tensor::zeros on the GPU + drop, cached vs cuMemAlloc + cuMemsetD8 + cuMemFree",
+        "64 B - 1 MiB",
+        compare(
+            || {
+                i = (i + 1) % sizes.len();
+                drop(Tensor::zeros(DataType::Double, DeviceType::Gpu, &[sizes[i] / 8]).unwrap());
+            },
+            || {
+                j = (j + 1) % sizes.len();
+                ctx.bind().unwrap();
+                let mut p: drv::CUdeviceptr = 0;
+                // SAFETY: a plain allocation of `sizes[j]` bytes, zeroed, then freed.
+                unsafe {
+                    drv::cuMemAlloc_v2(&mut p, sizes[j]).result().unwrap();
+                    drv::cuMemsetD8_v2(p, 0, sizes[j]).result().unwrap();
+                    drv::cuMemFree_v2(p).result().unwrap();
+                }
+            },
+        ),
+    );
+    let stats = ctensor::memory_stats().unwrap();
+    let note = format!(
+        "\n(The pool after the loop: {} allocations, {} cache hits, {} MiB reserved.)\n",
+        stats.allocations,
+        stats.cache_hits,
+        stats.reserved >> 20
+    );
+    print!("{note}");
     t.out + &note
 }
