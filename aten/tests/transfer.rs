@@ -281,7 +281,7 @@ fn round_trip<T: Scalar>() {
             // Pinned and pageable sources, to the GPU and back into pinned memory.
             for src in [&pinned, &pageable] {
                 let dev = src.to_device_async(DeviceType::Gpu, &stream).unwrap();
-                assert_eq!(dev.dense_order(), Some(order), "n {n}");
+                assert_eq!(dev.dense_order(), src.dense_order(), "n {n}");
                 let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
                 assert!(back.is_pinned());
                 stream.synchronize().unwrap();
@@ -335,7 +335,7 @@ gpu_test!(dropping_tensors_with_copies_in_flight_is_safe, {
     for _ in 0..20 {
         let host = Tensor::pinned(DataType::Float, &[1 << 20], Order::RowMajor).unwrap();
         let dev = host.to_device_async(DeviceType::Gpu, &stream).unwrap();
-        drop(host); // waits for the copy before the pinned block is reused
+        drop(host); // its pinned block is reused only after the copy
         let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
         drop(dev); // ordered after the copy on the device
         stream.synchronize().unwrap();
