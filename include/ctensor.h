@@ -744,7 +744,10 @@ enum ct_status ct_tensor_narrow(const struct ct_tensor *t,
 // `out` is valid for a write.
 enum ct_status ct_tensor_index(const struct ct_tensor *t, size_t i, struct ct_tensor **out);
 
-// The address of the first element (device memory for GPU tensors).
+// The address of the first element (device memory for GPU tensors). While an
+// asynchronous copy that uses the memory is in flight (`ct_tensor_sync_async`) this is
+// `CT_ERR_BORROW`, since C code could then race with the copy: wait with
+// `ct_tensor_synchronize` or `ct_stream_synchronize` first.
 //
 // # Safety
 // `out` is valid for a write.

@@ -233,6 +233,9 @@ fn describe(t: &Tensor, op: &'static str) -> Result<(DLTensor, Vec<i64>, Vec<i64
                 .into(),
         });
     }
+    // The consumer does not know ctensor's borrow rules: asynchronous copies that use
+    // the memory must have finished before it is handed over.
+    t.synchronize()?;
     let device = match t.device() {
         DeviceType::Cpu => DLDevice {
             device_type: K_DL_CPU,
@@ -320,7 +323,8 @@ impl Tensor {
     ///
     /// Errors: `InvalidArgument` for a tensor over a `with_slice` scope (its memory goes
     /// back to the caller when the scope ends; export a `try_clone`), `Overflow` for sizes
-    /// beyond `i64`, GPU errors from synchronizing the stream.
+    /// beyond `i64`, GPU errors from synchronizing the stream. Asynchronous copies that
+    /// use the memory ([`Tensor::sync_async`]) are waited for first.
     pub fn to_dlpack(&self) -> Result<*mut DLManagedTensorVersioned> {
         let (dl_tensor, shape, strides) = describe(self, "to_dlpack")?;
         let flags = if self.buffer.is_read_only() {

@@ -204,6 +204,27 @@ fn a_map_over_foreign_memory_waits_for_its_fences_before_it_lets_go() {
 }
 
 #[test]
+fn a_dlpack_export_waits_for_the_work_in_flight() {
+    let t = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let f = fence();
+    t.record_fence(f.clone(), true).unwrap();
+    let m = t.to_dlpack().unwrap();
+    assert_eq!(
+        f.waits.load(SeqCst),
+        1,
+        "the consumer cannot see the borrow rules"
+    );
+    // SAFETY: `m` is the export above; its deleter is called once.
+    unsafe { ((*m).deleter.unwrap())(m) };
+    let g = fence();
+    t.record_fence(g.clone(), true).unwrap();
+    let l = t.to_dlpack_legacy().unwrap();
+    assert_eq!(g.waits.load(SeqCst), 1);
+    // SAFETY: as above.
+    unsafe { ((*l).deleter.unwrap())(l) };
+}
+
+#[test]
 fn another_thread_sees_the_memory_once_the_work_completes() {
     let t = Tensor::from_slice(&[3.0f32; 64], &[64]).unwrap();
     let f = fence();

@@ -410,14 +410,25 @@ pub unsafe extern "C" fn ct_tensor_index(
     })
 }
 
-/// The address of the first element (device memory for GPU tensors).
+/// The address of the first element (device memory for GPU tensors). While an
+/// asynchronous copy that uses the memory is in flight (`ct_tensor_sync_async`) this is
+/// `CT_ERR_BORROW`, since C code could then race with the copy: wait with
+/// `ct_tensor_synchronize` or `ct_stream_synchronize` first.
 ///
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn ct_tensor_data(t: *const ct_tensor, out: *mut *mut c_void) -> ct_status {
     guard("ct_tensor_data", || {
-        let p = handle(t, "t")?.data_ptr();
+        let t = handle(t, "t")?;
+        // The pointer may be written through: the borrow a writer would take, released at
+        // once (memory lent read-only is checked as a reader).
+        if t.buffer().is_read_only() {
+            drop(t.buffer().read("ct_tensor_data")?);
+        } else {
+            drop(t.buffer().write("ct_tensor_data")?);
+        }
+        let p = t.data_ptr();
         // SAFETY: the caller's promise on `out`.
         unsafe { write_out(out, "out", p) }
     })
@@ -520,4 +531,50 @@ pub unsafe extern "C" fn ct_tensor_set_value(t: *mut ct_tensor, re: f64, im: f64
     guard("ct_tensor_set_value", || {
         Ok(handle_mut(t, "t")?.fill(ctensor_aten::c64::new(re, im))?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// A fence the test completes.
+    #[derive(Debug, Default)]
+    struct Pending(AtomicBool);
+
+    impl ctensor_aten::Fence for Pending {
+        fn is_complete(&self) -> ctensor_aten::Result<bool> {
+            Ok(self.0.load(Ordering::SeqCst))
+        }
+        fn wait(&self) -> ctensor_aten::Result<()> {
+            self.0.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+        fn order_default_stream(&self) -> ctensor_aten::Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "a pending copy".into()
+        }
+    }
+
+    #[test]
+    fn the_data_pointer_is_refused_while_a_copy_uses_the_memory() {
+        let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4]).unwrap();
+        let f = Arc::new(Pending::default());
+        t.record_fence(f.clone(), false).unwrap(); // a copy reads it: C could write
+        let h = new_handle(t);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a live handle and a valid out-pointer.
+        let st = unsafe { ct_tensor_data(h, &mut p) };
+        assert_eq!(st, ct_status::CT_ERR_BORROW);
+        assert!(p.is_null());
+        f.0.store(true, Ordering::SeqCst);
+        // SAFETY: as above.
+        assert_eq!(unsafe { ct_tensor_data(h, &mut p) }, ct_status::CT_OK);
+        assert!(!p.is_null());
+        // SAFETY: a live handle, freed once.
+        assert_eq!(unsafe { ct_tensor_free(h) }, ct_status::CT_OK);
+    }
 }
