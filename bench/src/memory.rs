@@ -68,5 +68,70 @@ pub fn memory_tables(rng: &mut StdRng) -> String {
             },
         ),
     );
+    t.out + &host_cache_table(rng)
+}
+
+/// The host cache of large blocks (`ctensor::base::alloc::host_cache`), on and off in
+/// one run: a fresh large result, and the temporaries of a block-eigensolver step at
+/// plane-wave sizes (20 000 × 64 c64 blocks of 20 MB).
+fn host_cache_table(rng: &mut StdRng) -> String {
+    use ctensor::base::alloc::host_cache::{set_limit, DEFAULT_LIMIT};
+    let mut t = Table::new(
+        "Host cache of large blocks: on (1 GiB limit) vs off (2 threads; medians of 7 calls, the middle of 3 alternating rounds)",
+        ["cache on", "cache off", "on / off"],
+    );
+    let n = 10_000_000;
+    let x = Tensor::from_vec(crate::harness::random::<f64>(rng, n), &[n]).unwrap();
+    let y = Tensor::from_vec(crate::harness::random::<f64>(rng, n), &[n]).unwrap();
+    // Cache on and cache off in alternating rounds of consecutive calls (a round that
+    // switches the cache on starts with a miss, which the warm-up call takes).
+    let on_off = |f: &mut dyn FnMut()| {
+        let (mut on, mut off) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            set_limit(DEFAULT_LIMIT);
+            on.push(crate::harness::median_of(7, &mut *f));
+            set_limit(0);
+            off.push(crate::harness::median_of(7, &mut *f));
+        }
+        set_limit(DEFAULT_LIMIT);
+        on.sort_by(f64::total_cmp);
+        off.sort_by(f64::total_cmp);
+        (on[1], off[1])
+    };
+    t.row(
+        "fresh `&x + &y`",
+        "1e7 f64",
+        on_off(&mut || {
+            black_box((&x + &y).unwrap());
+        }),
+    );
+    // One step of a block solver's bookkeeping: X·C, the residual R = HX − X·Λ, a
+    // scaled correction, and the small overlap matrices.
+    let (npw, nb) = (20_000, 64);
+    let block = |rng: &mut StdRng| {
+        Tensor::from_vec(
+            crate::harness::random::<ctensor::c64>(rng, npw * nb),
+            &[npw, nb],
+        )
+        .unwrap()
+    };
+    let (xb, hx) = (block(rng), block(rng));
+    let c = Tensor::from_vec(
+        crate::harness::random::<ctensor::c64>(rng, nb * nb),
+        &[nb, nb],
+    )
+    .unwrap();
+    let mut step = || {
+        let xc = ctensor::matmul(&xb, &c).unwrap();
+        let r = (&hx - &xc).unwrap();
+        let w = r.mul_scalar(0.5).unwrap();
+        let s = ctensor::matmul_op(&xb, ctensor::Trans::C, &w, ctensor::Trans::N).unwrap();
+        black_box((w, s));
+    };
+    t.row(
+        "block-solver step: X·C, HX − X·C, scaled, Xᴴ·W",
+        "20000×64 c64",
+        on_off(&mut step),
+    );
     t.out
 }

@@ -3,6 +3,7 @@
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
+use super::host_cache;
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
 
@@ -72,19 +73,31 @@ fn alloc_host(bytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
     if bytes == 0 {
         return Ok(dangling());
     }
+    // Large blocks come in size classes and may come from the cache of freed ones.
+    let size = host_cache::block_size(bytes);
+    if let Some(p) = host_cache::take(size) {
+        if zeroed {
+            // SAFETY: a cached block of `size` >= `bytes` bytes that no one else holds.
+            unsafe { std::ptr::write_bytes(p, 0, bytes) };
+        }
+        return NonNull::new(p).ok_or_else(|| Error::Internal {
+            op: "allocate",
+            what: "a null block in the host cache".into(),
+        });
+    }
     let fail = |reason: &str| Error::Alloc {
         device: DeviceType::Cpu,
         bytes,
-        align: align_for(bytes),
+        align: align_for(size),
         reason: reason.to_string(),
     };
-    let layout = Layout::from_size_align(bytes, align_for(bytes))
-        .map_err(|_| fail("the size exceeds isize::MAX once rounded up to the alignment"))?;
+    let layout = layout_of(size)
+        .ok_or_else(|| fail("the size exceeds isize::MAX once rounded up to the alignment"))?;
     // With huge pages the block is advised before its zero fill touches the pages, so
     // it is allocated plainly and zeroed here; otherwise the allocator zeroes.
-    let fill = zeroed && bytes >= HUGE_PAGE && huge_pages_wanted();
+    let fill = zeroed && size >= HUGE_PAGE && huge_pages_wanted();
     // SAFETY: the layout has a non-zero size (checked above); a non-null block is valid
-    // for `bytes` writes.
+    // for `size` writes.
     let ptr = unsafe {
         let p = if zeroed && !fill {
             alloc::alloc_zeroed(layout)
@@ -92,7 +105,7 @@ fn alloc_host(bytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
             alloc::alloc(layout)
         };
         if !p.is_null() {
-            advise_huge(p, bytes);
+            advise_huge(p, size);
             if fill {
                 std::ptr::write_bytes(p, 0, bytes);
             }
@@ -102,7 +115,14 @@ fn alloc_host(bytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
     NonNull::new(ptr).ok_or_else(|| fail("the system allocator returned null (out of memory)"))
 }
 
-/// Frees what [`alloc_zeroed`] returned.
+/// The layout of a host block of `size` bytes (a [`host_cache::block_size`]), or `None`
+/// when it exceeds `isize::MAX`.
+fn layout_of(size: usize) -> Option<Layout> {
+    Layout::from_size_align(size, align_for(size)).ok()
+}
+
+/// Frees what [`alloc_zeroed`] or [`alloc_uninit`] returned; a large block goes to the
+/// host cache when it has room.
 ///
 /// # Safety
 /// `ptr` and `bytes` are a pair returned by one call of [`alloc_zeroed`] or
@@ -111,8 +131,22 @@ pub(super) unsafe fn dealloc(ptr: NonNull<u8>, bytes: usize) {
     if bytes == 0 {
         return;
     }
+    let size = host_cache::block_size(bytes);
+    if host_cache::give(ptr.as_ptr(), size) {
+        return;
+    }
+    // SAFETY: the caller's contract; `size` is the size the block was allocated with.
+    unsafe { release(ptr.as_ptr(), size) }
+}
+
+/// Returns a host block of `size` bytes to the system allocator.
+///
+/// # Safety
+/// `ptr` was allocated by [`alloc_host`] for a request whose block size is `size`, and is
+/// freed once.
+pub(super) unsafe fn release(ptr: *mut u8, size: usize) {
     // SAFETY: the same layout was valid when the block was allocated.
-    let layout = unsafe { Layout::from_size_align_unchecked(bytes, align_for(bytes)) };
-    // SAFETY: the caller promises `ptr` came from `alloc_zeroed` with this layout.
-    unsafe { alloc::dealloc(ptr.as_ptr(), layout) }
+    let layout = unsafe { Layout::from_size_align_unchecked(size, align_for(size)) };
+    // SAFETY: the caller's contract.
+    unsafe { alloc::dealloc(ptr, layout) }
 }

@@ -3,6 +3,7 @@
 
 mod cpu;
 mod gpu;
+pub mod host_cache;
 pub mod pool;
 
 pub use cpu::CPU_ALIGN;
