@@ -31,7 +31,7 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
         let c = class_of(bytes).unwrap();
         let step = bytes.next_power_of_two() / 16;
         assert!(
-            c >= bytes && c - bytes < step && c % step == 0,
+            c >= bytes && c - bytes < step && c.is_multiple_of(step),
             "{bytes} -> {c}"
         );
     }
