@@ -80,17 +80,9 @@ pub struct ct_mirrored {
 static LIVE: Handles = Handles::new();
 
 fn mirrored<'a>(p: *mut ct_mirrored, name: &'static str) -> Result<&'a mut MirroredTensor, Fail> {
-    if p.is_null() {
-        return Err(Fail::Null(name));
-    }
-    if !LIVE.contains(p) {
-        return Err(Fail::Arg(format!(
-            "`{name}` is not a live ct_mirrored (freed already, or not from ctensor)"
-        )));
-    }
-    // SAFETY: a live handle (a leaked Box), freed only by `ct_mirrored_free`, which
-    // unregisters it first; one handle is not used from two threads at once (header).
-    Ok(unsafe { &mut (*p).m })
+    // SAFETY: LIVE holds only boxes of `ct_mirrored` from `give_mirrored`, freed only by
+    // `ct_mirrored_free`; one handle is not used from two threads at once (header).
+    Ok(unsafe { &mut LIVE.get(p, name, "ct_mirrored")?.m })
 }
 
 /// Writes a new mirrored handle through `out`.
@@ -98,14 +90,8 @@ fn mirrored<'a>(p: *mut ct_mirrored, name: &'static str) -> Result<&'a mut Mirro
 /// # Safety
 /// `out` is valid for a write.
 unsafe fn give_mirrored(out: *mut *mut ct_mirrored, m: MirroredTensor) -> Result<(), Fail> {
-    if out.is_null() {
-        return Err(Fail::Null("out"));
-    }
-    let p = Box::into_raw(Box::new(ct_mirrored { m }));
-    LIVE.insert(p);
-    // SAFETY: non-null and valid for writes (caller).
-    unsafe { out.write(p) };
-    Ok(())
+    // SAFETY: the caller's promise on `out`.
+    unsafe { LIVE.give(out, ct_mirrored { m }) }
 }
 
 /// A mirrored tensor of `dtype` and `ndim` sizes at `shape`, with no values yet (reading
@@ -243,18 +229,9 @@ pub unsafe extern "C" fn ct_mirrored_version(
 /// `m` is null, or a pointer that may be compared with the live handles.
 #[no_mangle]
 pub unsafe extern "C" fn ct_mirrored_free(m: *mut ct_mirrored) -> ct_status {
-    guard("ct_mirrored_free", || {
-        if m.is_null() {
-            return Err(Fail::Null("m"));
-        }
-        if !LIVE.remove(m) {
-            return Err(Fail::Arg(
-                "`m` is not a live ct_mirrored (freed already, or not from ctensor)".into(),
-            ));
-        }
-        // SAFETY: `m` was live: a Box leaked by `give_mirrored`, now unregistered.
-        drop(unsafe { Box::from_raw(m) });
-        Ok(())
+    // SAFETY: LIVE holds only boxes of `ct_mirrored` from `give_mirrored`.
+    guard("ct_mirrored_free", || unsafe {
+        LIVE.free(m, "m", "ct_mirrored")
     })
 }
 
@@ -343,17 +320,9 @@ pub struct ct_stream {
 static STREAMS: Handles = Handles::new();
 
 fn stream<'a>(p: *const ct_stream, name: &'static str) -> Result<&'a Stream, Fail> {
-    if p.is_null() {
-        return Err(Fail::Null(name));
-    }
-    if !STREAMS.contains(p) {
-        return Err(Fail::Arg(format!(
-            "`{name}` is not a live ct_stream (freed already, or not from ctensor)"
-        )));
-    }
-    // SAFETY: a live handle (a leaked Box), freed only by `ct_stream_free`, which
-    // unregisters it first; `Stream` is used through `&` only.
-    Ok(unsafe { &(*p).s })
+    // SAFETY: STREAMS holds only boxes of `ct_stream` from `give_stream`, freed only by
+    // `ct_stream_free`; a `Stream` is used through `&` only.
+    Ok(unsafe { &STREAMS.get(p.cast_mut(), name, "ct_stream")?.s })
 }
 
 /// Writes a new stream handle through `out`.
@@ -361,14 +330,8 @@ fn stream<'a>(p: *const ct_stream, name: &'static str) -> Result<&'a Stream, Fai
 /// # Safety
 /// `out` is valid for a write.
 unsafe fn give_stream(out: *mut *mut ct_stream, s: Stream) -> Result<(), Fail> {
-    if out.is_null() {
-        return Err(Fail::Null("out"));
-    }
-    let p = Box::into_raw(Box::new(ct_stream { s }));
-    STREAMS.insert(p);
-    // SAFETY: non-null and valid for writes (caller).
-    unsafe { out.write(p) };
-    Ok(())
+    // SAFETY: the caller's promise on `out`.
+    unsafe { STREAMS.give(out, ct_stream { s }) }
 }
 
 /// A new GPU stream that does not wait for the default one (`CT_ERR_DEVICE` without a
@@ -416,18 +379,9 @@ pub unsafe extern "C" fn ct_stream_synchronize(s: *const ct_stream) -> ct_status
 /// `s` is null, or a pointer that may be compared with the live handles.
 #[no_mangle]
 pub unsafe extern "C" fn ct_stream_free(s: *mut ct_stream) -> ct_status {
-    guard("ct_stream_free", || {
-        if s.is_null() {
-            return Err(Fail::Null("s"));
-        }
-        if !STREAMS.remove(s) {
-            return Err(Fail::Arg(
-                "`s` is not a live ct_stream (freed already, or not from ctensor)".into(),
-            ));
-        }
-        // SAFETY: `s` was live: a Box leaked by `give_stream`, now unregistered.
-        drop(unsafe { Box::from_raw(s) });
-        Ok(())
+    // SAFETY: STREAMS holds only boxes of `ct_stream` from `give_stream`.
+    guard("ct_stream_free", || unsafe {
+        STREAMS.free(s, "s", "ct_stream")
     })
 }
 

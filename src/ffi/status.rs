@@ -187,4 +187,67 @@ impl Handles {
     pub(crate) fn remove<T>(&self, p: *const T) -> bool {
         self.set().remove(&(p as usize))
     }
+
+    /// Boxes `v`, registers the box as a live handle and writes it through `out`.
+    ///
+    /// # Safety
+    /// A non-null `out` is valid for a write.
+    pub(crate) unsafe fn give<T>(&self, out: *mut *mut T, v: T) -> Result<(), Fail> {
+        if out.is_null() {
+            return Err(Fail::Null("out"));
+        }
+        let p = Box::into_raw(Box::new(v));
+        self.insert(p);
+        // SAFETY: non-null and valid for writes (caller).
+        unsafe { out.write(p) };
+        Ok(())
+    }
+
+    /// The value behind the live handle `p` (argument `name`, a `kind` such as
+    /// `ct_stream`), or why it cannot be used.
+    ///
+    /// # Safety
+    /// Every handle registered in this set is a box of `T` from [`give`](Self::give),
+    /// freed only by [`free`](Self::free); one handle is not used from two threads at
+    /// once (the header says so).
+    pub(crate) unsafe fn get<'a, T>(
+        &self,
+        p: *mut T,
+        name: &'static str,
+        kind: &str,
+    ) -> Result<&'a mut T, Fail> {
+        if p.is_null() {
+            return Err(Fail::Null(name));
+        }
+        if !self.contains(p) {
+            return Err(Fail::Arg(format!(
+                "`{name}` is not a live {kind} (freed already, or not from ctensor)"
+            )));
+        }
+        // SAFETY: a live handle (the caller's contract on the set).
+        Ok(unsafe { &mut *p })
+    }
+
+    /// Unregisters and drops the value behind the live handle `p`.
+    ///
+    /// # Safety
+    /// As [`get`](Self::get).
+    pub(crate) unsafe fn free<T>(
+        &self,
+        p: *mut T,
+        name: &'static str,
+        kind: &str,
+    ) -> Result<(), Fail> {
+        if p.is_null() {
+            return Err(Fail::Null(name));
+        }
+        if !self.remove(p) {
+            return Err(Fail::Arg(format!(
+                "`{name}` is not a live {kind} (freed already, or not from ctensor)"
+            )));
+        }
+        // SAFETY: `p` was live: a box from `give`, now unregistered, so dropped once.
+        drop(unsafe { Box::from_raw(p) });
+        Ok(())
+    }
 }

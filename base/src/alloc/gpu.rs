@@ -23,21 +23,38 @@ fn dangling() -> NonNull<u8> {
     NonNull::new(CPU_ALIGN as *mut u8).expect("CPU_ALIGN is not zero")
 }
 
+/// A block of `bytes` bytes from `alloc` (an address; 0 means none) as a pointer: the
+/// dangling one for zero bytes (which still needs a usable GPU: a zero-size GPU or pinned
+/// tensor should not appear to work on a machine where no other one can), `Error::Alloc`
+/// for a null answer.
 #[cfg(feature = "cuda")]
-pub(super) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
+fn block(
+    bytes: usize,
+    device: crate::DeviceType,
+    what: &str,
+    alloc: impl FnOnce(usize) -> Result<u64>,
+) -> Result<NonNull<u8>> {
     if bytes == 0 {
-        // Still fail when there is no GPU: a zero-size GPU tensor should not appear to
-        // work on a machine where no other one can.
         crate::gpu::context()?;
         return Ok(dangling());
     }
-    let ptr = crate::gpu::memory_alloc_zeroed(bytes)?;
+    let ptr = alloc(bytes)?;
     NonNull::new(ptr as *mut u8).ok_or_else(|| Error::Alloc {
-        device: crate::DeviceType::Gpu,
+        device,
         bytes,
-        align: 256,
-        reason: "the driver returned a null device pointer".into(),
+        align: CPU_ALIGN,
+        reason: format!("the driver returned a null {what} pointer"),
     })
+}
+
+#[cfg(feature = "cuda")]
+pub(super) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
+    block(
+        bytes,
+        crate::DeviceType::Gpu,
+        "device",
+        crate::gpu::memory_alloc_zeroed,
+    )
 }
 
 /// # Safety
@@ -64,17 +81,12 @@ pub(super) unsafe fn dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
 /// zero bytes, once a GPU is known to be usable.
 #[cfg(feature = "cuda")]
 pub(super) fn pinned_alloc(bytes: usize) -> Result<NonNull<u8>> {
-    if bytes == 0 {
-        crate::gpu::context()?;
-        return Ok(dangling());
-    }
-    let ptr = crate::gpu::pinned_alloc(bytes)?;
-    NonNull::new(ptr as *mut u8).ok_or_else(|| Error::Alloc {
-        device: crate::DeviceType::Cpu,
+    block(
         bytes,
-        align: CPU_ALIGN,
-        reason: "the driver returned a null pinned host pointer".into(),
-    })
+        crate::DeviceType::Cpu,
+        "pinned host",
+        crate::gpu::pinned_alloc,
+    )
 }
 
 /// # Safety

@@ -89,12 +89,20 @@ impl Backend for Driver {
     }
 
     fn release(&mut self, addr: u64, _bytes: usize) {
-        if let Ok(ctx) = context() {
-            if ctx.bind().is_ok() {
-                // SAFETY: a segment from `reserve`, released once; cuMemFree waits for the
-                // work that may still use it. A failure at exit leaves nothing to do.
-                let _ = unsafe { drv::free_sync(addr) };
-            }
+        on_context(|_| {
+            // SAFETY: a segment from `reserve`, released once; cuMemFree waits for the
+            // work that may still use it. A failure at exit leaves nothing to do.
+            let _ = unsafe { drv::free_sync(addr) };
+        });
+    }
+}
+
+/// Runs `f` with the selected context bound, when there is one: for releases, where a
+/// context already torn down at exit leaves nothing to do.
+fn on_context(f: impl FnOnce(&GpuContext)) {
+    if let Ok(ctx) = context() {
+        if ctx.bind().is_ok() {
+            f(ctx);
         }
     }
 }
@@ -165,19 +173,17 @@ pub(crate) unsafe fn free(ptr: u64) {
         let _ = pool().free(ptr);
         return;
     }
-    if let Ok(ctx) = context() {
-        if ctx.bind().is_ok() {
-            // SAFETY: the caller's contract. A failure here (the context is being torn
-            // down at exit) leaves nothing to do.
-            let _ = unsafe {
-                if ctx.uses_memory_pool() {
-                    drv::free_async(ptr, ctx.stream())
-                } else {
-                    drv::free_sync(ptr)
-                }
-            };
-        }
-    }
+    on_context(|ctx| {
+        // SAFETY: the caller's contract. A failure here (the context is being torn down
+        // at exit) leaves nothing to do.
+        let _ = unsafe {
+            if ctx.uses_memory_pool() {
+                drv::free_async(ptr, ctx.stream())
+            } else {
+                drv::free_sync(ptr)
+            }
+        };
+    });
 }
 
 /// Frees a block of the device pool (or, with `pinned`, of the pinned pool) once
@@ -378,13 +384,11 @@ impl Backend for PinnedDriver {
     }
 
     fn release(&mut self, addr: u64, _bytes: usize) {
-        if let Ok(ctx) = context() {
-            if ctx.bind().is_ok() {
-                // SAFETY: a segment from `reserve`, released once. A failure at exit
-                // leaves nothing to do.
-                let _ = unsafe { drv::free_host(addr as *mut c_void) };
-            }
-        }
+        on_context(|_| {
+            // SAFETY: a segment from `reserve`, released once. A failure at exit leaves
+            // nothing to do.
+            let _ = unsafe { drv::free_host(addr as *mut c_void) };
+        });
     }
 }
 
@@ -428,12 +432,10 @@ pub(crate) unsafe fn pinned_free(ptr: u64) {
         let _ = pinned_pool().free(ptr);
         return;
     }
-    if let Ok(ctx) = context() {
-        if ctx.bind().is_ok() {
-            // SAFETY: the caller's contract.
-            let _ = unsafe { drv::free_host(ptr as *mut c_void) };
-        }
-    }
+    on_context(|_| {
+        // SAFETY: the caller's contract.
+        let _ = unsafe { drv::free_host(ptr as *mut c_void) };
+    });
 }
 
 /// See [`super::pinned_memory_stats`].
