@@ -64,18 +64,22 @@ pub trait Cblas: Scalar {
 
 macro_rules! impl_cblas_common {
     ($scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
+        #[inline]
         unsafe fn scal(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
             // SAFETY: sizes and slice lengths were checked by the caller.
             unsafe { cblas::$scal(n, alpha, x, incx) }
         }
+        #[inline]
         unsafe fn axpy(n: i32, alpha: Self, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
             // SAFETY: sizes and slice lengths were checked by the caller.
             unsafe { cblas::$axpy(n, alpha, x, incx, y, incy) }
         }
+        #[inline]
         unsafe fn copy(n: i32, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
             // SAFETY: sizes and slice lengths were checked by the caller.
             unsafe { cblas::$copy(n, x, incx, y, incy) }
         }
+        #[inline]
         unsafe fn gemv(
             trans: Transpose,
             m: i32,
@@ -107,6 +111,7 @@ macro_rules! impl_cblas_common {
                 )
             }
         }
+        #[inline]
         unsafe fn gemm(
             ta: Transpose,
             tb: Transpose,
@@ -148,18 +153,22 @@ macro_rules! impl_cblas_common {
 macro_rules! impl_cblas_real {
     ($t:ty, $dot:ident, $nrm2:ident, $scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
         impl Cblas for $t {
+            #[inline]
             unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$dot(n, x, incx, y, incy) }
             }
+            #[inline]
             unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 // SAFETY: as for `dotc`.
                 unsafe { cblas::$dot(n, x, incx, y, incy) }
             }
+            #[inline]
             unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self {
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$nrm2(n, x, incx) }
             }
+            #[inline]
             unsafe fn scal_real(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$scal(n, alpha, x, incx) }
@@ -173,22 +182,26 @@ macro_rules! impl_cblas_complex {
     ($t:ty, $dotc:ident, $dotu:ident, $nrm2:ident, $rscal:ident,
      $scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
         impl Cblas for $t {
+            #[inline]
             unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 let mut out = [<$t>::default()];
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$dotc(n, x, incx, y, incy, &mut out) };
                 out[0]
             }
+            #[inline]
             unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 let mut out = [<$t>::default()];
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$dotu(n, x, incx, y, incy, &mut out) };
                 out[0]
             }
+            #[inline]
             unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self::Real {
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$nrm2(n, x, incx) }
             }
+            #[inline]
             unsafe fn scal_real(n: i32, alpha: Self::Real, x: &mut [Self], incx: i32) {
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$rscal(n, alpha, x, incx) }
@@ -215,6 +228,7 @@ fn cblas_trans<T: Scalar>(t: Trans) -> Transpose {
 }
 
 impl<T: Cblas> BlasDot<T> for CpuDevice {
+    #[inline]
     unsafe fn dot(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
         let (vx, vy) = (
             vector("dot", "x", n, x, incx)?,
@@ -228,6 +242,7 @@ impl<T: Cblas> BlasDot<T> for CpuDevice {
         Ok(unsafe { T::dotc(n, slice(x, vx.span), vx.inc, slice(y, vy.span), vy.inc) })
     }
 
+    #[inline]
     unsafe fn dotu(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
         let (vx, vy) = (
             vector("dotu", "x", n, x, incx)?,
@@ -243,6 +258,7 @@ impl<T: Cblas> BlasDot<T> for CpuDevice {
 }
 
 impl<T: Cblas> BlasNrm2<T> for CpuDevice {
+    #[inline]
     unsafe fn nrm2(n: usize, x: *const T, incx: isize) -> Result<T::Real> {
         let vx = vector("nrm2", "x", n, x, incx)?;
         if n == 0 {
@@ -257,6 +273,7 @@ impl<T: Cblas> BlasNrm2<T> for CpuDevice {
 }
 
 impl<T: Cblas> BlasScal<T> for CpuDevice {
+    #[inline]
     unsafe fn scal(n: usize, alpha: T, x: *mut T, incx: isize) -> Result<()> {
         let vx = vector("scal", "x", n, x, incx)?;
         if n == 0 {
@@ -270,6 +287,7 @@ impl<T: Cblas> BlasScal<T> for CpuDevice {
         Ok(())
     }
 
+    #[inline]
     unsafe fn scal_real(n: usize, alpha: T::Real, x: *mut T, incx: isize) -> Result<()> {
         let vx = vector("scal_real", "x", n, x, incx)?;
         if n == 0 {
@@ -284,6 +302,7 @@ impl<T: Cblas> BlasScal<T> for CpuDevice {
 }
 
 impl<T: Cblas> BlasAxpy<T> for CpuDevice {
+    #[inline]
     unsafe fn axpy(
         n: usize,
         alpha: T,
@@ -316,6 +335,7 @@ impl<T: Cblas> BlasAxpy<T> for CpuDevice {
 }
 
 impl<T: Cblas> BlasCopy<T> for CpuDevice {
+    #[inline]
     unsafe fn copy(n: usize, x: *const T, incx: isize, y: *mut T, incy: isize) -> Result<()> {
         let (vx, vy) = (
             vector("copy", "x", n, x, incx)?,
