@@ -92,6 +92,13 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
         "a zero limit caches nothing"
     );
 
+    // Out of memory while blocks are cached: the cache is given back before the error.
+    host_cache::set_limit(64 << 20);
+    drop(Allocation::uninit(DeviceType::Cpu, 5_000_000).unwrap());
+    assert_eq!(host_cache::stats().cached_blocks, 1);
+    assert!(Allocation::uninit(DeviceType::Cpu, 1 << 62).is_err());
+    assert_eq!(host_cache::stats().cached_bytes, 0, "emptied to retry");
+
     // Random sequences against a model: live blocks never overlap and keep their
     // bytes; the cache never holds more than its limit.
     host_cache::set_limit(48 << 20);

@@ -99,11 +99,19 @@ fn alloc_host(bytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
     // SAFETY: the layout has a non-zero size (checked above); a non-null block is valid
     // for `size` writes.
     let ptr = unsafe {
-        let p = if zeroed && !fill {
-            alloc::alloc_zeroed(layout)
-        } else {
-            alloc::alloc(layout)
+        let get = || {
+            if zeroed && !fill {
+                alloc::alloc_zeroed(layout)
+            } else {
+                alloc::alloc(layout)
+            }
         };
+        let mut p = get();
+        if p.is_null() && host_cache::stats().cached_bytes > 0 {
+            // Out of memory while the cache holds some: give it back and retry once.
+            host_cache::empty();
+            p = get();
+        }
         if !p.is_null() {
             advise_huge(p, size);
             if fill {

@@ -14,7 +14,9 @@
 //! pool's bookkeeping here).
 //!
 //! Size classes: a request is rounded up to a multiple of 1/16 of its power of two (at
-//! most 6.25 % more), so blocks of nearly equal sizes share a class.
+//! most 6.25 % more), so blocks of nearly equal sizes share a class. When the system
+//! allocator is out of memory while blocks are cached, the cache is given back and the
+//! request retried once.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
