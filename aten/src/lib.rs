@@ -45,10 +45,12 @@ pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
 pub use crate::ops::solve::{cholesky_solve, det, lstsq, slogdet, solve_triangular};
 pub use crate::ops::svd::{pinv, svd, svdvals};
-/// The GPU caching allocator's counters and `empty_cache` (see `ctensor_base::alloc::pool`).
+/// Queued device work that may not have finished (see `core::transfer`).
 pub use ctensor_base::fence::Fence;
 /// `true` when a GPU can be used here (driver found, device present, context created).
 pub use ctensor_base::gpu::gpu_available;
+/// The caching allocators' counters and `empty_cache` (see `ctensor_base::alloc::pool`),
+/// streams and events.
 pub use ctensor_base::gpu::{
     empty_cache, empty_pinned_cache, memory_stats, pinned_memory_stats, Event, MemoryStats, Stream,
 };

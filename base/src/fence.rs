@@ -7,6 +7,7 @@
 //! whose completion they control.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use crate::error::Result;
 
@@ -27,4 +28,18 @@ pub trait Fence: Debug + Send + Sync {
 
     /// What is in flight, for error messages ("a copy on stream 0x5a3…").
     fn describe(&self) -> String;
+}
+
+/// Lets unfinished `fences` go before memory their work uses is released by an owner that
+/// cannot defer the release: for GPU memory (`on_gpu`) ctensor's default stream is made
+/// to wait for each one (the memory's next use is queued there), otherwise — or when
+/// that is refused — the host waits. A fence that reports a fault has no work left.
+pub fn settle_before_release(fences: impl IntoIterator<Item = Arc<dyn Fence>>, on_gpu: bool) {
+    for f in fences {
+        if f.is_complete().unwrap_or(true) || (on_gpu && f.order_default_stream().is_ok()) {
+            continue;
+        }
+        // A fault of the work leaves nothing to wait for.
+        let _ = f.wait();
+    }
 }

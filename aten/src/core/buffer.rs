@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ctensor_base::alloc::Allocation;
-use ctensor_base::fence::Fence;
+use ctensor_base::fence::{settle_before_release, Fence};
 use ctensor_base::{DeviceType, Error, Result};
 
 /// Who frees the memory.
@@ -408,16 +408,8 @@ impl Drop for TensorBuffer {
         match std::mem::replace(&mut self.owner, Owner::Foreign(None)) {
             Owner::Owned(alloc) => alloc.free_after(fences),
             Owner::Foreign(keep) => {
-                let on_gpu = self.device == DeviceType::Gpu;
-                for f in fences {
-                    if f.is_complete().unwrap_or(true)
-                        || (on_gpu && f.order_default_stream().is_ok())
-                    {
-                        continue;
-                    }
-                    // A fault of the device work leaves nothing to wait for.
-                    let _ = f.wait();
-                }
+                // Its owner may reuse foreign memory at once: the work goes first.
+                settle_before_release(fences, self.device == DeviceType::Gpu);
                 drop(keep);
             }
         }

@@ -61,13 +61,13 @@ impl Tensor {
     /// work (mutably, or at all when `writes`).
     pub fn record_fence(&self, fence: Arc<dyn Fence>, writes: bool) -> Result<()> {
         const OP: &str = "record_fence";
-        if writes {
-            let _w = self.buffer.write(OP)?;
-            self.buffer.record_fence(fence, true);
+        // The borrow the work needs, held while the fence is recorded.
+        let _held = if writes {
+            (Some(self.buffer.write(OP)?), None)
         } else {
-            let _r = self.buffer.read(OP)?;
-            self.buffer.record_fence(fence, false);
-        }
+            (None, Some(self.buffer.read(OP)?))
+        };
+        self.buffer.record_fence(fence, writes);
         Ok(())
     }
 

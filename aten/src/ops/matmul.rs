@@ -181,11 +181,10 @@ fn gemm_direct(
         && !out.shares_memory_with(a)
         && !out.shares_memory_with(b)
         && out.dims() == [MatRef::new(a, op_a).rows, MatRef::new(b, op_b).cols];
-    let strides = [out.strides().first(), out.strides().last()];
-    let Some(p) = (match strides {
-        [Some(&s0), Some(&s1)] if fits => plan(a, op_a, b, op_b, [s0, s1]),
-        _ => None,
-    }) else {
+    if !fits {
+        return Ok(false);
+    }
+    let Some(p) = plan(a, op_a, b, op_b, [out.strides()[0], out.strides()[1]]) else {
         return Ok(false);
     };
     run(&p, a, b, alpha, beta, out)?;

@@ -110,21 +110,25 @@ pub(super) fn pinned_alloc(_bytes: usize) -> Result<NonNull<u8>> {
 #[cfg(not(feature = "cuda"))]
 pub(super) unsafe fn pinned_dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
 
-/// Hands a GPU or pinned block to its pool to free once `fences` complete; `false` when
-/// that cannot be done (no pools: `CTENSOR_ALLOC=direct`, or a zero-byte block).
+/// Hands a GPU or pinned block to its pool to free once `fences` complete: `None` when
+/// the pool took it, the fences back when that cannot be done (no pools:
+/// `CTENSOR_ALLOC=direct`, or a zero-byte block).
 ///
 /// # Safety
 /// `ptr` and `bytes` are what the matching allocator returned and gave; when this
-/// returns `true` the block counts as freed.
+/// returns `None` the block counts as freed.
 #[cfg(feature = "cuda")]
 pub(super) unsafe fn free_after(
     ptr: NonNull<u8>,
     bytes: usize,
     pinned: bool,
     fences: Vec<std::sync::Arc<dyn crate::fence::Fence>>,
-) -> bool {
+) -> Option<Vec<std::sync::Arc<dyn crate::fence::Fence>>> {
+    if bytes == 0 {
+        return Some(fences);
+    }
     // SAFETY: the caller's contract.
-    bytes > 0 && unsafe { crate::gpu::memory_free_after(ptr.as_ptr() as u64, pinned, fences) }
+    unsafe { crate::gpu::memory_free_after(ptr.as_ptr() as u64, pinned, fences) }
 }
 
 /// # Safety
@@ -134,7 +138,7 @@ pub(super) unsafe fn free_after(
     _ptr: NonNull<u8>,
     _bytes: usize,
     _pinned: bool,
-    _fences: Vec<std::sync::Arc<dyn crate::fence::Fence>>,
-) -> bool {
-    false
+    fences: Vec<std::sync::Arc<dyn crate::fence::Fence>>,
+) -> Option<Vec<std::sync::Arc<dyn crate::fence::Fence>>> {
+    Some(fences)
 }

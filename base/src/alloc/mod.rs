@@ -120,20 +120,17 @@ impl Allocation {
         if fences.is_empty() {
             return;
         }
-        let pooled = self.device == DeviceType::Gpu || self.pinned;
-        // SAFETY: `ptr` and `bytes` are what the allocator returned; on `true` the pool
-        // owns the block and `self` must not free it again (forgotten below).
-        if pooled && unsafe { gpu::free_after(self.ptr, self.bytes, self.pinned, fences.clone()) } {
-            std::mem::forget(self);
-            return;
-        }
-        for f in &fences {
-            if self.device == DeviceType::Gpu && f.order_default_stream().is_ok() {
-                continue;
+        let fences = if self.device == DeviceType::Gpu || self.pinned {
+            // SAFETY: `ptr` and `bytes` are what the allocator returned; when the pool
+            // takes the block (`None` back), `self` must not free it again: forgotten.
+            match unsafe { gpu::free_after(self.ptr, self.bytes, self.pinned, fences) } {
+                None => return std::mem::forget(self),
+                Some(back) => back,
             }
-            // A fault of the work leaves nothing to wait for.
-            let _ = f.wait();
-        }
+        } else {
+            fences
+        };
+        crate::fence::settle_before_release(fences, self.device == DeviceType::Gpu);
     }
 
     /// The start of the block.

@@ -187,8 +187,9 @@ pub(crate) unsafe fn free(ptr: u64) {
 }
 
 /// Frees a block of the device pool (or, with `pinned`, of the pinned pool) once
-/// `fences` have completed (see [`Pool::free_after`]); `false` when the pools are off
-/// (`CTENSOR_ALLOC=direct`) and the caller must free it itself.
+/// `fences` have completed (see [`Pool::free_after`]): `None` when the pool took it, the
+/// fences back when the pools are off (`CTENSOR_ALLOC=direct`) and the caller must free
+/// the block itself.
 ///
 /// # Safety
 /// `ptr` came from `alloc_zeroed` (or `pinned_alloc`) and is freed once.
@@ -196,9 +197,9 @@ pub(crate) unsafe fn free_after(
     ptr: u64,
     pinned: bool,
     fences: Vec<std::sync::Arc<dyn crate::fence::Fence>>,
-) -> bool {
+) -> Option<Vec<std::sync::Arc<dyn crate::fence::Fence>>> {
     if !caching() {
-        return false;
+        return Some(fences);
     }
     // An error here would be a double free, which `Allocation` rules out.
     let _ = if pinned {
@@ -206,7 +207,7 @@ pub(crate) unsafe fn free_after(
     } else {
         pool().free_after(ptr, fences)
     };
-    true
+    None
 }
 
 /// Copies `bytes` bytes from host memory `src` to device memory `dst`, through the
