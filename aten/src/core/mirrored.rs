@@ -58,9 +58,16 @@ impl MirroredTensor {
     /// A mirrored tensor of `dtype` and `dims` with no copy yet (nothing is allocated
     /// until a device's copy is first asked for).
     ///
-    /// Errors: `Overflow` when the shape's size overflows.
+    /// Errors: `Overflow` when the shape's size, or its size in bytes, overflows.
     pub fn new(dtype: DataType, dims: &[usize]) -> Result<MirroredTensor> {
-        super::shape::TensorShape::new(dims).checked_numel("MirroredTensor::new")?;
+        const OP: &str = "MirroredTensor::new";
+        let numel = super::shape::TensorShape::new(dims).checked_numel(OP)?;
+        numel
+            .checked_mul(dtype.size_of())
+            .ok_or_else(|| Error::Overflow {
+                op: OP,
+                what: format!("{numel} elements of {dtype} exceed usize bytes"),
+            })?;
         Ok(MirroredTensor {
             dtype,
             dims: dims.to_vec(),
@@ -231,7 +238,7 @@ impl MirroredTensor {
         self.copies[slot(device)].is_some()
     }
 
-    /// Bytes of one copy.
+    /// Bytes of one copy (it fits `usize`: checked by [`new`](Self::new)).
     pub fn bytes(&self) -> usize {
         self.dims.iter().product::<usize>() * self.dtype.size_of()
     }
