@@ -203,6 +203,47 @@ fn a_map_over_foreign_memory_waits_for_its_fences_before_it_lets_go() {
     );
 }
 
+/// A fence whose work faulted: every query reports the fault.
+#[derive(Debug)]
+struct Faulted;
+
+impl Fence for Faulted {
+    fn is_complete(&self) -> Result<bool> {
+        Err(Error::Cuda {
+            library: "test",
+            call: "query".into(),
+            detail: "an illegal address".into(),
+        })
+    }
+    fn wait(&self) -> Result<()> {
+        self.is_complete().map(drop)
+    }
+    fn order_default_stream(&self) -> Result<()> {
+        self.is_complete().map(drop)
+    }
+    fn describe(&self) -> String {
+        "a faulted copy".into()
+    }
+}
+
+#[test]
+fn a_fault_of_the_work_in_flight_is_an_error_not_a_panic_or_a_hang() {
+    let t = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap();
+    t.record_fence(Arc::new(Faulted), true).unwrap();
+    for r in [
+        t.to_vec::<f64>().map(drop),
+        t.synchronize(),
+        t.sum(&[0]).map(drop),
+    ] {
+        match r {
+            Err(Error::Cuda { detail, .. }) => assert!(detail.contains("illegal"), "{detail}"),
+            other => panic!("expected the fault, got {other:?}"),
+        }
+    }
+    // Dropped with the faulted work still recorded: nothing left to wait for.
+    drop(t);
+}
+
 #[test]
 fn a_dlpack_export_waits_for_the_work_in_flight() {
     let t = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
@@ -401,6 +442,46 @@ gpu_test!(async_copies_reject_what_they_cannot_do, {
     ));
     dev.sync_async(&host, &stream).unwrap();
 });
+
+gpu_test!(
+    async_copies_of_empty_tensors_and_into_views_touch_nothing_else,
+    {
+        let stream = Stream::new().unwrap();
+        // Zero elements with a 2^40 dimension: nothing moves, nothing is allocated.
+        for dims in [[0usize, 1 << 40], [1 << 40, 0]] {
+            let host = Tensor::pinned(DataType::ComplexDouble, &dims, Order::RowMajor).unwrap();
+            let dev = host.to_device_async(DeviceType::Gpu, &stream).unwrap();
+            let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
+            stream.synchronize().unwrap();
+            assert_eq!((dev.dims(), back.dims()), (&dims[..], &dims[..]));
+        }
+        // Into rows 1..3 of a NaN-filled [4, 7] GPU tensor (a dense view at an offset): the
+        // other rows keep their NaN.
+        let mut pin = Tensor::pinned(DataType::Double, &[2, 7], Order::RowMajor).unwrap();
+        pin.fill(2.5).unwrap();
+        let dev = Tensor::full(f64::NAN, DeviceType::Gpu, &[4, 7]).unwrap();
+        let mut rows = dev.narrow(0, 1, 2).unwrap();
+        rows.sync_async(&pin, &stream).unwrap();
+        let all = dev.to_vec::<f64>().unwrap();
+        for (i, x) in all.iter().enumerate() {
+            if (7..21).contains(&i) {
+                assert_eq!(*x, 2.5, "element {i}");
+            } else {
+                assert!(x.is_nan(), "element {i} outside the view was written");
+            }
+        }
+        // And from a view at an offset into pinned memory inside NaN padding.
+        let mut out = Tensor::pinned(DataType::Double, &[4, 7], Order::RowMajor).unwrap();
+        out.fill(f64::NAN).unwrap();
+        let mut mid = out.narrow(0, 2, 1).unwrap();
+        mid.sync_async(&dev.narrow(0, 1, 1).unwrap(), &stream)
+            .unwrap();
+        out.synchronize().unwrap();
+        let v = out.to_vec::<f64>().unwrap();
+        assert!(v[14..21].iter().all(|&x| x == 2.5));
+        assert!(v[..14].iter().chain(&v[21..]).all(|x| x.is_nan()));
+    }
+);
 
 gpu_test!(an_offload_set_keeps_its_budget_and_every_value, {
     use ctensor_aten::{MirroredTensor, OffloadSet};

@@ -161,6 +161,17 @@ int main(void) {
   st = ct_pinned_memory_stats(&ms);
   CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "pinned memory stats status %d", (int)st);
   CHECK(ct_stream_free(NULL) == CT_ERR_NULL, "freeing a null stream");
+  CHECK(ct_stream_synchronize(NULL) == CT_ERR_NULL, "synchronizing a null stream");
+  CHECK(ct_mirrored_prefetch(NULL, CT_GPU, NULL) == CT_ERR_NULL, "prefetching a null mirror");
+  CHECK(ct_tensor_is_pinned(a, NULL) == CT_ERR_NULL, "a null out-pointer");
+  {
+    size_t bad_shape[1] = {4};
+    ct_tensor *none = NULL;
+    st = ct_tensor_pinned(99, 1, bad_shape, CT_ROW_MAJOR, &none);
+    CHECK(st == CT_ERR_INVALID_ARGUMENT && none == NULL, "pinned with dtype 99: %d", (int)st);
+    st = ct_tensor_pinned(CT_F64, 1, bad_shape, 7, &none);
+    CHECK(st == CT_ERR_INVALID_ARGUMENT && none == NULL, "pinned with order 7: %d", (int)st);
+  }
   ct_stream *stream = NULL;
   ct_tensor *pin = NULL;
   size_t pin_shape[1] = {1000};

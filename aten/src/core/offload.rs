@@ -339,4 +339,56 @@ mod tests {
             assert_eq!(set.resident_bytes(), 0);
         }
     }
+
+    #[test]
+    fn zero_size_members_with_huge_dimensions_take_no_budget() {
+        let mut set = OffloadSet::new(DeviceType::Cpu, 0);
+        for dims in [[0usize, 1 << 40], [1 << 40, 0]] {
+            let m = MirroredTensor::new(ctensor_base::DataType::ComplexDouble, &dims).unwrap();
+            assert_eq!(m.bytes(), 0);
+            let i = set.push(m).unwrap();
+            assert_eq!(set.write_only(i, DeviceType::Cpu).unwrap().dims(), dims);
+            assert_eq!(set.read(i, DeviceType::Cpu).unwrap().numel(), 0);
+        }
+        assert_eq!((set.resident_bytes(), set.evictions()), (0, 0));
+        // A shape whose bytes overflow is refused when the mirror is made.
+        assert!(matches!(
+            MirroredTensor::new(ctensor_base::DataType::ComplexDouble, &[1 << 61]),
+            Err(Error::Overflow { .. })
+        ));
+    }
+
+    /// Evicting a copy that holds the only current values needs the other device;
+    /// without it the use fails with that error and nothing changes.
+    #[test]
+    fn a_failed_eviction_is_an_error_that_changes_nothing() {
+        if ctensor_base::gpu::gpu_available() {
+            return; // the eviction then succeeds; the GPU test covers that
+        }
+        let mut set = OffloadSet::new(DeviceType::Cpu, 80);
+        for v in [1.0, 2.0] {
+            let i = set
+                .push(MirroredTensor::new(ctensor_base::DataType::Double, &[10]).unwrap())
+                .unwrap();
+            if v == 1.0 {
+                set.write_only(i, DeviceType::Cpu).unwrap().fill(v).unwrap();
+            }
+        }
+        assert_eq!(set.resident_bytes(), 80);
+        // Member 1 needs member 0's room; member 0's host copy is its only current one.
+        assert!(matches!(
+            set.write_only(1, DeviceType::Cpu),
+            Err(Error::DeviceUnavailable { .. })
+        ));
+        assert_eq!((set.resident_bytes(), set.evictions()), (80, 0));
+        assert!(set.get(0).unwrap().is_current(DeviceType::Cpu));
+        assert!(!set.get(1).unwrap().has_copy(DeviceType::Cpu));
+        assert_eq!(
+            set.read(0, DeviceType::Cpu)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap(),
+            vec![1.0; 10]
+        );
+    }
 }

@@ -629,6 +629,10 @@ mod tests {
         // Freeing it again, either way, is the caller's bug.
         assert!(pool.free(a).is_err());
         assert!(pool.free_after(a, vec![f.clone()]).is_err());
+        assert!(
+            pool.free_after(12345, vec![f.clone()]).is_err(),
+            "a foreign address"
+        );
         // Not reused while either fence is pending.
         let (b, _) = pool.allocate(4096, 0).unwrap();
         assert_ne!(b, a);
