@@ -116,6 +116,103 @@ device_test!(binary_ops_broadcast_and_match_loops_for_every_dtype, D => {
     binary_case::<D, ctensor_aten::bf16>();
 });
 
+/// Equal as IEEE values bit for bit (signed zeros told apart), NaN equal to NaN.
+fn same_part(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
+}
+
+/// Complex element-wise ops where parts are infinite, NaN or signed zeros, against
+/// part-by-part references: every pair of 7 × 7 special values (2 401 elements). `a + b`
+/// is computed as `1·a + 1·b`; a full complex product by `1 + 0i` makes `1·re − 0·∞` =
+/// NaN, which gave `(1 + 0i) + (0 + ∞i)` = `NaN + ∞i` (NumPy: `1 + ∞i`) until factors
+/// with a zero imaginary part scaled as real numbers (`Arith::scale`, `ct_factor`).
+/// The values are exact in f32 too, so one f64 reference serves c32 and c64.
+fn nonfinite_complex_case<D: Device, T: Scalar>() {
+    let parts = [
+        0.0,
+        -0.0,
+        1.0,
+        -2.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    let vals: Vec<c64> = parts
+        .iter()
+        .flat_map(|&re| parts.iter().map(move |&im| c64::new(re, im)))
+        .collect();
+    let m = vals.len();
+    let xv: Vec<c64> = (0..m * m).map(|k| vals[k / m]).collect();
+    let yv: Vec<c64> = (0..m * m).map(|k| vals[k % m]).collect();
+    let zv: Vec<c64> = (0..m * m).map(|k| vals[(k * 5 + 3) % m]).collect();
+    let t = |v: &[c64]| {
+        let cast: Vec<T> = v.iter().map(|&z| T::cast_from(z)).collect();
+        on::<D>(Tensor::from_slice(&cast, &[v.len()]).unwrap())
+    };
+    let (x, y, z) = (t(&xv), t(&yv), t(&zv));
+    // The textbook product, NumPy's: no special cases.
+    fn prod(a: c64, b: c64) -> c64 {
+        c64::new(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
+    }
+    fn real(s: f64, a: c64) -> c64 {
+        c64::new(s * a.re, s * a.im)
+    }
+    fn plus(a: c64, b: c64) -> c64 {
+        c64::new(a.re + b.re, a.im + b.im)
+    }
+    let mut in_place = x.try_clone().unwrap();
+    in_place.add_(&y).unwrap();
+    let mut into = x.try_clone().unwrap();
+    x.sub_into(&y, &mut into).unwrap();
+    type Case<'a> = (&'a str, Tensor, fn(c64, c64, c64) -> c64);
+    let cases: Vec<Case> = vec![
+        ("add", (&x + &y).unwrap(), |a, b, _| plus(a, b)),
+        ("add_", in_place, |a, b, _| plus(a, b)),
+        ("sub", (&x - &y).unwrap(), |a, b, _| {
+            c64::new(a.re - b.re, a.im - b.im)
+        }),
+        ("sub_into", into, |a, b, _| {
+            c64::new(a.re - b.re, a.im - b.im)
+        }),
+        ("mul", (&x * &y).unwrap(), |a, b, _| prod(a, b)),
+        (
+            "add_scaled(2, -3)",
+            x.add_scaled(2.0, &y, -3.0).unwrap(),
+            |a, b, _| plus(real(2.0, a), real(-3.0, b)),
+        ),
+        ("mul_scalar(2)", x.mul_scalar(2.0).unwrap(), |a, _, _| {
+            real(2.0, a)
+        }),
+        ("fma(1, 1)", x.fma(&y, &z, 1.0, 1.0).unwrap(), |a, b, c| {
+            plus(prod(a, b), c)
+        }),
+        ("add_scalar(2)", x.add_scalar(2.0).unwrap(), |a, _, _| {
+            plus(a, c64::new(2.0, 0.0))
+        }),
+    ];
+    for (name, got, want) in cases {
+        let g = c64s(&got);
+        assert_eq!(g.len(), m * m, "{name}");
+        for k in 0..m * m {
+            let w = c(T::cast_from(want(xv[k], yv[k], zv[k])));
+            assert!(
+                same_part(g[k].re, w.re) && same_part(g[k].im, w.im),
+                "{} {name}({}, {}, {}): got {}, want {w}",
+                T::DTYPE,
+                xv[k],
+                yv[k],
+                zv[k],
+                g[k]
+            );
+        }
+    }
+}
+
+device_test!(complex_ops_with_infinite_nan_and_signed_zero_parts_match_part_by_part, D => {
+    nonfinite_complex_case::<D, ctensor_aten::c32>();
+    nonfinite_complex_case::<D, c64>();
+});
+
 device_test!(ops_read_views_and_fortran_maps_and_write_in_place, D => {
     let mut r = rng(72);
     let (a, av) = random_on::<D, f64>(&mut r, &[5, 7]);

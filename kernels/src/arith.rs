@@ -18,6 +18,15 @@ pub trait Arith: Scalar {
     fn add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `a · b` (wrapping for integers).
     fn mul(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// `a · x` for an op's factor `a` (`alpha`, `beta`): [`mul`](Self::mul), except that a
+    /// complex factor with a zero imaginary part scales both parts of `x` as the real
+    /// number it is. So `(1 + 0i) · x == x` exactly, and `a + b` (computed as
+    /// `1·a + 1·b`) is NumPy's `a + b` even where a part is infinite: the full product
+    /// gives `1·re − 0·im`, which is NaN for an infinite `im`.
+    #[inline(always)]
+    fn scale(a: Self::Acc, x: Self::Acc) -> Self::Acc {
+        Self::mul(a, x)
+    }
     /// `a / b`; for integers truncating and wrapping (`MIN / -1 == MIN`); the caller
     /// guarantees `b != 0` for integers.
     fn div(a: Self::Acc, b: Self::Acc) -> Self::Acc;
@@ -104,10 +113,29 @@ macro_rules! csqrt_fn {
 csqrt_fn!(csqrt_f32, f32, 2.0e37, 1.0e-30, 40);
 csqrt_fn!(csqrt_f64, f64, 4.0e307, 1.0e-290, 300);
 
+/// [`Arith::scale`] for a complex type. Written with selects on the (loop-invariant) test
+/// rather than a branch, so element loops still vectorize; `x − 0` and `x + (−0)` are
+/// `x` for every `x`, signed zeros, infinities and NaN included, so the real-factor case
+/// is exactly `(a.re · x.re, a.re · x.im)`, as the CUDA prelude's `ct_factor`.
+macro_rules! complex_factor {
+    ($c:ty, $a:expr, $x:expr) => {{
+        let (a, x) = ($a, $x);
+        let real = a.im == 0.0;
+        let t_re = if real { 0.0 } else { a.im * x.im };
+        let t_im = if real { -0.0 } else { a.im * x.re };
+        <$c>::new(a.re * x.re - t_re, a.re * x.im + t_im)
+    }};
+}
+
 macro_rules! impl_arith_float {
-    ($($t:ty => $r:ty, |$x:ident| $abs:expr, |$a:ident, $b:ident| $gt:expr, |$q:ident| $sqrt:expr);* $(;)?) => {$(
+    ($($t:ty => $r:ty, |$x:ident| $abs:expr, |$a:ident, $b:ident| $gt:expr, |$q:ident| $sqrt:expr
+       $(, |$fa:ident, $fx:ident| $scale:expr)?);* $(;)?) => {$(
         impl Arith for $t {
             type Acc = $t;
+            $(
+                #[inline(always)]
+                fn scale($fa: Self, $fx: Self) -> Self { $scale }
+            )?
             #[inline(always)]
             fn up(self) -> Self { self }
             #[inline(always)]
@@ -139,8 +167,10 @@ macro_rules! impl_arith_float {
 impl_arith_float! {
     f32 => f32, |x| x.abs(), |a, b| Some(a > b), |q| q.sqrt();
     f64 => f64, |x| x.abs(), |a, b| Some(a > b), |q| q.sqrt();
-    c32 => f32, |x| x.norm(), |a, b| None, |q| { let (re, im) = csqrt_f32(q.re, q.im); c32::new(re, im) };
-    c64 => f64, |x| x.norm(), |a, b| None, |q| { let (re, im) = csqrt_f64(q.re, q.im); c64::new(re, im) };
+    c32 => f32, |x| x.norm(), |a, b| None, |q| { let (re, im) = csqrt_f32(q.re, q.im); c32::new(re, im) },
+        |a, x| complex_factor!(c32, a, x);
+    c64 => f64, |x| x.norm(), |a, b| None, |q| { let (re, im) = csqrt_f64(q.re, q.im); c64::new(re, im) },
+        |a, x| complex_factor!(c64, a, x);
 }
 
 macro_rules! impl_arith_int {

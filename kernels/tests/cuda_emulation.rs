@@ -662,6 +662,73 @@ where
     }
 }
 
+/// `add`, `mul`, `fma`, `div` and `scale` with factors `1`, `-1`, `2.5` and `0.5 + 2i` on
+/// inputs whose parts are infinite, NaN or signed zeros (every pair of 7 × 7 special
+/// values), against the CPU kernels ([`same`]: NaN matches NaN, signed zeros told
+/// apart). A factor with a zero imaginary part scales as a real number on both sides
+/// (`ct_factor`, `Arith::scale`), so `1·(0 + ∞i)` stays `0 + ∞i` rather than `NaN + ∞i`.
+fn factors_on_special_values_match_the_cpu<T: Scalar>(emu: &Emulator)
+where
+    CpuDevice: Add<T> + Mul<T> + Fma<T> + Div<T>,
+{
+    let s = suffix(T::DTYPE);
+    let parts = [
+        0.0,
+        -0.0,
+        1.0,
+        -2.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    let vals: Vec<T> = parts
+        .iter()
+        .flat_map(|&re| parts.iter().map(move |&im| T::cast_from(c64::new(re, im))))
+        .collect();
+    let m = vals.len();
+    let n = m * m;
+    let x: Vec<T> = (0..n).map(|k| vals[k / m]).collect();
+    let y: Vec<T> = (0..n).map(|k| vals[k % m]).collect();
+    let z: Vec<T> = (0..n).map(|k| vals[(k * 5 + 3) % m]).collect();
+    let factors = [(1.0, 0.0), (-1.0, 0.0), (2.5, 0.0), (0.5, 2.0)]
+        .map(|(re, im)| T::cast_from(c64::new(re, im)));
+    for alpha in factors {
+        for beta in [T::one(), T::cast_from(c64::new(-3.0, 0.0))] {
+            let ab = [alpha, beta];
+            let input = |p: &[&[T]]| {
+                p.iter()
+                    .flat_map(|v| bytes(v).to_vec())
+                    .collect::<Vec<u8>>()
+            };
+            for op in ["add", "mul", "fma", "div", "scale"] {
+                let mut want = vec![T::zero(); n];
+                let w = want.as_mut_ptr();
+                // SAFETY: every buffer holds n elements.
+                unsafe {
+                    match op {
+                        "add" => CpuDevice::add(n, alpha, x.as_ptr(), beta, y.as_ptr(), w),
+                        "mul" => CpuDevice::mul(n, alpha, x.as_ptr(), y.as_ptr(), w),
+                        "fma" => {
+                            CpuDevice::fma(n, alpha, x.as_ptr(), y.as_ptr(), beta, z.as_ptr(), w)
+                        }
+                        "div" => CpuDevice::div(n, alpha, x.as_ptr(), y.as_ptr(), w),
+                        _ => CpuDevice::scale(n, alpha, x.as_ptr(), w),
+                    }
+                }
+                .unwrap();
+                let inp = match op {
+                    "add" | "mul" | "div" => input(&[&ab, &x, &y]),
+                    "fma" => input(&[&ab, &x, &y, &z]),
+                    _ => input(&[&ab, &x]),
+                };
+                let got: Vec<T> = from_bytes(&emu.run(&format!("{op}_{s}"), n, &[], &inp));
+                let what = format!("{op}_{s}, alpha {}, beta {}", alpha.to_c64(), beta.to_c64());
+                assert_all_same(&got, &want, &what);
+            }
+        }
+    }
+}
+
 /// `exp` on the emulated GPU against the CPU kernel: the host's libm on both sides, so
 /// within a few units in the last place (the CUDA library's own `exp` differs on a GPU).
 fn exp_matches_the_cpu<T: Scalar>(emu: &Emulator)
@@ -706,6 +773,12 @@ fn emulated_elementwise_kernels_match_the_cpu() {
     binary_ops_match_the_cpu::<c64>(&emu);
     binary_ops_match_the_cpu::<ctensor_base::f16>(&emu);
     binary_ops_match_the_cpu::<ctensor_base::bf16>(&emu);
+    factors_on_special_values_match_the_cpu::<f32>(&emu);
+    factors_on_special_values_match_the_cpu::<f64>(&emu);
+    factors_on_special_values_match_the_cpu::<c32>(&emu);
+    factors_on_special_values_match_the_cpu::<c64>(&emu);
+    factors_on_special_values_match_the_cpu::<ctensor_base::f16>(&emu);
+    factors_on_special_values_match_the_cpu::<ctensor_base::bf16>(&emu);
     exp_matches_the_cpu::<f32>(&emu);
     exp_matches_the_cpu::<f64>(&emu);
     exp_matches_the_cpu::<c32>(&emu);

@@ -100,7 +100,7 @@ impl<T: Arith> Add<T> for CpuDevice {
         // SAFETY: forwarded contract.
         unsafe {
             map_elements("add", n, [x, y], z, move |[x, y]| {
-                T::down(T::add(T::mul(a, x.up()), T::mul(b, y.up())))
+                T::down(T::add(T::scale(a, x.up()), T::scale(b, y.up())))
             })
         }
     }
@@ -110,7 +110,7 @@ impl<T: Arith> Mul<T> for CpuDevice {
     unsafe fn scale(n: usize, alpha: T, x: *const T, y: *mut T) -> Result<()> {
         let a = alpha.up();
         // SAFETY: forwarded contract.
-        unsafe { map_elements("scale", n, [x], y, move |[x]| T::down(T::mul(a, x.up()))) }
+        unsafe { map_elements("scale", n, [x], y, move |[x]| T::down(T::scale(a, x.up()))) }
     }
 
     unsafe fn mul(n: usize, alpha: T, x: *const T, y: *const T, z: *mut T) -> Result<()> {
@@ -118,7 +118,7 @@ impl<T: Arith> Mul<T> for CpuDevice {
         // SAFETY: forwarded contract.
         unsafe {
             map_elements("mul", n, [x, y], z, move |[x, y]| {
-                T::down(T::mul(T::mul(a, x.up()), y.up()))
+                T::down(T::mul(T::scale(a, x.up()), y.up()))
             })
         }
     }
@@ -143,7 +143,7 @@ impl<T: Arith> Div<T> for CpuDevice {
         // SAFETY: forwarded contract.
         unsafe {
             map_elements("div", n, [x, y], z, move |[x, y]| {
-                T::down(T::div(T::mul(a, x.up()), y.up()))
+                T::down(T::div(T::scale(a, x.up()), y.up()))
             })
         }
     }
@@ -163,7 +163,10 @@ impl<T: Arith> Fma<T> for CpuDevice {
         // SAFETY: forwarded contract.
         unsafe {
             map_elements("fma", n, [x, y, z], out, move |[x, y, z]| {
-                T::down(T::add(T::mul(T::mul(a, x.up()), y.up()), T::mul(b, z.up())))
+                T::down(T::add(
+                    T::mul(T::scale(a, x.up()), y.up()),
+                    T::scale(b, z.up()),
+                ))
             })
         }
     }

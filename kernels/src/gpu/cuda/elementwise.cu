@@ -9,28 +9,28 @@ template <class T> __device__ void ct_set(u64 n, T value, T* dst) {
 template <class T> __device__ void ct_scale(u64 n, T alpha, const T* x, T* y) {
     typedef Ct<T> K;
     typename K::C a = K::load(alpha);
-    CT_GRID_STRIDE(i, n) y[i] = K::store(ct_mul(a, K::load(x[i])));
+    CT_GRID_STRIDE(i, n) y[i] = K::store(ct_factor(a, K::load(x[i])));
 }
 
 // z = alpha * x + beta * y
 template <class T> __device__ void ct_add_kernel(u64 n, T alpha, const T* x, T beta, const T* y, T* z) {
     typedef Ct<T> K;
     typename K::C a = K::load(alpha), b = K::load(beta);
-    CT_GRID_STRIDE(i, n) z[i] = K::store(ct_add(ct_mul(a, K::load(x[i])), ct_mul(b, K::load(y[i]))));
+    CT_GRID_STRIDE(i, n) z[i] = K::store(ct_add(ct_factor(a, K::load(x[i])), ct_factor(b, K::load(y[i]))));
 }
 
 // z = alpha * x * y
 template <class T> __device__ void ct_mul_kernel(u64 n, T alpha, const T* x, const T* y, T* z) {
     typedef Ct<T> K;
     typename K::C a = K::load(alpha);
-    CT_GRID_STRIDE(i, n) z[i] = K::store(ct_mul(ct_mul(a, K::load(x[i])), K::load(y[i])));
+    CT_GRID_STRIDE(i, n) z[i] = K::store(ct_mul(ct_factor(a, K::load(x[i])), K::load(y[i])));
 }
 
 // z = alpha * x / y
 template <class T> __device__ void ct_div_kernel(u64 n, T alpha, const T* x, const T* y, T* z) {
     typedef Ct<T> K;
     typename K::C a = K::load(alpha);
-    CT_GRID_STRIDE(i, n) z[i] = K::store(ct_div(ct_mul(a, K::load(x[i])), K::load(y[i])));
+    CT_GRID_STRIDE(i, n) z[i] = K::store(ct_div(ct_factor(a, K::load(x[i])), K::load(y[i])));
 }
 
 // out = alpha * x * y + beta * z, rounded once
@@ -39,7 +39,7 @@ __device__ void ct_fma_kernel(u64 n, T alpha, const T* x, const T* y, T beta, co
     typedef Ct<T> K;
     typename K::C a = K::load(alpha), b = K::load(beta);
     CT_GRID_STRIDE(i, n) {
-        out[i] = K::store(ct_add(ct_mul(ct_mul(a, K::load(x[i])), K::load(y[i])), ct_mul(b, K::load(z[i]))));
+        out[i] = K::store(ct_add(ct_mul(ct_factor(a, K::load(x[i])), K::load(y[i])), ct_factor(b, K::load(z[i]))));
     }
 }
 

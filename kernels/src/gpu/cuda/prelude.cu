@@ -147,6 +147,20 @@ __device__ inline ct_c64 ct_mul(ct_c64 a, ct_c64 b) {
     ct_c64 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; return r;
 }
 
+// a * x for an op's factor a (alpha, beta), as the host's Arith::scale: ct_mul, except that
+// a complex factor with a zero imaginary part scales both parts as the real number it is,
+// so (1 + 0i) * x == x even where x has an infinite part (the full product's 0 * inf is
+// NaN). The test is on a kernel argument: every thread takes the same side.
+template <class C> __device__ inline C ct_factor(C a, C x) { return ct_mul(a, x); }
+__device__ inline ct_c32 ct_factor(ct_c32 a, ct_c32 x) {
+    if (a.im == 0.0f) { ct_c32 r = {a.re * x.re, a.re * x.im}; return r; }
+    return ct_mul(a, x);
+}
+__device__ inline ct_c64 ct_factor(ct_c64 a, ct_c64 x) {
+    if (a.im == 0.0) { ct_c64 r = {a.re * x.re, a.re * x.im}; return r; }
+    return ct_mul(a, x);
+}
+
 // Integer division truncates; MIN / -1 wraps to MIN; the host checks for zero divisors
 // before launching, so b == 0 never reaches here (it gives 0 rather than a trap).
 __device__ inline float ct_div(float a, float b) { return a / b; }
