@@ -14,12 +14,32 @@ pub(crate) struct Vector {
     pub(crate) span: usize,
 }
 
+/// The common case of a vector argument, checked without building an error: a positive
+/// increment and a length of 1 to `i32::MAX` elements at a non-null pointer. `None`
+/// sends the caller to its general path ([`vector`]), which takes empty vectors and
+/// negative increments and says what is wrong with the rest.
+///
+/// This is a few comparisons and no `Result`: a level-1 call on a short vector that
+/// takes this path pays no stack frame for an error it will not return.
+#[inline(always)]
+pub(crate) fn vector_fast<T>(n: usize, p: *const T, inc: isize) -> Option<Vector> {
+    const MAX: usize = i32::MAX as usize;
+    if inc > 0 && (inc as usize) <= MAX && n > 0 && n <= MAX && !p.is_null() {
+        // Cannot overflow a 64-bit usize ((2³¹ - 1)² + 1); checked for narrower ones.
+        if let Some(span) = (n - 1).checked_mul(inc as usize) {
+            return Some(Vector {
+                inc: inc as i32,
+                span: span + 1,
+            });
+        }
+    }
+    None
+}
+
 /// Checks a vector of `n` elements with increment `inc` at `p` (non-null unless empty).
 ///
-/// The common case (a positive increment, a span that fits BLAS's integers, a non-null
-/// pointer) is a few comparisons inlined into the caller; everything else, errors
-/// included, goes through [`vector_checked`] out of line, so a level-1 call on a short
-/// vector pays nanoseconds, not a function call that builds a `Result` of an `Error`.
+/// The common case is [`vector_fast`], inlined into the caller; everything else, errors
+/// included, goes through [`vector_checked`] out of line.
 #[inline(always)]
 pub(crate) fn vector<T>(
     op: &'static str,
@@ -28,17 +48,10 @@ pub(crate) fn vector<T>(
     p: *const T,
     inc: isize,
 ) -> Result<Vector> {
-    const MAX: usize = i32::MAX as usize;
-    if inc > 0 && (inc as usize) <= MAX && n > 0 && n <= MAX && !p.is_null() {
-        // Cannot overflow a 64-bit usize ((2³¹ - 1)² + 1); checked for narrower ones.
-        if let Some(span) = (n - 1).checked_mul(inc as usize) {
-            return Ok(Vector {
-                inc: inc as i32,
-                span: span + 1,
-            });
-        }
+    match vector_fast(n, p, inc) {
+        Some(v) => Ok(v),
+        None => vector_checked(op, name, n, p, inc),
     }
-    vector_checked(op, name, n, p, inc)
 }
 
 /// [`vector`]'s full checks.

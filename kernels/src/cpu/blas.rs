@@ -9,7 +9,7 @@ use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use super::{slice, slice_mut};
 use crate::blas::*;
 use crate::check;
-use crate::plan::{plan_gemv, vector, GemmPlan, GemvPlan};
+use crate::plan::{plan_gemv, vector, vector_fast, GemmPlan, GemvPlan, Vector};
 
 /// The CBLAS entry points of one element type, with the BLAS integer sizes already
 /// checked. Implemented for `f32`, `f64`, `c32` and `c64`.
@@ -178,6 +178,24 @@ macro_rules! impl_cblas_real {
     };
 }
 
+/// A complex number that a CBLAS `*_sub` routine has just stored, read back part by part.
+///
+/// The routines store the real and the imaginary part separately; one load of the whole
+/// number right after (what `out[0]` compiles to) cannot be forwarded from two smaller
+/// stores and waits for them to reach the cache, about 4 ns on a 40 ns `zdotc` of 128
+/// elements (`make bench`, table "goals"). Two loads of the parts are forwarded.
+#[inline(always)]
+fn read_parts<R: Copy>(z: &ctensor_base::Complex<R>) -> ctensor_base::Complex<R> {
+    // SAFETY: both parts are initialised values behind a valid reference; volatile only
+    // keeps the compiler from merging the two loads into one.
+    unsafe {
+        ctensor_base::Complex::new(
+            std::ptr::read_volatile(&z.re),
+            std::ptr::read_volatile(&z.im),
+        )
+    }
+}
+
 macro_rules! impl_cblas_complex {
     ($t:ty, $dotc:ident, $dotu:ident, $nrm2:ident, $rscal:ident,
      $scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
@@ -187,14 +205,14 @@ macro_rules! impl_cblas_complex {
                 let mut out = [<$t>::default()];
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$dotc(n, x, incx, y, incy, &mut out) };
-                out[0]
+                read_parts(&out[0])
             }
             #[inline]
             unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 let mut out = [<$t>::default()];
                 // SAFETY: sizes and slice lengths were checked by the caller.
                 unsafe { cblas::$dotu(n, x, incx, y, incy, &mut out) };
-                out[0]
+                read_parts(&out[0])
             }
             #[inline]
             unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self::Real {
@@ -227,77 +245,259 @@ fn cblas_trans<T: Scalar>(t: Trans) -> Transpose {
     }
 }
 
+// Level 1. Each call has two paths: the common one (positive increments, 1 to `i32::MAX`
+// elements, non-null pointers; `vector_fast`) goes straight to CBLAS with no `Result`
+// built on the way, and everything else (empty vectors, negative increments, errors)
+// goes to a `*_general` function out of line that checks every argument and says what is
+// wrong. Keeping the error path out of the inlined one keeps a 15–25 ns call on a short
+// vector free of the stack frame an `Error` needs (`make bench`, table "goals").
+
+/// Both vectors of a two-vector call on their common path: the BLAS length and the two.
+#[inline(always)]
+fn fast_pair<T>(
+    n: usize,
+    x: *const T,
+    incx: isize,
+    y: *const T,
+    incy: isize,
+) -> Option<(i32, Vector, Vector)> {
+    let (vx, vy) = (vector_fast(n, x, incx)?, vector_fast(n, y, incy)?);
+    // `vector_fast` took `n <= i32::MAX`.
+    Some((n as i32, vx, vy))
+}
+
+/// Which dot product of [`Cblas`] to call.
+#[derive(Clone, Copy)]
+enum Conj {
+    /// `dotc`: the first vector conjugated.
+    Yes,
+    /// `dotu`.
+    No,
+}
+
+/// # Safety
+/// As [`BlasDot::dot`], with `n`, `vx`, `vy` from checks of the caller's arguments.
+#[inline(always)]
+unsafe fn dot_checked<T: Cblas>(
+    conj: Conj,
+    n: i32,
+    x: *const T,
+    vx: Vector,
+    y: *const T,
+    vy: Vector,
+) -> T {
+    // SAFETY: the caller vouches for the spans its arguments were checked for.
+    let (xs, ys) = unsafe { (slice(x, vx.span), slice(y, vy.span)) };
+    // SAFETY: as above.
+    unsafe {
+        match conj {
+            Conj::Yes => T::dotc(n, xs, vx.inc, ys, vy.inc),
+            Conj::No => T::dotu(n, xs, vx.inc, ys, vy.inc),
+        }
+    }
+}
+
+/// The general path of `dot` and `dotu`.
+///
+/// # Safety
+/// As [`BlasDot::dot`].
+#[cold]
+#[inline(never)]
+unsafe fn dot_general<T: Cblas>(
+    op: &'static str,
+    conj: Conj,
+    n: usize,
+    x: *const T,
+    incx: isize,
+    y: *const T,
+    incy: isize,
+) -> Result<T> {
+    let (vx, vy) = (vector(op, "x", n, x, incx)?, vector(op, "y", n, y, incy)?);
+    if n == 0 {
+        return Ok(T::zero());
+    }
+    let n = check::blas_int(op, "n", n)?;
+    // SAFETY: the caller vouches for the spans checked above.
+    Ok(unsafe { dot_checked(conj, n, x, vx, y, vy) })
+}
+
 impl<T: Cblas> BlasDot<T> for CpuDevice {
     #[inline]
     unsafe fn dot(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
-        let (vx, vy) = (
-            vector("dot", "x", n, x, incx)?,
-            vector("dot", "y", n, y, incy)?,
-        );
-        if n == 0 {
-            return Ok(T::zero());
+        match fast_pair(n, x, incx, y, incy) {
+            // SAFETY: the caller vouches for the spans checked by `fast_pair`.
+            Some((n, vx, vy)) => Ok(unsafe { dot_checked(Conj::Yes, n, x, vx, y, vy) }),
+            // SAFETY: forwarded from the caller.
+            None => unsafe { dot_general("dot", Conj::Yes, n, x, incx, y, incy) },
         }
-        let n = check::blas_int("dot", "n", n)?;
-        // SAFETY: the caller vouches for the spans checked above.
-        Ok(unsafe { T::dotc(n, slice(x, vx.span), vx.inc, slice(y, vy.span), vy.inc) })
     }
 
     #[inline]
     unsafe fn dotu(n: usize, x: *const T, incx: isize, y: *const T, incy: isize) -> Result<T> {
-        let (vx, vy) = (
-            vector("dotu", "x", n, x, incx)?,
-            vector("dotu", "y", n, y, incy)?,
-        );
-        if n == 0 {
-            return Ok(T::zero());
+        match fast_pair(n, x, incx, y, incy) {
+            // SAFETY: the caller vouches for the spans checked by `fast_pair`.
+            Some((n, vx, vy)) => Ok(unsafe { dot_checked(Conj::No, n, x, vx, y, vy) }),
+            // SAFETY: forwarded from the caller.
+            None => unsafe { dot_general("dotu", Conj::No, n, x, incx, y, incy) },
         }
-        let n = check::blas_int("dotu", "n", n)?;
-        // SAFETY: the caller vouches for the spans checked above.
-        Ok(unsafe { T::dotu(n, slice(x, vx.span), vx.inc, slice(y, vy.span), vy.inc) })
     }
+}
+
+/// The general path of `nrm2`.
+///
+/// # Safety
+/// As [`BlasNrm2::nrm2`].
+#[cold]
+#[inline(never)]
+unsafe fn nrm2_general<T: Cblas>(n: usize, x: *const T, incx: isize) -> Result<T::Real> {
+    let vx = vector("nrm2", "x", n, x, incx)?;
+    if n == 0 {
+        return Ok(<T::Real as Scalar>::zero());
+    }
+    let n = check::blas_int("nrm2", "n", n)?;
+    // SAFETY: the caller vouches for the span checked above.
+    // Reference BLAS returns 0 for a negative increment; the norm of the same
+    // elements walked backwards is the norm walked forwards.
+    Ok(unsafe { T::nrm2(n, slice(x, vx.span), vx.inc.abs()) })
 }
 
 impl<T: Cblas> BlasNrm2<T> for CpuDevice {
     #[inline]
     unsafe fn nrm2(n: usize, x: *const T, incx: isize) -> Result<T::Real> {
-        let vx = vector("nrm2", "x", n, x, incx)?;
-        if n == 0 {
-            return Ok(<T::Real as Scalar>::zero());
+        match vector_fast(n, x, incx) {
+            // SAFETY: the caller vouches for the span checked by `vector_fast`, which
+            // also took `n <= i32::MAX`.
+            Some(vx) => Ok(unsafe { T::nrm2(n as i32, slice(x, vx.span), vx.inc) }),
+            // SAFETY: forwarded from the caller.
+            None => unsafe { nrm2_general(n, x, incx) },
         }
-        let n = check::blas_int("nrm2", "n", n)?;
-        // SAFETY: the caller vouches for the span checked above.
-        // Reference BLAS returns 0 for a negative increment; the norm of the same
-        // elements walked backwards is the norm walked forwards.
-        Ok(unsafe { T::nrm2(n, slice(x, vx.span), vx.inc.abs()) })
+    }
+}
+
+/// The general path of `scal` and `scal_real` (which one `alpha` says).
+///
+/// # Safety
+/// As [`BlasScal::scal`].
+#[cold]
+#[inline(never)]
+unsafe fn scal_general<T: Cblas>(
+    op: &'static str,
+    n: usize,
+    alpha: Scale<T>,
+    x: *mut T,
+    incx: isize,
+) -> Result<()> {
+    let vx = vector(op, "x", n, x, incx)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let n = check::blas_int(op, "n", n)?;
+    // SAFETY: the caller vouches for the span checked above.
+    // Reference BLAS does nothing for a negative increment; scaling touches the same
+    // elements in either direction.
+    unsafe { alpha.apply(n, x, vx.span, vx.inc.abs()) };
+    Ok(())
+}
+
+/// The factor of a `scal` call: of the element type, or real.
+#[derive(Clone, Copy)]
+enum Scale<T: Scalar> {
+    /// `?scal`.
+    Full(T),
+    /// `?dscal`/`?sscal` (`?scal` for real types).
+    Real(T::Real),
+}
+
+impl<T: Cblas> Scale<T> {
+    /// Scales `n` elements `inc` apart at `x`, which spans `span` elements.
+    ///
+    /// # Safety
+    /// `x` is valid for reads and writes of `span` elements, the span of `n` elements
+    /// `inc > 0` apart, and `n`, `inc` are positive.
+    #[inline(always)]
+    unsafe fn apply(self, n: i32, x: *mut T, span: usize, inc: i32) {
+        // SAFETY: the caller's promise.
+        let xs = unsafe { slice_mut(x, span) };
+        // SAFETY: as above.
+        unsafe {
+            match self {
+                Scale::Full(a) => T::scal(n, a, xs, inc),
+                Scale::Real(a) => T::scal_real(n, a, xs, inc),
+            }
+        }
     }
 }
 
 impl<T: Cblas> BlasScal<T> for CpuDevice {
     #[inline]
     unsafe fn scal(n: usize, alpha: T, x: *mut T, incx: isize) -> Result<()> {
-        let vx = vector("scal", "x", n, x, incx)?;
-        if n == 0 {
-            return Ok(());
+        match vector_fast(n, x, incx) {
+            Some(vx) => {
+                // SAFETY: the caller vouches for the span checked by `vector_fast`, which
+                // also took `n <= i32::MAX` and a positive increment.
+                unsafe { Scale::Full(alpha).apply(n as i32, x, vx.span, vx.inc) };
+                Ok(())
+            }
+            // SAFETY: forwarded from the caller.
+            None => unsafe { scal_general("scal", n, Scale::Full(alpha), x, incx) },
         }
-        let n = check::blas_int("scal", "n", n)?;
-        // SAFETY: the caller vouches for the span checked above.
-        // Reference BLAS does nothing for a negative increment; scaling touches the same
-        // elements in either direction.
-        unsafe { T::scal(n, alpha, slice_mut(x, vx.span), vx.inc.abs()) };
-        Ok(())
     }
 
     #[inline]
     unsafe fn scal_real(n: usize, alpha: T::Real, x: *mut T, incx: isize) -> Result<()> {
-        let vx = vector("scal_real", "x", n, x, incx)?;
-        if n == 0 {
-            return Ok(());
+        match vector_fast(n, x, incx) {
+            Some(vx) => {
+                // SAFETY: as in `scal`.
+                unsafe { Scale::Real(alpha).apply(n as i32, x, vx.span, vx.inc) };
+                Ok(())
+            }
+            // SAFETY: forwarded from the caller.
+            None => unsafe { scal_general("scal_real", n, Scale::Real(alpha), x, incx) },
         }
-        let n = check::blas_int("scal_real", "n", n)?;
-        // SAFETY: the caller vouches for the span checked above.
-        // As for `scal`: the direction does not matter.
-        unsafe { T::scal_real(n, alpha, slice_mut(x, vx.span), vx.inc.abs()) };
-        Ok(())
+    }
+}
+
+/// The general path of `axpy`.
+///
+/// # Safety
+/// As [`BlasAxpy::axpy`].
+#[cold]
+#[inline(never)]
+unsafe fn axpy_general<T: Cblas>(
+    n: usize,
+    alpha: T,
+    x: *const T,
+    incx: isize,
+    y: *mut T,
+    incy: isize,
+) -> Result<()> {
+    let (vx, vy) = (
+        vector("axpy", "x", n, x, incx)?,
+        vector("axpy", "y", n, y, incy)?,
+    );
+    if n == 0 {
+        return Ok(());
+    }
+    let n = check::blas_int("axpy", "n", n)?;
+    // SAFETY: the caller vouches for the spans checked above and their disjointness.
+    unsafe { axpy_checked(n, alpha, x, vx, y, vy) };
+    Ok(())
+}
+
+/// # Safety
+/// As [`BlasAxpy::axpy`], with `n`, `vx`, `vy` from checks of the caller's arguments.
+#[inline(always)]
+unsafe fn axpy_checked<T: Cblas>(n: i32, alpha: T, x: *const T, vx: Vector, y: *mut T, vy: Vector) {
+    // SAFETY: the caller vouches for the spans and their disjointness.
+    unsafe {
+        T::axpy(
+            n,
+            alpha,
+            slice(x, vx.span),
+            vx.inc,
+            slice_mut(y, vy.span),
+            vy.inc,
+        )
     }
 }
 
@@ -311,43 +511,66 @@ impl<T: Cblas> BlasAxpy<T> for CpuDevice {
         y: *mut T,
         incy: isize,
     ) -> Result<()> {
-        let (vx, vy) = (
-            vector("axpy", "x", n, x, incx)?,
-            vector("axpy", "y", n, y, incy)?,
-        );
-        if n == 0 {
-            return Ok(());
+        match fast_pair(n, x, incx, y, incy) {
+            Some((n, vx, vy)) => {
+                // SAFETY: the caller vouches for the spans checked by `fast_pair` and
+                // their disjointness.
+                unsafe { axpy_checked(n, alpha, x, vx, y, vy) };
+                Ok(())
+            }
+            // SAFETY: forwarded from the caller.
+            None => unsafe { axpy_general(n, alpha, x, incx, y, incy) },
         }
-        let n = check::blas_int("axpy", "n", n)?;
-        // SAFETY: the caller vouches for the spans checked above and their disjointness.
-        unsafe {
-            T::axpy(
-                n,
-                alpha,
-                slice(x, vx.span),
-                vx.inc,
-                slice_mut(y, vy.span),
-                vy.inc,
-            )
-        };
-        Ok(())
     }
+}
+
+/// The general path of `copy`.
+///
+/// # Safety
+/// As [`BlasCopy::copy`].
+#[cold]
+#[inline(never)]
+unsafe fn copy_general<T: Cblas>(
+    n: usize,
+    x: *const T,
+    incx: isize,
+    y: *mut T,
+    incy: isize,
+) -> Result<()> {
+    let (vx, vy) = (
+        vector("copy", "x", n, x, incx)?,
+        vector("copy", "y", n, y, incy)?,
+    );
+    if n == 0 {
+        return Ok(());
+    }
+    let n = check::blas_int("copy", "n", n)?;
+    // SAFETY: the caller vouches for the spans checked above and their disjointness.
+    unsafe { copy_checked(n, x, vx, y, vy) };
+    Ok(())
+}
+
+/// # Safety
+/// As [`BlasCopy::copy`], with `n`, `vx`, `vy` from checks of the caller's arguments.
+#[inline(always)]
+unsafe fn copy_checked<T: Cblas>(n: i32, x: *const T, vx: Vector, y: *mut T, vy: Vector) {
+    // SAFETY: the caller vouches for the spans and their disjointness.
+    unsafe { T::copy(n, slice(x, vx.span), vx.inc, slice_mut(y, vy.span), vy.inc) }
 }
 
 impl<T: Cblas> BlasCopy<T> for CpuDevice {
     #[inline]
     unsafe fn copy(n: usize, x: *const T, incx: isize, y: *mut T, incy: isize) -> Result<()> {
-        let (vx, vy) = (
-            vector("copy", "x", n, x, incx)?,
-            vector("copy", "y", n, y, incy)?,
-        );
-        if n == 0 {
-            return Ok(());
+        match fast_pair(n, x, incx, y, incy) {
+            Some((n, vx, vy)) => {
+                // SAFETY: the caller vouches for the spans checked by `fast_pair` and
+                // their disjointness.
+                unsafe { copy_checked(n, x, vx, y, vy) };
+                Ok(())
+            }
+            // SAFETY: forwarded from the caller.
+            None => unsafe { copy_general(n, x, incx, y, incy) },
         }
-        let n = check::blas_int("copy", "n", n)?;
-        // SAFETY: the caller vouches for the spans checked above and their disjointness.
-        unsafe { T::copy(n, slice(x, vx.span), vx.inc, slice_mut(y, vy.span), vy.inc) };
-        Ok(())
     }
 }
 
