@@ -97,6 +97,17 @@ impl<T: Scalar> Conj<T> for CpuDevice {
 impl<T: Arith> Add<T> for CpuDevice {
     unsafe fn add(n: usize, alpha: T, x: *const T, beta: T, y: *const T, z: *mut T) -> Result<()> {
         let (a, b) = (alpha.up(), beta.up());
+        let one = T::one().up();
+        if a == one && b == one {
+            // `x + y` (`a.add(&b)`, `a.add_(&b)`): the same values as the general loop
+            // (`Arith::scale` by one is exact), without its two products per element.
+            // SAFETY: forwarded contract.
+            return unsafe {
+                map_elements("add", n, [x, y], z, move |[x, y]| {
+                    T::down(T::add(x.up(), y.up()))
+                })
+            };
+        }
         // SAFETY: forwarded contract.
         unsafe {
             map_elements("add", n, [x, y], z, move |[x, y]| {
