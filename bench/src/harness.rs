@@ -44,7 +44,12 @@ pub fn hermitian(rng: &mut StdRng, n: usize) -> Vec<c64> {
 }
 
 /// Seconds per call of `a` and of `b`, medians over interleaved samples.
-pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+pub fn compare(a: impl FnMut(), b: impl FnMut()) -> (f64, f64) {
+    compare_samples(SAMPLES, a, b)
+}
+
+/// [`compare`] with `samples` samples (calls over 0.2 s still take 5).
+pub fn compare_samples(samples: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
     // Calibrate the repetitions on `a`.
     let mut reps = 1usize;
     let per_call;
@@ -72,7 +77,7 @@ pub fn compare(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
         t.elapsed().as_secs_f64() / reps as f64
     };
     // Slow calls (eigensolvers, huge arrays) get fewer samples.
-    let samples = if per_call > 0.2 { 5 } else { SAMPLES };
+    let samples = if per_call > 0.2 { 5 } else { samples };
     for sample in 0..samples {
         // Alternate which side runs first, so neither always inherits a warm cache or
         // an idle core from the other.
