@@ -54,6 +54,39 @@ pub(crate) fn vector<T>(
     }
 }
 
+/// The checked arguments of a call on one vector of `n` elements at `x`: `None` for
+/// `n == 0` (nothing to do), else the BLAS length and the vector.
+#[inline]
+pub(crate) fn vector_one<T>(
+    op: &'static str,
+    n: usize,
+    x: *const T,
+    incx: isize,
+) -> Result<Option<(i32, Vector)>> {
+    let vx = vector(op, "x", n, x, incx)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    Ok(Some((check::blas_int(op, "n", n)?, vx)))
+}
+
+/// [`vector_one`] for a call on two vectors `x` and `y` of `n` elements.
+#[inline]
+pub(crate) fn vector_pair<T>(
+    op: &'static str,
+    n: usize,
+    x: *const T,
+    incx: isize,
+    y: *const T,
+    incy: isize,
+) -> Result<Option<(i32, Vector, Vector)>> {
+    let (vx, vy) = (vector(op, "x", n, x, incx)?, vector(op, "y", n, y, incy)?);
+    if n == 0 {
+        return Ok(None);
+    }
+    Ok(Some((check::blas_int(op, "n", n)?, vx, vy)))
+}
+
 /// [`vector`]'s full checks.
 #[cold]
 #[inline(never)]

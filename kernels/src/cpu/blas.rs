@@ -9,7 +9,7 @@ use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use super::{slice, slice_mut};
 use crate::blas::*;
 use crate::check;
-use crate::plan::{plan_gemv, vector, vector_fast, GemmPlan, GemvPlan, Vector};
+use crate::plan::{plan_gemv, vector_fast, vector_one, vector_pair, GemmPlan, GemvPlan, Vector};
 
 /// The CBLAS entry points of one element type, with the BLAS integer sizes already
 /// checked. Implemented for `f32`, `f64`, `c32` and `c64`.
@@ -312,11 +312,9 @@ unsafe fn dot_general<T: Cblas>(
     y: *const T,
     incy: isize,
 ) -> Result<T> {
-    let (vx, vy) = (vector(op, "x", n, x, incx)?, vector(op, "y", n, y, incy)?);
-    if n == 0 {
+    let Some((n, vx, vy)) = vector_pair(op, n, x, incx, y, incy)? else {
         return Ok(T::zero());
-    }
-    let n = check::blas_int(op, "n", n)?;
+    };
     // SAFETY: the caller vouches for the spans checked above.
     Ok(unsafe { dot_checked(conj, n, x, vx, y, vy) })
 }
@@ -350,11 +348,9 @@ impl<T: Cblas> BlasDot<T> for CpuDevice {
 #[cold]
 #[inline(never)]
 unsafe fn nrm2_general<T: Cblas>(n: usize, x: *const T, incx: isize) -> Result<T::Real> {
-    let vx = vector("nrm2", "x", n, x, incx)?;
-    if n == 0 {
+    let Some((n, vx)) = vector_one("nrm2", n, x, incx)? else {
         return Ok(<T::Real as Scalar>::zero());
-    }
-    let n = check::blas_int("nrm2", "n", n)?;
+    };
     // SAFETY: the caller vouches for the span checked above.
     // Reference BLAS returns 0 for a negative increment; the norm of the same
     // elements walked backwards is the norm walked forwards.
@@ -387,11 +383,9 @@ unsafe fn scal_general<T: Cblas>(
     x: *mut T,
     incx: isize,
 ) -> Result<()> {
-    let vx = vector(op, "x", n, x, incx)?;
-    if n == 0 {
+    let Some((n, vx)) = vector_one(op, n, x, incx)? else {
         return Ok(());
-    }
-    let n = check::blas_int(op, "n", n)?;
+    };
     // SAFETY: the caller vouches for the span checked above.
     // Reference BLAS does nothing for a negative increment; scaling touches the same
     // elements in either direction.
@@ -428,32 +422,41 @@ impl<T: Cblas> Scale<T> {
     }
 }
 
+/// `scal` and `scal_real`: the common path, else [`scal_general`].
+///
+/// # Safety
+/// As [`BlasScal::scal`].
+#[inline(always)]
+unsafe fn scal_any<T: Cblas>(
+    op: &'static str,
+    n: usize,
+    alpha: Scale<T>,
+    x: *mut T,
+    incx: isize,
+) -> Result<()> {
+    match vector_fast(n, x, incx) {
+        Some(vx) => {
+            // SAFETY: the caller vouches for the span checked by `vector_fast`, which
+            // also took `n <= i32::MAX` and a positive increment.
+            unsafe { alpha.apply(n as i32, x, vx.span, vx.inc) };
+            Ok(())
+        }
+        // SAFETY: forwarded from the caller.
+        None => unsafe { scal_general(op, n, alpha, x, incx) },
+    }
+}
+
 impl<T: Cblas> BlasScal<T> for CpuDevice {
     #[inline]
     unsafe fn scal(n: usize, alpha: T, x: *mut T, incx: isize) -> Result<()> {
-        match vector_fast(n, x, incx) {
-            Some(vx) => {
-                // SAFETY: the caller vouches for the span checked by `vector_fast`, which
-                // also took `n <= i32::MAX` and a positive increment.
-                unsafe { Scale::Full(alpha).apply(n as i32, x, vx.span, vx.inc) };
-                Ok(())
-            }
-            // SAFETY: forwarded from the caller.
-            None => unsafe { scal_general("scal", n, Scale::Full(alpha), x, incx) },
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { scal_any("scal", n, Scale::Full(alpha), x, incx) }
     }
 
     #[inline]
     unsafe fn scal_real(n: usize, alpha: T::Real, x: *mut T, incx: isize) -> Result<()> {
-        match vector_fast(n, x, incx) {
-            Some(vx) => {
-                // SAFETY: as in `scal`.
-                unsafe { Scale::Real(alpha).apply(n as i32, x, vx.span, vx.inc) };
-                Ok(())
-            }
-            // SAFETY: forwarded from the caller.
-            None => unsafe { scal_general("scal_real", n, Scale::Real(alpha), x, incx) },
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { scal_any("scal_real", n, Scale::Real(alpha), x, incx) }
     }
 }
 
@@ -471,14 +474,9 @@ unsafe fn axpy_general<T: Cblas>(
     y: *mut T,
     incy: isize,
 ) -> Result<()> {
-    let (vx, vy) = (
-        vector("axpy", "x", n, x, incx)?,
-        vector("axpy", "y", n, y, incy)?,
-    );
-    if n == 0 {
+    let Some((n, vx, vy)) = vector_pair("axpy", n, x, incx, y, incy)? else {
         return Ok(());
-    }
-    let n = check::blas_int("axpy", "n", n)?;
+    };
     // SAFETY: the caller vouches for the spans checked above and their disjointness.
     unsafe { axpy_checked(n, alpha, x, vx, y, vy) };
     Ok(())
@@ -537,14 +535,9 @@ unsafe fn copy_general<T: Cblas>(
     y: *mut T,
     incy: isize,
 ) -> Result<()> {
-    let (vx, vy) = (
-        vector("copy", "x", n, x, incx)?,
-        vector("copy", "y", n, y, incy)?,
-    );
-    if n == 0 {
+    let Some((n, vx, vy)) = vector_pair("copy", n, x, incx, y, incy)? else {
         return Ok(());
-    }
-    let n = check::blas_int("copy", "n", n)?;
+    };
     // SAFETY: the caller vouches for the spans checked above and their disjointness.
     unsafe { copy_checked(n, x, vx, y, vy) };
     Ok(())

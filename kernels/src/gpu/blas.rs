@@ -13,7 +13,7 @@ use super::source::MATMUL_LOOP;
 use crate::blas::*;
 use crate::check;
 use crate::memory::SetMemory;
-use crate::plan::{self, plan_gemv, vector, GemmPlan, GemvPlan};
+use crate::plan::{self, plan_gemv, vector_one, vector_pair, GemmPlan, GemvPlan};
 
 /// A host array of device pointers, copied to the device for the batched routines.
 fn pointer_array<P>(op: &'static str, ptrs: &[*const P]) -> Result<Scratch<i64>> {
@@ -49,12 +49,10 @@ unsafe fn dot_any<T: Cublas>(
     conj: bool,
 ) -> Result<T> {
     let o = if conj { "dot" } else { "dotu" };
-    let (vx, vy) = (vector(o, "x", n, x, incx)?, vector(o, "y", n, y, incy)?);
     let mut r = T::zero();
-    if n == 0 {
+    let Some((ni, vx, vy)) = vector_pair(o, n, x, incx, y, incy)? else {
         return Ok(r);
-    }
-    let ni = check::blas_int(o, "n", n)?;
+    };
     let name = match (T::DTYPE.is_complex(), conj) {
         (false, _) => "dot",
         (true, true) => "dotc",
@@ -74,12 +72,10 @@ unsafe fn dot_any<T: Cublas>(
 
 impl<T: Cublas> BlasNrm2<T> for GpuDevice {
     unsafe fn nrm2(n: usize, x: *const T, incx: isize) -> Result<T::Real> {
-        let vx = vector("nrm2", "x", n, x, incx)?;
         let mut r = <T::Real as Scalar>::zero();
-        if n == 0 {
+        let Some((ni, vx)) = vector_one("nrm2", n, x, incx)? else {
             return Ok(r);
-        }
-        let ni = check::blas_int("nrm2", "n", n)?;
+        };
         // SAFETY: as in `dot_any`. A negative increment acts as |inc| (as on the CPU).
         call::<T>("nrm2", |h| unsafe {
             T::nrm2(h, ni, x, vx.inc.abs(), &mut r)
@@ -90,11 +86,9 @@ impl<T: Cublas> BlasNrm2<T> for GpuDevice {
 
 impl<T: Cublas> BlasScal<T> for GpuDevice {
     unsafe fn scal(n: usize, alpha: T, x: *mut T, incx: isize) -> Result<()> {
-        let vx = vector("scal", "x", n, x, incx)?;
-        if n == 0 {
+        let Some((ni, vx)) = vector_one("scal", n, x, incx)? else {
             return Ok(());
-        }
-        let ni = check::blas_int("scal", "n", n)?;
+        };
         // SAFETY: `x` is valid device memory (caller); `alpha` a host scalar.
         call::<T>("scal", |h| unsafe {
             T::scal(h, ni, &alpha, x, vx.inc.abs())
@@ -102,11 +96,9 @@ impl<T: Cublas> BlasScal<T> for GpuDevice {
     }
 
     unsafe fn scal_real(n: usize, alpha: T::Real, x: *mut T, incx: isize) -> Result<()> {
-        let vx = vector("scal_real", "x", n, x, incx)?;
-        if n == 0 {
+        let Some((ni, vx)) = vector_one("scal_real", n, x, incx)? else {
             return Ok(());
-        }
-        let ni = check::blas_int("scal_real", "n", n)?;
+        };
         // SAFETY: as for `scal`.
         call::<T>("scal", |h| unsafe {
             T::scal_real(h, ni, &alpha, x, vx.inc.abs())
@@ -123,14 +115,9 @@ impl<T: Cublas> BlasAxpy<T> for GpuDevice {
         y: *mut T,
         incy: isize,
     ) -> Result<()> {
-        let (vx, vy) = (
-            vector("axpy", "x", n, x, incx)?,
-            vector("axpy", "y", n, y, incy)?,
-        );
-        if n == 0 {
+        let Some((ni, vx, vy)) = vector_pair("axpy", n, x, incx, y, incy)? else {
             return Ok(());
-        }
-        let ni = check::blas_int("axpy", "n", n)?;
+        };
         // SAFETY: the vectors are valid device memory (caller).
         call::<T>("axpy", |h| unsafe {
             T::axpy(h, ni, &alpha, x, vx.inc, y, vy.inc)
@@ -140,14 +127,9 @@ impl<T: Cublas> BlasAxpy<T> for GpuDevice {
 
 impl<T: Cublas> BlasCopy<T> for GpuDevice {
     unsafe fn copy(n: usize, x: *const T, incx: isize, y: *mut T, incy: isize) -> Result<()> {
-        let (vx, vy) = (
-            vector("copy", "x", n, x, incx)?,
-            vector("copy", "y", n, y, incy)?,
-        );
-        if n == 0 {
+        let Some((ni, vx, vy)) = vector_pair("copy", n, x, incx, y, incy)? else {
             return Ok(());
-        }
-        let ni = check::blas_int("copy", "n", n)?;
+        };
         // SAFETY: the vectors are valid device memory (caller).
         call::<T>("copy", |h| unsafe { T::copy(h, ni, x, vx.inc, y, vy.inc) })
     }
