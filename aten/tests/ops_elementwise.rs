@@ -213,6 +213,89 @@ device_test!(complex_ops_with_infinite_nan_and_signed_zero_parts_match_part_by_p
     nonfinite_complex_case::<D, c64>();
 });
 
+/// Complex division over the whole exponent range: `x·2^kx / (y·2^ky)` for parts of `x`
+/// and `y` in [-1, 1) against the quotient of the unscaled parts (in f64, where it is far
+/// from overflow) times `2^(kx − ky)`, for every pair of scales whose quotient is normal.
+/// The textbook `x·conj(y) / |y|²` gave 0 or infinity for `|y|` beyond `1.3e154` or under
+/// `1.5e-154` (c64; `1.8e19` and `1.1e-19` for c32) with a finite quotient. Then division
+/// by zero and by a real divisor with infinite parts, in closed form.
+fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) {
+    let mut r = rng(75);
+    let n = 300;
+    let (_, xv) = random_tensor::<c64>(&mut r, &[n]);
+    let (_, yv) = random_tensor::<c64>(&mut r, &[n]);
+    let tol = 8.0 * eps(T::DTYPE);
+    for &kx in ks {
+        for &ky in ks {
+            if (kx - ky).abs() > max_k {
+                continue;
+            }
+            let (sx, sy) = (2f64.powi(kx), 2f64.powi(ky));
+            let xs: Vec<T> = xv.iter().map(|&v| T::cast_from(v * sx)).collect();
+            let ys: Vec<T> = yv.iter().map(|&v| T::cast_from(v * sy)).collect();
+            let x = on::<D>(Tensor::from_slice(&xs, &[n]).unwrap());
+            let y = on::<D>(Tensor::from_slice(&ys, &[n]).unwrap());
+            let got = c64s(&(&x / &y).unwrap());
+            for i in 0..n {
+                // The stored inputs, unscaled exactly (powers of two), divided where
+                // nothing overflows, and scaled back.
+                let (a, b) = (c(xs[i]) / sx, c(ys[i]) / sy);
+                let d = b.re * b.re + b.im * b.im;
+                let q = c64::new(a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im) / d;
+                let want = q * 2f64.powi(kx - ky);
+                assert!(
+                    (got[i] - want).norm() <= tol * want.norm(),
+                    "{} x·2^{kx} / y·2^{ky} at {i}: got {}, want {want}",
+                    T::DTYPE,
+                    got[i]
+                );
+            }
+        }
+    }
+    let inf = f64::INFINITY;
+    let t = |v: &[c64]| {
+        let cast: Vec<T> = v.iter().map(|&z| T::cast_from(z)).collect();
+        on::<D>(Tensor::from_slice(&cast, &[v.len()]).unwrap())
+    };
+    let num = t(&[
+        c64::new(1.0, 2.0),
+        c64::new(-1.0, 0.0),
+        c64::new(0.0, inf),
+        c64::new(3.0, -inf),
+    ]);
+    let den = t(&[
+        c64::new(0.0, 0.0),
+        c64::new(0.0, 0.0),
+        c64::new(2.0, 0.0),
+        c64::new(-0.5, 0.0),
+    ]);
+    let got = c64s(&(&num / &den).unwrap());
+    let want = [
+        c64::new(inf, inf),
+        c64::new(-inf, f64::NAN),
+        c64::new(0.0, inf),
+        c64::new(-6.0, inf),
+    ];
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            same_part(g.re, w.re) && same_part(g.im, w.im),
+            "{}: got {g}, want {w}",
+            T::DTYPE
+        );
+    }
+}
+
+device_test!(complex_division_is_right_across_the_exponent_range_and_at_zero, D => {
+    division_range_case::<D, ctensor_aten::c32>(
+        &[-120, -80, -66, -64, -40, 0, 40, 64, 66, 80, 120],
+        100,
+    );
+    division_range_case::<D, c64>(
+        &[-1000, -600, -515, -512, -300, -100, 0, 100, 300, 512, 515, 600, 1000],
+        1000,
+    );
+});
+
 device_test!(ops_read_views_and_fortran_maps_and_write_in_place, D => {
     let mut r = rng(72);
     let (a, av) = random_on::<D, f64>(&mut r, &[5, 7]);

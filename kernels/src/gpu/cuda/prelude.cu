@@ -167,15 +167,32 @@ __device__ inline float ct_div(float a, float b) { return a / b; }
 __device__ inline double ct_div(double a, double b) { return a / b; }
 __device__ inline int ct_div(int a, int b) { return b == 0 ? 0 : (b == -1 ? (int)(0u - (u32)a) : a / b); }
 __device__ inline i64 ct_div(i64 a, i64 b) { return b == 0 ? 0 : (b == -1 ? (i64)(0ull - (u64)a) : a / b); }
-// (a · conj(b)) / |b|², the textbook formula (as num_complex computes it).
-__device__ inline ct_c32 ct_div(ct_c32 a, ct_c32 b) {
-    float d = b.re * b.re + b.im * b.im;
-    ct_c32 r = {(a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d}; return r;
-}
-__device__ inline ct_c64 ct_div(ct_c64 a, ct_c64 b) {
-    double d = b.re * b.re + b.im * b.im;
-    ct_c64 r = {(a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d}; return r;
-}
+// Complex a / b by Smith's method (CACM 5(8), 1962; NumPy's too): divide through by the
+// larger part of b, so no |b|^2 is formed, which would overflow for |b| > 1.3e154 (c64;
+// 1.8e19 for c32) and underflow below 1.5e-154 (1.1e-19) while the quotient is finite.
+// Division by zero gives the parts of a over +0, as NumPy; a real divisor (zero imaginary
+// part) divides each part, so (0 + inf i) / 2 is 0 + inf i. As the host's Arith::div.
+#define CT_SMITH_DIV(C, R)                                                             \
+    __device__ inline C ct_div(C a, C b) {                                             \
+        R br = fabs(b.re), bi = fabs(b.im);                                            \
+        C r;                                                                           \
+        if (br >= bi) {                                                                \
+            if (br == (R)0 && bi == (R)0) {                                            \
+                r.re = a.re / br; r.im = a.im / br;                                    \
+            } else if (bi == (R)0) {                                                   \
+                r.re = a.re / b.re; r.im = a.im / b.re;                                \
+            } else {                                                                   \
+                R rat = b.im / b.re, scl = (R)1 / (b.re + b.im * rat);                 \
+                r.re = (a.re + a.im * rat) * scl; r.im = (a.im - a.re * rat) * scl;    \
+            }                                                                          \
+        } else {                                                                       \
+            R rat = b.re / b.im, scl = (R)1 / (b.im + b.re * rat);                     \
+            r.re = (a.re * rat + a.im) * scl; r.im = (a.im * rat - a.re) * scl;        \
+        }                                                                              \
+        return r;                                                                      \
+    }
+CT_SMITH_DIV(ct_c32, float)
+CT_SMITH_DIV(ct_c64, double)
 
 __device__ inline float ct_neg(float a) { return -a; }
 __device__ inline double ct_neg(double a) { return -a; }
