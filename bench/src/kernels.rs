@@ -561,6 +561,32 @@ pub fn elementwise_vs_loops(rng: &mut StdRng) -> String {
                 },
             ),
         );
+        // Smith's quotient (branches on which part of y is larger) against the textbook
+        // x·conj(y)/|y|² that num_complex computes: the price of quotients that do not
+        // overflow or underflow.
+        t.row(
+            "div c64 z = x / y (Smith) vs num_complex's textbook `/`",
+            &n.to_string(),
+            compare(
+                // SAFETY: n elements each.
+                || unsafe {
+                    <CpuDevice as Div<c64>>::div(
+                        n,
+                        c64::new(1.0, 0.0),
+                        xc.as_ptr(),
+                        yc.as_ptr(),
+                        zc1.as_mut_ptr(),
+                    )
+                    .unwrap()
+                },
+                || {
+                    for ((z, x), y) in zc2.iter_mut().zip(&xc).zip(&yc) {
+                        *z = x / y;
+                    }
+                    black_box(&mut zc2);
+                },
+            ),
+        );
     }
     for (r, cdim) in [(64usize, 64usize), (1000, 1000), (2048, 2048), (4096, 1024)] {
         let n = r * cdim;
