@@ -672,24 +672,9 @@ where
     CpuDevice: Add<T> + Mul<T> + Fma<T> + Div<T>,
 {
     let s = suffix(T::DTYPE);
-    let parts = [
-        0.0,
-        -0.0,
-        1.0,
-        -2.5,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-    ];
-    let vals: Vec<T> = parts
-        .iter()
-        .flat_map(|&re| parts.iter().map(move |&im| T::cast_from(c64::new(re, im))))
-        .collect();
-    let m = vals.len();
-    let n = m * m;
-    let x: Vec<T> = (0..n).map(|k| vals[k / m]).collect();
-    let y: Vec<T> = (0..n).map(|k| vals[k % m]).collect();
-    let z: Vec<T> = (0..n).map(|k| vals[(k * 5 + 3) % m]).collect();
+    let [x, y, z] = common::special_value_operands()
+        .map(|v| v.into_iter().map(T::cast_from).collect::<Vec<T>>());
+    let n = x.len();
     let factors = [(1.0, 0.0), (-1.0, 0.0), (2.5, 0.0), (0.5, 2.0)]
         .map(|(re, im)| T::cast_from(c64::new(re, im)));
     for alpha in factors {
