@@ -763,6 +763,30 @@ fn gemv_rejects_zero_increment_and_small_lda() {
 }
 
 #[test]
+fn level1_general_paths_refuse_what_the_fast_path_sends_them() {
+    let x = [1.0f64; 4];
+    let mut y = [0.0f64; 4];
+    let big = i32::MAX as usize + 1;
+    // SAFETY: every call is rejected before any memory is touched.
+    unsafe {
+        let e = <CpuDevice as BlasScal<f64>>::scal(2, 2.0, y.as_mut_ptr(), 0).unwrap_err();
+        assert!(e.to_string().contains("non-zero increment"), "{e}");
+        let e =
+            <CpuDevice as BlasScal<c64>>::scal_real(2, 2.0, std::ptr::null_mut(), 1).unwrap_err();
+        assert!(e.to_string().contains("non-null pointer"), "{e}");
+        let e = <CpuDevice as BlasDot<f64>>::dotu(2, x.as_ptr(), 0, x.as_ptr(), 1).unwrap_err();
+        assert!(e.to_string().contains("non-zero increment"), "{e}");
+        // Beyond the BLAS integer: refused as an overflow, not truncated.
+        let e = <CpuDevice as BlasAxpy<f64>>::axpy(big, 1.0, x.as_ptr(), 1, y.as_mut_ptr(), 1)
+            .unwrap_err();
+        assert!(matches!(e, Error::Overflow { op: "axpy", .. }), "{e}");
+        let e = <CpuDevice as BlasNrm2<f64>>::nrm2(big, x.as_ptr(), 1).unwrap_err();
+        assert!(matches!(e, Error::Overflow { op: "nrm2", .. }), "{e}");
+    }
+    assert_eq!(y, [0.0; 4], "nothing is written by a refused call");
+}
+
+#[test]
 fn dot_axpy_and_copy_reject_zero_increments() {
     let x = [1.0f64; 4];
     let mut y = [0.0f64; 4];
