@@ -367,3 +367,59 @@ fn mixed_devices_are_still_refused_not_moved() {
         println!("SKIP: mixed_devices_are_still_refused_not_moved: no GPU");
     }
 }
+
+/// `Error::Overflow` naming `value` and `dtype`, else a panic saying what came instead.
+fn expect_overflow(what: &str, got: Result<Tensor>, value: i64, dtype: &str) {
+    match got {
+        Err(e @ Error::Overflow { .. }) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&value.to_string()) && msg.contains(dtype),
+                "{what}: {msg}"
+            );
+        }
+        Err(e) => panic!("{what}: expected Overflow, got {e}"),
+        Ok(t) => panic!("{what}: expected Overflow, got {t}"),
+    }
+}
+
+device_test!(integers_out_of_an_integer_tensors_range_are_overflow_errors, D -> Result {
+    let i = on::<D>(Tensor::from_slice(&[1i32, -7], &[2])?);
+    for big in [1i64 << 40, i32::MAX as i64 + 1, i32::MIN as i64 - 1, i64::MIN] {
+        let cases: [(&str, Result<Tensor>); 8] = [
+            ("t + n", &i + big),
+            ("t - n", &i - big),
+            ("n - t", big - &i),
+            ("t * n", &i * big),
+            ("t / n", &i / big),
+            ("n / t", big / &i),
+            ("clamp(t, n)", i.clamp(Some(big.min(0)), Some(big.max(0)))),
+            ("t *= n (scale_)", {
+                let mut c = i.try_clone()?;
+                c.scale_(big).map(|()| c)
+            }),
+        ];
+        for (what, got) in cases {
+            expect_overflow(&format!("{what} with n = {big}"), got, big, "i32");
+        }
+        if big > 0 {
+            expect_overflow(&format!("t ** {big}"), i.pow_scalar(big), big, "i32");
+        }
+    }
+    // The ends of the range are numbers like any other (the arithmetic itself wraps, as
+    // NumPy's integer arrays do).
+    assert_eq!((&i + i64::from(i32::MIN))?.to_vec::<i32>()?, [i32::MIN + 1, i32::MAX - 6]);
+    assert_eq!((&i * i64::from(i32::MAX))?.to_vec::<i32>()?, [i32::MAX, (-7i32).wrapping_mul(i32::MAX)]);
+    // An i64 tensor holds every i64; floating tensors round.
+    let l = i.cast(Int64)?;
+    assert_eq!((&l + (1i64 << 40))?.to_vec::<i64>()?, [(1 << 40) + 1, (1 << 40) - 7]);
+    let f = i.cast(Float)?;
+    assert_eq!((&f * (1i64 << 40))?.to_vec::<f32>()?, [2f32.powi(40), -7.0 * 2f32.powi(40)]);
+    // Comparisons answer rightly instead (NumPy 2 compares out-of-range integers so).
+    let big = 1i64 << 40;
+    assert_eq!(i.lt_scalar(big)?.to_vec::<i32>()?, [1, 1]);
+    assert_eq!(i.gt_scalar(-big)?.to_vec::<i32>()?, [1, 1]);
+    assert_eq!(i.equal_scalar(big)?.to_vec::<i32>()?, [0, 0]);
+    assert_eq!(i.not_equal_scalar(big)?.to_vec::<i32>()?, [1, 1]);
+    Ok(())
+});

@@ -33,8 +33,9 @@ pub enum Error {
         /// The valid range, in words or as `lo..hi`.
         valid: String,
     },
-    /// An element count or byte size does not fit in 64 bits (or `isize`).
-    #[error("{op}: size overflow: {what}")]
+    /// An element count or byte size does not fit in 64 bits (or `isize`), or a value
+    /// does not fit the data type it must be stored in.
+    #[error("{op}: overflow: {what}")]
     Overflow {
         /// The operation that failed.
         op: &'static str,

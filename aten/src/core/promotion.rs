@@ -165,14 +165,39 @@ impl Number {
     }
 
     /// A rank-0 tensor of `dtype` on `device` holding this number (cast as
-    /// [`cast`](Self::cast)): the scalar operand of the scalar ops.
+    /// [`cast`](Self::cast)): the scalar operand of the scalar ops. An integer that
+    /// `dtype` cannot hold is [`Error::Overflow`] ([`check_fits`](Self::check_fits)).
     pub fn tensor(
         self,
         dtype: DataType,
         device: ctensor_base::DeviceType,
     ) -> Result<crate::Tensor> {
+        self.check_fits("scalar operand", dtype)?;
         crate::core::dispatch::with_dtype!(dtype, T => crate::Tensor::scalar(self.cast::<T>()))?
             .to_device(device)
+    }
+
+    /// Whether an integer number fits the integer type `dtype` (every number fits the
+    /// floating and complex types, which round or overflow to infinity as their casts
+    /// do). `Err(Error::Overflow)` naming the value and the type when it does not: an
+    /// out-of-range integer would otherwise wrap, as NumPy 2 refuses it
+    /// (`OverflowError`).
+    pub fn check_fits(self, op: &'static str, dtype: DataType) -> Result<()> {
+        let Number::Int(i) = self else {
+            return Ok(());
+        };
+        let fits = match dtype {
+            DataType::Int => i32::try_from(i).is_ok(),
+            _ => true,
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(Error::Overflow {
+                op,
+                what: format!("the integer {i} is out of range for {dtype}"),
+            })
+        }
     }
 
     /// The type of the result of a tensor of type `t` with this number (weak promotion).

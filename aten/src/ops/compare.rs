@@ -36,9 +36,14 @@ fn compare(op_name: &'static str, op: CmpOp, x: &Tensor, y: &Tensor) -> Result<T
     Ok(out)
 }
 
-/// `x op s` for a number `s`, compared in the type of their weak promotion.
+/// `x op s` for a number `s`, compared in the type of their weak promotion; an integer
+/// that type cannot hold is compared in `i64`, so the answer is right rather than an
+/// overflow (NumPy 2 compares out-of-range Python integers the same way).
 fn compare_number(op_name: &'static str, op: CmpOp, x: &Tensor, s: Number) -> Result<Tensor> {
-    let dtype = s.result_type_with(x.dtype());
+    let mut dtype = s.result_type_with(x.dtype());
+    if s.check_fits(op_name, dtype).is_err() {
+        dtype = DataType::Int64;
+    }
     let n = s.tensor(dtype, x.device())?;
     let x = promote_to(op_name, &[x], dtype)?.remove(0);
     compare(op_name, op, &x, &n)
@@ -197,11 +202,13 @@ impl Tensor {
         let mut out = self.share();
         if let Some(l) = lo {
             let dtype = l.result_type_with(out.dtype());
-            out = out.extreme2(op, true, &l.tensor(dtype, self.device())?)?;
+            let l = l.tensor(dtype, self.device()).map_err(|e| e.in_op(op))?;
+            out = out.extreme2(op, true, &l)?;
         }
         if let Some(h) = hi {
             let dtype = h.result_type_with(out.dtype());
-            out = out.extreme2(op, false, &h.tensor(dtype, self.device())?)?;
+            let h = h.tensor(dtype, self.device()).map_err(|e| e.in_op(op))?;
+            out = out.extreme2(op, false, &h)?;
         }
         if lo.is_none() && hi.is_none() {
             out = self.try_clone()?;

@@ -250,7 +250,7 @@ fn with_number(
 ) -> Result<Tensor> {
     let dtype = s.result_type_with(x.dtype());
     let x = as_type(op, x, dtype)?;
-    let n = s.tensor(dtype, x.device())?;
+    let n = s.tensor(dtype, x.device()).map_err(|e| e.in_op(op))?;
     if number_first {
         compute(op, kind, &[&n, &x])
     } else {
@@ -327,7 +327,9 @@ impl Tensor {
     /// times a real tensor is complex, never a silently dropped imaginary part).
     pub fn mul_scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
         let s = s.into();
-        let x = as_type("mul_scalar", self, s.result_type_with(self.dtype()))?;
+        let dtype = s.result_type_with(self.dtype());
+        s.check_fits("mul_scalar", dtype)?;
+        let x = as_type("mul_scalar", self, dtype)?;
         compute("mul_scalar", Kind::Scale(s.to_c64()), &[&x])
     }
 
@@ -459,6 +461,7 @@ impl Tensor {
     pub fn scale_(&mut self, s: impl Into<Number>) -> Result<()> {
         let s = s.into();
         check_can_cast("scale_", s.result_type_with(self.dtype()), self.dtype())?;
+        s.check_fits("scale_", self.dtype())?;
         compute_in_place("scale_", Kind::Scale(s.to_c64()), self, &[])
     }
 }

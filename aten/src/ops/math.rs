@@ -70,7 +70,7 @@ impl Tensor {
         let e = exponent.into();
         let dtype = e.result_type_with(self.dtype());
         let x = promote_to(op, &[self], dtype)?.remove(0);
-        let y = e.tensor(dtype, self.device())?;
+        let y = e.tensor(dtype, self.device()).map_err(|e| e.in_op(op))?;
         pow_of(op, &x, &y, self.dims())
     }
 }

@@ -235,6 +235,32 @@ macro_rules! device_test {
             }
         }
     };
+    // The same, for a body that uses `?` and ends in `Ok(())`.
+    ($name:ident, $D:ident -> Result $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn cpu() -> std::result::Result<(), Box<dyn std::error::Error>> {
+                #[allow(dead_code)]
+                type $D = ctensor_base::CpuDevice;
+                $body
+            }
+
+            #[cfg(feature = "cuda")]
+            #[test]
+            fn gpu() -> std::result::Result<(), Box<dyn std::error::Error>> {
+                if let Some(reason) = ctensor_base::gpu::unavailable_reason() {
+                    $crate::common::skip_gpu(&format!("{}::gpu", module_path!()), &reason);
+                    return Ok(());
+                }
+                #[allow(dead_code)]
+                type $D = ctensor_base::GpuDevice;
+                $body
+            }
+        }
+    };
 }
 
 /// Every pair of the 49 complex numbers whose parts are each one of 0, −0, 1, −2.5, ∞, −∞
