@@ -323,9 +323,40 @@ impl Tensor {
         self.buffer.owns_memory()
     }
 
-    /// `true` when `self` and `other` view the same buffer.
+    /// `true` when `self` and `other` may touch the same memory: they view the same
+    /// buffer, or two buffers over one memory (two [`TensorMap`](crate::TensorMap)s, a
+    /// DLPack or NumPy import of an array ctensor already holds) whose elements' address
+    /// ranges overlap on one device (NumPy's `may_share_memory`). Every op that writes
+    /// into an existing tensor asks this, and reads such a source through a copy first.
+    #[doc(alias = "may_share_memory")]
     pub fn shares_memory_with(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.buffer, &other.buffer)
+        if Arc::ptr_eq(&self.buffer, &other.buffer) {
+            return true;
+        }
+        if self.device != other.device {
+            return false;
+        }
+        match (self.byte_range(), other.byte_range()) {
+            (Some(a), Some(b)) => a.start < b.end && b.start < a.end,
+            _ => false,
+        }
+    }
+
+    /// The addresses from the first element's to one past the last element's (GPU
+    /// addresses on the GPU); `None` when there are no elements.
+    fn byte_range(&self) -> Option<std::ops::Range<usize>> {
+        if self.numel() == 0 {
+            return None;
+        }
+        // Strides are non-negative, so the first element is the lowest address.
+        let last: usize = self
+            .dims()
+            .iter()
+            .zip(&self.strides)
+            .map(|(&d, &s)| (d - 1) * s)
+            .sum();
+        let start = self.elem_ptr() as usize;
+        Some(start..start + (last + 1) * self.dtype.size_of())
     }
 
     fn is_dense_with(&self, order: Order) -> bool {

@@ -140,9 +140,14 @@ impl TensorMap {
     ///   reads and writes;
     /// - that memory stays valid as long as the map and every tensor that shares its
     ///   buffer (views and shallow copies made from it) live;
-    /// - meanwhile nothing accesses it except through those tensors: the run-time borrow
-    ///   checks cover the tensors that share this map's buffer, not other maps or
-    ///   references to the same memory.
+    /// - meanwhile nothing accesses it except through those tensors or through other
+    ///   maps of the same memory, and never from two threads at once through two maps:
+    ///   the run-time borrow checks cover the tensors that share one buffer, not other
+    ///   maps or references to the same memory.
+    ///
+    /// Two maps of one memory (or a map and a DLPack import of it) may be used together
+    /// on one thread: an op that writes through one and reads through the other finds
+    /// the overlap by address ([`Tensor::shares_memory_with`]) and reads a copy.
     pub unsafe fn new<T: Scalar>(
         ptr: *mut T,
         device: DeviceType,

@@ -65,10 +65,12 @@ fn plain(inputs: &[&Tensor], like: &Tensor) -> bool {
     })
 }
 
-/// The same elements through the same buffer: the in-place case.
+/// The same elements at the same addresses (through one buffer or two over the same
+/// memory): the in-place case.
 fn same_view(a: &Tensor, b: &Tensor) -> bool {
     a.shares_memory_with(b)
-        && a.offset == b.offset
+        && a.dtype() == b.dtype()
+        && a.elem_ptr() == b.elem_ptr()
         && a.dims() == b.dims()
         && a.strides() == b.strides()
 }
@@ -130,8 +132,9 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
         let z = out.typed_ptr::<T>();
         let s = |v: c64| T::cast_from(v);
         // SAFETY: every pointer addresses `n` dense elements of dtype T inside its
-        // buffer; inputs are `out` itself or in other buffers (so identical or
-        // disjoint); the guards above exclude other access meanwhile.
+        // buffer; each input is at `out`'s addresses or disjoint from `out` (callers
+        // copy any other overlap, `shares_memory_with`); the guards above exclude other
+        // access meanwhile.
         unsafe {
             match kind {
                 Kind::Add(a, b) => <D as Add<T>>::add(n, s(a), p[0], s(b), p[1], z),
