@@ -39,6 +39,10 @@ pub fn strides_rank(
 /// Number of elements of `shape`, or `Error::Overflow`.
 #[inline]
 pub fn numel(op: &'static str, shape: &[usize]) -> Result<usize> {
+    if shape.contains(&0) {
+        // Empty whatever the other sizes are: [2⁴⁰, 2⁴⁰, 0] holds nothing (as NumPy).
+        return Ok(0);
+    }
     shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))

@@ -122,3 +122,15 @@ macro_rules! dispatch {
 }
 
 pub(crate) use crate::{dispatch, dispatch_blas, with_device, with_dtype};
+
+/// `Error::UnsupportedDType` for `op` unless `dtype` is one of the BLAS/LAPACK types
+/// ([`with_blas_dtype!`]'s test, for an op that may return before any kernel runs).
+pub(crate) fn check_blas_dtype(
+    op: &'static str,
+    dtype: ctensor_base::DataType,
+) -> ctensor_base::Result<()> {
+    crate::with_blas_dtype!(dtype, op, T => {
+        let _ = std::marker::PhantomData::<T>;
+        Ok(())
+    })
+}

@@ -198,6 +198,20 @@ impl Tensor {
         Ok(t)
     }
 
+    /// A host vector of `n` elements, element `k` being `f(k)`: the memory is ctensor's
+    /// checked allocation, made before any element is computed, so a length that cannot
+    /// be held is `Error::Overflow` or an allocation error, never an abort.
+    pub(crate) fn from_fn<T: Scalar>(n: usize, f: impl Fn(usize) -> T) -> Result<Tensor> {
+        // SAFETY: every element is written below before the tensor is returned.
+        let t = unsafe { Tensor::uninit(T::DTYPE, DeviceType::Cpu, &[n])? };
+        let p = t.typed_ptr::<T>();
+        for k in 0..n {
+            // SAFETY: `t` is fresh, dense and holds `n` elements of T.
+            unsafe { p.add(k).write(f(k)) };
+        }
+        Ok(t)
+    }
+
     /// A row-major CPU tensor holding `data`. The values are copied into 64-byte-aligned
     /// memory, so every tensor's memory has the same alignment for the kernels.
     pub fn from_vec<T: Scalar>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
@@ -244,8 +258,7 @@ impl Tensor {
             });
         }
         let n = count as usize;
-        let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
-        let host = Tensor::from_slice(&values, &[n])?.cast(dtype)?;
+        let host = Tensor::from_fn(n, |i| start + i as f64 * step)?.cast(dtype)?;
         if device == DeviceType::Cpu {
             Ok(host)
         } else {

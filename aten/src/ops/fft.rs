@@ -211,7 +211,13 @@ pub fn irfftn(x: &Tensor, axes: &[usize], n_last: Option<usize>, norm: FftNorm) 
     let m = x.dims()[last];
     let n = match n_last {
         Some(n) => n,
-        None => 2 * m.saturating_sub(1),
+        None => m
+            .saturating_sub(1)
+            .checked_mul(2)
+            .ok_or_else(|| Error::Overflow {
+                op,
+                what: format!("2·({m} − 1) output points along the last axis exceed usize"),
+            })?,
     };
     if n == 0 {
         return Err(Error::InvalidArgument {
@@ -219,6 +225,12 @@ pub fn irfftn(x: &Tensor, axes: &[usize], n_last: Option<usize>, norm: FftNorm) 
             expected: "at least one output point along the last axis".into(),
             given: format!("n_last = {n_last:?} for {m} input entries"),
         });
+    }
+    let mut out_dims = x.dims().to_vec();
+    out_dims[last] = n;
+    if ctensor_kernels::check::numel(op, &out_dims)? == 0 {
+        // An empty batch: nothing to transform, whatever `n` is (no per-point work).
+        return Tensor::new(complex_for(x.dtype()).real_type(), x.device(), &out_dims);
     }
     // The inverse over the other axes keeps each line along `last` Hermitian.
     let y = transform(op, x, FftDirection::Inverse, rest, norm)?;
@@ -237,6 +249,7 @@ pub fn irfftn(x: &Tensor, axes: &[usize], n_last: Option<usize>, norm: FftNorm) 
     if n % 2 == 0 {
         head.narrow(last, n / 2, 1)?.imag()?.assign(&zero)?;
     }
+    // Built after `head` (as long), whose checked allocation stands for this one too.
     let mirrored: Vec<usize> = (1..n.div_ceil(2)).rev().collect();
     let tail = head.take(last, &mirrored)?.conj()?;
     let full = cat(&[&head.narrow(last, 0, n / 2 + 1)?, &tail], last)?;
@@ -261,17 +274,16 @@ fn check_spacing(op: &'static str, d: f64) -> Result<()> {
 pub fn fftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
     check_spacing("fftfreq", d)?;
     let half = n.div_ceil(2);
-    let v: Vec<f64> = (0..n)
-        .map(|k| {
-            let m = if k < half {
-                k as f64
-            } else {
-                k as f64 - n as f64
-            };
-            m / (d * n as f64)
-        })
-        .collect();
-    Tensor::from_slice(&v, &[n])?.to_device(device)
+    let host = Tensor::from_fn(n, |k| {
+        let m = if k < half {
+            k as f64
+        } else {
+            k as f64 - n as f64
+        };
+        m / (d * n as f64)
+    })
+    .map_err(|e| e.in_op("fftfreq"))?;
+    to_device(host, device)
 }
 
 /// The non-negative sample frequencies of [`rfftn`]'s last axis (NumPy's `rfftfreq`):
@@ -279,8 +291,18 @@ pub fn fftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
 pub fn rfftfreq(n: usize, d: f64, device: DeviceType) -> Result<Tensor> {
     check_spacing("rfftfreq", d)?;
     let count = if n == 0 { 0 } else { n / 2 + 1 };
-    let v: Vec<f64> = (0..count).map(|k| k as f64 / (d * n as f64)).collect();
-    Tensor::from_slice(&v, &[count])?.to_device(device)
+    let host =
+        Tensor::from_fn(count, |k| k as f64 / (d * n as f64)).map_err(|e| e.in_op("rfftfreq"))?;
+    to_device(host, device)
+}
+
+/// `host` on `device` (itself when that is the host).
+fn to_device(host: Tensor, device: DeviceType) -> Result<Tensor> {
+    if device == DeviceType::Cpu {
+        Ok(host)
+    } else {
+        host.to_device(device)
+    }
 }
 
 /// Rolls each of `axes` by `shift(len)` (positions to the right).

@@ -99,28 +99,37 @@ fn real_values<R: Scalar>(w: &Tensor) -> Result<Vec<f64>> {
     Ok(w.to_vec::<R>()?.iter().map(|x| x.to_c64().re).collect())
 }
 
-/// The indices `lo..hi` of the eigenvalues `w` (ascending) that `range` selects.
-fn select(op: &'static str, w: &[f64], range: EighRange) -> Result<(usize, usize)> {
-    let n = w.len();
+/// `range` checked for matrices of order `n`: an index range `lo <= hi <= n`, a value
+/// interval with `lower < upper`.
+fn check_range(op: &'static str, range: EighRange, n: usize) -> Result<()> {
     match range {
-        EighRange::All => Ok((0, n)),
-        EighRange::Index(lo, hi) if lo <= hi && hi <= n => Ok((lo, hi)),
-        EighRange::Index(lo, hi) => Err(Error::OutOfRange {
+        EighRange::Index(lo, hi) if !(lo <= hi && hi <= n) => Err(Error::OutOfRange {
             op,
             what: "eigenpair index range end".into(),
-            given: hi as i64,
+            given: i64::try_from(hi).unwrap_or(i64::MAX),
             valid: format!("lo <= hi <= n = {n}, got {lo}..{hi}"),
         }),
-        EighRange::Value(l, u) if l < u => {
-            let lo = w.iter().position(|&x| x > l).unwrap_or(n);
-            let hi = w.iter().position(|&x| x > u).unwrap_or(n);
-            Ok((lo, hi.max(lo)))
-        }
-        EighRange::Value(l, u) => Err(Error::InvalidArgument {
+        EighRange::Value(l, u) if !(l < u) => Err(Error::InvalidArgument {
             op,
             expected: "an eigenvalue interval (lower, upper] with lower < upper".into(),
             given: format!("lower = {l}, upper = {u}"),
         }),
+        _ => Ok(()),
+    }
+}
+
+/// The indices `lo..hi` of the eigenvalues `w` (ascending) that `range` selects.
+fn select(op: &'static str, w: &[f64], range: EighRange) -> Result<(usize, usize)> {
+    let n = w.len();
+    check_range(op, range, n)?;
+    match range {
+        EighRange::All => Ok((0, n)),
+        EighRange::Index(lo, hi) => Ok((lo, hi)),
+        EighRange::Value(l, u) => {
+            let lo = w.iter().position(|&x| x > l).unwrap_or(n);
+            let hi = w.iter().position(|&x| x > u).unwrap_or(n);
+            Ok((lo, hi.max(lo)))
+        }
     }
 }
 
@@ -170,6 +179,11 @@ fn over_batch(
 ) -> Result<Solved> {
     let rank = a.ndim();
     if rank <= 2 {
+        if let [n, m] = *a.dims() {
+            if n == m {
+                check_range(op, range, n)?; // before the solver runs, not after
+            }
+        }
         return solve(a, b);
     }
     if let EighRange::Value(..) = range {
@@ -183,20 +197,49 @@ fn over_batch(
     }
     let (n, m) = (a.dims()[rank - 2], a.dims()[rank - 1]);
     let batch_dims = &a.dims()[..rank - 2];
-    let batch: usize = batch_dims.iter().product();
+    // Everything the matrices share is checked once, before the batch, so an empty
+    // stack refuses what a full one refuses.
+    if n != m {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: "a stack of square matrices ([..., n, n])".into(),
+            got: format!("shape {:?}", a.dims()),
+        });
+    }
+    check_range(op, range, n)?;
+    crate::core::dispatch::check_blas_dtype(op, a.dtype())?;
+    if let Some(b) = b {
+        super::check_same(op, a, b)?;
+        if b.dims() != a.dims() && b.dims() != [n, n] {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("B of A's shape {:?}, or one matrix for every A", a.dims()),
+                got: format!("{:?}", b.dims()),
+            });
+        }
+    }
+    let count = match range {
+        EighRange::Index(lo, hi) => hi - lo,
+        _ => n,
+    };
+    // A product that overflows needs a zero among the matrix sizes (the tensor exists).
+    let batch = ctensor_kernels::check::numel(op, batch_dims).unwrap_or(usize::MAX);
+    if batch == 0 || n == 0 {
+        // The answer is empty: no per-matrix results to hold (a batch of 2⁴⁰ 0 × 0
+        // matrices is an empty tensor, not 2⁴⁰ allocations).
+        let shape = |tail: &[usize]| [batch_dims, tail].concat();
+        let w = Tensor::new(a.dtype().real_type(), a.device(), &shape(&[count]))?;
+        let v = Tensor::new(a.dtype(), a.device(), &shape(&[n, count]))?;
+        return Ok((w, Some(v)));
+    }
     let flat = a.reshape(&[batch as i64, n as i64, m as i64])?;
     let b_of = |k: usize| -> Result<Option<Tensor>> {
         match b {
             None => Ok(None),
             Some(b) if b.ndim() == 2 => Ok(Some(b.share())),
-            Some(b) if b.dims() == a.dims() => Ok(Some(
+            Some(b) => Ok(Some(
                 b.reshape(&[batch as i64, n as i64, m as i64])?.index(k)?,
             )),
-            Some(b) => Err(Error::ShapeMismatch {
-                op,
-                expected: format!("B of A's shape {:?}, or one matrix for every A", a.dims()),
-                got: format!("{:?}", b.dims()),
-            }),
         }
     };
     let one = |k: usize| -> Result<Solved> { solve(&flat.index(k)?, b_of(k)?.as_ref()) };
@@ -207,22 +250,17 @@ fn over_batch(
     } else {
         (0..batch).map(one).collect::<Result<_>>()?
     };
-    let count = match range {
-        EighRange::Index(lo, hi) => hi.saturating_sub(lo),
-        _ => n,
-    };
     let (ws, vs): (Vec<Tensor>, Vec<Option<Tensor>>) = solved.into_iter().unzip();
     let unbatch = |parts, tail: &[usize], dtype| {
         super::select::unbatch(parts, batch_dims, tail, dtype, a.device())
     };
     let w = unbatch(ws, &[count], a.dtype().real_type())?;
-    let v = match vs.iter().all(Option::is_some) && !vs.is_empty() {
+    let v = match vs.iter().all(Option::is_some) {
         true => Some(unbatch(
             vs.into_iter().flatten().collect(),
             &[n, count],
             a.dtype(),
         )?),
-        false if batch == 0 => Some(unbatch(Vec::new(), &[n, count], a.dtype())?),
         false => None,
     };
     Ok((w, v))

@@ -47,6 +47,21 @@ use ctensor_base::{Error, Result};
 use crate::core::shape::{Order, TensorShape};
 use crate::core::tensor::Tensor;
 
+/// An empty `Vec` with room for `n` items (`what`: what they are), or `Error::Overflow`
+/// when that many cannot be held: a size that only an empty tensor can have (a batch of
+/// 2⁴⁰ zero-size matrices) must not reach an infallible `Vec` allocation, which aborts.
+pub(crate) fn vec_for<T>(op: &'static str, what: &str, n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::Overflow {
+        op,
+        what: format!(
+            "{n} {what} ({} bytes each) cannot be held in memory",
+            std::mem::size_of::<T>()
+        ),
+    })?;
+    Ok(v)
+}
+
 /// Both tensors must be on the same device (data types may differ: see
 /// [`promotion`](crate::core::promotion)).
 pub(crate) fn check_device(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {

@@ -82,20 +82,52 @@ fn over_stack(op: &'static str, a: &Tensor, mode: Option<QrMode>) -> Result<Fact
     }
     let (m, n) = (a.dims()[rank - 2], a.dims()[rank - 1]);
     let batch_dims = &a.dims()[..rank - 2];
-    let batch: usize = batch_dims.iter().product();
+    let (q_shape, r_shape) = shapes(m, n, mode);
+    // A product that overflows needs a zero among the matrix sizes (the tensor exists).
+    let batch = ctensor_kernels::check::numel(op, batch_dims).unwrap_or(usize::MAX);
+    if batch == 0 || m.min(n) == 0 {
+        return empty_stack(op, a, batch_dims, mode);
+    }
     let flat = a.reshape(&[batch as i64, m as i64, n as i64])?;
-    let (mut qs, mut rs) = (Vec::with_capacity(batch), Vec::with_capacity(batch));
+    let (mut qs, mut rs) = (
+        super::vec_for(op, "factors", batch)?,
+        super::vec_for(op, "factors", batch)?,
+    );
     for b in 0..batch {
         let (q, r) = factor(&flat.index(b)?, mode).map_err(|e| e.in_op(op))?;
         qs.extend(q);
         rs.push(r);
     }
-    let (q_shape, r_shape) = shapes(m, n, mode);
     let q = match mode {
         Some(_) => Some(unbatch(qs, batch_dims, &q_shape, a.dtype(), a.device())?),
         None => None,
     };
     Ok((q, unbatch(rs, batch_dims, &r_shape, a.dtype(), a.device())?))
+}
+
+/// The factors of a stack with no matrices or of matrices with no entries (`min(m, n)
+/// = 0`), made without a per-matrix loop: `R` is empty or zero, and `Q` empty, or the
+/// identity of each `m × m` block in complete mode (NumPy's answer for `m × 0`).
+fn empty_stack(
+    op: &'static str,
+    a: &Tensor,
+    batch_dims: &[usize],
+    mode: Option<QrMode>,
+) -> Result<Factors> {
+    let (m, n) = (a.dims()[a.ndim() - 2], a.dims()[a.ndim() - 1]);
+    crate::core::dispatch::check_blas_dtype(op, a.dtype())?;
+    let (q_shape, r_shape) = shapes(m, n, mode);
+    let full = |tail: [usize; 2]| [batch_dims, &tail[..]].concat();
+    let r = Tensor::new(a.dtype(), a.device(), &full(r_shape))?;
+    let q = match mode {
+        None => None,
+        Some(QrMode::Complete) => {
+            let eye = Tensor::eye(a.dtype(), a.device(), m)?;
+            Some(eye.broadcast_to(&full(q_shape))?.contiguous()?)
+        }
+        Some(QrMode::Reduced) => Some(Tensor::new(a.dtype(), a.device(), &full(q_shape))?),
+    };
+    Ok((q, r))
 }
 
 /// The factors of one matrix: `Q` in `mode` (none for `None`) and `R` to match.

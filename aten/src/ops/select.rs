@@ -370,9 +370,12 @@ impl Tensor {
             });
         }
         let len = self.dims()[dim];
-        (0..len.div_ceil(size))
-            .map(|k| self.narrow(dim, k * size, size.min(len - k * size)))
-            .collect()
+        let count = len.div_ceil(size);
+        let mut pieces = super::vec_for(op, "views", count)?;
+        for k in 0..count {
+            pieces.push(self.narrow(dim, k * size, size.min(len - k * size))?);
+        }
+        Ok(pieces)
     }
 
     /// Views of consecutive pieces with the given `sizes` along `dim`, which must add up
