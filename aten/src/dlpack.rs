@@ -519,9 +519,22 @@ unsafe fn import(
     let start = if numel == 0 {
         std::ptr::null_mut()
     } else {
-        let offset = usize::try_from(dl.byte_offset)
-            .map_err(|_| bad("a byte offset within usize", format!("{}", dl.byte_offset)))?;
-        dl.data.cast::<u8>().wrapping_add(offset).cast::<c_void>()
+        // The offset is added as a number first: one that wraps the address space
+        // (2⁶⁴ − 8 would start 8 bytes before the producer's data) is refused.
+        usize::try_from(dl.byte_offset)
+            .ok()
+            .and_then(|offset| (dl.data as usize).checked_add(offset))
+            .ok_or_else(|| Error::Overflow {
+                op,
+                what: format!(
+                    "byte_offset {} from data {:p} wraps around the address space",
+                    dl.byte_offset, dl.data
+                ),
+            })?;
+        dl.data
+            .cast::<u8>()
+            .wrapping_add(dl.byte_offset as usize)
+            .cast::<c_void>()
     };
     let keep: Arc<dyn Any + Send + Sync> = Arc::new(producer);
     // SAFETY: DLPack promises the memory for every element the shape and strides reach,

@@ -357,6 +357,19 @@ fn malformed_tensors_are_refused_and_still_deleted() {
             Box::new(|m| m.dl_tensor.byte_offset = 1),
         ),
         ("twice", vec![3], Some(vec![0]), Box::new(|_| {})),
+        (
+            "wraps around the address space",
+            vec![2],
+            None,
+            // 2^64 - 8: added with wrapping, the view would start 8 bytes before the data.
+            Box::new(|m| m.dl_tensor.byte_offset = u64::MAX - 7),
+        ),
+        (
+            "wraps around the address space",
+            vec![2],
+            None,
+            Box::new(|m| m.dl_tensor.byte_offset = u64::MAX),
+        ),
     ];
     for (needle, shape, strides, edit) in cases {
         let (m, deleted) = produce(vec![0.0; 4], &shape, strides.as_deref(), 0, edit);

@@ -250,6 +250,12 @@ impl TensorMap {
                 op: "TensorMap",
                 what: format!("{span} elements of {dtype} exceed usize bytes"),
             })?;
+        if (ptr as usize).checked_add(bytes).is_none() {
+            return Err(Error::Overflow {
+                op: "TensorMap",
+                what: format!("{bytes} bytes from {ptr:p} wrap around the address space"),
+            });
+        }
         // SAFETY: the caller vouches for the memory and its lifetime (see `# Safety`).
         let buffer = unsafe {
             TensorBuffer::foreign_with(ptr.cast(), bytes, device, keep_alive, read_only, false)
