@@ -745,3 +745,50 @@ fn from_host_copies_unaligned_buffers_and_clones_keep_the_memory_order() {
         assert_eq!(cs, want_strides, "clone of order {order}");
     }
 }
+
+#[test]
+fn every_kind_of_stale_or_foreign_handle_is_one_status() {
+    use ctensor::ffi::memory::*;
+    // SAFETY: every pointer is either valid or checked against the live sets before use.
+    unsafe {
+        let shape = [4usize];
+        let mut m = null_mut();
+        assert_eq!(ct_mirrored_new(1, 1, shape.as_ptr(), &mut m), CT_OK);
+        assert_eq!(ct_mirrored_free(m), CT_OK);
+        expect(
+            ct_mirrored_free(m),
+            CT_ERR_INVALID_HANDLE,
+            "ct_mirrored_free",
+            "not a live ct_mirrored",
+        );
+        let mut v = null_mut();
+        expect(
+            ct_mirrored_read(m, 0, &mut v),
+            CT_ERR_INVALID_HANDLE,
+            "ct_mirrored_read",
+            "not a live ct_mirrored",
+        );
+        // A stream needs a GPU to exist; a pointer that never was one is refused alike.
+        let never = 0x2000 as *mut ct_stream;
+        expect(
+            ct_stream_synchronize(never),
+            CT_ERR_INVALID_HANDLE,
+            "ct_stream_synchronize",
+            "not a live ct_stream",
+        );
+        expect(
+            ct_stream_free(never),
+            CT_ERR_INVALID_HANDLE,
+            "ct_stream_free",
+            "not a live ct_stream",
+        );
+        let t = zeros(1, &[2]);
+        assert_eq!(ct_tensor_free(t), CT_OK);
+        expect(
+            ct_tensor_free(t),
+            CT_ERR_INVALID_HANDLE,
+            "ct_tensor_free",
+            "not a live ct_tensor",
+        );
+    }
+}

@@ -19,7 +19,8 @@ pub enum ct_status {
     CT_OK = 0,
     /// A required pointer argument was null.
     CT_ERR_NULL = 1,
-    /// A tensor handle that is not live (freed, or never created by ctensor).
+    /// A handle (`ct_tensor*`, `ct_mirrored*`, `ct_stream*`) that is not live (freed,
+    /// or never created by ctensor).
     CT_ERR_INVALID_HANDLE = 2,
     /// Shapes that do not fit together, an index or range out of bounds, an overflow.
     CT_ERR_SHAPE = 3,
@@ -72,8 +73,9 @@ pub(crate) enum Fail {
     Err(Error),
     /// A null pointer argument, by name.
     Null(&'static str),
-    /// A handle that is not live.
-    Handle(&'static str),
+    /// A handle that is not live: the argument's name and the handle's kind
+    /// (`ct_tensor`, `ct_mirrored`, `ct_stream`).
+    Handle(&'static str, &'static str),
     /// A bad argument detected at the border.
     Arg(String),
 }
@@ -114,9 +116,9 @@ pub(crate) fn guard(name: &str, body: impl FnOnce() -> Result<(), Fail>) -> ct_s
             let (status, msg) = match f {
                 Fail::Err(e) => (status_of(&e), e.to_string()),
                 Fail::Null(arg) => (ct_status::CT_ERR_NULL, format!("`{arg}` must not be null")),
-                Fail::Handle(arg) => (
+                Fail::Handle(arg, kind) => (
                     ct_status::CT_ERR_INVALID_HANDLE,
-                    format!("`{arg}` is not a live ct_tensor (freed already, or not from ctensor)"),
+                    format!("`{arg}` is not a live {kind} (freed already, or not from ctensor)"),
                 ),
                 Fail::Arg(m) => (ct_status::CT_ERR_INVALID_ARGUMENT, m),
             };
@@ -214,15 +216,13 @@ impl Handles {
         &self,
         p: *mut T,
         name: &'static str,
-        kind: &str,
+        kind: &'static str,
     ) -> Result<&'a mut T, Fail> {
         if p.is_null() {
             return Err(Fail::Null(name));
         }
         if !self.contains(p) {
-            return Err(Fail::Arg(format!(
-                "`{name}` is not a live {kind} (freed already, or not from ctensor)"
-            )));
+            return Err(Fail::Handle(name, kind));
         }
         // SAFETY: a live handle (the caller's contract on the set).
         Ok(unsafe { &mut *p })
@@ -236,15 +236,13 @@ impl Handles {
         &self,
         p: *mut T,
         name: &'static str,
-        kind: &str,
+        kind: &'static str,
     ) -> Result<(), Fail> {
         if p.is_null() {
             return Err(Fail::Null(name));
         }
         if !self.remove(p) {
-            return Err(Fail::Arg(format!(
-                "`{name}` is not a live {kind} (freed already, or not from ctensor)"
-            )));
+            return Err(Fail::Handle(name, kind));
         }
         // SAFETY: `p` was live: a box from `give`, now unregistered, so dropped once.
         drop(unsafe { Box::from_raw(p) });

@@ -75,7 +75,7 @@ pub(crate) fn handle<'a>(p: *const ct_tensor, name: &'static str) -> Result<&'a 
         return Err(Fail::Null(name));
     }
     if !LIVE.contains(p) {
-        return Err(Fail::Handle(name));
+        return Err(Fail::Handle(name, "ct_tensor"));
     }
     // SAFETY: `p` is a live handle from `new_handle` (a leaked Box), freed only by
     // `ct_tensor_free`, which removes it from the set first.
@@ -259,7 +259,7 @@ pub unsafe extern "C" fn ct_tensor_free(t: *mut ct_tensor) -> ct_status {
             return Err(Fail::Null("t"));
         }
         if !LIVE.remove(t) {
-            return Err(Fail::Handle("t"));
+            return Err(Fail::Handle("t", "ct_tensor"));
         }
         // SAFETY: `t` was live: a Box leaked by `new_handle`, now unregistered.
         drop(unsafe { Box::from_raw(t) });

@@ -147,7 +147,7 @@ int main(void) {
   CHECK(version == 2, "a write makes version 2, got %llu", (unsigned long long)version);
   OK(ct_mirrored_free(mt));
   st = ct_mirrored_free(mt);
-  CHECK(st == CT_ERR_INVALID_ARGUMENT, "double free of a mirrored tensor: %d", (int)st);
+  CHECK(st == CT_ERR_INVALID_HANDLE, "double free of a mirrored tensor: %d", (int)st);
   ct_memory_stats ms;
   st = ct_gpu_memory_stats(&ms);
   CHECK(st == (gpu ? CT_OK : CT_ERR_DEVICE), "gpu memory stats status %d", (int)st);
@@ -200,7 +200,7 @@ int main(void) {
     OK(ct_tensor_free(pin));
     OK(ct_stream_free(stream));
     st = ct_stream_free(stream);
-    CHECK(st == CT_ERR_INVALID_ARGUMENT, "double free of a stream: %d", (int)st);
+    CHECK(st == CT_ERR_INVALID_HANDLE, "double free of a stream: %d", (int)st);
   } else {
     CHECK(stream == NULL && pin == NULL, "nothing is handed out on failure");
     ct_tensor *dev = NULL;
