@@ -70,7 +70,8 @@ typedef enum ct_status {
   CT_OK = 0,
   // A required pointer argument was null.
   CT_ERR_NULL = 1,
-  // A tensor handle that is not live (freed, or never created by ctensor).
+  // A handle (`ct_tensor*`, `ct_mirrored*`, `ct_stream*`) that is not live (freed,
+  // or never created by ctensor).
   CT_ERR_INVALID_HANDLE = 2,
   // Shapes that do not fit together, an index or range out of bounds, an overflow.
   CT_ERR_SHAPE = 3,
@@ -554,15 +555,16 @@ struct ct_einsum_options ct_einsum_default_options(void);
 
 // Einstein summation over `n` (1 or 2) tensors into a new tensor, e.g. `"ij,kj->ik"`
 // with `conj_y` for `ψ ψᴴ`. `opts` may be null (defaults). `operands` is an array of
-// handles as the other functions return them: `ct_tensor *ops[2] = {a, b};` (the
-// operands are only read).
+// `n` handles, only read: `const ct_tensor *ops[2] = {a, b};`, or in C++ and C11 also
+// `ct_tensor *ops[2]` as the other functions return handles (C++ converts it itself;
+// for C11 the header wraps this function in a `_Generic` macro that does).
 //
 // # Safety
 // `eq` is a NUL-terminated string, `operands` holds `n` handles, `opts` is null or
 // valid, `out` is valid for a write.
 enum ct_status ct_einsum(const char *eq,
                          size_t n,
-                         struct ct_tensor *const *operands,
+                         const struct ct_tensor *const *operands,
                          const struct ct_einsum_options *opts,
                          struct ct_tensor **out);
 
@@ -573,7 +575,7 @@ enum ct_status ct_einsum(const char *eq,
 // As for [`ct_einsum`]; `out` is a handle.
 enum ct_status ct_einsum_into(const char *eq,
                               size_t n,
-                              struct ct_tensor *const *operands,
+                              const struct ct_tensor *const *operands,
                               const struct ct_einsum_options *opts,
                               struct ct_tensor *out);
 
@@ -800,3 +802,20 @@ enum ct_status ct_tensor_set_value(struct ct_tensor *t, double re, double im);
 #endif  // __cplusplus
 
 #endif  /* CTENSOR_H */
+
+/* The operand array of ct_einsum and ct_einsum_into is `const ct_tensor *const *`:
+ * `const ct_tensor *ops[]` passes in C and C++, and C++ also converts `ct_tensor *ops[]`.
+ * C does not convert `ct_tensor **` to it, so from C11 on these macros do, and an array
+ * of handles as the other functions return them passes as well. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L \
+    && !defined(CT_OPERANDS_)
+#define CT_OPERANDS_(ops)                                                \
+  _Generic((ops),                                                        \
+      struct ct_tensor **: (const struct ct_tensor *const *)(ops),       \
+      struct ct_tensor *const *: (const struct ct_tensor *const *)(ops), \
+      default: (ops))
+#define ct_einsum(eq, n, ops, opts, out) \
+  (ct_einsum)((eq), (n), CT_OPERANDS_(ops), (opts), (out))
+#define ct_einsum_into(eq, n, ops, opts, out) \
+  (ct_einsum_into)((eq), (n), CT_OPERANDS_(ops), (opts), (out))
+#endif

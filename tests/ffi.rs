@@ -229,14 +229,14 @@ fn every_handle_entry_point_rejects_null_and_foreign_handles() {
             (
                 "ct_einsum",
                 Box::new(|h| {
-                    let ops = [h];
+                    let ops = [h.cast_const()];
                     ct_einsum(c"ij->ji".as_ptr(), 1, ops.as_ptr(), null(), out)
                 }),
             ),
             (
                 "ct_einsum_into",
                 Box::new(|h| {
-                    let ops = [h];
+                    let ops = [h.cast_const()];
                     ct_einsum_into(c"ij->ji".as_ptr(), 1, ops.as_ptr(), null(), h)
                 }),
             ),
@@ -387,7 +387,7 @@ fn handle_entry_points_report_dtype_shape_and_argument_errors() {
             "diag",
         );
         expect(ct_solve(a, a, &mut out), CT_ERR_SHAPE, "ct_solve", "square");
-        let ops = [a];
+        let ops = [a.cast_const()];
         expect(
             ct_einsum(null(), 1, ops.as_ptr(), null(), &mut out),
             CT_ERR_NULL,

@@ -140,7 +140,7 @@ fn param(func: &str, c: &str, name: &str) -> String {
         | "DLManagedTensorVersioned **" => {
             format!("type(c_ptr), intent(out) :: {name}")
         }
-        "struct ct_tensor *const *" => array("type(c_ptr)", "in"),
+        "const struct ct_tensor *const *" => array("type(c_ptr)", "in"),
         other => panic!(
             "fortran_module: no Fortran mapping for `{other} {name}` in {func}: \
              add one to tests/fortran_module.rs"

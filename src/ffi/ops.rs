@@ -132,7 +132,7 @@ pub extern "C" fn ct_einsum_default_options() -> ct_einsum_options {
 unsafe fn einsum_args<'a>(
     eq: *const c_char,
     n: usize,
-    operands: *const *mut ct_tensor,
+    operands: *const *const ct_tensor,
     opts: *const ct_einsum_options,
 ) -> Result<(&'a str, Vec<&'a Tensor>, EinsumOptions), Fail> {
     if eq.is_null() {
@@ -168,8 +168,9 @@ unsafe fn einsum_args<'a>(
 
 /// Einstein summation over `n` (1 or 2) tensors into a new tensor, e.g. `"ij,kj->ik"`
 /// with `conj_y` for `ψ ψᴴ`. `opts` may be null (defaults). `operands` is an array of
-/// handles as the other functions return them: `ct_tensor *ops[2] = {a, b};` (the
-/// operands are only read).
+/// `n` handles, only read: `const ct_tensor *ops[2] = {a, b};`, or in C++ and C11 also
+/// `ct_tensor *ops[2]` as the other functions return handles (C++ converts it itself;
+/// for C11 the header wraps this function in a `_Generic` macro that does).
 ///
 /// # Safety
 /// `eq` is a NUL-terminated string, `operands` holds `n` handles, `opts` is null or
@@ -178,7 +179,7 @@ unsafe fn einsum_args<'a>(
 pub unsafe extern "C" fn ct_einsum(
     eq: *const c_char,
     n: usize,
-    operands: *const *mut ct_tensor,
+    operands: *const *const ct_tensor,
     opts: *const ct_einsum_options,
     out: *mut *mut ct_tensor,
 ) -> ct_status {
@@ -200,7 +201,7 @@ pub unsafe extern "C" fn ct_einsum(
 pub unsafe extern "C" fn ct_einsum_into(
     eq: *const c_char,
     n: usize,
-    operands: *const *mut ct_tensor,
+    operands: *const *const ct_tensor,
     opts: *const ct_einsum_options,
     out: *mut ct_tensor,
 ) -> ct_status {

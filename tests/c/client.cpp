@@ -71,6 +71,11 @@ int main() {
     check(ct_matmul(a.get(), a.get(), p.out()), "ct_matmul");
     ct_tensor* ops[2] = {a.get(), a.get()};
     check(ct_einsum("ij,jk->ik", 2, ops, nullptr, q.out()), "ct_einsum");
+    // The prototype's own const form compiles as well (C++ converts both).
+    const ct_tensor* const_ops[2] = {a.get(), a.get()};
+    Tensor q2;
+    check(ct_einsum("ij,jk->ik", 2, const_ops, nullptr, q2.out()), "ct_einsum (const operands)");
+    for (int i = 0; i < 4; i++) expect(q2.data<cd>()[i] == q.data<cd>()[i], "const operands");
     for (int i = 0; i < 4; i++) expect(std::abs(p.data<cd>()[i] - q.data<cd>()[i]) < 1e-12, "matmul vs einsum");
     // An error becomes an exception with the message.
     bool threw = false;

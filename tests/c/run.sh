@@ -14,6 +14,13 @@ cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/client.c "$LIB" $LIBS -o "$O
 "$OUT/client"
 c++ -std=c++17 -Wall -Wextra -Werror -Iinclude tests/c/client.cpp "$LIB" $LIBS -o "$OUT/client_cpp"
 "$OUT/client_cpp"
+# The einsum operand array in every shape a caller writes it, as C99 (the const form,
+# as clients of the earlier header pass it) and as C11 (the handle arrays too).
+for std in c99 c11; do
+  cc -std=$std -pedantic -Wall -Wextra -Werror -Iinclude tests/c/einsum_operands.c "$LIB" $LIBS \
+    -o "$OUT/einsum_operands_$std"
+  "$OUT/einsum_operands_$std"
+done
 cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/dlpack.c "$LIB" $LIBS -o "$OUT/dlpack"
 "$OUT/dlpack" "$OUT"
 gfortran -std=f2008 -Wall -Werror -J "$OUT" include/ctensor.f90 tests/c/client.f90 "$LIB" $LIBS -o "$OUT/client_f90"
