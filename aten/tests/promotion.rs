@@ -393,7 +393,7 @@ device_test!(integers_out_of_an_integer_tensors_range_are_overflow_errors, D -> 
             ("t * n", &i * big),
             ("t / n", &i / big),
             ("n / t", big / &i),
-            ("clamp(t, n)", i.clamp(Some(big.min(0)), Some(big.max(0)))),
+            ("clamp(t, n, n)", i.clamp(Some(big), Some(big))),
             ("t *= n (scale_)", {
                 let mut c = i.try_clone()?;
                 c.scale_(big).map(|()| c)
@@ -415,8 +415,12 @@ device_test!(integers_out_of_an_integer_tensors_range_are_overflow_errors, D -> 
     assert_eq!((&l + (1i64 << 40))?.to_vec::<i64>()?, [(1 << 40) + 1, (1 << 40) - 7]);
     let f = i.cast(Float)?;
     assert_eq!((&f * (1i64 << 40))?.to_vec::<f32>()?, [2f32.powi(40), -7.0 * 2f32.powi(40)]);
-    // Comparisons answer rightly instead (NumPy 2 compares out-of-range integers so).
+    // A clamp bound beyond the range on its own side bounds nothing (NumPy 2's clip).
     let big = 1i64 << 40;
+    assert_eq!(i.clamp(Some(0), Some(big))?.to_vec::<i32>()?, [1, 0]);
+    assert_eq!(i.clamp(Some(-big), Some(0))?.to_vec::<i32>()?, [0, -7]);
+    assert_eq!(i.clamp(Some(-big), Some(big))?.to_vec::<i32>()?, [1, -7]);
+    // Comparisons answer rightly instead (NumPy 2 compares out-of-range integers so).
     assert_eq!(i.lt_scalar(big)?.to_vec::<i32>()?, [1, 1]);
     assert_eq!(i.gt_scalar(-big)?.to_vec::<i32>()?, [1, 1]);
     assert_eq!(i.equal_scalar(big)?.to_vec::<i32>()?, [0, 0]);

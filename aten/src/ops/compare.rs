@@ -177,7 +177,9 @@ impl Tensor {
     }
 
     /// Each element limited to `[lo, hi]` (either bound optional; weak promotion of the
-    /// numbers); NaN stays NaN. `lo > hi` is an error.
+    /// numbers); NaN stays NaN. `lo > hi` is an error; an integer bound out of an `i32`
+    /// tensor's range is no bound on its own side (`hi` above `i32::MAX`) and
+    /// `Error::Overflow` on the other (`hi` below `i32::MIN`), as NumPy 2's `clip`.
     pub fn clamp(
         &self,
         lo: Option<impl Into<Number>>,
@@ -199,6 +201,21 @@ impl Tensor {
                 });
             }
         }
+        // An integer bound beyond the type's range on the side it limits bounds nothing
+        // (every element already lies within it), as NumPy 2's `clip`; beyond the range on
+        // the other side its answer cannot be stored, an `Overflow` from `tensor` below.
+        let beyond = |n: Option<Number>, above: bool| match n {
+            Some(Number::Int(i)) if self.dtype() == DataType::Int => {
+                if above {
+                    i > i64::from(i32::MAX)
+                } else {
+                    i < i64::from(i32::MIN)
+                }
+            }
+            _ => false,
+        };
+        let lo = if beyond(lo, false) { None } else { lo };
+        let hi = if beyond(hi, true) { None } else { hi };
         let mut out = self.share();
         if let Some(l) = lo {
             let dtype = l.result_type_with(out.dtype());
