@@ -109,11 +109,14 @@ fn check_range(op: &'static str, range: EighRange, n: usize) -> Result<()> {
             given: i64::try_from(hi).unwrap_or(i64::MAX),
             valid: format!("lo <= hi <= n = {n}, got {lo}..{hi}"),
         }),
-        EighRange::Value(l, u) if !(l < u) => Err(Error::InvalidArgument {
-            op,
-            expected: "an eigenvalue interval (lower, upper] with lower < upper".into(),
-            given: format!("lower = {l}, upper = {u}"),
-        }),
+        // NaN bounds are unordered and refused too.
+        EighRange::Value(l, u) if l.partial_cmp(&u) != Some(std::cmp::Ordering::Less) => {
+            Err(Error::InvalidArgument {
+                op,
+                expected: "an eigenvalue interval (lower, upper] with lower < upper".into(),
+                given: format!("lower = {l}, upper = {u}"),
+            })
+        }
         _ => Ok(()),
     }
 }
