@@ -373,6 +373,12 @@ static CHECK_FINITE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::
 /// and return [`Error::NonFinite`] for NaN or an infinity; a caller whose data is known
 /// to be finite may skip the `O(n²)` scan. `CTENSOR_CHECK_FINITE=0` in the environment
 /// turns it off at start.
+///
+/// With the check off, non-finite input is the libraries' to handle, and they do not
+/// always handle it: LAPACK returns NaN or an `info` error, and ScaLAPACK's MRRR
+/// (`p?syevr`) with an infinity and a value range was seen to wait forever inside the
+/// library (ctensor-mpi's distributed solvers agree on this flag across ranks and hand
+/// out rank 0's eigenvalues, but cannot reach into a solver that never returns).
 pub fn set_check_finite(on: bool) {
     CHECK_FINITE.store(if on { 2 } else { 1 }, std::sync::atomic::Ordering::Relaxed);
 }

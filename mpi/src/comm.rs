@@ -13,8 +13,25 @@ use mpi::ffi::{self, MPI_Comm};
 /// MPI, started for this process by [`initialize`]. Dropping it finalizes MPI: drop every
 /// [`Comm`] (and [`Grid`](crate::Grid)) first, as the order of declarations in `main`
 /// does by itself.
+///
+/// Dropped while the thread panics (a panic unwinding out of `main`), it aborts the job
+/// (`MPI_Abort` on the world) instead: finalizing would wait for the other ranks, which
+/// may be waiting in a collective for this one, and the job would hang. mpirun then
+/// ends every rank and reports the failure.
 pub struct Universe {
     _inner: mpi::environment::Universe,
+}
+
+impl Drop for Universe {
+    fn drop(&mut self) {
+        if std::thread::panicking() && !mpi::environment::is_finalized() {
+            eprintln!("ctensor-mpi: a panic unwound to MPI's end on this rank; aborting the job");
+            // SAFETY: MPI is initialized and not finalized; MPI_Abort ends the job.
+            unsafe {
+                ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 134);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Universe {
@@ -54,10 +71,21 @@ impl Universe {
 /// error on every rank.
 ///
 /// A `Comm` is neither `Send` nor `Sync`: MPI is initialized for calls from one thread.
+///
+/// # Errors on one rank
+/// A collective waits for every rank. A rank that returns an error, or panics, while the
+/// others go on to the next collective leaves them waiting forever. So a step that can
+/// fail on one rank only is followed by [`all_ok`](Self::all_ok) (every rank learns of
+/// the failure and returns an error), or the failing rank calls [`abort`](Self::abort).
+/// A panic that unwinds to the end of `main` aborts the job (see [`Universe`]).
 pub struct Comm {
     raw: MPI_Comm,
     rank: usize,
     size: usize,
+    /// Messages this rank sent to itself, by tag, oldest first (see [`Comm::send`]).
+    pub(crate) to_self: std::cell::RefCell<
+        std::collections::HashMap<u32, std::collections::VecDeque<ctensor_aten::Tensor>>,
+    >,
 }
 
 impl std::fmt::Debug for Comm {
@@ -139,6 +167,7 @@ impl Comm {
             raw,
             rank: rank as usize,
             size: size as usize,
+            to_self: Default::default(),
         })
     }
 
@@ -156,6 +185,18 @@ impl Comm {
     /// It stays owned by this `Comm`.
     pub fn as_raw(&self) -> MPI_Comm {
         self.raw
+    }
+
+    /// Ends every process of the job (`MPI_Abort` on this communicator, with `code` as
+    /// the exit status mpirun reports): for a failure on one rank that the others cannot
+    /// be told of through [`all_ok`](Self::all_ok). Does not return.
+    pub fn abort(&self, code: i32) -> ! {
+        // SAFETY: a valid communicator; MPI_Abort ends the job.
+        unsafe {
+            ffi::MPI_Abort(self.raw, code);
+        }
+        // MPI_Abort does not return on a working MPI; should it, end this process.
+        std::process::exit(if code == 0 { 1 } else { code })
     }
 
     /// Waits until every rank has called `barrier`.
@@ -209,6 +250,27 @@ impl Comm {
                 detail: format!("rank {r} failed (its own call returned the reason)"),
             }),
         }
+    }
+
+    /// `words` as rank `root` has them, on every rank (`MPI_Bcast` of i64); every rank
+    /// passes as many.
+    pub(crate) fn bcast_words(
+        &self,
+        op: &'static str,
+        words: &mut [i64],
+        root: usize,
+    ) -> Result<()> {
+        let n = count(op, words.len())?;
+        // SAFETY: `words` holds n i64 on every rank; the datatype is MPI's int64.
+        check(op, "MPI_Bcast", unsafe {
+            ffi::MPI_Bcast(
+                words.as_mut_ptr().cast(),
+                n,
+                ffi::RSMPI_INT64_T,
+                root as c_int,
+                self.raw,
+            )
+        })
     }
 
     /// `words` from every rank, concatenated in rank order (`MPI_Allgather` of i64).

@@ -32,7 +32,13 @@ pub fn mpirun(np: usize) -> Command {
 }
 
 /// Runs `cmd`, returning (success, stdout + stderr); kills it after `limit()`.
-pub fn run_limited(mut cmd: Command, what: &str) -> (bool, String) {
+pub fn run_limited(cmd: Command, what: &str) -> (bool, String) {
+    run_within(cmd, what, limit())
+}
+
+/// [`run_limited`] with the time limit given: for runs that must end in seconds (a
+/// failure on one rank that must end every rank).
+pub fn run_within(mut cmd: Command, what: &str, limit: Duration) -> (bool, String) {
     let mut child = match cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
         Ok(c) => c,
         Err(e) => panic!(
@@ -56,7 +62,7 @@ pub fn run_limited(mut cmd: Command, what: &str) -> (bool, String) {
         if let Some(st) = child.try_wait().expect("wait for mpirun") {
             break Some(st);
         }
-        if start.elapsed() > limit() {
+        if start.elapsed() > limit {
             // SIGTERM lets mpirun take its ranks down with it; SIGKILL if it lingers.
             // SAFETY: signalling our own child process.
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -78,7 +84,7 @@ pub fn run_limited(mut cmd: Command, what: &str) -> (bool, String) {
             false,
             format!(
                 "{text}\n{what}: TIMED OUT after {:?} (a rank is waiting forever)",
-                limit()
+                limit
             ),
         ),
     }

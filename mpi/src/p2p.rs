@@ -80,14 +80,29 @@ impl Comm {
 
     /// Sends `t` (any dtype, layout and device) to rank `dest` with `tag`; the receiver
     /// calls [`recv`](Self::recv) or [`recv_into`](Self::recv_into) with this rank and tag.
-    /// Blocks until the receiver has taken the header (and, for large tensors, the data).
+    /// Blocks until the receiver has taken the header (and, for large tensors, the data),
+    /// as `MPI_Ssend` does: two ranks that send to each other before either receives
+    /// would wait forever, so that case is an error on both (see below).
+    ///
+    /// A message to this rank itself (`dest == rank()`, as a ring exchange on one rank
+    /// makes) is a copy kept until this rank receives it with the same tag, in order.
     ///
     /// Errors: `OutOfRange` for a rank outside the communicator or a tag above
     /// [`MAX_TAG`]; `RankMismatch` when the receiver expected another dtype or shape
-    /// (the receiver returns it too).
+    /// (the receiver returns it too); `Mpi` when `dest` is sending to this rank with the
+    /// same tag at the same time (`dest` gets the same error).
     pub fn send(&self, t: &Tensor, dest: usize, tag: u32) -> Result<()> {
         const OP: &str = "send";
         self.check_peer(OP, dest, tag)?;
+        if dest == self.rank() {
+            let copy = t.try_clone().map_err(|e| e.in_op(OP))?;
+            self.to_self
+                .borrow_mut()
+                .entry(tag)
+                .or_default()
+                .push_back(copy);
+            return Ok(());
+        }
         // A tensor this rank cannot send still gets a header, saying so, so the receiver
         // does not wait for data that never comes.
         let staged = if t.ndim() > MAX_DIMS {
@@ -111,9 +126,7 @@ impl Comm {
         }
         self.send_words(OP, &header, dest, tag)?;
         let send = staged?;
-        let mut reply = [0i64; 1];
-        self.recv_words(OP, &mut reply, dest, tag)?;
-        match reply[0] {
+        match self.recv_reply(OP, dest, tag)? {
             ACCEPTED => {}
             MISMATCH => {
                 return Err(Error::RankMismatch {
@@ -149,9 +162,73 @@ impl Comm {
         })
     }
 
+    /// The receiver's one-word answer to a header: the next message from `dest` with
+    /// `tag`, which is either that answer or, when `dest` is sending to this rank with
+    /// the same tag at the same time, its header. Then both ranks wait for each other's
+    /// answer: each takes the other's header off the queue and returns an error.
+    fn recv_reply(&self, op: &'static str, dest: usize, tag: u32) -> Result<i64> {
+        // SAFETY: MPI_Status is plain data that MPI_Probe fills in.
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        let mut words: c_int = 0;
+        // SAFETY: a valid communicator, rank and tag; `status` and `words` are written.
+        unsafe {
+            check(
+                op,
+                "MPI_Probe",
+                ffi::MPI_Probe(dest as c_int, tag as c_int, self.as_raw(), &mut status),
+            )?;
+            check(
+                op,
+                "MPI_Get_count",
+                ffi::MPI_Get_count(&status, ffi::RSMPI_INT64_T, &mut words),
+            )?;
+        }
+        if words as usize == WORDS {
+            let mut header = [0i64; WORDS];
+            self.recv_words(op, &mut header, dest, tag)?;
+            return Err(Error::Mpi {
+                op,
+                detail: format!(
+                    "rank {dest} is sending to this rank with tag {tag} while this rank sends \
+                     to it, and each waits for the other to receive: let one side receive \
+                     first, or use different tags (both ranks return this error)"
+                ),
+            });
+        }
+        let mut reply = [0i64; 1];
+        self.recv_words(op, &mut reply, dest, tag)?;
+        Ok(reply[0])
+    }
+
+    /// This rank's oldest message to itself with `tag` (see [`send`](Self::send)).
+    fn from_self(&self, op: &'static str, tag: u32) -> Result<Tensor> {
+        self.check_peer(op, self.rank(), tag)?;
+        self.to_self
+            .borrow_mut()
+            .get_mut(&tag)
+            .and_then(|q| q.pop_front())
+            .ok_or_else(|| Error::InvalidArgument {
+                op,
+                expected: format!(
+                    "a message this rank sent to itself with tag {tag} before receiving it \
+                     (a receive from oneself would otherwise wait forever)"
+                ),
+                given: "none waiting".into(),
+            })
+    }
+
     /// Receives the tensor that rank `src` sends with `tag`, as a new dense tensor on
-    /// `device` (dtype and shape from the sender).
+    /// `device` (dtype and shape from the sender). From this rank itself it is the
+    /// oldest message sent to itself with `tag`; none waiting is `InvalidArgument`.
     pub fn recv(&self, src: usize, tag: u32, device: DeviceType) -> Result<Tensor> {
+        if src == self.rank() {
+            let t = self.from_self("recv", tag)?;
+            return if t.device() == device {
+                Ok(t)
+            } else {
+                t.to_device(device)
+            };
+        }
         let buf = self.recv_header("recv", src, tag, None, device)?;
         self.recv_data("recv", &buf, src, tag)?;
         arrive(buf, device)
@@ -159,8 +236,29 @@ impl Comm {
 
     /// Receives the tensor that rank `src` sends with `tag` into `t` (any layout, a view
     /// or a map included), which must have the sender's dtype and shape. Errors:
-    /// `RankMismatch` otherwise (the sender returns it too).
+    /// `RankMismatch` otherwise (the sender returns it too). From this rank itself as
+    /// [`recv`](Self::recv); a message of another dtype or shape is `RankMismatch` and
+    /// stays queued.
     pub fn recv_into(&self, t: &mut Tensor, src: usize, tag: u32) -> Result<()> {
+        if src == self.rank() {
+            let m = self.from_self("recv_into", tag)?;
+            if m.dtype() != t.dtype() || m.dims() != t.dims() {
+                let err = Error::RankMismatch {
+                    op: "recv_into",
+                    what: "message (the receiver expected another tensor)",
+                    first: format!("{} {:?} sent by rank {src} (itself)", m.dtype(), m.dims()),
+                    rank: src,
+                    got: format!("{} {:?} expected", t.dtype(), t.dims()),
+                };
+                self.to_self
+                    .borrow_mut()
+                    .entry(tag)
+                    .or_default()
+                    .push_front(m);
+                return Err(err);
+            }
+            return t.sync(&m);
+        }
         let buf = self.recv_header("recv_into", src, tag, Some(t), t.device())?;
         self.recv_data("recv_into", &buf, src, tag)?;
         t.sync(&buf)

@@ -176,6 +176,11 @@ impl<'g> DistMatrix<'g> {
             }),
         });
         let info = comm.agree_rooted(OP, &local, a, root)?;
+        // The blocks decide every rank's part: ranks that disagree would exchange parts of
+        // different sizes (and wait forever in a later solve), so they fail together here.
+        let blocks = comm.allgather_words(OP, &[mb as i64, nb as i64])?;
+        let blocks: Vec<&[i64]> = blocks.chunks(2).collect();
+        same_on_all(OP, "block sizes (mb, nb)", &blocks)?;
         let (dtype, m, n) = (info.dtype, info.dims[0], info.dims[1]);
         // Allocations that can fail on one rank only are agreed on before any transfer.
         let out = comm.all_ok(DistMatrix::zeros(grid, dtype, m, n, mb, nb))?;

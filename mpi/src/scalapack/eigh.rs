@@ -5,7 +5,7 @@
 use std::ffi::c_int;
 
 use ctensor_aten::{check_finite, EighRange, Tensor};
-use ctensor_base::{Error, Result, Scalar};
+use ctensor_base::{CastFrom, Error, Result, Scalar};
 
 use super::dist_matrix::DistMatrix;
 use super::elpa;
@@ -59,6 +59,7 @@ pub fn eigh_with<'g>(
     range: EighRange,
     backend: DistEigBackend,
 ) -> Result<(Tensor, DistMatrix<'g>)> {
+    agree(a, range, backend, true)?;
     check_square(a)?;
     let (values, vectors) =
         ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, true, backend))?;
@@ -82,8 +83,59 @@ pub fn eigvalsh_with(
     range: EighRange,
     backend: DistEigBackend,
 ) -> Result<Tensor> {
+    agree(a, range, backend, false)?;
     check_square(a)?;
     Ok(ctensor_aten::with_blas_dtype!(a.dtype(), OP, T => solve::<T>(a, range, false, backend))?.0)
+}
+
+/// Every argument a distributed solve depends on, compared across the grid's ranks
+/// before anything else (one `MPI_Allgather` of 21 words per rank): the matrix's dtype,
+/// shape and blocks, the range, the backend, whether vectors are wanted and the
+/// finiteness check ([`set_check_finite`](ctensor_aten::set_check_finite) is per
+/// process). Ranks that disagree get the same `RankMismatch` naming the first field
+/// that differs, instead of one rank failing alone and the others waiting in the
+/// solver's collectives.
+fn agree(
+    a: &DistMatrix<'_>,
+    range: EighRange,
+    backend: DistEigBackend,
+    vectors: bool,
+) -> Result<()> {
+    let ((m, n), (mb, nb)) = (a.shape(), a.block());
+    let (kind, x, y) = match range {
+        EighRange::All => (0, 0, 0),
+        EighRange::Index(lo, hi) => (1, lo as i64, hi as i64),
+        EighRange::Value(l, u) => (2, l.to_bits() as i64, u.to_bits() as i64),
+    };
+    let backend = match backend {
+        DistEigBackend::Auto => 0,
+        DistEigBackend::Scalapack => 1,
+        DistEigBackend::Elpa => 2,
+    };
+    // Three words a field, compared field by field so the error names the first that
+    // differs (the range as its kind and two numbers: indices, or the bounds' bits).
+    let fields: [(&'static str, [i64; 3]); 7] = [
+        ("data type", [crate::comm::dtype_code(a.dtype()), 0, 0]),
+        ("matrix shape (m, n)", [m as i64, n as i64, 0]),
+        ("block shape (mb, nb)", [mb as i64, nb as i64, 0]),
+        ("range", [kind, x, y]),
+        ("backend", [backend, 0, 0]),
+        (
+            "whether eigenvectors are wanted",
+            [i64::from(vectors), 0, 0],
+        ),
+        ("set_check_finite", [i64::from(check_finite()), 0, 0]),
+    ];
+    let words: Vec<i64> = fields.iter().flat_map(|(_, w)| *w).collect();
+    let all = a.grid().comm().allgather_words(OP, &words)?;
+    for (k, (name, _)) in fields.iter().enumerate() {
+        let keys: Vec<&[i64]> = all
+            .chunks(words.len())
+            .map(|r| &r[3 * k..3 * k + 3])
+            .collect();
+        crate::comm::same_on_all(OP, name, &keys)?;
+    }
+    Ok(())
 }
 
 fn check_square(a: &DistMatrix<'_>) -> Result<()> {
@@ -202,8 +254,9 @@ fn solve<'g, T: Elpa>(
             });
         }
         (DistEigBackend::Elpa | DistEigBackend::Auto, Some(k)) if elpa_takes => {
-            let (w, z) = elpa::solve::<T>(a, k, vectors)?;
-            return Ok((Tensor::from_slice(&w[..k], &[k])?, z));
+            let (w, z) = a.grid().comm().all_ok(elpa::solve::<T>(a, k, vectors))?;
+            let (w, _) = from_rank0(a, &w[..k], k)?;
+            return Ok((Tensor::from_slice(&w, &[k])?, z));
         }
         _ => {}
     }
@@ -221,7 +274,7 @@ fn solve<'g, T: Elpa>(
     let mut w = vec![T::Real::zero(); n];
     let mut found: c_int = n as c_int;
     let routine = if evr.is_some() { T::EVR } else { T::EVD };
-    with_write(work_a.storage(), OP, |ap| {
+    let solved = with_write(work_a.storage(), OP, |ap| {
         with_write(z.storage(), OP, |zp| {
             let call = |args: &EigArgs<T>, found: &mut c_int| {
                 // SAFETY: `ap`/`zp` are the local parts described by the descriptors,
@@ -269,8 +322,9 @@ fn solve<'g, T: Elpa>(
             let info = call(&args, &mut found);
             lapack_info(routine, info)
         })
-    })?;
-    let found = (found.max(0) as usize).min(n);
+    });
+    comm.all_ok(solved)?;
+    let (w, found) = from_rank0(a, &w, (found.max(0) as usize).min(n))?;
     let values = Tensor::from_slice(&w[..found], &[found])?;
     let z = match (vectors, found == n) {
         (false, _) => None,
@@ -278,6 +332,26 @@ fn solve<'g, T: Elpa>(
         (true, false) => Some(z.first_columns(found)?),
     };
     Ok((values, z))
+}
+
+/// Rank 0's eigenvalues `w` and their count `found` on every rank of `a`'s grid (one
+/// `MPI_Bcast`): with the finiteness check off, non-finite input can end in different
+/// values or counts on different ranks (200 NaN on one, 199 on another), and "the same
+/// on every rank" must hold all the same. Every rank passes as many values.
+fn from_rank0<R: Scalar + CastFrom<f64>>(
+    a: &DistMatrix<'_>,
+    w: &[R],
+    found: usize,
+) -> Result<(Vec<R>, usize)> {
+    let mut words: Vec<i64> = std::iter::once(found as i64)
+        .chain(w.iter().map(|x| x.to_c64().re.to_bits() as i64))
+        .collect();
+    a.grid().comm().bcast_words(OP, &mut words, 0)?;
+    let values = words[1..]
+        .iter()
+        .map(|&b| R::cast_from(f64::from_bits(b as u64)))
+        .collect();
+    Ok((values, (words[0].max(0) as usize).min(w.len())))
 }
 
 fn lapack_info(routine: &'static str, info: c_int) -> Result<()> {

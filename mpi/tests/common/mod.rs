@@ -8,7 +8,7 @@
 //! `#[test]` starts MPI and runs the body on every rank.
 #![allow(dead_code)]
 
-use ctensor_mpi::launch::{mpirun, run_limited};
+use ctensor_mpi::launch::{mpirun, run_within};
 use ctensor_mpi::{Comm, Universe};
 
 /// Set in the environment of the processes mpirun starts: the folder where each rank
@@ -45,6 +45,39 @@ pub fn passed(rank: usize) {
 /// Runs the test `name` of this binary on `np` ranks (with `env` set for them) and
 /// panics unless every rank passed it.
 pub fn launch(name: &str, np: usize, env: &[(&str, &str)]) {
+    launch_within(name, np, env, ctensor_mpi::launch::limit());
+}
+
+/// Runs the test `name` of this binary on `np` ranks, expected to fail (a rank panics or
+/// aborts on purpose), within `limit`: returns mpirun's output and how long it took, and
+/// panics when the run passed or was still running at the limit (a hang).
+pub fn launch_failing(
+    name: &str,
+    np: usize,
+    limit: std::time::Duration,
+) -> (String, std::time::Duration) {
+    let exe = std::env::current_exe().expect("test binary path");
+    let marks = std::env::temp_dir().join(format!(
+        "ctensor-mpi-{}-{name}-{np}-failing",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&marks).expect("marker folder");
+    let mut cmd = ctensor_mpi::launch::mpirun(np);
+    cmd.args(["-x", &format!("{CHILD}={}", marks.display())]);
+    cmd.arg(exe)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"]);
+    let what = format!("{name} on {np} ranks");
+    let start = std::time::Instant::now();
+    let (ok, text) = ctensor_mpi::launch::run_within(cmd, &what, limit);
+    let took = start.elapsed();
+    let _ = std::fs::remove_dir_all(&marks);
+    assert!(!text.contains("TIMED OUT"), "{what}: the job hung\n{text}");
+    assert!(!ok, "{what}: expected mpirun to report the failure\n{text}");
+    (text, took)
+}
+
+/// [`launch`] with the time limit given.
+pub fn launch_within(name: &str, np: usize, env: &[(&str, &str)], limit: std::time::Duration) {
     // One mpirun at a time: the tests are parallel inside, and the machine may have fewer
     // cores than ranks.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -65,7 +98,7 @@ pub fn launch(name: &str, np: usize, env: &[(&str, &str)]) {
     cmd.arg(exe)
         .args([name, "--exact", "--nocapture", "--test-threads=1"]);
     let what = format!("{name} on {np} ranks {env:?}");
-    let (ok, text) = run_limited(cmd, &what);
+    let (ok, text) = run_within(cmd, &what, limit);
     let passed = (0..np)
         .filter(|r| marks.join(format!("rank-{r}")).exists())
         .count();
@@ -87,6 +120,30 @@ pub fn launch(name: &str, np: usize, env: &[(&str, &str)]) {
 /// body gets `&Comm` (the world) and returns `ctensor::Result<()>`.
 #[macro_export]
 macro_rules! mpi_test {
+    // Within `$secs` seconds: a hang is a failure in seconds, not at the default limit.
+    ($name:ident, $np:expr, within $secs:expr, |$w:ident| $body:block) => {
+        #[test]
+        fn $name() {
+            if common::in_child() {
+                let mpi = common::Mpi::start();
+                let $w: &ctensor_mpi::Comm = &mpi.world;
+                let result: ctensor_base::Result<()> = (|| $body)();
+                match result {
+                    Ok(()) => common::passed($w.rank()),
+                    Err(e) => panic!("rank {} of {}: {e}", $w.rank(), $w.size()),
+                }
+            } else {
+                for np in $np {
+                    common::launch_within(
+                        stringify!($name),
+                        np,
+                        &[],
+                        std::time::Duration::from_secs($secs),
+                    );
+                }
+            }
+        }
+    };
     ($name:ident, $np:expr, $envs:expr, |$w:ident| $body:block) => {
         #[test]
         fn $name() {
