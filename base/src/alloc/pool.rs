@@ -39,6 +39,10 @@ pub trait Backend {
     fn reserve(&mut self, bytes: usize) -> std::result::Result<u64, String>;
     /// Releases a segment from [`reserve`](Self::reserve), with its size.
     fn release(&mut self, addr: u64, bytes: usize);
+    /// Waits for the device work that may still use cached blocks (freed to the cache
+    /// while kernels queued on their stream still read or write them) before segments
+    /// are released in the middle of an allocation. Nothing to wait for by default.
+    fn quiesce(&mut self) {}
 }
 
 /// Counters of a pool, in bytes where they are sizes.
@@ -202,6 +206,10 @@ impl<B: Backend> Pool<B> {
                         let _ = f.wait();
                     }
                 }
+                // Cached blocks were freed in stream order, not after their work:
+                // releasing their segments needs that work done (as the public
+                // empty_cache does by synchronizing first).
+                self.backend.quiesce();
                 self.empty_cache();
                 self.backend.reserve(seg).map_err(|reason| Error::Alloc {
                     device: self.device,
@@ -356,6 +364,8 @@ mod tests {
         next: u64,
         capacity: usize,
         outstanding: HashMap<u64, usize>,
+        /// The backend calls in order: "reserve", "release", "quiesce".
+        log: Vec<&'static str>,
     }
 
     impl Fake {
@@ -364,6 +374,7 @@ mod tests {
                 next: 1 << 32,
                 capacity,
                 outstanding: HashMap::new(),
+                log: Vec::new(),
             }
         }
         fn used(&self) -> usize {
@@ -372,7 +383,11 @@ mod tests {
     }
 
     impl Backend for Fake {
+        fn quiesce(&mut self) {
+            self.log.push("quiesce");
+        }
         fn reserve(&mut self, bytes: usize) -> std::result::Result<u64, String> {
+            self.log.push("reserve");
             if self.used() + bytes > self.capacity {
                 return Err(format!(
                     "out of memory ({} of {} used)",
@@ -386,6 +401,7 @@ mod tests {
             Ok(addr)
         }
         fn release(&mut self, addr: u64, bytes: usize) {
+            self.log.push("release");
             assert_eq!(
                 self.outstanding.remove(&addr),
                 Some(bytes),
@@ -559,8 +575,15 @@ mod tests {
         pool.free(b).unwrap();
         assert_eq!(pool.stats().reserved, 8 << 20);
         // 6 MiB needs a new segment: the backend is full until the cache is released.
+        pool.backend.log.clear();
         let (c, _) = pool.allocate(6 << 20, 0).unwrap();
         assert_eq!(pool.stats().oom_retries, 1);
+        // The work that may use the cached blocks is waited for before any is released.
+        assert_eq!(
+            pool.backend.log,
+            ["reserve", "quiesce", "release", "release", "reserve"],
+            "the retry's backend calls"
+        );
         assert_eq!(pool.stats().reserved, 6 << 20);
         // More than the device holds: an error with the figures, not a panic.
         let e = pool.allocate(7 << 20, 0).unwrap_err();

@@ -95,6 +95,13 @@ impl Backend for Driver {
             let _ = unsafe { drv::free_sync(addr) };
         });
     }
+
+    fn quiesce(&mut self) {
+        // A fault there is the kernels' to report at the next synchronization.
+        on_context(|ctx| {
+            let _ = ctx.synchronize();
+        });
+    }
 }
 
 /// Runs `f` with the selected context bound, when there is one: for releases, where a
@@ -389,6 +396,13 @@ impl Backend for PinnedDriver {
             // SAFETY: a segment from `reserve`, released once. A failure at exit leaves
             // nothing to do.
             let _ = unsafe { drv::free_host(addr as *mut c_void) };
+        });
+    }
+
+    fn quiesce(&mut self) {
+        // Pinned blocks serve asynchronous copies queued on ctensor's stream.
+        on_context(|ctx| {
+            let _ = ctx.synchronize();
         });
     }
 }
