@@ -8,7 +8,7 @@ use cudarc::cusolver::sys::{
 };
 
 use super::cusolver::{fill, status};
-use super::lapack::{run, workspace};
+use super::lapack::{evd_bound, run, workspace};
 use super::launch::Scratch;
 use super::memory::copy_strided;
 use crate::lapack::{require_finite, EigRange, LapackHegvx, Part, Uplo};
@@ -133,11 +133,12 @@ impl<T: CusolverHegvx> LapackHegvx<T> for GpuDevice {
             // SAFETY: sizes and the selection checked; `a`, `b`, `w` are device memory of the
             // checked spans (caller); `m` is a host integer, as cuSOLVER expects.
             unsafe {
-                let (work, lw): (Scratch<T>, i32) = workspace(op, T::NAME, |lw| {
-                    T::buffer(
-                        h, t, j, r, u, n32, a, lda32, b, ldb32, vl, vu, il, iu, &mut m, w, lw,
-                    )
-                })?;
+                let (work, lw): (Scratch<T>, i32) =
+                    workspace(op, T::NAME, evd_bound(n, true), |lw| {
+                        T::buffer(
+                            h, t, j, r, u, n32, a, lda32, b, ldb32, vl, vu, il, iu, &mut m, w, lw,
+                        )
+                    })?;
                 status(
                     T::call(
                         h,

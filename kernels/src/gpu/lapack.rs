@@ -56,20 +56,58 @@ pub(crate) fn run(
 }
 
 /// The device workspace a `_bufferSize` query asks for, and its length as passed back.
+/// `bound` is the workspace LAPACK documents for the call, in elements, computed without
+/// overflow ([`evd_bound`] for the eigensolvers): when it is beyond `i32::MAX`, the
+/// 32-bit query cannot answer it and the call is refused before the query runs.
 pub(crate) fn workspace<T: Scalar>(
     op: &'static str,
     routine: &str,
+    bound: u128,
     query: impl FnOnce(*mut i32) -> cusolverStatus_t,
 ) -> Result<(Scratch<T>, i32)> {
+    check_bound(routine, bound)?;
     let mut lw = 0i32;
     status(query(&mut lw), format_args!("{routine}_bufferSize"))?;
     Ok((Scratch::new(op, workspace_len(routine, lw)?)?, lw))
 }
 
+/// The workspace LAPACK documents for a dense Hermitian eigensolver of order `n`
+/// (`?syevd` with vectors: `1 + 6n + 2n²` elements, which also covers `?heevd`'s complex
+/// and real workspaces and the generalized and partial forms) or without vectors
+/// (`2n + 1`).
+pub(crate) fn evd_bound(n: usize, vectors: bool) -> u128 {
+    let n = n as u128;
+    if vectors {
+        1 + 6 * n + 2 * n * n
+    } else {
+        2 * n + 1
+    }
+}
+
+/// Refuses a call whose documented workspace (`bound` elements) is beyond what the
+/// legacy 32-bit cuSOLVER queries can report: their `int` answer wraps, negative (caught
+/// by [`workspace_len`] too) or, past n ≈ 46 341 for `?syevd`, small and positive, and
+/// the routine would then write far past a workspace of that size.
+pub(crate) fn check_bound(routine: &str, bound: u128) -> Result<()> {
+    if bound > i32::MAX as u128 {
+        return Err(Error::Overflow {
+            op: "cusolver workspace",
+            what: format!(
+                "{routine} needs a workspace of {bound} elements (LAPACK's documented size), \
+                 beyond what cuSOLVER's 32-bit API can report (i32::MAX = {}); the matrix \
+                 is too large for it",
+                i32::MAX
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The element count a 32-bit `_bufferSize` answer stands for. These legacy cuSOLVER
-/// APIs report sizes in an `int`: past `i32::MAX` elements (f64 `syevd` with vectors
-/// near n ≈ 32 700) the answer wraps negative, and a 1-element workspace would let the
-/// routine write far out of bounds. That is refused instead.
+/// APIs report sizes in an `int`: past `i32::MAX` elements the answer wraps, and a
+/// negative one would become a 1-element workspace that the routine writes far out of
+/// bounds. That is refused instead (a wrap to a positive size is caught by
+/// [`check_bound`] before the query).
 pub(crate) fn workspace_len(routine: &str, lw: i32) -> Result<usize> {
     if lw < 0 {
         return Err(Error::Overflow {
@@ -108,7 +146,7 @@ unsafe fn cholesky_family<T: Cusolver>(
         // SAFETY: sizes checked; `a` is device memory of the checked span (caller); the
         // workspace has the length cuSOLVER asked for.
         unsafe {
-            let (work, lw) = workspace::<T>(op, name, |lw| query(h, u, n32, a, ld, lw))?;
+            let (work, lw) = workspace::<T>(op, name, n as u128, |lw| query(h, u, n32, a, ld, lw))?;
             status(call(h, u, n32, a, ld, work.ptr(), lw, info), name)
         }
     })?;
@@ -233,7 +271,9 @@ impl<T: Cusolver> LapackHeevd<T> for GpuDevice {
             // (caller); the workspace has the length cuSOLVER asked for.
             unsafe {
                 let (work, lw) =
-                    workspace::<T>(op, name, |lw| T::evd_buffer(h, j, u, n32, a, lda32, w, lw))?;
+                    workspace::<T>(op, name, evd_bound(n, jobz == Jobz::Vectors), |lw| {
+                        T::evd_buffer(h, j, u, n32, a, lda32, w, lw)
+                    })?;
                 status(
                     T::evd(h, j, u, n32, a, lda32, w, work.ptr(), lw, info),
                     name,
@@ -290,7 +330,7 @@ impl<T: Cusolver> LapackHeevr<T> for GpuDevice {
             // SAFETY: sizes and the selection checked; `a`, `w` are device memory of the
             // checked spans (caller); `m` is a host integer, as cuSOLVER expects.
             unsafe {
-                let (work, lw) = workspace::<T>(op, name, |lw| {
+                let (work, lw) = workspace::<T>(op, name, evd_bound(n, true), |lw| {
                     T::evdx_buffer(h, j, r, u, n32, a, lda32, vl, vu, il, iu, &mut m, w, lw)
                 })?;
                 let s = T::evdx(
@@ -364,9 +404,10 @@ impl<T: Cusolver> LapackHegvd<T> for GpuDevice {
             // SAFETY: sizes checked; `a`, `b`, `w` are device memory of the checked spans
             // (caller); the workspace has the length cuSOLVER asked for.
             unsafe {
-                let (work, lw) = workspace::<T>(op, name, |lw| {
-                    T::gvd_buffer(h, t, j, u, n32, a, lda32, b, ldb32, w, lw)
-                })?;
+                let (work, lw) =
+                    workspace::<T>(op, name, evd_bound(n, jobz == Jobz::Vectors), |lw| {
+                        T::gvd_buffer(h, t, j, u, n32, a, lda32, b, ldb32, w, lw)
+                    })?;
                 let s = T::gvd(h, t, j, u, n32, a, lda32, b, ldb32, w, work.ptr(), lw, info);
                 status(s, name)
             }
@@ -391,8 +432,9 @@ impl<T: Cusolver> LapackGetrf<T> for GpuDevice {
             // SAFETY: sizes checked; `a` and `ipiv` are device memory of the checked
             // spans (caller); the workspace has the length cuSOLVER asked for.
             unsafe {
-                let (work, _) =
-                    workspace::<T>(op, name, |lw| T::getrf_buffer(h, m32, n32, a, lda32, lw))?;
+                let (work, _) = workspace::<T>(op, name, m.max(n) as u128, |lw| {
+                    T::getrf_buffer(h, m32, n32, a, lda32, lw)
+                })?;
                 status(
                     T::getrf(h, m32, n32, a, lda32, work.ptr(), ipiv, info),
                     name,
@@ -561,6 +603,41 @@ fn host_copy<T: Scalar>(p: *const T, span: usize) -> Result<Vec<T>> {
 mod tests {
     use super::workspace_len;
     use ctensor_base::Error;
+
+    #[test]
+    fn a_documented_workspace_beyond_32_bits_is_refused_before_the_query() {
+        use super::{check_bound, evd_bound};
+        // Every order the 32-bit query answers rightly passes.
+        for n in [0usize, 1, 7, 1000, 32_766] {
+            assert!(check_bound("Dsyevd", evd_bound(n, true)).is_ok(), "n = {n}");
+        }
+        // 1 + 6n + 2n² passes i32::MAX at n = 32 767 (the query answers negative) and
+        // wraps to a small positive size from n = 46 341, which workspace_len cannot see.
+        for n in [32_767usize, 46_341, 46_342, 100_000] {
+            let bound = evd_bound(n, true);
+            assert_eq!(bound, 1 + 6 * n as u128 + 2 * (n as u128).pow(2));
+            match check_bound("Dsyevd", bound) {
+                Err(Error::Overflow { what, .. }) => {
+                    assert!(
+                        what.contains("Dsyevd") && what.contains(&bound.to_string()),
+                        "{what}"
+                    )
+                }
+                other => panic!("n = {n}: expected Overflow, got {other:?}"),
+            }
+        }
+        let wrapped = evd_bound(46_341, true) as u64 as u32 as i32;
+        assert!(
+            wrapped > 0 && wrapped < 1 << 20,
+            "the wrap is small and positive: {wrapped}"
+        );
+        assert!(
+            workspace_len("Dsyevd", wrapped).is_ok(),
+            "what the old check let through"
+        );
+        // Without vectors the bound is linear: any order a 32-bit n can give passes.
+        assert!(check_bound("Dsyevd", evd_bound(i32::MAX as usize / 4, false)).is_ok());
+    }
 
     #[test]
     fn an_overflowed_32_bit_workspace_size_is_an_error_not_one_element() {

@@ -154,8 +154,9 @@ impl<T: CusolverQr> LapackGeqrf<T> for GpuDevice {
             // SAFETY: sizes checked; `a` and `tau` are device memory of the checked spans
             // (caller); the workspace has the length cuSOLVER asked for.
             unsafe {
-                let (work, lw): (Scratch<T>, i32) =
-                    workspace(op, name, |lw| T::geqrf_buffer(h, m32, n32, a, lda32, lw))?;
+                let (work, lw): (Scratch<T>, i32) = workspace(op, name, n as u128, |lw| {
+                    T::geqrf_buffer(h, m32, n32, a, lda32, lw)
+                })?;
                 status(
                     T::geqrf(h, m32, n32, a, lda32, tau, work.ptr(), lw, info),
                     name,
@@ -194,7 +195,7 @@ impl<T: CusolverQr> LapackOrgqr<T> for GpuDevice {
         let info = run(op, |h, info| {
             // SAFETY: as in `geqrf`.
             unsafe {
-                let (work, lw): (Scratch<T>, i32) = workspace(op, name, |lw| {
+                let (work, lw): (Scratch<T>, i32) = workspace(op, name, n as u128, |lw| {
                     T::orgqr_buffer(h, m32, n32, k32, a, lda32, tau, lw)
                 })?;
                 status(

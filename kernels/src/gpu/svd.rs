@@ -6,6 +6,13 @@ use cudarc::cusolver::sys::{self as cs, cusolverDnHandle_t as H, cusolverStatus_
 
 use super::cusolver::status;
 use super::lapack::{run, workspace};
+
+/// The workspace LAPACK documents for `?gesvd` of an `m × n` matrix:
+/// `max(3·min(m, n) + max(m, n), 5·min(m, n))` elements.
+fn gesvd_bound(m: usize, n: usize) -> u128 {
+    let (lo, hi) = (m.min(n) as u128, m.max(n) as u128);
+    (3 * lo + hi).max(5 * lo)
+}
 use super::launch::Scratch;
 use crate::lapack::{require_finite, Part};
 use crate::lapack_plan::info_result;
@@ -96,7 +103,9 @@ impl<T: CusolverSvd> LapackSvd<T> for GpuDevice {
             // workspace has the length cuSOLVER asked for.
             unsafe {
                 let (work, lw): (Scratch<T>, i32) =
-                    workspace(op, T::NAME, |lw| T::buffer(h, m32, n32, lw))?;
+                    workspace(op, T::NAME, gesvd_bound(m, n), |lw| {
+                        T::buffer(h, m32, n32, lw)
+                    })?;
                 status(
                     T::gesvd(
                         h,
