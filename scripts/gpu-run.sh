@@ -16,8 +16,10 @@
 #
 # cudarc looks the CUDA libraries up by unversioned name or by major versions 9 to 12. A
 # machine with only CUDA 13 has libcublas.so.13 and libcusolver.so.12 (cuSOLVER's own
-# numbering): the script finds the newest of each and links it under the unversioned name
-# in a private folder put first on LD_LIBRARY_PATH.
+# numbering): the script finds the newest of each (cuBLAS, cuBLASLt, cuSOLVER, cuFFT)
+# and links it under the unversioned name in a private folder put first on
+# LD_LIBRARY_PATH; gpu.txt reports each, or "not found" (the FFT tests then fail with
+# cuFFT's DeviceUnavailable instead of a silent skip).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 logs="${OUT:-/tmp/ctensor-gpu}"
@@ -36,7 +38,7 @@ links="$work/cuda-links"
 mkdir -p "$links"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 || true
-  for lib in libcublas libcublasLt libcusolver; do
+  for lib in libcublas libcublasLt libcusolver libcufft; do
     # Every copy on the machine, newest major version last.
     found=$( { ldconfig -p 2>/dev/null | awk '{print $NF}'
                find /usr /opt -name "$lib.so.*" 2>/dev/null

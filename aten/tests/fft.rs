@@ -100,6 +100,29 @@ device_test!(every_axis_set_of_a_3d_tensor, D => {
     }
 });
 
+// Blocks of up to three consecutive axes are one transform each (one batched cuFFT plan
+// of that rank on the GPU): a batch of bands over a 3-D grid, the same axes in another
+// order, four axes (a block of three and one more), and a 3-D block with lines after it.
+device_test!(blocks_of_consecutive_axes_of_4d_tensors, D => {
+    let sets: [&[usize]; 5] = [&[1, 2, 3], &[3, 1, 2], &[0, 1, 2, 3], &[0, 1, 2], &[0, 2, 3]];
+    for dims in [[3usize, 4, 6, 5], [2, 9, 1, 7]] {
+        let numel: usize = dims.iter().product();
+        for dt in [ComplexDouble, ComplexFloat] {
+            let x = on::<D>(Tensor::from_slice(&random_c64(11, numel), &dims).unwrap().cast(dt).unwrap());
+            let xs = values(&x);
+            for axes in sets {
+                let n: usize = axes.iter().map(|&a| dims[a]).product();
+                let got = values(&fftn(&x, axes, FftNorm::Backward).unwrap());
+                assert_close(&got, &naive(&xs, &dims, axes, -1.0), &xs, n, dt, &format!("{dt} fftn {dims:?} axes {axes:?}"));
+                let mut y = x.try_clone().unwrap();
+                y.ifftn_(axes, FftNorm::Forward).unwrap();
+                let want: Vec<c64> = naive(&xs, &dims, axes, 1.0);
+                assert_close(&values(&y), &want, &xs, n, dt, &format!("{dt} ifftn_ {dims:?} axes {axes:?}"));
+            }
+        }
+    }
+});
+
 device_test!(strided_lines_in_partial_blocks, D => {
     // 17 and 33 interleaved lines: whole blocks of 16 plus a remainder, more lines than
     // a GPU block has threads.

@@ -1,7 +1,8 @@
 //! Fast Fourier transforms ([`Fft`]): complex-to-complex, in place, along one axis of a
-//! dense array, batched over the others. Multi-dimensional transforms are one call per
-//! axis (the transform is separable); normalisation is the caller's (the tensor op
-//! scales once at the end).
+//! dense array or over a block of up to three consecutive axes, batched over the others.
+//! On the host a block is one pass per axis (the transform is separable); on the GPU one
+//! batched plan of the block's rank. Normalisation is the caller's (the tensor op scales
+//! once at the end).
 //!
 //! Host: `rustfft` (pure Rust, SIMD, mixed radix with Rader/Bluestein for large primes,
 //! so every length is `O(n log n)`), plans cached per (length, direction) by its
@@ -35,6 +36,31 @@ pub trait Fft<T: Scalar>: Device {
         inner: usize,
         data: *mut T,
     ) -> Result<()>;
+
+    /// The transform over a block of consecutive axes `dims` (1 to 3 of them) of the dense
+    /// array `[outer, dims..., inner]`, batched over `outer` and `inner`: what
+    /// [`fft_axis`](Self::fft_axis) along each of them gives, which is this default. The
+    /// GPU runs it as one batched plan of the block's rank (one cuFFT execution for
+    /// `inner == 1`, the band-by-grid case of a plane-wave code) instead of one per axis
+    /// and slab.
+    ///
+    /// # Safety
+    /// `data` is valid for reads and writes of `outer · Π dims · inner` elements.
+    unsafe fn fft_block(
+        direction: FftDirection,
+        outer: usize,
+        dims: &[usize],
+        inner: usize,
+        data: *mut T,
+    ) -> Result<()> {
+        for (k, &len) in dims.iter().enumerate() {
+            let before: usize = dims[..k].iter().product();
+            let after: usize = dims[k + 1..].iter().product();
+            // SAFETY: `(outer·before) · len · (after·inner)` is the caller's element count.
+            unsafe { Self::fft_axis(direction, outer * before, len, after * inner, data) }?;
+        }
+        Ok(())
+    }
 }
 
 /// `Ok` for the complex types the transforms take, else the error both devices give.

@@ -93,14 +93,27 @@ impl Tensor {
         let dims = self.dims().to_vec();
         {
             let _w = self.buffer.write(op)?;
-            for &a in axes {
-                let outer: usize = dims[..a].iter().product();
-                let inner: usize = dims[a + 1..].iter().product();
+            // The axes in runs of up to three consecutive ones, each one block transform
+            // (the transform is separable, so the order does not matter): a batch of
+            // bands over a 3-D grid is one cuFFT execution on the GPU.
+            let mut sorted = axes.to_vec();
+            sorted.sort_unstable();
+            let mut runs: Vec<(usize, usize)> = Vec::new();
+            for &a in &sorted {
+                match runs.last_mut() {
+                    Some((start, end)) if *end + 1 == a && a - *start < 3 => *end = a,
+                    _ => runs.push((a, a)),
+                }
+            }
+            for (start, end) in runs {
+                let outer: usize = dims[..start].iter().product();
+                let inner: usize = dims[end + 1..].iter().product();
+                let block = &dims[start..=end];
                 dispatch!(self.dtype(), self.device(), T, D => {
-                    // SAFETY: the tensor is dense row-major with outer·dims[a]·inner
+                    // SAFETY: the tensor is dense row-major with outer·Π block·inner
                     // elements of T on this device; the write guard excludes every other
                     // access.
-                    unsafe { <D as Fft<T>>::fft_axis(direction, outer, dims[a], inner, self.typed_ptr::<T>()) }
+                    unsafe { <D as Fft<T>>::fft_block(direction, outer, block, inner, self.typed_ptr::<T>()) }
                 })
                 .map_err(|e| e.in_op(op))?;
             }

@@ -209,13 +209,16 @@ pub struct GpuContext {
     cufft_plans: Mutex<HashMap<FftPlanKey, Handle<(cufft::cufftHandle, usize)>>>,
 }
 
-/// The layout of a batched, in-place, 1-D complex cuFFT plan (cuFFT's advanced layout,
-/// sizes in elements): `batch` transforms of `len` points, consecutive points `stride`
-/// apart, consecutive transforms `dist` apart.
+/// The layout of a batched, in-place complex cuFFT plan of rank 1 to 3 (cuFFT's advanced
+/// layout, sizes in elements): `batch` transforms of a dense `dims[..rank]` block of
+/// points (row-major, the last dimension fastest), consecutive points `stride` apart,
+/// consecutive transforms `dist` apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FftPlanKey {
-    /// Points per transform.
-    pub len: i32,
+    /// The number of transformed dimensions, 1 to 3.
+    pub rank: u8,
+    /// Points along each transformed dimension (the first `rank` entries; the rest 0).
+    pub dims: [i32; 3],
     /// Elements between consecutive points of one transform.
     pub stride: i32,
     /// Elements between the first points of consecutive transforms.
@@ -583,18 +586,20 @@ impl GpuContext {
                     cufft::cufftType::CUFFT_C2C
                 };
                 let h = cudarc::cufft::result::create().map_err(|e| err("cufftCreate", e))?;
-                // Non-null embeds: with null ones cuFFT ignores stride and dist.
-                let mut n = [key.len];
-                let mut embed = [key.len];
-                // SAFETY: `h` is a fresh handle; the arrays hold `rank` = 1 entries and
-                // live across the calls; the stream lives as long as the process.
+                // Non-null embeds (the dense block itself): with null ones cuFFT ignores
+                // stride and dist.
+                let rank = key.rank.clamp(1, 3);
+                let mut n = key.dims;
+                let mut embed = key.dims;
+                // SAFETY: `h` is a fresh handle; the arrays hold at least `rank` entries
+                // and live across the calls; the stream lives as long as the process.
                 let made = unsafe {
                     cudarc::cufft::result::set_auto_allocation(h, false)
                         .map_err(|e| err("cufftSetAutoAllocation", e))
                         .and_then(|()| {
                             cudarc::cufft::result::make_plan_many(
                                 h,
-                                1,
+                                i32::from(rank),
                                 n.as_mut_ptr(),
                                 embed.as_mut_ptr(),
                                 key.stride,
