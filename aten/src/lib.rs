@@ -35,6 +35,7 @@ pub use crate::ops::einsum::{einsum, einsum_into, EinsumOptions};
 pub use crate::ops::fft::{
     fft, fftfreq, fftn, fftshift, ifft, ifftn, ifftshift, irfftn, rfftfreq, rfftn, FftNorm,
 };
+pub use crate::ops::indices::Indices;
 pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, overlap, set_matrix, solve, tri_inverse,
     EigBackend, EighRange,

@@ -419,3 +419,81 @@ device_test!(index_copy_into_views_aliases_and_errors, D => {
     g.index_copy_(0, &at, &s).unwrap();
     assert_eq!(values(&g.index_select(0, &at).unwrap()), values(&s));
 });
+
+// `Indices`: positions checked once, used by the `_with` forms without moving indices.
+device_test!(indices_checked_once_give_what_the_per_call_forms_give, D -> Result {
+    use rand::Rng;
+    let mut r = rng(62);
+    let dims = [3usize, 300, 5];
+    for dt in [Double, Float, Int, Half, ComplexFloat, ComplexDouble] {
+        for dim in 0..3 {
+            let size = dims[dim];
+            // Repeats and any order for the gather; a distinct subset for the scatter.
+            let gather: Vec<usize> = (0..size + 7).map(|_| r.gen_range(0..size)).collect();
+            let mut perm: Vec<usize> = (0..size).collect();
+            for k in (1..size).rev() {
+                perm.swap(k, r.gen_range(0..=k));
+            }
+            let scatter = &perm[..size.div_ceil(2)];
+            let x = counting::<D>(dt, &dims);
+            let g = ctensor_aten::Indices::from_slice(&gather, size, D::TYPE)?;
+            assert!(!g.is_distinct(), "more positions than the axis has: a repeat");
+            let as_tensor = |v: &[usize]| -> ctensor_aten::Result<Tensor> {
+                let v: Vec<i64> = v.iter().map(|&i| i as i64).collect();
+                Tensor::from_slice(&v, &[v.len()])?.to_device(D::TYPE)
+            };
+            let want = x.index_select(dim, &as_tensor(&gather)?)?;
+            assert_eq!(values(&x.index_select_with(dim, &g)?), values(&want), "{dt} dim {dim}");
+            let s = ctensor_aten::Indices::new(&as_tensor(scatter)?, size, D::TYPE)?;
+            assert!(s.is_distinct() && s.len() == scatter.len() && s.bound() == size);
+            let mut sdims = dims;
+            sdims[dim] = scatter.len();
+            let src = counting::<D>(dt, &sdims).neg()?;
+            let (mut a, mut b) = (x.try_clone()?, x.try_clone()?);
+            a.index_copy_(dim, &as_tensor(scatter)?, &src)?;
+            b.index_copy_with(dim, &s, &src)?;
+            assert_eq!(values(&a), values(&b), "{dt} dim {dim}");
+        }
+    }
+    Ok(())
+});
+
+device_test!(indices_refuse_what_does_not_fit_and_stay_unwritable, D -> Result {
+    use ctensor_aten::Indices;
+    // Out of range when made, naming the position.
+    let e = Indices::from_slice(&[0, 5, 9], 9, D::TYPE).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { given: 9, .. }), "{e}");
+    let neg = Tensor::from_slice(&[-1i32], &[1])?;
+    assert!(matches!(Indices::new(&neg, 4, D::TYPE), Err(Error::OutOfRange { .. })));
+    let floats = Tensor::from_slice(&[1.0f64], &[1])?;
+    assert!(matches!(Indices::new(&floats, 4, D::TYPE), Err(Error::InvalidArgument { .. })));
+    // Used on an axis of another length: refused, not read out of bounds.
+    let ind = Indices::from_slice(&[1, 1, 3], 4, D::TYPE)?;
+    let x = counting::<D>(Double, &[2, 5]);
+    assert!(matches!(x.index_select_with(1, &ind), Err(Error::ShapeMismatch { .. })));
+    assert!(matches!(x.index_select_with(2, &ind), Err(Error::OutOfRange { .. })));
+    // A repeat gathers, but does not scatter.
+    let mut y = counting::<D>(Double, &[2, 4]);
+    assert_eq!(y.index_select_with(1, &ind)?.dims(), [2, 3]);
+    let e = y.index_copy_with(1, &ind, &counting::<D>(Double, &[2, 3])).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { op: "index_copy_with", .. }), "{e}");
+    // The positions are a copy of their own: writing the tensor they came from, or the
+    // tensor to_tensor gives, changes nothing.
+    let mut from = Tensor::from_slice(&[2i64, 0], &[2])?;
+    let ind = Indices::new(&from, 3, D::TYPE)?;
+    from.set_at(&[0], 7i64)?;
+    let mut copy = ind.to_tensor()?;
+    copy.set_value(99i64)?;
+    assert_eq!(ind.to_tensor()?.to_vec::<i64>()?, [2, 0]);
+    // Empty, and an empty axis of a huge tensor.
+    let none = Indices::from_slice(&[], 1 << 40, D::TYPE)?;
+    assert!(none.is_empty() && none.is_distinct());
+    let huge = on::<D>(Tensor::zeros(Double, ctensor_aten::DeviceType::Cpu, &[0, 1 << 40])?);
+    assert_eq!(huge.index_select_with(1, &none)?.dims(), [0, 0]);
+    if ctensor_aten::gpu_available() && D::TYPE == ctensor_aten::DeviceType::Cpu {
+        let on_gpu = Indices::from_slice(&[0], 2, ctensor_aten::DeviceType::Gpu)?;
+        let e = counting::<D>(Double, &[2]).index_select_with(0, &on_gpu).unwrap_err();
+        assert!(matches!(e, Error::DeviceMismatch { .. }), "{e}");
+    }
+    Ok(())
+});

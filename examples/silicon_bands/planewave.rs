@@ -7,11 +7,11 @@
 //! that of the potential's), so that no product `V(q) ψ(G)` that lands back on the basis
 //! sphere is aliased: the operator equals the dense `H` to rounding.
 //!
-//! Sphere ↔ grid: `index_copy_` puts the coefficients on the grid, `index_select` takes
-//! them back. `V(r)` is built once per material and k-point basis by an inverse FFT of
+//! Sphere ↔ grid: `index_copy_with` puts the coefficients on the grid, `index_select_with`
+//! takes them back, at positions checked once per basis ([`Indices`]). `V(r)` is built once per material and k-point basis by an inverse FFT of
 //! the form factors on the grid.
 
-use ctensor::{c64, DataType, DeviceType, FftNorm, Result, Tensor};
+use ctensor::{c64, DataType, DeviceType, FftNorm, Indices, Result, Tensor};
 
 use crate::model::Material;
 
@@ -53,8 +53,8 @@ pub fn form_factor(mat: &Material, q: [i64; 3]) -> c64 {
 pub struct PlaneWaveOperator {
     /// Grid points per side.
     pub n: usize,
-    /// Flat grid index of each basis vector, `[npw]` (i64).
-    idx: Tensor,
+    /// Flat grid index of each basis vector, checked once (every apply moves no index).
+    idx: Indices,
     /// `(2π/a)² |k + G|²` in Ry, `[npw, 1]`, in the operator's dtype.
     kinetic: Tensor,
     /// `V(r)` on the grid, `[N, N, N]`, in the operator's dtype.
@@ -106,7 +106,7 @@ impl PlaneWaveOperator {
         let npw = g.len();
         Ok(PlaneWaveOperator {
             n,
-            idx: Tensor::from_slice(&idx, &[npw])?.to_device(device)?,
+            idx: Indices::new(&Tensor::from_slice(&idx, &[npw])?, n * n * n, device)?,
             kinetic: Tensor::from_slice(&kinetic, &[npw, 1])?
                 .cast(dtype)?
                 .to_device(device)?,
@@ -125,7 +125,7 @@ impl PlaneWaveOperator {
         let (npw, nb) = (x.dims()[0], x.dims()[1]);
         let n = self.n;
         let mut grid = Tensor::zeros(x.dtype(), x.device(), &[nb, n * n * n])?;
-        grid.index_copy_(1, &self.idx, &x.t()?)?;
+        grid.index_copy_with(1, &self.idx, &x.t()?)?;
         let mut grid = grid.reshape(&[nb as i64, n as i64, n as i64, n as i64])?;
         // ψ(r) (up to the 1/N³ the forward transform takes back), times V(r), back.
         grid.ifftn_(&[1, 2, 3], FftNorm::Backward)?;
@@ -133,7 +133,7 @@ impl PlaneWaveOperator {
         grid.fftn_(&[1, 2, 3], FftNorm::Backward)?;
         let vx = grid
             .reshape(&[nb as i64, (n * n * n) as i64])?
-            .index_select(1, &self.idx)?;
+            .index_select_with(1, &self.idx)?;
         debug_assert_eq!(vx.dims(), [nb, npw]);
         vx.t()?.add(&x.mul(&self.kinetic)?)
     }

@@ -16,6 +16,8 @@
 //! - [`svd`]: `svd` (thin or full), `svdvals`, `pinv`.
 //! - [`random`]: `Tensor::rand`/`randn` and [`Generator`](random::Generator), the same
 //!   counter-based stream on every device.
+//! - [`indices`]: [`Indices`](indices::Indices), positions checked once for the
+//!   gathers and scatters a loop repeats (`index_select_with`, `index_copy_with`).
 //! - [`select`]: `cat`/`concat`, `stack`, `index_select`, `take`, `compress`,
 //!   `masked_select`, `split`/`split_sizes`/`chunk` (views), `assign` into a view.
 //! - [`layout`]: materialised `permute_copy` (with conjugation), `stride`, `inflate`.
@@ -30,6 +32,7 @@ pub mod compare;
 pub mod einsum;
 pub mod elementwise;
 pub mod fft;
+pub mod indices;
 pub mod layout;
 pub mod linalg;
 pub mod math;

@@ -9,8 +9,9 @@
 //! block of a larger tensor is written with `v.narrow(1, k, m)?.assign(&w)?`.
 
 use ctensor_base::{c64, DataType, Error, Result};
-use ctensor_kernels::select::{check_distinct, check_indices, IndexCopy, IndexSelect};
+use ctensor_kernels::select::{IndexCopy, IndexSelect};
 
+use super::indices::Indices;
 use super::{broadcast_shapes, promote};
 use crate::core::dispatch::dispatch;
 use crate::core::promotion::check_can_cast;
@@ -147,29 +148,32 @@ impl Tensor {
     /// row-major tensor on this tensor's device.
     fn gather(&self, op: &'static str, dim: usize, idx: Vec<i64>) -> Result<Tensor> {
         self.check_dim(op, dim)?;
+        let ind = Indices::from_vec(idx, self.dims()[dim], self.device(), false)
+            .map_err(|e| e.in_op(op))?;
+        self.gather_with(op, dim, &ind)
+    }
+
+    /// The entries at the checked positions `ind` along `dim` (see [`gather`](Self::gather)).
+    fn gather_with(&self, op: &'static str, dim: usize, ind: &Indices) -> Result<Tensor> {
+        ind.check_for(op, self, dim, false)?;
         let size = self.dims()[dim];
-        check_indices(&idx, size).map_err(|e| e.in_op(op))?;
         let mut dims = self.dims().to_vec();
-        dims[dim] = idx.len();
+        dims[dim] = ind.len();
         let out = Tensor::new(self.dtype(), self.device(), &dims)?;
         if out.numel() == 0 {
             return Ok(out);
         }
         let outer: usize = self.dims()[..dim].iter().product();
         let inner: usize = self.dims()[dim + 1..].iter().product();
-        let nidx = idx.len();
+        let (idx, nidx) = (&ind.idx, ind.len());
         let src = self.dense()?;
-        // The indices are built on the host: moved, not copied, when the data is there.
-        let mut idx = Tensor::from_vec(idx, &[nidx])?;
-        if self.device() != idx.device() {
-            idx = idx.to_device(self.device())?;
-        }
         let _w = out.buffer.write(op)?;
         let _r = (src.buffer.read(op)?, idx.buffer.read(op)?);
         dispatch!(self.dtype(), self.device(), T, D => {
             // SAFETY: `src` is dense row-major [outer, size, inner] of T, `out` the fresh
-            // [outer, nidx, inner], `idx` nidx i64 values in 0..size (checked above), all
-            // on this device; `out` is a new buffer; the guards hold all three.
+            // [outer, nidx, inner], `idx` nidx i64 values in 0..size (checked when `ind`
+            // was made, for this length and device), all on this device; `out` is a new
+            // buffer; the guards hold all three.
             unsafe {
                 <D as IndexSelect<T>>::index_select(
                     outer,
@@ -184,6 +188,14 @@ impl Tensor {
         })?;
         drop((_w, _r));
         Ok(out)
+    }
+
+    /// [`index_select`](Self::index_select) at positions checked once ([`Indices`], made
+    /// for this axis length and device): no index is checked or moved per call.
+    /// Errors: `ShapeMismatch` when `dims[dim]` is not the length `ind` was made for,
+    /// `DeviceMismatch` when `ind` is on another device.
+    pub fn index_select_with(&self, dim: usize, ind: &Indices) -> Result<Tensor> {
+        self.gather_with("index_select_with", dim, ind)
     }
 
     /// The entries of `self` along `dim` at `indices` (an integer tensor of rank 0 or 1,
@@ -240,17 +252,38 @@ impl Tensor {
         self.check_dim(op, dim)?;
         super::check_device(op, self, src)?;
         let idx = indices.cast(DataType::Int64)?.to_vec::<i64>()?;
+        let ind = Indices::from_vec(idx, self.dims()[dim], self.device(), true)
+            .map_err(|e| e.in_op(op))?;
+        self.copy_with(op, dim, &ind, src)
+    }
+
+    /// [`index_copy_`](Self::index_copy_) at positions checked once ([`Indices`], made
+    /// for this axis length and device, and distinct): no index is checked or moved per
+    /// call. Errors as [`index_select_with`](Self::index_select_with), and
+    /// `InvalidArgument` naming a repeated position.
+    pub fn index_copy_with(&mut self, dim: usize, ind: &Indices, src: &Tensor) -> Result<()> {
+        self.copy_with("index_copy_with", dim, ind, src)
+    }
+
+    /// The scatter of [`index_copy_`](Self::index_copy_) at the checked positions `ind`.
+    fn copy_with(
+        &mut self,
+        op: &'static str,
+        dim: usize,
+        ind: &Indices,
+        src: &Tensor,
+    ) -> Result<()> {
+        ind.check_for(op, self, dim, true)?;
+        super::check_device(op, self, src)?;
         let size = self.dims()[dim];
-        check_indices(&idx, size).map_err(|e| e.in_op(op))?;
-        check_distinct(&idx).map_err(|e| e.in_op(op))?;
         let mut want = self.dims().to_vec();
-        want[dim] = idx.len();
+        want[dim] = ind.len();
         if src.dims() != want.as_slice() {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!(
                     "a source of shape {want:?} ({} indices along dimension {dim})",
-                    idx.len()
+                    ind.len()
                 ),
                 got: format!("{:?}", src.dims()),
             });
@@ -274,18 +307,15 @@ impl Tensor {
         }
         let outer: usize = self.dims()[..dim].iter().product();
         let inner: usize = self.dims()[dim + 1..].iter().product();
-        let nidx = idx.len();
-        let mut idx = Tensor::from_vec(idx, &[nidx])?;
-        if self.device() != idx.device() {
-            idx = idx.to_device(self.device())?;
-        }
+        let (idx, nidx) = (&ind.idx, ind.len());
         {
             let _w = target.buffer.write(op)?;
             let _r = (src.buffer.read(op)?, idx.buffer.read(op)?);
             dispatch!(self.dtype(), self.device(), T, D => {
                 // SAFETY: `target` is dense row-major [outer, size, inner] of T, `src` dense
                 // [outer, nidx, inner] in another buffer, `idx` nidx distinct i64 values in
-                // 0..size (checked above), all on this device; the guards hold them.
+                // 0..size (checked when `ind` was made and above), all on this device; the
+                // guards hold them.
                 unsafe {
                     <D as IndexCopy<T>>::index_copy(outer, size, inner, idx.typed_ptr::<i64>(), nidx, src.typed_ptr::<T>(), target.typed_ptr::<T>())
                 }
