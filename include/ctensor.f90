@@ -76,6 +76,11 @@ module ctensor
       integer(c_int) :: ct_device_synchronize
       integer(c_int32_t), value :: device
     end function ct_device_synchronize
+    function ct_gpu_stream(out) bind(c, name="ct_gpu_stream")
+      import
+      integer(c_int) :: ct_gpu_stream
+      type(c_ptr), intent(out) :: out
+    end function ct_gpu_stream
     function ct_set_check_finite(on) bind(c, name="ct_set_check_finite")
       import
       integer(c_int) :: ct_set_check_finite

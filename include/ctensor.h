@@ -223,6 +223,18 @@ enum ct_status ct_device_available(int32_t device, int32_t *out);
 // your own kernels or streams. A no-op for `CT_CPU`.
 enum ct_status ct_device_synchronize(int32_t device);
 
+// Writes ctensor's CUDA stream (a `CUstream`/`cudaStream_t`) to `out`: the stream all
+// of ctensor's GPU work is queued on, in order. A caller that hands ctensor GPU memory
+// (`ct_tensor_map` with `CT_GPU`, `ct_tensor_from_dlpack` of `kDLCUDA` memory) whose
+// contents its own kernels are still writing orders them first: synchronize its stream,
+// or record an event there and `cudaStreamWaitEvent` this stream on it (what a DLPack
+// producer does for the `stream` a Python consumer passes). `CT_ERR_DEVICE` without a
+// usable GPU.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_gpu_stream(void **out);
+
 // Turns the finiteness check of solver inputs on (`on != 0`, the default) or off for
 // the whole process: the eigensolvers, Cholesky and LU (also `ct_dsyevd` and the other
 // raw kernels) refuse NaN or infinities in the part of a matrix they read with
@@ -247,6 +259,11 @@ enum ct_status ct_tensor_to_dlpack(const struct ct_tensor *t, DLManagedTensorVer
 // the producer's memory, without copying. Ownership of `managed` passes to ctensor in
 // every case: its deleter is called exactly once, when the last tensor sharing the
 // memory is freed, or before this returns an error. A read-only tensor refuses writes.
+//
+// GPU memory (`kDLCUDA`): ctensor's kernels run on its own non-blocking stream
+// (`ct_gpu_stream`), which does not wait for other streams. Work of the producer that
+// writes the memory must be finished, or ordered before that stream, when this is
+// called; ctensor in turn finishes its own work on the memory before the deleter runs.
 //
 // # Safety
 // `managed` is null (an error) or a valid DLPack managed tensor whose deleter has not

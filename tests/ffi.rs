@@ -656,9 +656,24 @@ fn devices_report_availability_and_thread_counts_are_checked() {
             "the GPU as ctensor sees it"
         );
         assert_eq!(ct_device_synchronize(0), CT_OK);
+        let mut stream = null_mut();
+        expect(
+            ctensor::ffi::devices::ct_gpu_stream(null_mut()),
+            CT_ERR_NULL,
+            "ct_gpu_stream",
+            "`out`",
+        );
         if ctensor::gpu_available() {
+            assert_eq!(ctensor::ffi::devices::ct_gpu_stream(&mut stream), CT_OK);
+            assert_eq!(stream as usize, ctensor::gpu_stream_handle().unwrap());
             assert_eq!(ct_device_synchronize(1), CT_OK);
         } else {
+            expect(
+                ctensor::ffi::devices::ct_gpu_stream(&mut stream),
+                CT_ERR_DEVICE,
+                "ct_gpu_stream",
+                "unavailable",
+            );
             expect(
                 ct_device_synchronize(1),
                 CT_ERR_DEVICE,

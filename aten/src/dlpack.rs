@@ -161,7 +161,25 @@ struct Export<M> {
     managed: M,
     shape: Vec<i64>,
     strides: Vec<i64>,
-    _tensor: Tensor,
+    tensor: Tensor,
+}
+
+impl<M> Export<M> {
+    /// Waits, for GPU memory, until the consumer's work on it is done before the tensor
+    /// goes: the consumer calls the deleter when it drops its array, with its own work on
+    /// the memory possibly still queued on its streams, and the buffer may then go back to
+    /// ctensor's pool and to the next allocation. The context is synchronized (every
+    /// stream of it, the consumer's included when it shares the primary context, as
+    /// PyTorch and CuPy do).
+    fn settle_consumer(&self) {
+        #[cfg(feature = "cuda")]
+        if self.tensor.device() == DeviceType::Gpu && self.tensor.numel() > 0 {
+            if let Ok(ctx) = ctensor_base::gpu::context() {
+                // A fault there was the consumer's kernels' to report.
+                let _ = ctx.synchronize_context();
+            }
+        }
+    }
 }
 
 /// The deleter of [`Tensor::to_dlpack`]'s struct.
@@ -174,7 +192,10 @@ unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
         // `to_dlpack` and freed only here, once.
         let export = unsafe { Box::from_raw(m.cast::<Export<DLManagedTensorVersioned>>()) };
         // Dropping a tensor does not panic; if it ever did, nothing may unwind into C.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(export)));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            export.settle_consumer();
+            drop(export)
+        }));
     }
 }
 
@@ -187,7 +208,10 @@ unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
     if !m.is_null() {
         // SAFETY: as in `delete_versioned`, for the legacy struct.
         let export = unsafe { Box::from_raw(m.cast::<Export<DLManagedTensor>>()) };
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(export)));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            export.settle_consumer();
+            drop(export)
+        }));
     }
 }
 
@@ -301,7 +325,7 @@ fn export<M>(
         managed,
         shape,
         strides,
-        _tensor: t.share(),
+        tensor: t.share(),
     }));
     // SAFETY: `raw` is the box just given up; nothing else refers to it yet.
     let e = unsafe { &mut *raw };
@@ -594,7 +618,7 @@ impl Tensor {
             // SAFETY: made by `to_dlpack` (its deleter, its context), owned by us now.
             let export =
                 unsafe { Box::from_raw(managed.cast::<Export<DLManagedTensorVersioned>>()) };
-            return Ok(export._tensor);
+            return Ok(export.tensor);
         }
         let producer = Producer::Versioned(managed);
         if version.major != DLPACK_MAJOR_VERSION {
@@ -631,7 +655,7 @@ impl Tensor {
         if ctx == managed.cast() && is_ours(deleter, delete_legacy) {
             // SAFETY: made by `to_dlpack_legacy`, owned by us now (see `from_dlpack`).
             let export = unsafe { Box::from_raw(managed.cast::<Export<DLManagedTensor>>()) };
-            return Ok(export._tensor);
+            return Ok(export.tensor);
         }
         let producer = Producer::Legacy(managed);
         // SAFETY: valid per the contract; `dl` lives inside `producer`'s struct.

@@ -50,6 +50,8 @@ pub use crate::ops::svd::{pinv, svd, svdvals};
 pub use ctensor_base::fence::Fence;
 /// `true` when a GPU can be used here (driver found, device present, context created).
 pub use ctensor_base::gpu::gpu_available;
+/// ctensor's CUDA stream as an integer, for a DLPack producer's `stream=` argument.
+pub use ctensor_base::gpu::stream_handle as gpu_stream_handle;
 /// The caching allocators' counters and `empty_cache` (see `ctensor_base::alloc::pool`),
 /// streams and events.
 pub use ctensor_base::gpu::{

@@ -31,6 +31,28 @@ pub extern "C" fn ct_device_synchronize(device: i32) -> ct_status {
     })
 }
 
+/// Writes ctensor's CUDA stream (a `CUstream`/`cudaStream_t`) to `out`: the stream all
+/// of ctensor's GPU work is queued on, in order. A caller that hands ctensor GPU memory
+/// (`ct_tensor_map` with `CT_GPU`, `ct_tensor_from_dlpack` of `kDLCUDA` memory) whose
+/// contents its own kernels are still writing orders them first: synchronize its stream,
+/// or record an event there and `cudaStreamWaitEvent` this stream on it (what a DLPack
+/// producer does for the `stream` a Python consumer passes). `CT_ERR_DEVICE` without a
+/// usable GPU.
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_gpu_stream(out: *mut *mut std::ffi::c_void) -> ct_status {
+    guard("ct_gpu_stream", || {
+        if out.is_null() {
+            return Err(Fail::Null("out"));
+        }
+        let s = ctensor_aten::gpu_stream_handle()?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { write_out(out, "out", s as *mut std::ffi::c_void) }
+    })
+}
+
 /// Turns the finiteness check of solver inputs on (`on != 0`, the default) or off for
 /// the whole process: the eigensolvers, Cholesky and LU (also `ct_dsyevd` and the other
 /// raw kernels) refuse NaN or infinities in the part of a matrix they read with

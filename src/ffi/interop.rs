@@ -44,6 +44,11 @@ pub unsafe extern "C" fn ct_tensor_to_dlpack(
 /// every case: its deleter is called exactly once, when the last tensor sharing the
 /// memory is freed, or before this returns an error. A read-only tensor refuses writes.
 ///
+/// GPU memory (`kDLCUDA`): ctensor's kernels run on its own non-blocking stream
+/// (`ct_gpu_stream`), which does not wait for other streams. Work of the producer that
+/// writes the memory must be finished, or ordered before that stream, when this is
+/// called; ctensor in turn finishes its own work on the memory before the deleter runs.
+///
 /// # Safety
 /// `managed` is null (an error) or a valid DLPack managed tensor whose deleter has not
 /// run, not used by the caller afterwards; its memory stays valid until its deleter is

@@ -391,11 +391,16 @@ impl TensorBuffer {
 impl Drop for TensorBuffer {
     /// The memory is not released while device work may still use it: memory ctensor
     /// allocated goes back to its pool to be reused only once the work's fences have
-    /// completed ([`Allocation::free_after`]: no wait for GPU and pinned memory);
-    /// foreign GPU memory orders ctensor's later work after the fences; foreign host
-    /// memory waits for them, since its owner may reuse it at once.
+    /// completed ([`Allocation::free_after`]: no wait for GPU and pinned memory).
+    /// Foreign memory goes back to an owner that may reuse it at once (a DLPack deleter
+    /// hands a block to PyTorch's allocator): the host waits for the work's fences first
+    /// and, for GPU memory, for ctensor's stream, on which kernels that use the memory
+    /// may still be queued without any fence (they record none).
     fn drop(&mut self) {
-        if !*self.pending.get_mut() {
+        let foreign_gpu = self.device == DeviceType::Gpu
+            && self.bytes > 0
+            && matches!(self.owner, Owner::Foreign(_));
+        if !*self.pending.get_mut() && !foreign_gpu {
             return;
         }
         let fences: Vec<Arc<dyn Fence>> = self
@@ -408,8 +413,14 @@ impl Drop for TensorBuffer {
         match std::mem::replace(&mut self.owner, Owner::Foreign(None)) {
             Owner::Owned(alloc) => alloc.free_after(fences),
             Owner::Foreign(keep) => {
-                // Its owner may reuse foreign memory at once: the work goes first.
-                settle_before_release(fences, self.device == DeviceType::Gpu);
+                // Its owner may reuse foreign memory at once: the work goes first, as
+                // the owner sees it (the host waits; ordering ctensor's stream is not
+                // enough, the owner's next use is on its own streams).
+                settle_before_release(fences, false);
+                if foreign_gpu {
+                    // A fault there was the kernels' to report; the memory is free either way.
+                    let _ = ctensor_base::gpu::synchronize();
+                }
                 drop(keep);
             }
         }

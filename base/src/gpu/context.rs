@@ -401,6 +401,14 @@ impl GpuContext {
         unsafe { drv::stream::synchronize(self.stream) }.map_err(driver_err("cuStreamSynchronize"))
     }
 
+    /// Waits for everything queued on every stream of this context (`cuCtxSynchronize`):
+    /// ctensor's, and those of other libraries on the same (primary) context, such as
+    /// PyTorch's and CuPy's.
+    pub fn synchronize_context(&self) -> Result<()> {
+        self.bind()?;
+        drv::ctx::synchronize().map_err(driver_err("cuCtxSynchronize"))
+    }
+
     /// The kernel `name` of `source`, compiling and loading the source on first use.
     /// A cached kernel is found without allocating: the name's parts are the key.
     ///

@@ -80,6 +80,21 @@ pub fn unavailable_reason() -> Option<String> {
     }
 }
 
+/// The CUDA stream ctensor queues all its GPU work on (`CUstream`, as an integer): what
+/// a DLPack consumer passes as `stream=` to a producer's `__dlpack__`, so that the
+/// producer orders its pending work before ctensor's (Python array API). Errors:
+/// `DeviceUnavailable` without a usable GPU.
+pub fn stream_handle() -> Result<usize> {
+    #[cfg(feature = "cuda")]
+    {
+        Ok(context()?.stream() as usize)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(unavailable(NOT_BUILT.to_string()))
+    }
+}
+
 /// Waits until every operation queued on the GPU by ctensor has finished, and reports a
 /// failure of any of them (an asynchronous kernel fault surfaces here).
 pub fn synchronize() -> Result<()> {
