@@ -136,6 +136,127 @@ def test_scalars_promote_weakly_as_numpy_2():
     assert (f + ctensor.Tensor(np.ones(3))).dtype == "float64"
 
 
+NUMPY_TYPES = ["int32", "int64", "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def test_promotion_between_tensors_is_numpy_2s():
+    """Every pair of NumPy's types against np.result_type, through ctensor.result_type and
+    through the operators themselves (an integer with float32 is float64, not float32)."""
+    for a in NUMPY_TYPES:
+        for b in NUMPY_TYPES:
+            want = np.result_type(np.dtype(a), np.dtype(b)).name
+            assert ctensor.result_type(a, b) == want, (a, b)
+            x, y = np.ones(3, a), np.full(3, 2, b)
+            tx, ty = ctensor.Tensor(x), ctensor.Tensor(y)
+            for got, ref in [(tx + ty, x + y), (tx * ty, x * y), (tx - ty, x - y)]:
+                assert got.dtype == ref.dtype.name == want, (a, b)
+                np.testing.assert_array_equal(got.numpy(), ref)
+            got, ref = tx / ty, x / y
+            assert got.dtype == ref.dtype.name, ("/", a, b)
+            np.testing.assert_allclose(got.numpy(), ref, rtol=1e-3)
+    # bfloat16 (ml_dtypes): NumPy's rule where ml_dtypes has one, float16's elsewhere.
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for b in ["float32", "float64", "complex64", "complex128"]:
+        want = np.result_type(ml_dtypes.bfloat16, np.dtype(b)).name
+        assert ctensor.result_type("bfloat16", b) == want, b
+    assert ctensor.result_type("bfloat16", "int32") == "float64"
+    assert ctensor.result_type("bfloat16", "float16") == "float32"
+    # matmul, einsum and solve promote so too.
+    a, b = rand((4, 4), "int32"), rand((4, 4), "float32")
+    for got, ref in [(ctensor.matmul(a, b), a @ b), (ctensor.from_numpy(a) @ b, a @ b),
+                     (ctensor.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b))]:
+        assert got.dtype == ref.dtype.name == "float64"
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12)
+    x = ctensor.solve(a + 10 * np.eye(4, dtype=np.int32), b)
+    assert x.dtype == "float64"
+
+
+def test_numpy_scalars_promote_as_arrays_python_numbers_weakly():
+    f = ctensor.Tensor(np.ones(3, np.float32))
+    for s in [np.float64(2.5), np.complex128(1j), np.int64(3), np.float32(2), np.float16(2)]:
+        want = (np.ones(3, np.float32) * s).dtype.name
+        assert (f * s).dtype == want, type(s)
+        assert (s * f).dtype == want, type(s)
+    i = ctensor.Tensor(np.ones(3, np.int32))
+    assert (i + np.int64(1)).dtype == "int64"
+    assert (i + 1).dtype == "int32" and (i + True).dtype == "int32"
+    assert (f * 2.5).dtype == "float32" and (f * 2.5j).dtype == "complex64"
+    t = ctensor.Tensor(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(IndexError, match="boolean"):
+        t[True]
+    with pytest.raises(IndexError, match="boolean"):
+        t[0, False]
+
+
+def test_division_is_true_division_and_floor_division_floors():
+    a = np.array([1, 7, -7, 0], np.int32)
+    t = ctensor.Tensor(a)
+    for got, ref in [(t / 2, a / 2), (2 / (t + 10), 2 / (a + 10)), (t / t[:1], a / a[:1]),
+                     (t / np.int64(2), a / np.int64(2)), (t / 2.0, a / 2.0)]:
+        assert got.dtype == ref.dtype.name == "float64"
+        np.testing.assert_array_equal(got.numpy(), ref)
+    b = np.array([2, -2, 3, -3], np.int32)
+    for got, ref in [(t // 2, a // 2), (t // -2, a // -2), (t // ctensor.Tensor(b), a // b),
+                     (7 // ctensor.Tensor(b), 7 // b), (ctensor.Tensor(a.astype(np.int64)) // b,
+                                                        a.astype(np.int64) // b)]:
+        assert got.dtype == ref.dtype.name
+        np.testing.assert_array_equal(got.numpy(), ref)
+    with pytest.raises(ctensor.Error, match="floor_divide"):
+        ctensor.Tensor(np.ones(2)) // 2
+    with pytest.raises(ctensor.Error, match="zero"):
+        t // 0
+
+
+def test_integers_out_of_a_tensors_range_raise_overflow_as_numpy_2():
+    i = ctensor.Tensor(np.array([1, -7], np.int32))
+    for op in [lambda x, n: x + n, lambda x, n: x - n, lambda x, n: n - x, lambda x, n: x * n,
+               lambda x, n: x // n]:
+        for n in [2**31, -(2**31) - 1, 2**40]:
+            with pytest.raises(OverflowError):
+                op(np.array([1, -7], np.int32), n)
+            with pytest.raises(OverflowError, match=str(n)):
+                op(i, n)
+            with pytest.raises(ctensor.Error):
+                op(i, n)
+    assert issubclass(ctensor.OverflowError, OverflowError)
+    assert issubclass(ctensor.OverflowError, ctensor.Error)
+    np.testing.assert_array_equal((i + (2**31 - 8)).numpy(), np.array([1, -7], np.int32) + (2**31 - 8))
+    with pytest.raises(OverflowError):
+        i[0] = 2**40
+    with pytest.raises(OverflowError):
+        i[0] = 2**70  # beyond int64 as well
+    assert i.numpy()[0] == 1, "nothing was written"
+    i[0] = -(2**31)
+    assert i.numpy()[0] == -(2**31)
+    wide = ctensor.Tensor(np.array([1], np.int64))
+    assert (wide + 2**40).numpy()[0] == 2**40 + 1
+
+
+def test_writes_between_two_imports_of_one_array_see_the_overlap():
+    m = np.arange(36.0).reshape(6, 6)
+    want = m.copy()
+    want[1:, 1:] = want[:-1, :-1]  # NumPy reads the source before writing
+    t = ctensor.from_numpy(m)
+    t[1:, 1:] = m[:-1, :-1]  # m[:-1, :-1] is a second import of the same memory
+    np.testing.assert_array_equal(m, want)
+    m = np.arange(36.0).reshape(6, 6)
+    want = m.copy()
+    want[:-1, :-1] = want[1:, 1:]
+    ctensor.from_numpy(m)[:-1, :-1] = ctensor.from_numpy(m)[1:, 1:]
+    np.testing.assert_array_equal(m, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_item_gives_the_python_number_for_every_dtype(dtype):
+    a = rand((1, 1), dtype)
+    got = ctensor.Tensor(a).item()
+    want = a.item()
+    assert type(got) is type(want) and got == want, (dtype, got, want)
+    assert ctensor.zeros((), "bfloat16").item() == 0.0
+    with pytest.raises(ctensor.Error, match="one element"):
+        ctensor.Tensor(rand((2,), dtype)).item()
+
+
 def test_einsum_and_matmul_match_numpy():
     a, b = rand((7, 33), "complex128"), rand((33, 5), "complex128")
     ta, tb = ctensor.from_numpy(a), ctensor.from_numpy(b)
@@ -423,3 +544,36 @@ def test_dlpack_protocol_arguments():
     ctensor.from_dlpack(type("Once", (), {"__dlpack__": lambda self, **k: capsule})())
     with pytest.raises(TypeError, match="already consumed"):
         ctensor.from_dlpack(type("Twice", (), {"__dlpack__": lambda self, **k: capsule})())
+
+
+def test_cuda_producers_are_asked_for_ctensors_stream():
+    """A producer of CUDA memory gets ctensor's stream as `stream=` (so it orders its
+    pending work before ctensor's kernels); without a GPU the import fails before the
+    producer is asked for anything."""
+    seen = {}
+    host = np.arange(4.0)
+
+    class FakeCuda:
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+            seen["stream"] = stream
+            return host.__dlpack__(max_version=max_version)
+
+    if not ctensor.gpu_available():
+        with pytest.raises(ctensor.Error, match="unavailable"):
+            ctensor.from_dlpack(FakeCuda())
+        assert seen == {}, "no capsule was made for a stream that cannot be named"
+    else:
+        ctensor.from_dlpack(FakeCuda())
+        assert isinstance(seen["stream"], int) and seen["stream"] not in (0, None)
+    # Host memory: no stream is passed.
+    seen.clear()
+
+    class FakeHost(FakeCuda):
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    t = ctensor.from_dlpack(FakeHost())
+    assert seen == {"stream": None} and np.array_equal(t.numpy(), host)
