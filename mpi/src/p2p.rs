@@ -201,7 +201,7 @@ impl Comm {
     }
 
     /// This rank's oldest message to itself with `tag` (see [`send`](Self::send)).
-    fn from_self(&self, op: &'static str, tag: u32) -> Result<Tensor> {
+    fn take_own_message(&self, op: &'static str, tag: u32) -> Result<Tensor> {
         self.check_peer(op, self.rank(), tag)?;
         self.to_self
             .borrow_mut()
@@ -222,7 +222,7 @@ impl Comm {
     /// oldest message sent to itself with `tag`; none waiting is `InvalidArgument`.
     pub fn recv(&self, src: usize, tag: u32, device: DeviceType) -> Result<Tensor> {
         if src == self.rank() {
-            let t = self.from_self("recv", tag)?;
+            let t = self.take_own_message("recv", tag)?;
             return if t.device() == device {
                 Ok(t)
             } else {
@@ -241,7 +241,7 @@ impl Comm {
     /// stays queued.
     pub fn recv_into(&self, t: &mut Tensor, src: usize, tag: u32) -> Result<()> {
         if src == self.rank() {
-            let m = self.from_self("recv_into", tag)?;
+            let m = self.take_own_message("recv_into", tag)?;
             if m.dtype() != t.dtype() || m.dims() != t.dims() {
                 let err = Error::RankMismatch {
                     op: "recv_into",
