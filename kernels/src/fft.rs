@@ -53,14 +53,29 @@ pub trait Fft<T: Scalar>: Device {
         inner: usize,
         data: *mut T,
     ) -> Result<()> {
-        for (k, &len) in dims.iter().enumerate() {
-            let before: usize = dims[..k].iter().product();
-            let after: usize = dims[k + 1..].iter().product();
-            // SAFETY: `(outer·before) · len · (after·inner)` is the caller's element count.
-            unsafe { Self::fft_axis(direction, outer * before, len, after * inner, data) }?;
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { by_axes::<T, Self>(direction, outer, dims, inner, data) }
     }
+}
+
+/// [`Fft::fft_block`] as one [`Fft::fft_axis`] pass per axis of the block.
+///
+/// # Safety
+/// As [`Fft::fft_block`].
+pub(crate) unsafe fn by_axes<T: Scalar, D: Fft<T>>(
+    direction: FftDirection,
+    outer: usize,
+    dims: &[usize],
+    inner: usize,
+    data: *mut T,
+) -> Result<()> {
+    for (k, &len) in dims.iter().enumerate() {
+        let before: usize = dims[..k].iter().product();
+        let after: usize = dims[k + 1..].iter().product();
+        // SAFETY: `(outer·before) · len · (after·inner)` is the caller's element count.
+        unsafe { D::fft_axis(direction, outer * before, len, after * inner, data) }?;
+    }
+    Ok(())
 }
 
 /// `Ok` for the complex types the transforms take, else the error both devices give.

@@ -40,7 +40,18 @@ impl Indices {
     /// `InvalidArgument` for another dtype or rank, `OutOfRange` naming the first
     /// position outside `0..bound`.
     pub fn new(indices: &Tensor, bound: usize, device: DeviceType) -> Result<Indices> {
-        let op = "Indices::new";
+        Indices::from_tensor("Indices::new", indices, bound, device, true)
+    }
+
+    /// [`new`](Self::new) for `op`, finding out whether the positions are distinct only
+    /// when `find_distinct` (see [`from_vec`](Self::from_vec)).
+    pub(crate) fn from_tensor(
+        op: &'static str,
+        indices: &Tensor,
+        bound: usize,
+        device: DeviceType,
+        find_distinct: bool,
+    ) -> Result<Indices> {
         if !indices.dtype().is_integer() || indices.ndim() > 1 {
             return Err(Error::InvalidArgument {
                 op,
@@ -49,7 +60,7 @@ impl Indices {
             });
         }
         let idx = indices.cast(DataType::Int64)?.to_vec::<i64>()?;
-        Indices::from_vec(idx, bound, device, true)
+        Indices::from_vec(idx, bound, device, find_distinct).map_err(|e| e.in_op(op))
     }
 
     /// [`new`](Self::new) from host positions.

@@ -212,15 +212,9 @@ impl Tensor {
     /// ```
     pub fn index_select(&self, dim: usize, indices: &Tensor) -> Result<Tensor> {
         let op = "index_select";
-        if !indices.dtype().is_integer() || indices.ndim() > 1 {
-            return Err(Error::InvalidArgument {
-                op,
-                expected: "indices as an i32 or i64 tensor of rank 0 or 1".into(),
-                given: format!("a {} tensor of shape {:?}", indices.dtype(), indices.dims()),
-            });
-        }
-        let idx = indices.cast(DataType::Int64)?.to_vec::<i64>()?;
-        self.gather(op, dim, idx)
+        self.check_dim(op, dim)?;
+        let ind = Indices::from_tensor(op, indices, self.dims()[dim], self.device(), false)?;
+        self.gather_with(op, dim, &ind)
     }
 
     /// Writes the slices of `src` along `dim` into `self` at `indices` (PyTorch's
@@ -242,18 +236,9 @@ impl Tensor {
     /// ```
     pub fn index_copy_(&mut self, dim: usize, indices: &Tensor, src: &Tensor) -> Result<()> {
         let op = "index_copy_";
-        if !indices.dtype().is_integer() || indices.ndim() > 1 {
-            return Err(Error::InvalidArgument {
-                op,
-                expected: "indices as an i32 or i64 tensor of rank 0 or 1".into(),
-                given: format!("a {} tensor of shape {:?}", indices.dtype(), indices.dims()),
-            });
-        }
         self.check_dim(op, dim)?;
         super::check_device(op, self, src)?;
-        let idx = indices.cast(DataType::Int64)?.to_vec::<i64>()?;
-        let ind = Indices::from_vec(idx, self.dims()[dim], self.device(), true)
-            .map_err(|e| e.in_op(op))?;
+        let ind = Indices::from_tensor(op, indices, self.dims()[dim], self.device(), true)?;
         self.copy_with(op, dim, &ind, src)
     }
 

@@ -11,7 +11,7 @@ use ctensor_base::{DataType, DeviceType, Error, GpuDevice, Result, Scalar};
 
 use super::launch::dev;
 use crate::check;
-use crate::fft::{check_complex, Fft, FftDirection};
+use crate::fft::{by_axes, check_complex, Fft, FftDirection};
 
 /// `v` as one of cuFFT's `int` sizes, or the error that says it is too large.
 fn int(what: &str, v: usize) -> Result<i32> {
@@ -168,32 +168,13 @@ impl<T: Scalar> Fft<T> for GpuDevice {
         data: *mut T,
     ) -> Result<()> {
         if dims.is_empty() || dims.len() > 3 {
+            // cuFFT plans have rank 3 at most: one axis at a time.
             // SAFETY: forwarded contract.
-            return unsafe { run_axes::<T>(direction, outer, dims, inner, data) };
+            return unsafe { by_axes::<T, Self>(direction, outer, dims, inner, data) };
         }
         // SAFETY: forwarded contract.
         unsafe { run(direction, outer, dims, inner, data) }
     }
-}
-
-/// A block of any rank, one axis at a time (cuFFT plans have rank 3 at most).
-///
-/// # Safety
-/// As [`Fft::fft_block`].
-unsafe fn run_axes<T: Scalar>(
-    direction: FftDirection,
-    outer: usize,
-    dims: &[usize],
-    inner: usize,
-    data: *mut T,
-) -> Result<()> {
-    for (k, &len) in dims.iter().enumerate() {
-        let before: usize = dims[..k].iter().product();
-        let after: usize = dims[k + 1..].iter().product();
-        // SAFETY: the caller's element count.
-        unsafe { run(direction, outer * before, &[len], after * inner, data) }?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

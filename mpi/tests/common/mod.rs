@@ -42,44 +42,16 @@ pub fn passed(rank: usize) {
     std::fs::write(format!("{dir}/rank-{rank}"), b"ok").expect("write the pass marker");
 }
 
-/// Runs the test `name` of this binary on `np` ranks (with `env` set for them) and
-/// panics unless every rank passed it.
-pub fn launch(name: &str, np: usize, env: &[(&str, &str)]) {
-    launch_within(name, np, env, ctensor_mpi::launch::limit());
-}
-
-/// Runs the test `name` of this binary on `np` ranks, expected to fail (a rank panics or
-/// aborts on purpose), within `limit`: returns mpirun's output and how long it took, and
-/// panics when the run passed or was still running at the limit (a hang).
-pub fn launch_failing(
+/// Runs the test `name` of this binary under `mpirun -n np` with `env` set for the
+/// ranks, within `limit`: whether mpirun succeeded, its output, the ranks that left a
+/// pass marker, and how long it took. One mpirun at a time: the tests are parallel
+/// inside, and the machine may have fewer cores than ranks.
+fn run_ranks(
     name: &str,
     np: usize,
+    env: &[(&str, &str)],
     limit: std::time::Duration,
-) -> (String, std::time::Duration) {
-    let exe = std::env::current_exe().expect("test binary path");
-    let marks = std::env::temp_dir().join(format!(
-        "ctensor-mpi-{}-{name}-{np}-failing",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&marks).expect("marker folder");
-    let mut cmd = ctensor_mpi::launch::mpirun(np);
-    cmd.args(["-x", &format!("{CHILD}={}", marks.display())]);
-    cmd.arg(exe)
-        .args([name, "--exact", "--nocapture", "--test-threads=1"]);
-    let what = format!("{name} on {np} ranks");
-    let start = std::time::Instant::now();
-    let (ok, text) = ctensor_mpi::launch::run_within(cmd, &what, limit);
-    let took = start.elapsed();
-    let _ = std::fs::remove_dir_all(&marks);
-    assert!(!text.contains("TIMED OUT"), "{what}: the job hung\n{text}");
-    assert!(!ok, "{what}: expected mpirun to report the failure\n{text}");
-    (text, took)
-}
-
-/// [`launch`] with the time limit given.
-pub fn launch_within(name: &str, np: usize, env: &[(&str, &str)], limit: std::time::Duration) {
-    // One mpirun at a time: the tests are parallel inside, and the machine may have fewer
-    // cores than ranks.
+) -> (bool, String, usize, std::time::Duration) {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let exe = std::env::current_exe().expect("test binary path");
@@ -97,14 +69,39 @@ pub fn launch_within(name: &str, np: usize, env: &[(&str, &str)], limit: std::ti
     cmd.args(["-x", &format!("{CHILD}={}", marks.display())]);
     cmd.arg(exe)
         .args([name, "--exact", "--nocapture", "--test-threads=1"]);
-    let what = format!("{name} on {np} ranks {env:?}");
-    let (ok, text) = run_within(cmd, &what, limit);
+    let start = std::time::Instant::now();
+    let (ok, text) = run_within(cmd, &format!("{name} on {np} ranks {env:?}"), limit);
+    let took = start.elapsed();
     let passed = (0..np)
         .filter(|r| marks.join(format!("rank-{r}")).exists())
         .count();
     let _ = std::fs::remove_dir_all(&marks);
+    (ok, text, passed, took)
+}
+
+/// Runs the test `name` of this binary on `np` ranks, expected to fail (a rank panics or
+/// aborts on purpose), within `limit`: returns mpirun's output and how long it took, and
+/// panics when the run passed or was still running at the limit (a hang).
+pub fn launch_failing(
+    name: &str,
+    np: usize,
+    limit: std::time::Duration,
+) -> (String, std::time::Duration) {
+    let (ok, text, _, took) = run_ranks(name, np, &[], limit);
+    let what = format!("{name} on {np} ranks");
+    assert!(!text.contains("TIMED OUT"), "{what}: the job hung\n{text}");
+    assert!(!ok, "{what}: expected mpirun to report the failure\n{text}");
+    (text, took)
+}
+
+/// Runs the test `name` of this binary on `np` ranks (with `env` set for them) and
+/// panics unless every rank passed it within `limit`.
+pub fn launch_within(name: &str, np: usize, env: &[(&str, &str)], limit: std::time::Duration) {
+    let (ok, text, passed, _) = run_ranks(name, np, env, limit);
     if !ok || passed != np {
-        panic!("{what}: failed ({passed} of {np} ranks passed)\n--- output ---\n{text}");
+        panic!(
+            "{name} on {np} ranks {env:?}: failed ({passed} of {np} ranks passed)\n--- output ---\n{text}"
+        );
     }
     // Lines the ranks printed on purpose (SKIP notes) go to the test's own output.
     for line in text
@@ -122,29 +119,12 @@ pub fn launch_within(name: &str, np: usize, env: &[(&str, &str)], limit: std::ti
 macro_rules! mpi_test {
     // Within `$secs` seconds: a hang is a failure in seconds, not at the default limit.
     ($name:ident, $np:expr, within $secs:expr, |$w:ident| $body:block) => {
-        #[test]
-        fn $name() {
-            if common::in_child() {
-                let mpi = common::Mpi::start();
-                let $w: &ctensor_mpi::Comm = &mpi.world;
-                let result: ctensor_base::Result<()> = (|| $body)();
-                match result {
-                    Ok(()) => common::passed($w.rank()),
-                    Err(e) => panic!("rank {} of {}: {e}", $w.rank(), $w.size()),
-                }
-            } else {
-                for np in $np {
-                    common::launch_within(
-                        stringify!($name),
-                        np,
-                        &[],
-                        std::time::Duration::from_secs($secs),
-                    );
-                }
-            }
-        }
+        $crate::mpi_test!(@run $name, $np, &[], std::time::Duration::from_secs($secs), |$w| $body);
     };
     ($name:ident, $np:expr, $envs:expr, |$w:ident| $body:block) => {
+        $crate::mpi_test!(@run $name, $np, $envs, ctensor_mpi::launch::limit(), |$w| $body);
+    };
+    (@run $name:ident, $np:expr, $envs:expr, $limit:expr, |$w:ident| $body:block) => {
         #[test]
         fn $name() {
             if common::in_child() {
@@ -158,9 +138,9 @@ macro_rules! mpi_test {
             } else {
                 let envs: &[&[(&str, &str)]] = $envs;
                 for np in $np {
-                    common::launch(stringify!($name), np, &[]);
+                    common::launch_within(stringify!($name), np, &[], $limit);
                     for env in envs {
-                        common::launch(stringify!($name), np, env);
+                        common::launch_within(stringify!($name), np, env, $limit);
                     }
                 }
             }
