@@ -99,8 +99,10 @@ fn cumsum_and_pow_refuse_null_pointers_and_overflow() {
     assert_eq!(b, [8.0, 9.0]);
 }
 
-/// cuFFT takes `int` sizes: a line longer than `i32::MAX` is `Error::Overflow`, reported
-/// before any pointer is used or the GPU is touched (so it is checked here without one).
+/// cuFFT takes `int` sizes: a line longer than `i32::MAX`, or interleaved lines that span
+/// more, is `Error::Overflow`, reported before any pointer is used or the GPU is touched
+/// (so it is checked here without one). (More lines than an `int` counts are run in
+/// batches of fewer: see the layout test in `kernels/src/gpu/fft.rs`.)
 #[cfg(feature = "cuda")]
 #[test]
 fn gpu_fft_refuses_sizes_beyond_cuffts_int() {
@@ -109,7 +111,7 @@ fn gpu_fft_refuses_sizes_beyond_cuffts_int() {
     for (outer, len, inner) in [
         (1usize, 1usize << 31, 1usize),
         (2, 3, 1 << 31),
-        (1 << 31, 3, 1),
+        (1, 1 << 16, 1 << 16),
     ] {
         // SAFETY: the sizes are refused before the pointer is read.
         let e = unsafe { GpuDevice::fft_axis(FftDirection::Forward, outer, len, inner, fake) }
