@@ -158,3 +158,41 @@ device_test!(maps_of_disjoint_or_interleaved_parts_do_not_share, D -> Result {
     assert!(!a.try_clone()?.shares_memory_with(&b));
     Ok(())
 });
+
+#[test]
+fn a_map_whose_span_wraps_the_address_space_is_refused() {
+    // Two f64 from 8 bytes below the top of the address space: 16 bytes wrap past zero.
+    let top = (usize::MAX - 7) as *mut std::ffi::c_void;
+    // SAFETY: refused before the pointer is used (the span check).
+    let got = unsafe {
+        TensorMap::from_raw(
+            top,
+            DataType::Double,
+            ctensor_aten::DeviceType::Cpu,
+            &[2],
+            &[1],
+            None,
+        )
+    };
+    match got {
+        Err(ctensor_aten::Error::Overflow { what, .. }) => assert!(what.contains("wrap"), "{what}"),
+        other => panic!(
+            "expected Overflow, got {:?}",
+            other.map(|m| m.dims().to_vec())
+        ),
+    }
+    // One element 16 bytes below the top ends below it: one past its end is an address.
+    let below = (usize::MAX - 15) as *mut std::ffi::c_void;
+    // SAFETY: the map is made and dropped without reading or writing its memory.
+    let one = unsafe {
+        TensorMap::from_raw(
+            below,
+            DataType::Double,
+            ctensor_aten::DeviceType::Cpu,
+            &[1],
+            &[1],
+            None,
+        )
+    };
+    assert!(one.is_ok(), "{:?}", one.err());
+}
