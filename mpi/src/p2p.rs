@@ -82,7 +82,9 @@ impl Comm {
     /// calls [`recv`](Self::recv) or [`recv_into`](Self::recv_into) with this rank and tag.
     /// Blocks until the receiver has taken the header (and, for large tensors, the data),
     /// as `MPI_Ssend` does: two ranks that send to each other before either receives
-    /// would wait forever, so that case is an error on both (see below).
+    /// would wait forever, so that case is an error on both (see below). A longer cycle
+    /// (each of three ranks sending to the next before receiving) is not detected and
+    /// waits forever, as it would with `MPI_Ssend`: let one rank of a ring receive first.
     ///
     /// A message to this rank itself (`dest == rank()`, as a ring exchange on one rank
     /// makes) is a copy kept until this rank receives it with the same tag, in order.
