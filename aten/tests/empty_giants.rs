@@ -47,6 +47,10 @@ device_test!(irfftn_of_an_empty_batch_with_a_huge_output_length_is_empty, D -> R
     let x = on::<D>(Tensor::zeros(DataType::ComplexFloat, DeviceType::Cpu, &[2, 3])?);
     refused("irfftn n = 2^40", irfftn(&x, &[1], Some(HUGE), FftNorm::Backward));
     refused("irfftn n = usize::MAX", irfftn(&x, &[1], Some(usize::MAX), FftNorm::Backward));
+    // The default output length 2·(m − 1) of an empty input with a huge last axis does
+    // not fit in usize: an Overflow, not a wrapped length.
+    let x = on::<D>(Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[0, usize::MAX])?);
+    refused("irfftn of m = usize::MAX", irfftn(&x, &[1], None, FftNorm::Backward));
     Ok(())
 });
 

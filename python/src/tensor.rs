@@ -492,7 +492,7 @@ impl Tensor {
             // A number for `//` becomes a 0-d tensor of its weak type.
             Some(n) => n
                 .tensor(n.result_type_with(t.dtype()), t.device())
-                .map_err(err)?,
+                .map_err(|e| err(e.in_op("floor_divide")))?,
             None => as_tensor(other)?,
         };
         let (a, b) = if reflected { (&o, t) } else { (t, &o) };
