@@ -7,9 +7,14 @@
 //! can and returns [`Result`](ctensor_base::Result).
 //!
 //! Families: [`memory`] (set, copy, strided copy, cast), [`blas`] (dot, nrm2, scal,
-//! axpy, copy, gemv, gemm and batched forms), [`lapack`] (Cholesky, triangular inverse,
-//! Hermitian eigensolvers, LU), [`linalg`] (element-wise arithmetic, permutation,
-//! stride/inflate, row sums), [`fft`] (complex FFTs along an axis). Host work splits across threads above
+//! axpy, copy, gemv, gemm and batched forms, [`MatMul`](blas::matmul::MatMul)),
+//! [`lapack`] (Cholesky, triangular inverse, Hermitian eigensolvers, LU, QR, SVD),
+//! [`elementwise`] (arithmetic, mathematical functions, comparisons), [`permute`]
+//! (transpose, stride/inflate), [`reduce`] (row sums, extremes, running sums), [`fft`]
+//! (complex FFTs along an axis), [`random`], [`select`]. Their flags ([`Trans`](flags::Trans),
+//! [`Uplo`](flags::Uplo), …) are in [`flags`]; the argument checks all share are in [`args`],
+//! index arithmetic in [`strides`]. `cpu/` and `gpu/` implement each family in a file of
+//! the same name. Host work splits across threads above
 //! [`parallel::parallel_threshold`].
 //!
 //! Solver code is written once, generic over the element type and the device:
@@ -45,24 +50,38 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-pub mod arith;
+pub mod args;
 pub mod blas;
-pub mod check;
-pub mod compare;
 mod cpu;
+pub mod elementwise;
 pub mod fft;
+pub mod flags;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod lapack;
-mod lapack_plan;
-pub mod layout;
-pub mod linalg;
-pub mod math;
 pub mod memory;
 pub mod openblas;
 pub mod parallel;
-mod plan;
-pub mod qr;
+pub mod permute;
 pub mod random;
+pub mod reduce;
 pub mod select;
-pub mod svd;
+pub mod strides;
+
+// The former paths of moved modules, kept for one release.
+pub use args as check;
+pub use elementwise::{arith, compare, math};
+pub use lapack::{qr, svd};
+pub use strides as layout;
+
+/// The former home of the element-wise, layout and reduction kernels and of [`MatMul`],
+/// kept for one release: they now live in [`elementwise`], [`permute`], [`reduce`] and
+/// [`blas::matmul`].
+///
+/// [`MatMul`]: blas::matmul::MatMul
+pub mod linalg {
+    pub use crate::blas::matmul::MatMul;
+    pub use crate::elementwise::{Abs, Add, Conj, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
+    pub use crate::permute::{Inflate, Stride, Transpose};
+    pub use crate::reduce::{ArgExtreme, CumSum, Reduce, ReduceExtreme};
+}

@@ -108,12 +108,12 @@ pub(crate) fn plan_rows<T>(
             ),
         });
     };
-    crate::check::non_null(op, "idx", idx, nidx)?;
-    crate::check::non_null(op, small_name, small, ns)?;
+    crate::args::non_null(op, "idx", idx, nidx)?;
+    crate::args::non_null(op, small_name, small, ns)?;
     if ns == 0 {
         return Ok(None);
     }
-    crate::check::non_null(op, large_name, large, nl)?;
+    crate::args::non_null(op, large_name, large, nl)?;
     Ok(Some(ns))
 }
 

@@ -2,240 +2,22 @@
 //!
 //! Each generic impl validates its arguments, converts sizes to the BLAS integer, and
 //! makes one call through [`Cblas`], the per-type table of CBLAS entry points.
+//!
+//! The per-type CBLAS table is in `cblas.rs`, the batched forms in `blas_batched.rs`.
 
-use cblas::{Layout, Transpose};
-use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
+use cblas::Transpose;
+use ctensor_base::{CpuDevice, Result, Scalar};
 
+use super::blas_batched::Product;
+use super::cblas::Cblas;
 use super::{slice, slice_mut};
+use crate::blas::args::{
+    plan_gemv, vector_fast, vector_one, vector_pair, GemmPlan, GemvPlan, Vector,
+};
 use crate::blas::*;
-use crate::check;
-use crate::plan::{plan_gemv, vector_fast, vector_one, vector_pair, GemmPlan, GemvPlan, Vector};
-
-/// The CBLAS entry points of one element type, with the BLAS integer sizes already
-/// checked. Implemented for `f32`, `f64`, `c32` and `c64`.
-pub trait Cblas: Scalar {
-    /// `?dotc` (`?dot` for real types).
-    unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self;
-    /// `?dotu` (`?dot` for real types).
-    unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self;
-    /// `?nrm2`.
-    unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self::Real;
-    /// `?scal`.
-    unsafe fn scal(n: i32, alpha: Self, x: &mut [Self], incx: i32);
-    /// `?dscal` / `?sscal` with a real factor.
-    unsafe fn scal_real(n: i32, alpha: Self::Real, x: &mut [Self], incx: i32);
-    /// `?axpy`.
-    unsafe fn axpy(n: i32, alpha: Self, x: &[Self], incx: i32, y: &mut [Self], incy: i32);
-    /// `?copy`.
-    unsafe fn copy(n: i32, x: &[Self], incx: i32, y: &mut [Self], incy: i32);
-    /// `?gemv`, column-major.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemv(
-        trans: Transpose,
-        m: i32,
-        n: i32,
-        alpha: Self,
-        a: &[Self],
-        lda: i32,
-        x: &[Self],
-        incx: i32,
-        beta: Self,
-        y: &mut [Self],
-        incy: i32,
-    );
-    /// `?gemm`, column-major.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm(
-        ta: Transpose,
-        tb: Transpose,
-        m: i32,
-        n: i32,
-        k: i32,
-        alpha: Self,
-        a: &[Self],
-        lda: i32,
-        b: &[Self],
-        ldb: i32,
-        beta: Self,
-        c: &mut [Self],
-        ldc: i32,
-    );
-}
-
-macro_rules! impl_cblas_common {
-    ($scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
-        #[inline]
-        unsafe fn scal(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
-            // SAFETY: sizes and slice lengths were checked by the caller.
-            unsafe { cblas::$scal(n, alpha, x, incx) }
-        }
-        #[inline]
-        unsafe fn axpy(n: i32, alpha: Self, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
-            // SAFETY: sizes and slice lengths were checked by the caller.
-            unsafe { cblas::$axpy(n, alpha, x, incx, y, incy) }
-        }
-        #[inline]
-        unsafe fn copy(n: i32, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
-            // SAFETY: sizes and slice lengths were checked by the caller.
-            unsafe { cblas::$copy(n, x, incx, y, incy) }
-        }
-        #[inline]
-        unsafe fn gemv(
-            trans: Transpose,
-            m: i32,
-            n: i32,
-            alpha: Self,
-            a: &[Self],
-            lda: i32,
-            x: &[Self],
-            incx: i32,
-            beta: Self,
-            y: &mut [Self],
-            incy: i32,
-        ) {
-            // SAFETY: sizes, leading dimension and slice lengths were checked by the caller.
-            unsafe {
-                cblas::$gemv(
-                    Layout::ColumnMajor,
-                    trans,
-                    m,
-                    n,
-                    alpha,
-                    a,
-                    lda,
-                    x,
-                    incx,
-                    beta,
-                    y,
-                    incy,
-                )
-            }
-        }
-        #[inline]
-        unsafe fn gemm(
-            ta: Transpose,
-            tb: Transpose,
-            m: i32,
-            n: i32,
-            k: i32,
-            alpha: Self,
-            a: &[Self],
-            lda: i32,
-            b: &[Self],
-            ldb: i32,
-            beta: Self,
-            c: &mut [Self],
-            ldc: i32,
-        ) {
-            // SAFETY: sizes, leading dimensions and slice lengths were checked by the caller.
-            unsafe {
-                cblas::$gemm(
-                    Layout::ColumnMajor,
-                    ta,
-                    tb,
-                    m,
-                    n,
-                    k,
-                    alpha,
-                    a,
-                    lda,
-                    b,
-                    ldb,
-                    beta,
-                    c,
-                    ldc,
-                )
-            }
-        }
-    };
-}
-
-macro_rules! impl_cblas_real {
-    ($t:ty, $dot:ident, $nrm2:ident, $scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
-        impl Cblas for $t {
-            #[inline]
-            unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
-                // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$dot(n, x, incx, y, incy) }
-            }
-            #[inline]
-            unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
-                // SAFETY: as for `dotc`.
-                unsafe { cblas::$dot(n, x, incx, y, incy) }
-            }
-            #[inline]
-            unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self {
-                // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$nrm2(n, x, incx) }
-            }
-            #[inline]
-            unsafe fn scal_real(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
-                // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$scal(n, alpha, x, incx) }
-            }
-            impl_cblas_common!($scal, $axpy, $copy, $gemv, $gemm);
-        }
-    };
-}
-
-/// A complex number that a CBLAS `*_sub` routine has just stored, read back part by part.
-///
-/// The routines store the real and the imaginary part separately; one load of the whole
-/// number right after (what `out[0]` compiles to) cannot be forwarded from two smaller
-/// stores and waits for them to reach the cache, about 4 ns on a 40 ns `zdotc` of 128
-/// elements (`make bench`, table "goals"). Two loads of the parts are forwarded.
-#[inline(always)]
-fn read_parts<R: Copy>(z: &ctensor_base::Complex<R>) -> ctensor_base::Complex<R> {
-    // SAFETY: both parts are initialised values behind a valid reference; volatile only
-    // keeps the compiler from merging the two loads into one.
-    unsafe {
-        ctensor_base::Complex::new(
-            std::ptr::read_volatile(&z.re),
-            std::ptr::read_volatile(&z.im),
-        )
-    }
-}
-
-macro_rules! impl_cblas_complex {
-    ($t:ty, $dotc:ident, $dotu:ident, $nrm2:ident, $rscal:ident,
-     $scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
-        impl Cblas for $t {
-            #[inline]
-            unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
-                let mut out = [<$t>::default()];
-                // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$dotc(n, x, incx, y, incy, &mut out) };
-                read_parts(&out[0])
-            }
-            #[inline]
-            unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
-                let mut out = [<$t>::default()];
-                // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$dotu(n, x, incx, y, incy, &mut out) };
-                read_parts(&out[0])
-            }
-            #[inline]
-            unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self::Real {
-                // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$nrm2(n, x, incx) }
-            }
-            #[inline]
-            unsafe fn scal_real(n: i32, alpha: Self::Real, x: &mut [Self], incx: i32) {
-                // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$rscal(n, alpha, x, incx) }
-            }
-            impl_cblas_common!($scal, $axpy, $copy, $gemv, $gemm);
-        }
-    };
-}
-
-impl_cblas_real!(f32, sdot, snrm2, sscal, saxpy, scopy, sgemv, sgemm);
-impl_cblas_real!(f64, ddot, dnrm2, dscal, daxpy, dcopy, dgemv, dgemm);
-impl_cblas_complex!(c32, cdotc_sub, cdotu_sub, scnrm2, csscal, cscal, caxpy, ccopy, cgemv, cgemm);
-impl_cblas_complex!(c64, zdotc_sub, zdotu_sub, dznrm2, zdscal, zscal, zaxpy, zcopy, zgemv, zgemm);
 
 #[inline]
-fn cblas_trans<T: Scalar>(t: Trans) -> Transpose {
+pub(super) fn cblas_trans<T: Scalar>(t: Trans) -> Transpose {
     match t {
         Trans::N => Transpose::None,
         Trans::T => Transpose::Ordinary,
@@ -625,7 +407,7 @@ impl Product for GemvPlan<Transpose> {
 ///
 /// # Safety
 /// `y` spans `n` elements with increment `inc`.
-unsafe fn scale_or_zero<T: Cblas>(n: i32, beta: T, y: &mut [T], inc: i32) {
+pub(super) unsafe fn scale_or_zero<T: Cblas>(n: i32, beta: T, y: &mut [T], inc: i32) {
     if beta == T::zero() {
         let step = inc.unsigned_abs() as usize;
         y.iter_mut().step_by(step).for_each(|v| *v = T::zero());
@@ -660,7 +442,7 @@ impl<T: Cblas> BlasGemv<T> for CpuDevice {
             incx,
             incy,
         )?;
-        crate::plan::operands(
+        crate::blas::args::operands(
             "gemv",
             [
                 ("a", a, p.spans[0]),
@@ -674,130 +456,7 @@ impl<T: Cblas> BlasGemv<T> for CpuDevice {
     }
 }
 
-impl<T: Cblas> BlasGemvBatched<T> for CpuDevice {
-    unsafe fn gemv_batched(
-        trans: Trans,
-        m: usize,
-        n: usize,
-        alpha: T,
-        a: &[*const T],
-        lda: usize,
-        x: &[*const T],
-        incx: isize,
-        beta: T,
-        y: &[*mut T],
-        incy: isize,
-    ) -> Result<()> {
-        let op = "gemv_batched";
-        check::same_len(
-            op,
-            "the pointer arrays a, x, y",
-            &[a.len(), x.len(), y.len()],
-        )?;
-        let p = plan_gemv(op, trans, cblas_trans::<T>(trans), m, n, lda, incx, incy)?;
-        // SAFETY: forwarded contract.
-        unsafe { pointer_batch(op, ["a", "x", "y"], &p, alpha, a, x, beta, y) }
-    }
-}
-
-/// One checked matrix product (a gemv or a gemm plan), run on pointers that were
-/// checked against its spans; the batched forms of both share the loops below.
-trait Product {
-    /// Elements spanned by the two inputs and the output.
-    fn spans(&self) -> [usize; 3];
-
-    /// The product on one set of operands.
-    ///
-    /// # Safety
-    /// The pointers are valid for `spans()` and the output overlaps neither input.
-    unsafe fn run<T: Cblas>(&self, alpha: T, a: *const T, b: *const T, beta: T, c: *mut T);
-}
-
-/// A batch given by three pointer arrays of one length (`names` for the messages).
-///
-/// # Safety
-/// Every triple satisfies the contract of [`Product::run`]; no output overlaps another.
-#[allow(clippy::too_many_arguments)]
-unsafe fn pointer_batch<T: Cblas, P: Product>(
-    op: &'static str,
-    names: [&str; 3],
-    p: &P,
-    alpha: T,
-    a: &[*const T],
-    b: &[*const T],
-    beta: T,
-    c: &[*mut T],
-) -> Result<()> {
-    crate::plan::pointer_batch(op, names, p.spans(), a, b, c)?;
-    for i in 0..a.len() {
-        // SAFETY: arguments checked; the caller vouches for every triple.
-        unsafe { p.run(alpha, a[i], b[i], beta, c[i]) };
-    }
-    Ok(())
-}
-
-/// A batch laid out with constant strides: `(name, pointer, stride)` per operand. The
-/// last entry of each (`(batch-1)·stride + span`) must be addressable and a non-empty
-/// operand non-null.
-///
-/// # Safety
-/// Every entry satisfies the contract of [`Product::run`]; no output overlaps another.
-unsafe fn strided_batch<T: Cblas, P: Product>(
-    op: &'static str,
-    p: &P,
-    alpha: T,
-    operands: [(&str, *const T, usize); 3],
-    beta: T,
-    batch: usize,
-) -> Result<()> {
-    crate::plan::strided_batch(op, p.spans(), operands, batch)?;
-    let [(_, a, sa), (_, b, sb), (_, c, sc)] = operands;
-    for i in 0..batch {
-        // SAFETY: offsets fit (checked above) and the caller vouches for every entry.
-        unsafe {
-            p.run(
-                alpha,
-                a.wrapping_add(i * sa),
-                b.wrapping_add(i * sb),
-                beta,
-                (c as *mut T).wrapping_add(i * sc),
-            )
-        };
-    }
-    Ok(())
-}
-
-impl<T: Cblas> BlasGemvBatchedStrided<T> for CpuDevice {
-    unsafe fn gemv_batched_strided(
-        trans: Trans,
-        m: usize,
-        n: usize,
-        alpha: T,
-        a: *const T,
-        lda: usize,
-        stride_a: usize,
-        x: *const T,
-        incx: isize,
-        stride_x: usize,
-        beta: T,
-        y: *mut T,
-        incy: isize,
-        stride_y: usize,
-        batch: usize,
-    ) -> Result<()> {
-        let op = "gemv_batched_strided";
-        let p = plan_gemv(op, trans, cblas_trans::<T>(trans), m, n, lda, incx, incy)?;
-        let operands = [
-            ("a", a, stride_a),
-            ("x", x, stride_x),
-            ("y", y as *const T, stride_y),
-        ];
-        // SAFETY: forwarded contract.
-        unsafe { strided_batch(op, &p, alpha, operands, beta, batch) }
-    }
-}
-
-/// [`crate::plan::plan_gemm`] with CBLAS's transpose flags for `T`.
+/// [`crate::blas::args::plan_gemm`] with CBLAS's transpose flags for `T`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn plan_gemm<T: Scalar>(
@@ -812,7 +471,7 @@ pub(crate) fn plan_gemm<T: Scalar>(
     ldc: usize,
 ) -> Result<GemmPlan<Transpose>> {
     let flags = (cblas_trans::<T>(transa), cblas_trans::<T>(transb));
-    crate::plan::plan_gemm(op, (transa, transb), flags, m, n, k, lda, ldb, ldc)
+    crate::blas::args::plan_gemm(op, (transa, transb), flags, m, n, k, lda, ldb, ldc)
 }
 
 impl Product for GemmPlan<Transpose> {
@@ -874,7 +533,7 @@ impl<T: Cblas> BlasGemm<T> for CpuDevice {
         ldc: usize,
     ) -> Result<()> {
         let p = plan_gemm::<T>("gemm", transa, transb, m, n, k, lda, ldb, ldc)?;
-        crate::plan::operands(
+        crate::blas::args::operands(
             "gemm",
             [
                 ("a", a, p.spans[0]),
@@ -885,66 +544,6 @@ impl<T: Cblas> BlasGemm<T> for CpuDevice {
         // SAFETY: arguments checked; the caller vouches for the memory.
         unsafe { p.run(alpha, a, b, beta, c) };
         Ok(())
-    }
-}
-
-impl<T: Cblas> BlasGemmBatched<T> for CpuDevice {
-    unsafe fn gemm_batched(
-        transa: Trans,
-        transb: Trans,
-        m: usize,
-        n: usize,
-        k: usize,
-        alpha: T,
-        a: &[*const T],
-        lda: usize,
-        b: &[*const T],
-        ldb: usize,
-        beta: T,
-        c: &[*mut T],
-        ldc: usize,
-    ) -> Result<()> {
-        let op = "gemm_batched";
-        check::same_len(
-            op,
-            "the pointer arrays a, b, c",
-            &[a.len(), b.len(), c.len()],
-        )?;
-        let p = plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
-        // SAFETY: forwarded contract.
-        unsafe { pointer_batch(op, ["a", "b", "c"], &p, alpha, a, b, beta, c) }
-    }
-}
-
-impl<T: Cblas> BlasGemmBatchedStrided<T> for CpuDevice {
-    unsafe fn gemm_batched_strided(
-        transa: Trans,
-        transb: Trans,
-        m: usize,
-        n: usize,
-        k: usize,
-        alpha: T,
-        a: *const T,
-        lda: usize,
-        stride_a: usize,
-        b: *const T,
-        ldb: usize,
-        stride_b: usize,
-        beta: T,
-        c: *mut T,
-        ldc: usize,
-        stride_c: usize,
-        batch: usize,
-    ) -> Result<()> {
-        let op = "gemm_batched_strided";
-        let p = plan_gemm::<T>(op, transa, transb, m, n, k, lda, ldb, ldc)?;
-        let operands = [
-            ("a", a, stride_a),
-            ("b", b, stride_b),
-            ("c", c as *const T, stride_c),
-        ];
-        // SAFETY: forwarded contract.
-        unsafe { strided_batch(op, &p, alpha, operands, beta, batch) }
     }
 }
 

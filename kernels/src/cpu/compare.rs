@@ -3,9 +3,9 @@
 
 use ctensor_base::{CpuDevice, Result, Scalar};
 
-use crate::arith::Arith;
-use crate::check;
-use crate::compare::{unordered, *};
+use crate::args as check;
+use crate::elementwise::arith::Arith;
+use crate::elementwise::compare::{unordered, *};
 use crate::parallel::{for_each_range, SendPtr};
 
 /// `out[i] = f(i)` for `i < n`, split across threads above the threshold.

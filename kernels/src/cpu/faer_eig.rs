@@ -4,8 +4,8 @@
 use ctensor_base::{c64, CastFrom, CpuDevice, Error, Result, Scalar};
 
 use super::{slice, slice_mut};
+use crate::lapack::args::plan_square;
 use crate::lapack::{HeevFaer, Jobz, Uplo};
-use crate::lapack_plan::plan_square;
 use crate::parallel;
 
 impl<T> HeevFaer<T> for CpuDevice
@@ -26,7 +26,7 @@ where
         let Some(pa) = plan_square(OP, "a", n, a, lda)? else {
             return Ok(());
         };
-        crate::check::non_null(OP, "w", w, n)?;
+        crate::args::non_null(OP, "w", w, n)?;
         // SAFETY: `a` checked above; the caller vouches for the memory.
         unsafe {
             crate::lapack::require_finite::<T, CpuDevice>(

@@ -9,7 +9,7 @@ use ctensor_base::{CpuDevice, DataType, Result, Scalar};
 use rustfft::num_complex::Complex;
 use rustfft::{FftNum, FftPlanner};
 
-use crate::check;
+use crate::args as check;
 use crate::fft::{check_complex, Fft, FftDirection};
 use crate::parallel::{for_each_range, SendPtr};
 

@@ -5,8 +5,8 @@
 use ctensor_base::{c32, c64, CastFrom, CpuDevice, DataType, Result, Scalar};
 
 use super::{slice_mut, with_queried_work};
+use crate::lapack::args::{info_result, plan_hegvx, Select};
 use crate::lapack::{require_finite, EigRange, LapackHegvx, Part, Uplo};
-use crate::lapack_plan::{info_result, plan_hegvx, Select};
 use crate::openblas::{self, on_padded3, Padded};
 
 /// `?sygvx` / `?hegvx` of one element type; real types ignore `rwork`.

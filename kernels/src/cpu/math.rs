@@ -1,10 +1,10 @@
-//! [`Math`] and [`Pow`] on the host: the formulas of [`crate::math`], element by element, split
+//! [`Math`] and [`Pow`] on the host: the formulas of [`crate::elementwise::math`], element by element, split
 //! across threads above the parallel threshold.
 
 use ctensor_base::{CpuDevice, Result};
 
-use super::linalg::map_elements;
-use crate::math::{check_defined, Math, MathOp, MathScalar, Pow};
+use super::elementwise::map_elements;
+use crate::elementwise::math::{check_defined, Math, MathOp, MathScalar, Pow};
 
 impl<T: MathScalar> Math<T> for CpuDevice {
     unsafe fn math(op: MathOp, n: usize, x: *const T, y: *mut T) -> Result<()> {

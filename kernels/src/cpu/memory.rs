@@ -2,9 +2,9 @@
 
 use ctensor_base::{CastFrom, CpuDevice, Result, Scalar};
 
-use crate::check;
-use crate::layout::walk_rows;
+use crate::args as check;
 use crate::memory::{CastMemory, SetMemory, SyncMemory, SyncMemoryStrided};
+use crate::strides::walk_rows;
 
 impl<T: Scalar> SetMemory<T> for CpuDevice {
     unsafe fn set(dst: *mut T, value: T, n: usize) -> Result<()> {

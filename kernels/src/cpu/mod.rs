@@ -1,16 +1,22 @@
 //! Kernel implementations for [`CpuDevice`](ctensor_base::CpuDevice), one file per family.
 
 mod blas;
+mod blas_batched;
+mod cblas;
 mod compare;
+mod elementwise;
 mod faer_eig;
 mod fft;
 mod hegvx;
 mod lapack;
-mod linalg;
+mod lapack_sys;
 mod math;
+mod matmul;
 mod memory;
+mod permute;
 mod qr;
 mod random;
+mod reduce;
 mod select;
 mod svd;
 mod trsm;

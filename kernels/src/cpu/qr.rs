@@ -14,8 +14,8 @@
 use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 
 use super::{slice, slice_mut, with_queried_work};
-use crate::lapack_plan::info_result;
-use crate::qr::{plan_geqrf, plan_orgqr, LapackGeqrf, LapackOrgqr};
+use crate::lapack::args::info_result;
+use crate::lapack::qr::{plan_geqrf, plan_orgqr, LapackGeqrf, LapackOrgqr};
 
 /// The QR entry points of one element type, sizes already checked.
 #[allow(clippy::too_many_arguments, missing_docs)]

@@ -2,7 +2,7 @@
 
 use ctensor_base::{CpuDevice, Result};
 
-use crate::check;
+use crate::args as check;
 use crate::parallel::{for_each_range, SendPtr};
 use crate::random::{random_value, Distribution, FillRandom};
 

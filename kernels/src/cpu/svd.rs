@@ -6,10 +6,10 @@
 use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 
 use super::{slice_mut, with_queried_work};
+use crate::lapack::args::info_result;
+use crate::lapack::svd::{plan_svd, svd_failure, LapackSvd, SvdJob};
 use crate::lapack::{require_finite, Part};
-use crate::lapack_plan::info_result;
 use crate::openblas::{self, on_padded3, Padded};
-use crate::svd::{plan_svd, svd_failure, LapackSvd, SvdJob};
 
 /// The SVD drivers of one element type, sizes checked; real types ignore `rwork`.
 #[allow(clippy::too_many_arguments, missing_docs)]

@@ -1,7 +1,7 @@
 //! BLAS on the GPU through cuBLAS ([`super::cublas`]). Column-major, reference-BLAS
 //! conventions (a vector with a negative increment is passed by its lowest address, as
 //! to the CPU's BLAS: cuBLAS on an H100 reads it so), host scalars; the arguments are checked by the same plans as on the CPU
-//! (`plan.rs`), so a bad argument reads the same on both devices.
+//! (`blas/args.rs`), so a bad argument reads the same on both devices.
 
 use ctensor_base::gpu::copy_h2d;
 use ctensor_base::{GpuDevice, Result, Scalar};
@@ -10,10 +10,10 @@ use cudarc::cublas::sys::cublasOperation_t;
 use super::cublas::{call, op, Cublas};
 use super::launch::{args, dev, launch_1d, Scratch};
 use super::source::MATMUL_LOOP;
+use crate::args as check;
+use crate::blas::args::{self as plan, plan_gemv, vector_one, vector_pair, GemmPlan, GemvPlan};
 use crate::blas::*;
-use crate::check;
 use crate::memory::SetMemory;
-use crate::plan::{self, plan_gemv, vector_one, vector_pair, GemmPlan, GemvPlan};
 
 /// A host array of device pointers, copied to the device for the batched routines.
 fn pointer_array<P>(op: &'static str, ptrs: &[*const P]) -> Result<Scratch<i64>> {
@@ -498,7 +498,7 @@ impl<T: Cublas> BlasGemmBatchedStrided<T> for GpuDevice {
     }
 }
 
-impl<T: Scalar> crate::linalg::MatMul<T> for GpuDevice {
+impl<T: Scalar> crate::blas::matmul::MatMul<T> for GpuDevice {
     unsafe fn matmul(
         transa: Trans,
         transb: Trans,
@@ -514,7 +514,7 @@ impl<T: Scalar> crate::linalg::MatMul<T> for GpuDevice {
         c: *mut T,
         ldc: usize,
     ) -> Result<()> {
-        crate::linalg::matmul_via_gemm!(
+        crate::blas::matmul::matmul_via_gemm!(
             GpuDevice, T, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
         );
         const OP: &str = "matmul";

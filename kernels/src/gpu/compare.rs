@@ -5,8 +5,8 @@ use ctensor_base::{GpuDevice, Result, Scalar};
 
 use super::launch::{args, dev, launch_1d};
 use super::source::{CLASSIFY, COMPARE_K, EXTREME2, SELECT};
-use crate::check;
-use crate::compare::{unordered, *};
+use crate::args as check;
+use crate::elementwise::compare::{unordered, *};
 
 impl<T: Scalar> Compare<T> for GpuDevice {
     unsafe fn compare(op: CmpOp, n: usize, x: *const T, y: *const T, out: *mut i32) -> Result<()> {

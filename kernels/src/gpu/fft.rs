@@ -10,7 +10,7 @@ use ctensor_base::gpu::{context, FftPlanKey};
 use ctensor_base::{DataType, DeviceType, Error, GpuDevice, Result, Scalar};
 
 use super::launch::dev;
-use crate::check;
+use crate::args as check;
 use crate::fft::{by_axes, check_complex, Fft, FftDirection};
 
 /// `v` as one of cuFFT's `int` sizes, or the error that says it is too large.

@@ -11,8 +11,8 @@ use super::cusolver::{fill, status};
 use super::lapack::{evd_bound, run, workspace};
 use super::launch::Scratch;
 use super::memory::copy_strided;
+use crate::lapack::args::{info_result, plan_hegvx, Select};
 use crate::lapack::{require_finite, EigRange, LapackHegvx, Part, Uplo};
-use crate::lapack_plan::{info_result, plan_hegvx, Select};
 
 /// cuSOLVER's `?sygvdx` / `?hegvdx` of one element type.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -170,7 +170,7 @@ impl<T: CusolverHegvx> LapackHegvx<T> for GpuDevice {
             "meig", "W", "work", "lwork",
         ];
         info_result(T::NAME, info, &ARGS, |i| {
-            crate::lapack_plan::gvd_failure(crate::lapack::Jobz::Vectors, n, i)
+            crate::lapack::args::gvd_failure(crate::lapack::Jobz::Vectors, n, i)
         })?;
         let m = (m.max(0) as usize).min(p.cols);
         if m > 0 {

@@ -1,5 +1,5 @@
 //! LAPACK on the GPU through cuSOLVER ([`super::cusolver`]). The arguments go through
-//! the same checks as on the CPU (`lapack_plan.rs`); each call sizes its device
+//! the same checks as on the CPU (`lapack/args.rs`); each call sizes its device
 //! workspace with the routine's `_bufferSize` query, and the device `info` is read back
 //! (which waits for the call) and turned into [`Error::Lapack`](ctensor_base::Error)
 //! with the same explanation as on the CPU.
@@ -22,12 +22,12 @@ use super::launch::{args, dev, launch_1d, Scratch};
 use super::memory::copy_strided;
 use super::source::NONFINITE;
 use crate::blas::Trans;
-use crate::lapack::*;
-use crate::lapack_plan::{
+use crate::lapack::args::{
     evd_failure, getrf_failure, gvd_failure, info_result, plan_getrf, plan_getrs, plan_heevd,
     plan_heevr, plan_hegvd, plan_square, potrf_failure, potri_failure, trtri_failure, Select,
     Square,
 };
+use crate::lapack::*;
 
 const POTRF: usize = 0;
 const POTRI: usize = 1;
@@ -517,9 +517,9 @@ impl<T: Scalar> FindNonFinite<T> for GpuDevice {
         if m == 0 || n == 0 || T::DTYPE.is_integer() {
             return Ok(None);
         }
-        crate::check::leading_dim(OP, "lda", lda, m)?;
-        let span = crate::check::matrix_span(OP, "a", m, n, lda)?;
-        crate::check::non_null(OP, "a", a, span)?;
+        crate::args::leading_dim(OP, "lda", lda, m)?;
+        let span = crate::args::matrix_span(OP, "a", m, n, lda)?;
+        crate::args::non_null(OP, "a", a, span)?;
         let total = m.checked_mul(n).ok_or_else(|| Error::Overflow {
             op: OP,
             what: format!("{m} × {n} entries exceed usize"),
@@ -566,7 +566,7 @@ where
     /// On a host copy (cuSOLVER has no condition estimator; this is `O(n²)` transfer
     /// next to the `O(n³)` factorization).
     unsafe fn norm_one(m: usize, n: usize, a: *const T, lda: usize) -> Result<T::Real> {
-        let Some((_, span)) = crate::lapack_plan::plan_matrix("norm_one", m, n, a, lda)? else {
+        let Some((_, span)) = crate::lapack::args::plan_matrix("norm_one", m, n, a, lda)? else {
             return Ok(<T::Real as Scalar>::zero());
         };
         let host = host_copy(a, span)?;

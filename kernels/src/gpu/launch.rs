@@ -7,7 +7,7 @@ use ctensor_base::gpu::GpuContext;
 use ctensor_base::{DeviceType, Error, Result, Scalar};
 use cudarc::driver::sys::CUfunction;
 
-use crate::layout::row_major_strides;
+use crate::strides::row_major_strides;
 
 /// Threads per block of the one-dimensional kernels.
 pub const BLOCK: u32 = 256;
@@ -227,4 +227,23 @@ pub(crate) fn overlaps<T>(a: *const T, na: usize, b: *const T, nb: usize) -> boo
     let s = std::mem::size_of::<T>();
     let (a, b) = (a as usize, b as usize);
     na > 0 && nb > 0 && a < b + nb * s && b < a + na * s
+}
+
+/// A device copy of `src` when it is `dst` (in place), for kernels that must read one
+/// buffer and write another; `None` when they already differ.
+///
+/// # Safety
+/// `src` is device memory valid for reads of `n` elements.
+pub(super) unsafe fn unaliased<T: Scalar>(
+    op: &'static str,
+    src: *const T,
+    dst: *mut T,
+    n: usize,
+) -> Result<Option<Scratch<T>>> {
+    if std::ptr::eq(src, dst) {
+        // SAFETY: the caller's contract.
+        Ok(Some(unsafe { copy_of(op, src, n)? }))
+    } else {
+        Ok(None)
+    }
 }

@@ -5,8 +5,8 @@ use ctensor_base::{GpuDevice, Result};
 
 use super::launch::{args, dev, launch_1d};
 use super::source::{MATH_K, POW_K};
-use crate::check;
-use crate::math::{check_defined, Math, MathOp, MathScalar, Pow};
+use crate::args as check;
+use crate::elementwise::math::{check_defined, Math, MathOp, MathScalar, Pow};
 
 impl<T: MathScalar> Math<T> for GpuDevice {
     unsafe fn math(op: MathOp, n: usize, x: *const T, y: *mut T) -> Result<()> {

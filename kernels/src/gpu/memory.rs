@@ -6,9 +6,9 @@ use ctensor_base::{CastFrom, CpuDevice, GpuDevice, Result, Scalar};
 
 use super::launch::{args, bytes_of, dev, launch_1d, overlaps, Dims};
 use super::source::{CAST_PAIRS, COPY_STRIDED, SET, SET_STRIDED};
-use crate::check;
-use crate::layout::{is_row_major, row_major_strides};
+use crate::args as check;
 use crate::memory::{CastMemory, SetMemory, SyncMemory, SyncMemoryStrided};
+use crate::strides::{is_row_major, row_major_strides};
 
 impl<T: Scalar> SetMemory<T> for GpuDevice {
     unsafe fn set(dst: *mut T, value: T, n: usize) -> Result<()> {

@@ -8,8 +8,8 @@ use cudarc::cusolver::sys::{self as cs, cusolverDnHandle_t as H, cusolverStatus_
 use super::cusolver::status;
 use super::lapack::{run, workspace};
 use super::launch::Scratch;
-use crate::lapack_plan::info_result;
-use crate::qr::{plan_geqrf, plan_orgqr, LapackGeqrf, LapackOrgqr};
+use crate::lapack::args::info_result;
+use crate::lapack::qr::{plan_geqrf, plan_orgqr, LapackGeqrf, LapackOrgqr};
 
 /// cuSOLVER's QR entry points of one element type.
 #[allow(clippy::too_many_arguments, missing_docs)]

@@ -5,7 +5,7 @@ use ctensor_base::{GpuDevice, Result};
 
 use super::launch::{args, dev, launch_1d};
 use super::source::RANDOM_F64;
-use crate::check;
+use crate::args as check;
 use crate::random::{Distribution, FillRandom};
 
 impl FillRandom for GpuDevice {

@@ -14,9 +14,9 @@ fn gesvd_bound(m: usize, n: usize) -> u128 {
     (3 * lo + hi).max(5 * lo)
 }
 use super::launch::Scratch;
+use crate::lapack::args::info_result;
+use crate::lapack::svd::{plan_svd, svd_failure, LapackSvd, SvdJob};
 use crate::lapack::{require_finite, Part};
-use crate::lapack_plan::info_result;
-use crate::svd::{plan_svd, svd_failure, LapackSvd, SvdJob};
 
 /// cuSOLVER's `?gesvd` of one element type; real types ignore `rwork`.
 #[allow(clippy::too_many_arguments, missing_docs)]

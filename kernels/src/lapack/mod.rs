@@ -10,114 +10,19 @@
 //! routines under the same trait: `heevd` on `f64` is `dsyevd`. Implemented for `f32`,
 //! `f64`, `c32` and `c64` ([`SetMatrix`] for every element type).
 
-use std::fmt;
+pub(crate) mod args;
+pub mod qr;
+pub mod svd;
+
+pub use qr::{LapackGeqrf, LapackOrgqr};
+pub use svd::{LapackSvd, SvdJob};
+
 use std::ops::Range;
 
 use ctensor_base::{Device, Error, Result, Scalar};
 
-use crate::blas::Trans;
-
-/// Which triangle of a symmetric/Hermitian or triangular matrix is referenced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Uplo {
-    /// The upper triangle (`'U'`).
-    Upper,
-    /// The lower triangle (`'L'`).
-    Lower,
-}
-
-impl Uplo {
-    /// Parses `U` or `L` in either case.
-    pub fn from_char(c: char) -> Result<Self> {
-        match c {
-            'U' | 'u' => Ok(Uplo::Upper),
-            'L' | 'l' => Ok(Uplo::Lower),
-            _ => Err(Error::UnknownName {
-                kind: "LAPACK uplo",
-                given: c.to_string(),
-                expected: "U or L (either case)",
-            }),
-        }
-    }
-
-    /// The character LAPACK takes.
-    pub fn as_char(self) -> char {
-        match self {
-            Uplo::Upper => 'U',
-            Uplo::Lower => 'L',
-        }
-    }
-}
-
-impl fmt::Display for Uplo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.as_char())
-    }
-}
-
-/// Whether a triangular matrix has an implicit unit diagonal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Diag {
-    /// The diagonal is stored (`'N'`).
-    NonUnit,
-    /// The diagonal is all ones and not referenced (`'U'`).
-    Unit,
-}
-
-impl Diag {
-    /// Parses `N` or `U` in either case.
-    pub fn from_char(c: char) -> Result<Self> {
-        match c {
-            'N' | 'n' => Ok(Diag::NonUnit),
-            'U' | 'u' => Ok(Diag::Unit),
-            _ => Err(Error::UnknownName {
-                kind: "LAPACK diag",
-                given: c.to_string(),
-                expected: "N or U (either case)",
-            }),
-        }
-    }
-
-    /// The character LAPACK takes.
-    pub fn as_char(self) -> char {
-        match self {
-            Diag::NonUnit => 'N',
-            Diag::Unit => 'U',
-        }
-    }
-}
-
-/// What an eigensolver computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Jobz {
-    /// Eigenvalues only (`'N'`).
-    ValuesOnly,
-    /// Eigenvalues and eigenvectors (`'V'`).
-    Vectors,
-}
-
-impl Jobz {
-    /// Parses `N` or `V` in either case.
-    pub fn from_char(c: char) -> Result<Self> {
-        match c {
-            'N' | 'n' => Ok(Jobz::ValuesOnly),
-            'V' | 'v' => Ok(Jobz::Vectors),
-            _ => Err(Error::UnknownName {
-                kind: "LAPACK jobz",
-                given: c.to_string(),
-                expected: "N or V (either case)",
-            }),
-        }
-    }
-
-    /// The character LAPACK takes.
-    pub fn as_char(self) -> char {
-        match self {
-            Jobz::ValuesOnly => 'N',
-            Jobz::Vectors => 'V',
-        }
-    }
-}
+use crate::flags::Trans;
+pub use crate::flags::{Diag, Jobz, Uplo};
 
 /// Which eigenpairs [`LapackHeevr::heevr`] computes.
 #[derive(Debug, Clone, PartialEq)]

@@ -207,7 +207,7 @@ pub fn inflate_shape(
     Ok(())
 }
 
-/// The checks of [`ArgExtreme`](crate::linalg::ArgExtreme): an order and a non-empty
+/// The checks of [`ArgExtreme`](crate::reduce::ArgExtreme): an order and a non-empty
 /// row; returns the operation's name.
 pub fn arg_extreme(
     max: bool,
@@ -219,7 +219,7 @@ pub fn arg_extreme(
     extreme_named(op, dtype, rows, inner)
 }
 
-/// The checks of [`ReduceExtreme`](crate::linalg::ReduceExtreme), for `op`.
+/// The checks of [`ReduceExtreme`](crate::reduce::ReduceExtreme), for `op`.
 fn extreme_named(
     op: &'static str,
     dtype: ctensor_base::DataType,

@@ -4,9 +4,8 @@
 
 use ctensor_base::{Error, Result};
 
+use crate::args as check;
 use crate::blas::Trans;
-use crate::check;
-use crate::layout::row_major_strides;
 
 /// A checked strided vector argument: its BLAS increment and the elements it spans.
 pub(crate) struct Vector {
@@ -255,54 +254,4 @@ pub(crate) fn strided_batch<T>(
         check::non_null(op, name, ptr, span)?;
     }
     Ok(())
-}
-
-/// The checked layout of a [`Stride`](crate::linalg::Stride): the output shape and, for
-/// the walk over it, the row-major destination strides and the stepped source strides.
-pub(crate) struct StridePlan {
-    /// Elements of the input (the GPU sizes its in-place temporary by it).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) n_in: usize,
-    /// Elements of the output.
-    pub(crate) n_out: usize,
-    pub(crate) out_shape: Vec<usize>,
-    pub(crate) dst_strides: Vec<usize>,
-    pub(crate) src_strides: Vec<usize>,
-}
-
-/// Checks a stride's steps and pointers and lays it out (the same on every device).
-pub(crate) fn plan_stride<T>(
-    op: &'static str,
-    shape: &[usize],
-    steps: &[usize],
-    src: *const T,
-    dst: *mut T,
-) -> Result<StridePlan> {
-    check::steps(op, shape, steps)?;
-    let n_in = check::numel(op, shape)?;
-    let out_shape: Vec<usize> = shape
-        .iter()
-        .zip(steps)
-        .map(|(&n, &s)| n.div_ceil(s))
-        .collect();
-    let n_out = check::numel(op, &out_shape)?;
-    check::non_null(op, "src", src, n_in)?;
-    check::non_null(op, "dst", dst, n_out)?;
-    Ok(StridePlan {
-        n_in,
-        n_out,
-        dst_strides: row_major_strides(&out_shape),
-        src_strides: stepped_strides(shape, steps),
-        out_shape,
-    })
-}
-
-/// The row-major strides of `shape`, each multiplied by its axis's step: where element
-/// `idx` of the coarse grid lies in the fine one.
-pub(crate) fn stepped_strides(shape: &[usize], steps: &[usize]) -> Vec<usize> {
-    row_major_strides(shape)
-        .iter()
-        .zip(steps)
-        .map(|(&a, &s)| a * s)
-        .collect()
 }

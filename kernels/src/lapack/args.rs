@@ -4,7 +4,7 @@
 
 use ctensor_base::{Error, Result, Scalar};
 
-use crate::check;
+use crate::args as check;
 use crate::lapack::{EigRange, Jobz};
 
 /// `Err(Error::Lapack)` for a non-zero `info`, with what it means for `routine`.

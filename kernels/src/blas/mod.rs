@@ -18,82 +18,14 @@
 //!
 //! Implemented for `f32`, `f64`, `c32` and `c64`.
 
-use std::fmt;
-use std::str::FromStr;
+pub(crate) mod args;
+pub mod matmul;
 
-use ctensor_base::{Device, Error, Result, Scalar};
+pub use matmul::MatMul;
 
-/// `op(A)` of a BLAS routine: `A`, `Aᵀ` or `Aᴴ`. For real types `C` is the same as `T`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Trans {
-    /// `op(A) = A` (`'N'`).
-    N,
-    /// `op(A) = Aᵀ` (`'T'`).
-    T,
-    /// `op(A) = Aᴴ` (`'C'`).
-    C,
-}
+use ctensor_base::{Device, Result, Scalar};
 
-impl Trans {
-    /// Parses a BLAS `trans` character: `N`, `T` or `C`, in either case.
-    pub fn from_char(c: char) -> Result<Self> {
-        match c {
-            'N' | 'n' => Ok(Trans::N),
-            'T' | 't' => Ok(Trans::T),
-            'C' | 'c' => Ok(Trans::C),
-            _ => Err(Error::UnknownName {
-                kind: "BLAS trans",
-                given: c.to_string(),
-                expected: "N, T or C (either case)",
-            }),
-        }
-    }
-
-    /// The upper-case character LAPACK and BLAS take.
-    pub fn as_char(self) -> char {
-        match self {
-            Trans::N => 'N',
-            Trans::T => 'T',
-            Trans::C => 'C',
-        }
-    }
-
-    /// `(rows, cols)` of the stored matrix when `op(A)` is `rows × cols`.
-    pub fn stored(self, rows: usize, cols: usize) -> (usize, usize) {
-        match self {
-            Trans::N => (rows, cols),
-            Trans::T | Trans::C => (cols, rows),
-        }
-    }
-}
-
-impl FromStr for Trans {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        let mut chars = s.chars();
-        match (chars.next(), chars.next()) {
-            (Some(c), None) => Trans::from_char(c),
-            _ => Err(Error::UnknownName {
-                kind: "BLAS trans",
-                given: s.to_string(),
-                expected: "N, T or C (either case)",
-            }),
-        }
-    }
-}
-
-impl TryFrom<char> for Trans {
-    type Error = Error;
-    fn try_from(c: char) -> Result<Self> {
-        Trans::from_char(c)
-    }
-}
-
-impl fmt::Display for Trans {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.as_char())
-    }
-}
+pub use crate::flags::{Side, Trans};
 
 /// Dot products.
 pub trait BlasDot<T: Scalar>: Device {
@@ -322,21 +254,12 @@ pub trait BlasGemmBatchedStrided<T: Scalar>: Device {
     ) -> Result<()>;
 }
 
-/// Which side of `B` the triangular matrix of [`BlasTrsm`] stands on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Side {
-    /// `op(A) X = alpha B`.
-    Left,
-    /// `X op(A) = alpha B`.
-    Right,
-}
-
 /// Triangular solve with many right-hand sides (`?trsm`).
 pub trait BlasTrsm<T: Scalar>: Device {
     /// Overwrites the `m × n` column-major `b` with `X` solving `op(A) X = alpha B`
     /// ([`Side::Left`], `A` is `m × m`) or `X op(A) = alpha B` ([`Side::Right`], `A` is
     /// `n × n`), where `A` is the `uplo` triangle of `a` (its other triangle is not read)
-    /// with a unit diagonal when `diag` is [`Diag::Unit`](crate::lapack::Diag::Unit). As
+    /// with a unit diagonal when `diag` is [`Diag::Unit`](crate::flags::Diag::Unit). As
     /// in reference BLAS there is no singularity check: a zero on the diagonal gives
     /// infinities or NaN (the tensor op `solve_triangular` checks first).
     ///
@@ -346,9 +269,9 @@ pub trait BlasTrsm<T: Scalar>: Device {
     #[allow(clippy::too_many_arguments)]
     unsafe fn trsm(
         side: Side,
-        uplo: crate::lapack::Uplo,
+        uplo: crate::flags::Uplo,
         trans: Trans,
-        diag: crate::lapack::Diag,
+        diag: crate::flags::Diag,
         m: usize,
         n: usize,
         alpha: T,
@@ -373,20 +296,20 @@ pub(crate) fn plan_trsm<T>(
 ) -> Result<Option<([i32; 4], usize, usize)>> {
     let op = "trsm";
     let k = if side == Side::Left { m } else { n };
-    crate::check::leading_dim(op, "lda", lda, k)?;
-    crate::check::leading_dim(op, "ldb", ldb, m)?;
-    let sa = crate::check::matrix_span(op, "a", k, k, lda)?;
-    let sb = crate::check::matrix_span(op, "b", m, n, ldb)?;
+    crate::args::leading_dim(op, "lda", lda, k)?;
+    crate::args::leading_dim(op, "ldb", ldb, m)?;
+    let sa = crate::args::matrix_span(op, "a", k, k, lda)?;
+    let sb = crate::args::matrix_span(op, "b", m, n, ldb)?;
     if m == 0 || n == 0 {
         return Ok(None);
     }
-    crate::check::non_null(op, "a", a, sa)?;
-    crate::check::non_null(op, "b", b, sb)?;
+    crate::args::non_null(op, "a", a, sa)?;
+    crate::args::non_null(op, "b", b, sb)?;
     let ints = [
-        crate::check::blas_int(op, "m", m)?,
-        crate::check::blas_int(op, "n", n)?,
-        crate::check::blas_int(op, "lda", lda)?,
-        crate::check::blas_int(op, "ldb", ldb)?,
+        crate::args::blas_int(op, "m", m)?,
+        crate::args::blas_int(op, "n", n)?,
+        crate::args::blas_int(op, "lda", lda)?,
+        crate::args::blas_int(op, "ldb", ldb)?,
     ];
     Ok(Some((ints, sa, sb)))
 }

@@ -28,7 +28,7 @@
 
 use ctensor_base::{bf16, c32, c64, f16, Device, Error, Result};
 
-use crate::arith::Arith;
+use crate::elementwise::arith::Arith;
 
 /// A function of [`Math`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -343,5 +343,5 @@ macro_rules! complex_math {
         }
     };
 }
-complex_math!(c32, f32, crate::arith::csqrt_f32);
-complex_math!(c64, f64, crate::arith::csqrt_f64);
+complex_math!(c32, f32, crate::elementwise::arith::csqrt_f32);
+complex_math!(c64, f64, crate::elementwise::arith::csqrt_f64);

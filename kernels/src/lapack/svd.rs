@@ -4,7 +4,7 @@
 
 use ctensor_base::{Device, Error, Result, Scalar};
 
-use crate::check;
+use crate::args as check;
 
 /// Which singular vectors [`LapackSvd::svd`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -4,7 +4,7 @@
 
 use ctensor_base::{Device, Error, Result, Scalar};
 
-use crate::check;
+use crate::args as check;
 
 /// Householder QR factorization `A = Q R` (`?geqrf`).
 pub trait LapackGeqrf<T: Scalar>: Device {
@@ -48,7 +48,7 @@ pub(crate) fn plan_geqrf<T>(
     lda: usize,
     tau: *const T,
 ) -> Result<Option<([i32; 3], usize)>> {
-    let plan = crate::lapack_plan::plan_matrix("geqrf", m, n, a, lda)?;
+    let plan = crate::lapack::args::plan_matrix("geqrf", m, n, a, lda)?;
     check::non_null("geqrf", "tau", tau, m.min(n))?;
     Ok(plan)
 }
