@@ -3,9 +3,9 @@
 //! `resize`, `to_device`).
 
 use ctensor_base::{Error, Result};
-use ctensor_kernels::layout::is_dense_from_inner;
-use ctensor_kernels::linalg::Transpose;
 use ctensor_kernels::memory::SyncMemoryStrided;
+use ctensor_kernels::permute::Transpose;
+use ctensor_kernels::strides::is_dense_from_inner;
 
 use super::dispatch::{dispatch, with_device, with_dtype};
 use super::shape::{Order, TensorShape};

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use ctensor_base::{Error, Result};
-use ctensor_kernels::layout::{col_major_strides, row_major_strides};
+use ctensor_kernels::strides::{col_major_strides, row_major_strides};
 
 /// The sizes of a tensor's dimensions, outermost first.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -70,7 +70,7 @@ impl TensorShape {
 
     /// Number of elements, or `Error::Overflow` when it does not fit in `usize`.
     pub fn checked_numel(&self, op: &'static str) -> Result<usize> {
-        ctensor_kernels::check::numel(op, &self.dims)
+        ctensor_kernels::args::numel(op, &self.dims)
     }
 
     /// Resolves a `reshape` request for a tensor of `numel` elements: every entry is a size

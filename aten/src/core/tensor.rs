@@ -6,8 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
-use ctensor_kernels::layout::{is_col_major, is_row_major};
 use ctensor_kernels::memory::SetMemory;
+use ctensor_kernels::strides::{is_col_major, is_row_major};
 
 use super::buffer::{ReadGuard, TensorBuffer, WriteGuard};
 use super::dispatch::dispatch;

@@ -69,7 +69,7 @@ fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
             given: format!("{} strides {strides:?}", strides.len()),
         });
     }
-    let numel = ctensor_kernels::check::numel("TensorMap", shape)?;
+    let numel = ctensor_kernels::args::numel("TensorMap", shape)?;
     if numel == 0 {
         return Ok(0);
     }

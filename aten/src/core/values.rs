@@ -1,7 +1,7 @@
 //! Reading, writing, converting and comparing element values.
 
 use ctensor_base::{c64, DataType, Error, Result, Scalar};
-use ctensor_kernels::linalg::Conj;
+use ctensor_kernels::elementwise::Conj;
 use ctensor_kernels::memory::{CastMemory, SyncMemory, SyncMemoryStrided};
 
 use super::dispatch::{dispatch, with_device, with_dtype};

@@ -11,7 +11,7 @@
 //! propagate it (NumPy's rules).
 
 use ctensor_base::{DataType, Error, Result};
-use ctensor_kernels::compare::{Class, Classify, CmpOp, Compare, Extreme2, Select};
+use ctensor_kernels::elementwise::compare::{Class, Classify, CmpOp, Compare, Extreme2, Select};
 
 use super::{dense_as, promote, promote_to, shape_of};
 use crate::core::dispatch::dispatch;

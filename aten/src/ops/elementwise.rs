@@ -16,7 +16,7 @@
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
 use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
-use ctensor_kernels::linalg::{Abs, Add, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
+use ctensor_kernels::elementwise::{Abs, Add, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
 
 use super::{broadcast_shapes, check_device, promote, promote_to};
 use crate::core::buffer::ReadGuard;

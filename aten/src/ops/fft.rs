@@ -241,7 +241,7 @@ pub fn irfftn(x: &Tensor, axes: &[usize], n_last: Option<usize>, norm: FftNorm) 
     }
     let mut out_dims = x.dims().to_vec();
     out_dims[last] = n;
-    if ctensor_kernels::check::numel(op, &out_dims)? == 0 {
+    if ctensor_kernels::args::numel(op, &out_dims)? == 0 {
         // An empty batch: nothing to transform, whatever `n` is (no per-point work).
         return Tensor::new(complex_for(x.dtype()).real_type(), x.device(), &out_dims);
     }

@@ -3,7 +3,7 @@
 //! (`inflate`), as ABACUS names them.
 
 use ctensor_base::{Error, Result};
-use ctensor_kernels::linalg::{Inflate, Stride, Transpose};
+use ctensor_kernels::permute::{Inflate, Stride, Transpose};
 
 use crate::core::dispatch::dispatch;
 use crate::core::tensor::Tensor;

@@ -226,7 +226,7 @@ fn over_batch(
         _ => n,
     };
     // A product that overflows needs a zero among the matrix sizes (the tensor exists).
-    let batch = ctensor_kernels::check::numel(op, batch_dims).unwrap_or(usize::MAX);
+    let batch = ctensor_kernels::args::numel(op, batch_dims).unwrap_or(usize::MAX);
     if batch == 0 || n == 0 {
         // The answer is empty: no per-matrix results to hold (a batch of 2⁴⁰ 0 × 0
         // matrices is an empty tensor, not 2⁴⁰ allocations).

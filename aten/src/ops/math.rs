@@ -1,19 +1,19 @@
 //! Element-wise mathematical functions on tensors: `sin`, `cos`, `tan`, `log`, `log1p`,
 //! `expm1`, `square`, `reciprocal`, `rsqrt`, `sign`, `floor`, `ceil`, `round` (the
-//! [`Math`] kernel; formulas for complex arguments in [`ctensor_kernels::math`]).
+//! [`Math`] kernel; formulas for complex arguments in [`ctensor_kernels::elementwise::math`]).
 //! Integers keep their type for `square`, `sign`, `floor`, `ceil` and `round`, and are
 //! computed in `f64` for the others (as NumPy and PyTorch do); complex tensors have no
 //! `floor`, `ceil` or `round` (`Error::UnsupportedDType`).
 //!
 //! Powers: [`Tensor::pow`] (a tensor exponent, broadcasting and promoting) and
 //! [`Tensor::pow_scalar`] (a number, weakly promoted: `x.pow_scalar(2)` keeps `x`'s type),
-//! by the rules of [`ctensor_kernels::math`]: C's `pow` for real types, exact
+//! by the rules of [`ctensor_kernels::elementwise::math`]: C's `pow` for real types, exact
 //! square-and-multiply for integers (wrapping), and for complex bases repeated
 //! multiplication when the exponent is a real integer of modulus at most 100 (as NumPy),
 //! `exp(w log z)` otherwise.
 
 use ctensor_base::{DataType, Error, Result};
-use ctensor_kernels::math::{Math, MathOp, Pow};
+use ctensor_kernels::elementwise::math::{Math, MathOp, Pow};
 
 use super::{dense_as, promote, promote_to, shape_of};
 use crate::core::dispatch::dispatch;

@@ -12,8 +12,8 @@
 //! data types promote.
 
 use ctensor_base::{c64, CastFrom, Error, Result};
+use ctensor_kernels::blas::MatMul;
 use ctensor_kernels::blas::Trans;
-use ctensor_kernels::linalg::MatMul;
 
 use super::einsum::{blas_view, einsum, einsum_into, EinsumOptions};
 use crate::core::dispatch::dispatch;

@@ -7,8 +7,8 @@
 //! as Cholesky QR does.
 
 use ctensor_base::{Error, Result};
+use ctensor_kernels::lapack::qr::{LapackGeqrf, LapackOrgqr};
 use ctensor_kernels::lapack::{SetMatrix, Uplo};
-use ctensor_kernels::qr::{LapackGeqrf, LapackOrgqr};
 
 use super::linalg::{col_major, in_order_of};
 use super::select::unbatch;
@@ -84,7 +84,7 @@ fn over_stack(op: &'static str, a: &Tensor, mode: Option<QrMode>) -> Result<Fact
     let batch_dims = &a.dims()[..rank - 2];
     let (q_shape, r_shape) = shapes(m, n, mode);
     // A product that overflows needs a zero among the matrix sizes (the tensor exists).
-    let batch = ctensor_kernels::check::numel(op, batch_dims).unwrap_or(usize::MAX);
+    let batch = ctensor_kernels::args::numel(op, batch_dims).unwrap_or(usize::MAX);
     if batch == 0 || m.min(n) == 0 {
         return empty_stack(op, a, batch_dims, mode);
     }

@@ -3,7 +3,7 @@
 
 use ctensor_base::{DataType, Error, Result, Scalar};
 use ctensor_kernels::blas::{BlasDot, BlasNrm2};
-use ctensor_kernels::linalg::{ArgExtreme, CumSum, Reduce, ReduceExtreme};
+use ctensor_kernels::reduce::{ArgExtreme, CumSum, Reduce, ReduceExtreme};
 
 use crate::core::dispatch::{dispatch, dispatch_blas};
 use crate::core::tensor::Tensor;

@@ -4,7 +4,7 @@
 
 use ctensor_base::{DataType, Error, Result, Scalar};
 use ctensor_kernels::blas::Trans;
-use ctensor_kernels::svd::{LapackSvd, SvdJob};
+use ctensor_kernels::lapack::svd::{LapackSvd, SvdJob};
 
 use super::compare::where_;
 use super::linalg::{col_major, in_order_of};

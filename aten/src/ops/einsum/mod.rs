@@ -24,8 +24,8 @@
 mod parse;
 
 use ctensor_base::{c64, CastFrom, Error, Result};
+use ctensor_kernels::blas::MatMul;
 use ctensor_kernels::blas::Trans;
-use ctensor_kernels::linalg::MatMul;
 
 use crate::core::dispatch::dispatch;
 use crate::core::tensor::Tensor;
