@@ -40,6 +40,7 @@ pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, overlap, set_matrix, solve, tri_inverse,
     EigBackend, EighRange,
 };
+pub use crate::ops::math::{BinaryMathOp, MathOp};
 pub use crate::ops::matmul::{matmul, matmul_into, matmul_op};
 pub use crate::ops::qr::{qr, qr_r, QrMode};
 pub use crate::ops::random::Generator;

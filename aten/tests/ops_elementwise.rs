@@ -360,8 +360,15 @@ device_test!(unary_ops_match_loops_and_reject_what_has_no_meaning, D => {
     let ints = on::<D>(Tensor::from_slice(&[-2i32, 5], &[2]).unwrap());
     assert_eq!(ints.abs().unwrap().to_vec::<i32>().unwrap(), [2, 5]);
     assert_eq!(ints.neg().unwrap().to_vec::<i32>().unwrap(), [2, -5]);
+    // sqrt and exp of integers are computed in f64, as every other function that
+    // integers do not take (NumPy's rule); in place they stay integer and are refused.
+    let r = ints.sqrt().unwrap();
+    assert_eq!(r.dtype(), DataType::Double);
+    let r = r.to_vec::<f64>().unwrap();
+    assert!(r[0].is_nan() && r[1] == 5f64.sqrt(), "{r:?}");
+    assert_eq!(ints.exp().unwrap().to_vec::<f64>().unwrap(), [(-2f64).exp(), 5f64.exp()]);
     assert!(matches!(
-        ints.sqrt().unwrap_err(),
+        ints.share().math_(ctensor_aten::MathOp::Sqrt).unwrap_err(),
         Error::UnsupportedDType { op: "sqrt", .. }
     ));
     assert!(matches!(

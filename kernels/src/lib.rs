@@ -81,7 +81,9 @@ pub use strides as layout;
 /// [`MatMul`]: blas::matmul::MatMul
 pub mod linalg {
     pub use crate::blas::matmul::MatMul;
-    pub use crate::elementwise::{Abs, Add, Conj, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
+    #[allow(deprecated)]
+    pub use crate::elementwise::Unary;
+    pub use crate::elementwise::{Abs, Add, Conj, Div, EqScalar, Fma, Mul, UnaryOp};
     pub use crate::permute::{Inflate, Stride, Transpose};
     pub use crate::reduce::{ArgExtreme, CumSum, Reduce, ReduceExtreme};
 }

@@ -299,10 +299,10 @@ fn gpu_kernels_without_a_gpu_report_device_unavailable() {
 /// the same with or without one. The pointers are never dereferenced.
 #[test]
 fn gpu_kernels_reject_bad_arguments_before_touching_the_device() {
-    use ctensor_kernels::linalg::{Unary, UnaryOp};
+    use ctensor_kernels::elementwise::math::{Math, MathOp};
     let fake = 256 as *mut i32;
     // SAFETY: each call fails its argument checks before any memory is touched.
-    let e = unsafe { <GpuDevice as Unary<i32>>::unary(UnaryOp::Sqrt, 4, fake, fake) }.unwrap_err();
+    let e = unsafe { <GpuDevice as Math<i32>>::math(MathOp::Sqrt, 4, fake, fake) }.unwrap_err();
     assert!(
         matches!(
             e,

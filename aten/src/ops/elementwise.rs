@@ -16,7 +16,8 @@
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
 use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
-use ctensor_kernels::elementwise::{Abs, Add, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
+use ctensor_kernels::elementwise::math::{BinaryMath, BinaryMathOp, Math, MathOp};
+use ctensor_kernels::elementwise::{Abs, Add, Div, EqScalar, Fma, Mul};
 
 use super::{broadcast_shapes, check_device, promote, promote_to};
 use crate::core::buffer::ReadGuard;
@@ -39,7 +40,9 @@ enum Kind {
     /// `αx`
     Scale(c64),
     /// `op(x)`
-    Unary(UnaryOp),
+    Math(MathOp),
+    /// `op(x, y)`
+    Binary(BinaryMathOp),
     /// `x == s` as 1/0
     EqScalar(c64),
 }
@@ -47,9 +50,9 @@ enum Kind {
 impl Kind {
     fn arity(self) -> usize {
         match self {
-            Kind::Add(..) | Kind::Mul(_) | Kind::Div(_) => 2,
+            Kind::Add(..) | Kind::Mul(_) | Kind::Div(_) | Kind::Binary(_) => 2,
             Kind::Fma(..) => 3,
-            Kind::Scale(_) | Kind::Unary(_) | Kind::EqScalar(_) => 1,
+            Kind::Scale(_) | Kind::Math(_) | Kind::EqScalar(_) => 1,
         }
     }
 }
@@ -142,7 +145,8 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
                 Kind::Div(a) => <D as Div<T>>::div(n, s(a), p[0], p[1], z),
                 Kind::Fma(a, b) => <D as Fma<T>>::fma(n, s(a), p[0], p[1], s(b), p[2], z),
                 Kind::Scale(a) => <D as Mul<T>>::scale(n, s(a), p[0], z),
-                Kind::Unary(u) => <D as Unary<T>>::unary(u, n, p[0], z),
+                Kind::Math(f) => <D as Math<T>>::math(f, n, p[0], z),
+                Kind::Binary(f) => <D as BinaryMath<T>>::binary_math(f, n, p[0], p[1], z),
                 Kind::EqScalar(v) => <D as EqScalar<T>>::eq_scalar(n, p[0], s(v), z),
             }
         }
@@ -263,6 +267,62 @@ fn with_number(
 
 const ONE: c64 = c64::new(1.0, 0.0);
 
+/// `op(x)` through the engine: integers in `f64` when `op` does not take them.
+pub(super) fn math(x: &Tensor, op: MathOp) -> Result<Tensor> {
+    if x.dtype().is_integer() && !op.for_integers() {
+        return compute(
+            op.name(),
+            Kind::Math(op),
+            &[&as_type(op.name(), x, DataType::Double)?],
+        );
+    }
+    compute(op.name(), Kind::Math(op), &[x])
+}
+
+/// `op(x)` into `out` (in place when `out` is `x`), computed in `out`'s type.
+pub(super) fn math_into(x: &Tensor, op: MathOp, out: &Tensor) -> Result<()> {
+    compute_into(op.name(), Kind::Math(op), &[x], out)
+}
+
+/// `op(x, y)` through the engine (broadcasting, promoting; integers in `f64` when `op`
+/// does not take them).
+pub(super) fn binary_math(x: &Tensor, y: &Tensor, op: BinaryMathOp) -> Result<Tensor> {
+    let t = result_type_of([x.dtype(), y.dtype()]).unwrap_or(x.dtype());
+    if t.is_integer() && !op.for_integers() {
+        let (a, b) = (
+            as_type(op.name(), x, DataType::Double)?,
+            as_type(op.name(), y, DataType::Double)?,
+        );
+        return compute(op.name(), Kind::Binary(op), &[&a, &b]);
+    }
+    compute(op.name(), Kind::Binary(op), &[x, y])
+}
+
+/// `op(x, y)` into `out`, whose shape must be their broadcast shape (in `out`'s type).
+pub(super) fn binary_math_into(
+    x: &Tensor,
+    y: &Tensor,
+    op: BinaryMathOp,
+    out: &Tensor,
+) -> Result<()> {
+    binary_into(op.name(), Kind::Binary(op), x, y, out)
+}
+
+/// `op(x, s)` (`op(s, x)` when `number_first`) with the number's weak promotion.
+pub(super) fn binary_math_number(
+    x: &Tensor,
+    s: Number,
+    op: BinaryMathOp,
+    number_first: bool,
+) -> Result<Tensor> {
+    let dtype = s.result_type_with(x.dtype());
+    if dtype.is_integer() && !op.for_integers() {
+        let x = as_type(op.name(), x, DataType::Double)?;
+        return with_number(op.name(), Kind::Binary(op), &x, s, number_first);
+    }
+    with_number(op.name(), Kind::Binary(op), x, s, number_first)
+}
+
 impl Tensor {
     /// `self + other`, broadcasting.
     pub fn add(&self, other: &Tensor) -> Result<Tensor> {
@@ -360,23 +420,13 @@ impl Tensor {
 
     /// `-self` (wrapping for integers).
     pub fn neg(&self) -> Result<Tensor> {
-        compute("neg", Kind::Unary(UnaryOp::Neg), &[self])
+        compute("neg", Kind::Math(MathOp::Neg), &[self])
     }
 
     /// `1` where the element equals `s` (cast to the dtype) and `0` elsewhere, in the
     /// tensor's dtype (NumPy's `x == s`, as numbers); NaN equals nothing.
     pub fn eq_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
         compute("eq_scalar", Kind::EqScalar(s.into()), &[self])
-    }
-
-    /// Element-wise square root (principal branch for complex); not for integers.
-    pub fn sqrt(&self) -> Result<Tensor> {
-        compute("sqrt", Kind::Unary(UnaryOp::Sqrt), &[self])
-    }
-
-    /// Element-wise exponential; not for integers.
-    pub fn exp(&self) -> Result<Tensor> {
-        compute("exp", Kind::Unary(UnaryOp::Exp), &[self])
     }
 
     /// Element-wise modulus; complex tensors give their real type (`c64` → `f64`).

@@ -1,6 +1,11 @@
 //! Element-wise mathematical functions on tensors: `sin`, `cos`, `tan`, `log`, `log1p`,
-//! `expm1`, `square`, `reciprocal`, `rsqrt`, `sign`, `floor`, `ceil`, `round` (the
-//! [`Math`] kernel; formulas for complex arguments in [`ctensor_kernels::elementwise::math`]).
+//! `expm1`, `square`, `reciprocal`, `rsqrt`, `sign`, `floor`, `ceil`, `round`, `neg`,
+//! `sqrt`, `exp` (one [`MathOp`] each) and of two arguments `pow`, `atan2`, `hypot`,
+//! `copysign`, `fmod` (one [`BinaryMathOp`] each); formulas for complex arguments in
+//! [`ctensor_kernels::elementwise::math`]. All go through the one element-wise engine, so
+//! each has the same forms: a new tensor, in place ([`Tensor::math_`]) and into an
+//! existing tensor ([`Tensor::math_into`], [`Tensor::binary_math_into`]); operands of any
+//! layout, broadcasting and promotion.
 //! Integers keep their type for `square`, `sign`, `floor`, `ceil` and `round`, and are
 //! computed in `f64` for the others (as NumPy and PyTorch do); complex tensors have no
 //! `floor`, `ceil` or `round` (`Error::UnsupportedDType`).
@@ -13,31 +18,85 @@
 //! `exp(w log z)` otherwise.
 
 use ctensor_base::{DataType, Error, Result};
-use ctensor_kernels::elementwise::math::{Math, MathOp, Pow};
+pub use ctensor_kernels::elementwise::math::{BinaryMathOp, MathOp};
 
-use super::{dense_as, promote, promote_to, shape_of};
-use crate::core::dispatch::dispatch;
+use super::elementwise;
+use super::shape_of;
 use crate::core::promotion::Number;
 use crate::core::tensor::Tensor;
 
 impl Tensor {
-    /// `op` of every element into a new row-major tensor.
-    fn math(&self, op: MathOp) -> Result<Tensor> {
-        let x = if self.dtype().is_integer() && !op.for_integers() {
-            self.cast(DataType::Double)?
-        } else {
-            self.dense()?
-        };
-        let out = Tensor::new(x.dtype(), x.device(), x.dims())?;
-        let _w = out.buffer.write(op.name())?;
-        let _r = x.buffer.read(op.name())?;
-        dispatch!(x.dtype(), x.device(), T, D => {
-            // SAFETY: `x` is dense with numel elements of T, `out` fresh with as many, on
-            // this device; the guards hold them.
-            unsafe { <D as Math<T>>::math(op, x.numel(), x.typed_ptr::<T>(), out.typed_ptr::<T>()) }
-        })?;
-        drop((_w, _r));
-        Ok(out)
+    /// `op` of every element into a new row-major tensor (integers in `f64` for the
+    /// functions that do not take them, see [`MathOp::for_integers`]).
+    ///
+    /// ```
+    /// use ctensor_aten::{MathOp, Tensor};
+    /// let x = Tensor::from_slice(&[4.0f64, 9.0], &[2])?;
+    /// assert_eq!(x.math(MathOp::Sqrt)?.to_vec::<f64>()?, [2.0, 3.0]);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn math(&self, op: MathOp) -> Result<Tensor> {
+        elementwise::math(self, op)
+    }
+
+    /// `self := op(self)` in place, computed in `self`'s type (so an integer tensor takes
+    /// only the functions defined for integers).
+    pub fn math_(&mut self, op: MathOp) -> Result<()> {
+        elementwise::math_into(&self.share(), op, self)
+    }
+
+    /// `out = op(self)` into an existing tensor of `self`'s shape (any layout), computed
+    /// in `out`'s type, which must hold `self`'s ([`can_cast`](crate::can_cast)).
+    pub fn math_into(&self, op: MathOp, out: &mut Tensor) -> Result<()> {
+        if out.dims() != self.dims() {
+            return Err(Error::ShapeMismatch {
+                op: op.name(),
+                expected: format!("an output of the input's shape {:?}", self.dims()),
+                got: format!("{:?}", out.dims()),
+            });
+        }
+        elementwise::math_into(self, op, out)
+    }
+
+    /// `op(self, other)` element-wise (broadcasting; both promote to their common type;
+    /// integers in `f64` for the functions that do not take them).
+    ///
+    /// ```
+    /// use ctensor_aten::{BinaryMathOp, Tensor};
+    /// let y = Tensor::from_slice(&[1.0f64, -1.0], &[2])?;
+    /// let x = Tensor::from_slice(&[1.0f64, 1.0], &[2])?;
+    /// let a = y.binary_math(&x, BinaryMathOp::Atan2)?.to_vec::<f64>()?;
+    /// assert!((a[0] - std::f64::consts::FRAC_PI_4).abs() < 1e-15 && a[1] < 0.0);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn binary_math(&self, other: &Tensor, op: BinaryMathOp) -> Result<Tensor> {
+        if op == BinaryMathOp::Pow {
+            return self.pow(other);
+        }
+        elementwise::binary_math(self, other, op)
+    }
+
+    /// `op(self, s)` for a number, weakly promoted ([`Number`]).
+    pub fn binary_math_scalar(&self, s: impl Into<Number>, op: BinaryMathOp) -> Result<Tensor> {
+        if op == BinaryMathOp::Pow {
+            return self.pow_scalar(s);
+        }
+        elementwise::binary_math_number(self, s.into(), op, false)
+    }
+
+    /// `out = op(self, other)` into an existing tensor of the broadcast shape (any
+    /// layout), computed in `out`'s type, which must hold the operands' promoted type.
+    /// (`out` may be `self`: `x.binary_math_into(&y, op, &mut x.share())` is in place.)
+    pub fn binary_math_into(
+        &self,
+        other: &Tensor,
+        op: BinaryMathOp,
+        out: &mut Tensor,
+    ) -> Result<()> {
+        if op == BinaryMathOp::Pow && other.dtype().is_integer() {
+            check_exponents("pow", other)?;
+        }
+        elementwise::binary_math_into(self, other, op, out)
     }
 }
 
@@ -56,10 +115,11 @@ impl Tensor {
     /// # Ok::<(), ctensor_aten::Error>(())
     /// ```
     pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
-        let op = "pow";
-        let shape = shape_of(op, &[self, exponent])?;
-        let p = promote(op, &[self, exponent])?;
-        pow_of(op, &p[0], &p[1], &shape)
+        shape_of("pow", &[self, exponent])?;
+        if exponent.dtype().is_integer() && self.dtype().is_integer() {
+            check_exponents("pow", exponent)?;
+        }
+        elementwise::binary_math(self, exponent, BinaryMathOp::Pow)
     }
 
     /// `self ^ exponent` for a number, weakly promoted ([`Number`]): an `f32` tensor stays
@@ -69,39 +129,32 @@ impl Tensor {
         let op = "pow_scalar";
         let e = exponent.into();
         let dtype = e.result_type_with(self.dtype());
-        let x = promote_to(op, &[self], dtype)?.remove(0);
-        let y = e.tensor(dtype, self.device()).map_err(|e| e.in_op(op))?;
-        pow_of(op, &x, &y, self.dims())
+        if dtype.is_integer() {
+            let probe = e
+                .tensor(DataType::Int64, self.device())
+                .map_err(|e| e.in_op(op))?;
+            check_exponents(op, &probe)?;
+        }
+        elementwise::binary_math_number(self, e, BinaryMathOp::Pow, false)
+            .map_err(|err| err.in_op(op))
     }
 }
 
-/// `x ^ y` for operands of one type, broadcast to `shape`.
-fn pow_of(op: &'static str, x: &Tensor, y: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    let (x, y) = (dense_as(x, shape)?, dense_as(y, shape)?);
-    if y.dtype().is_integer() {
-        let negative = y.lt_scalar(0)?;
-        if negative.any()? {
-            let k = negative.argmax_all()?;
-            let v = y.reshape(&[-1])?.narrow(0, k, 1)?.cast(DataType::Int64)?;
-            return Err(Error::InvalidArgument {
-                op,
-                expected: "non-negative exponents for an integer power (cast to a float type \
-                           for negative powers)"
-                    .into(),
-                given: format!("the exponent {} at flat index {k}", v.to_vec::<i64>()?[0]),
-            });
-        }
+/// Refuses negative integer exponents, naming the first (NumPy refuses them too).
+fn check_exponents(op: &'static str, y: &Tensor) -> Result<()> {
+    let negative = y.lt_scalar(0)?;
+    if negative.any()? {
+        let k = negative.argmax_all()?;
+        let v = y.reshape(&[-1])?.narrow(0, k, 1)?.cast(DataType::Int64)?;
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "non-negative exponents for an integer power (cast to a float type \
+                       for negative powers)"
+                .into(),
+            given: format!("the exponent {} at flat index {k}", v.to_vec::<i64>()?[0]),
+        });
     }
-    let out = Tensor::new(x.dtype(), x.device(), shape)?;
-    let _w = out.buffer.write(op)?;
-    let _r = (x.buffer.read(op)?, y.buffer.read(op)?);
-    dispatch!(x.dtype(), x.device(), T, D => {
-        // SAFETY: `x` and `y` are dense with numel elements of T, `out` fresh with as
-        // many, on one device; the guards hold them.
-        unsafe { <D as Pow<T>>::pow(out.numel(), x.typed_ptr::<T>(), y.typed_ptr::<T>(), out.typed_ptr::<T>()) }
-    })?;
-    drop((_w, _r));
-    Ok(out)
+    Ok(())
 }
 
 macro_rules! math_methods {
@@ -115,6 +168,39 @@ macro_rules! math_methods {
             )*
         }
     };
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident, $scalar:ident => $op:ident;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    self.binary_math(other, BinaryMathOp::$op)
+                }
+
+                #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), ") with a number (weak promotion, as [`Number`]).")]
+                pub fn $scalar(&self, s: impl Into<Number>) -> Result<Tensor> {
+                    self.binary_math_scalar(s, BinaryMathOp::$op)
+                }
+            )*
+        }
+    };
+}
+
+binary_methods! {
+    /// Element-wise `atan2(self, other)`: the angle of the point `(other, self)` in
+    /// `[-π, π]` (NumPy's `arctan2`); real types, integers in `f64`.
+    atan2, atan2_scalar => Atan2;
+    /// Element-wise `sqrt(self² + other²)` without undue overflow (C's `hypot`); real
+    /// types, integers in `f64`.
+    hypot, hypot_scalar => Hypot;
+    /// Element-wise `|self|` with the sign of `other` (C's `copysign`); real types,
+    /// integers in `f64`.
+    copysign, copysign_scalar => Copysign;
+    /// Element-wise remainder of `self / other` with the sign of `self` (C's and NumPy's
+    /// `fmod`); integers stay integer, and an integer divisor of 0 gives 0 (as NumPy).
+    fmod, fmod_scalar => Fmod;
 }
 
 math_methods! {
@@ -145,4 +231,9 @@ math_methods! {
     ceil => Ceil;
     /// Element-wise rounding to the nearest integer, half to even (NumPy's `round`).
     round => Round;
+    /// Element-wise square root (principal branch for complex; NaN below 0 for reals;
+    /// integers in `f64`).
+    sqrt => Sqrt;
+    /// Element-wise exponential (integers in `f64`).
+    exp => Exp;
 }

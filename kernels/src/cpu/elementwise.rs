@@ -182,42 +182,6 @@ impl<T: Arith> Fma<T> for CpuDevice {
     }
 }
 
-impl<T: Arith> Unary<T> for CpuDevice {
-    unsafe fn unary(op: UnaryOp, n: usize, x: *const T, y: *mut T) -> Result<()> {
-        let name = match op {
-            UnaryOp::Neg => "neg",
-            UnaryOp::Sqrt => "sqrt",
-            UnaryOp::Exp => "exp",
-        };
-        let probe = T::zero().up();
-        let defined = match op {
-            UnaryOp::Neg => true,
-            UnaryOp::Sqrt => T::sqrt(probe).is_some(),
-            UnaryOp::Exp => T::exp(probe).is_some(),
-        };
-        if !defined {
-            return Err(Error::UnsupportedDType {
-                op: name,
-                dtype: T::DTYPE,
-                supported: "f32, f64, c32, c64, f16, bf16",
-            });
-        }
-        // SAFETY: forwarded contract. The `unwrap_or` arms are unreachable: `defined`
-        // was checked above.
-        unsafe {
-            match op {
-                UnaryOp::Neg => map_elements(name, n, [x], y, move |[v]| T::down(T::neg(v.up()))),
-                UnaryOp::Sqrt => map_elements(name, n, [x], y, move |[v]| {
-                    T::down(T::sqrt(v.up()).unwrap_or(probe))
-                }),
-                UnaryOp::Exp => map_elements(name, n, [x], y, move |[v]| {
-                    T::down(T::exp(v.up()).unwrap_or(probe))
-                }),
-            }
-        }
-    }
-}
-
 impl<T: Arith> Abs<T> for CpuDevice {
     unsafe fn abs(n: usize, x: *const T, y: *mut T::Real) -> Result<()> {
         check::non_null("abs", "x", x, n)?;

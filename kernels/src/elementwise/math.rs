@@ -59,11 +59,17 @@ pub enum MathOp {
     Ceil,
     /// Nearest integer, half to even (real types).
     Round,
+    /// `-x` (wrapping for integers).
+    Neg,
+    /// Square root (principal branch for complex; NaN below 0 for reals).
+    Sqrt,
+    /// Exponential.
+    Exp,
 }
 
 impl MathOp {
     /// Every function, in the order of [`code`](Self::code).
-    pub const ALL: [MathOp; 13] = [
+    pub const ALL: [MathOp; 16] = [
         MathOp::Sin,
         MathOp::Cos,
         MathOp::Tan,
@@ -77,6 +83,9 @@ impl MathOp {
         MathOp::Floor,
         MathOp::Ceil,
         MathOp::Round,
+        MathOp::Neg,
+        MathOp::Sqrt,
+        MathOp::Exp,
     ];
 
     /// The code the CUDA kernel takes (declaration order, from 0).
@@ -100,6 +109,9 @@ impl MathOp {
             MathOp::Floor => "floor",
             MathOp::Ceil => "ceil",
             MathOp::Round => "round",
+            MathOp::Neg => "neg",
+            MathOp::Sqrt => "sqrt",
+            MathOp::Exp => "exp",
         }
     }
 
@@ -107,7 +119,12 @@ impl MathOp {
     pub fn for_integers(self) -> bool {
         matches!(
             self,
-            MathOp::Square | MathOp::Sign | MathOp::Floor | MathOp::Ceil | MathOp::Round
+            MathOp::Square
+                | MathOp::Sign
+                | MathOp::Floor
+                | MathOp::Ceil
+                | MathOp::Round
+                | MathOp::Neg
         )
     }
 
@@ -133,7 +150,7 @@ pub(crate) fn check_defined<T: MathScalar>(op: MathOp) -> Result<()> {
     })
 }
 
-/// Element-wise mathematical functions.
+/// Element-wise mathematical functions of one argument (every [`MathOp`]).
 pub trait Math<T: MathScalar>: Device {
     /// `y[i] = op(x[i])` for `i < n`; `x == y` (in place) is allowed. A function that is
     /// not defined for `T` is `Error::UnsupportedDType`.
@@ -143,7 +160,95 @@ pub trait Math<T: MathScalar>: Device {
     unsafe fn math(op: MathOp, n: usize, x: *const T, y: *mut T) -> Result<()>;
 }
 
-/// Element-wise power.
+/// A function of two arguments of [`BinaryMath`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryMathOp {
+    /// `x ^ y` (the rules are in the [module documentation](self)).
+    Pow,
+    /// `atan2(x, y)`: the angle of the point `(y, x)`, in `[-π, π]` (NumPy's `arctan2(x1,
+    /// x2)`, C's `atan2(x, y)`); real types.
+    Atan2,
+    /// `sqrt(x² + y²)` without undue overflow or underflow (C's `hypot`); real types.
+    Hypot,
+    /// `|x|` with the sign of `y` (C's `copysign`); real types.
+    Copysign,
+    /// The remainder of `x / y` with the sign of `x` (C's `fmod`, NumPy's `fmod`); for
+    /// integers truncated division's remainder, and 0 for a divisor of 0 (as NumPy).
+    Fmod,
+}
+
+impl BinaryMathOp {
+    /// Every function, in the order of [`code`](Self::code).
+    pub const ALL: [BinaryMathOp; 5] = [
+        BinaryMathOp::Pow,
+        BinaryMathOp::Atan2,
+        BinaryMathOp::Hypot,
+        BinaryMathOp::Copysign,
+        BinaryMathOp::Fmod,
+    ];
+
+    /// The code the CUDA kernel takes (declaration order, from 0).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The operation's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryMathOp::Pow => "pow",
+            BinaryMathOp::Atan2 => "atan2",
+            BinaryMathOp::Hypot => "hypot",
+            BinaryMathOp::Copysign => "copysign",
+            BinaryMathOp::Fmod => "fmod",
+        }
+    }
+
+    /// Whether the function is defined for integers (else the tensor op uses `f64`).
+    pub fn for_integers(self) -> bool {
+        matches!(self, BinaryMathOp::Pow | BinaryMathOp::Fmod)
+    }
+
+    /// Whether the function is defined for complex numbers.
+    pub fn for_complex(self) -> bool {
+        matches!(self, BinaryMathOp::Pow)
+    }
+}
+
+/// `Ok` when `op` is defined for `T`, else the `UnsupportedDType` error both devices give.
+pub(crate) fn check_binary_defined<T: MathScalar>(op: BinaryMathOp) -> Result<()> {
+    let z = T::zero().up();
+    if T::binary(op, z, z).is_some() {
+        return Ok(());
+    }
+    Err(Error::UnsupportedDType {
+        op: op.name(),
+        dtype: T::DTYPE,
+        supported: if op.for_integers() {
+            "f32, f64, i32, i64, f16, bf16 (complex numbers have no remainder)"
+        } else {
+            "f32, f64, f16, bf16 (the tensor op computes integers in f64)"
+        },
+    })
+}
+
+/// Element-wise functions of two arguments.
+pub trait BinaryMath<T: MathScalar>: Device {
+    /// `out[i] = op(x[i], y[i])` for `i < n`; `out` may be identical to either input. A
+    /// function that is not defined for `T` is `Error::UnsupportedDType`.
+    ///
+    /// # Safety
+    /// `x`, `y` are valid for reads and `out` for writes of `n` elements; `out` is
+    /// identical to or disjoint from each input.
+    unsafe fn binary_math(
+        op: BinaryMathOp,
+        n: usize,
+        x: *const T,
+        y: *const T,
+        out: *mut T,
+    ) -> Result<()>;
+}
+
+/// Element-wise power: [`BinaryMath`] with [`BinaryMathOp::Pow`], under its former name.
 pub trait Pow<T: MathScalar>: Device {
     /// `out[i] = x[i] ^ y[i]` for `i < n`, by the rules of [`MathScalar::pow`]; `out` may
     /// be identical to either input.
@@ -154,6 +259,13 @@ pub trait Pow<T: MathScalar>: Device {
     unsafe fn pow(n: usize, x: *const T, y: *const T, out: *mut T) -> Result<()>;
 }
 
+impl<T: MathScalar, D: BinaryMath<T>> Pow<T> for D {
+    unsafe fn pow(n: usize, x: *const T, y: *const T, out: *mut T) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { D::binary_math(BinaryMathOp::Pow, n, x, y, out) }
+    }
+}
+
 /// How one element type computes the [`MathOp`]s and [`Pow`] (in its compute type).
 pub trait MathScalar: Arith {
     /// `op(a)`, or `None` when the function is not defined for the type.
@@ -161,6 +273,9 @@ pub trait MathScalar: Arith {
 
     /// `a ^ b` (the rules are in the [module documentation](self)).
     fn pow(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+
+    /// `op(a, b)`, or `None` when the function is not defined for the type.
+    fn binary(op: BinaryMathOp, a: Self::Acc, b: Self::Acc) -> Option<Self::Acc>;
 }
 
 /// The largest integer exponent a complex power takes by repeated multiplication.
@@ -191,6 +306,9 @@ macro_rules! real_math {
                 MathOp::Floor => a.floor(),
                 MathOp::Ceil => a.ceil(),
                 MathOp::Round => a.round_ties_even(),
+                MathOp::Neg => -a,
+                MathOp::Sqrt => a.sqrt(),
+                MathOp::Exp => a.exp(),
             }
         }
     };
@@ -207,6 +325,16 @@ macro_rules! real_scalar {
             }
             fn pow(a: $f, b: $f) -> $f {
                 a.powf(b)
+            }
+            fn binary(op: BinaryMathOp, a: $f, b: $f) -> Option<$f> {
+                Some(match op {
+                    BinaryMathOp::Pow => a.powf(b),
+                    BinaryMathOp::Atan2 => a.atan2(b),
+                    BinaryMathOp::Hypot => a.hypot(b),
+                    BinaryMathOp::Copysign => a.copysign(b),
+                    // Rust's `%` on floats is C's fmod.
+                    BinaryMathOp::Fmod => a % b,
+                })
             }
         }
     )*};
@@ -226,6 +354,7 @@ macro_rules! int_math {
                     MathOp::Square => Some(a.wrapping_mul(a)),
                     MathOp::Sign => Some(a.signum()),
                     MathOp::Floor | MathOp::Ceil | MathOp::Round => Some(a),
+                    MathOp::Neg => Some(a.wrapping_neg()),
                     _ => None,
                 }
             }
@@ -247,6 +376,13 @@ macro_rules! int_math {
                     e >>= 1;
                 }
                 r
+            }
+            fn binary(op: BinaryMathOp, a: $t, b: $t) -> Option<$t> {
+                match op {
+                    BinaryMathOp::Pow => Some(<Self as MathScalar>::pow(a, b)),
+                    BinaryMathOp::Fmod => Some(if b == 0 { 0 } else { a.wrapping_rem(b) }),
+                    _ => None,
+                }
             }
         }
     )*};
@@ -303,6 +439,9 @@ macro_rules! complex_math {
                             c(x / m, y / m)
                         }
                     }
+                    MathOp::Neg => -z,
+                    MathOp::Sqrt => <$c as Arith>::sqrt(z)?,
+                    MathOp::Exp => <$c as Arith>::exp(z)?,
                     MathOp::Floor | MathOp::Ceil | MathOp::Round => return None,
                 })
             }
@@ -339,6 +478,13 @@ macro_rules! complex_math {
                 let (tr, ti) = (w.re * l - w.im * a, w.re * a + w.im * l);
                 let m = tr.exp();
                 c(m * ti.cos(), m * ti.sin())
+            }
+
+            fn binary(op: BinaryMathOp, z: $c, w: $c) -> Option<$c> {
+                match op {
+                    BinaryMathOp::Pow => Some(Self::pow(z, w)),
+                    _ => None,
+                }
             }
         }
     };

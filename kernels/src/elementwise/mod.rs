@@ -1,6 +1,6 @@
 //! Element-wise kernels on raw memory, for all eight element types: arithmetic
 //! ([`Add`], [`Mul`], [`Div`], [`Fma`], [`Conj`]), the functions of one argument
-//! ([`Unary`], [`Abs`], [`math`]), comparisons ([`compare`]) and [`EqScalar`].
+//! ([`math`]: [`Math`](math::Math) and [`BinaryMath`](math::BinaryMath); [`Abs`]), comparisons ([`compare`]) and [`EqScalar`].
 //!
 //! Every one is correct when the output is the same memory as an input (in place): each
 //! pointer argument is either identical to or disjoint from each other one. Arithmetic
@@ -80,7 +80,7 @@ pub trait Fma<T: Scalar>: Device {
     ) -> Result<()>;
 }
 
-/// An element-wise function of one argument, see [`Unary`].
+/// A function of one argument of [`Unary`]; each is now a [`MathOp`](math::MathOp).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
     /// `-x` (wrapping for integers).
@@ -91,7 +91,19 @@ pub enum UnaryOp {
     Exp,
 }
 
-/// Element-wise functions of one argument.
+impl From<UnaryOp> for math::MathOp {
+    fn from(op: UnaryOp) -> Self {
+        match op {
+            UnaryOp::Neg => math::MathOp::Neg,
+            UnaryOp::Sqrt => math::MathOp::Sqrt,
+            UnaryOp::Exp => math::MathOp::Exp,
+        }
+    }
+}
+
+/// Element-wise functions of one argument, under their former trait: every device that
+/// implements [`Math`](math::Math) has it.
+#[deprecated(note = "use `Math` with `MathOp::Neg`, `MathOp::Sqrt` or `MathOp::Exp`")]
 pub trait Unary<T: Scalar>: Device {
     /// `y[i] = op(x[i])` for `i < n`. An operation that is not defined for `T` (square
     /// root or exponential of an integer) is `Error::UnsupportedDType`.
@@ -99,6 +111,14 @@ pub trait Unary<T: Scalar>: Device {
     /// # Safety
     /// `x` is valid for reads and `y` for writes of `n` elements; identical or disjoint.
     unsafe fn unary(op: UnaryOp, n: usize, x: *const T, y: *mut T) -> Result<()>;
+}
+
+#[allow(deprecated)]
+impl<T: math::MathScalar, D: math::Math<T>> Unary<T> for D {
+    unsafe fn unary(op: UnaryOp, n: usize, x: *const T, y: *mut T) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { D::math(op.into(), n, x, y) }
+    }
 }
 
 /// Modulus.

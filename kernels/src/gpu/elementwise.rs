@@ -7,11 +7,9 @@ use ctensor_base::gpu::copy_d2h;
 use ctensor_base::{Error, GpuDevice, Result, Scalar};
 
 use super::launch::{args, dev, launch_1d, Scratch};
-use super::source::{
-    Kernel, ABS, ADD, ANY_ZERO, CONJ, DIV, EQ_SCALAR, EXP, FMA, MUL, NEG, SCALE, SQRT,
-};
+use super::source::{Kernel, ABS, ADD, ANY_ZERO, CONJ, DIV, EQ_SCALAR, FMA, MUL, SCALE};
 use crate::args as check;
-use crate::elementwise::{Abs, Add, Conj, Div, EqScalar, Fma, Mul, Unary, UnaryOp};
+use crate::elementwise::{Abs, Add, Conj, Div, EqScalar, Fma, Mul};
 
 /// Launches an element-wise kernel `k(n, pointers...)` after the null checks.
 ///
@@ -141,18 +139,6 @@ impl<T: Scalar> Fma<T> for GpuDevice {
                 &mut args![&n64, &alpha, &xp, &yp, &beta, &zp, &op],
             )
         }
-    }
-}
-
-impl<T: Scalar> Unary<T> for GpuDevice {
-    unsafe fn unary(op: UnaryOp, n: usize, x: *const T, y: *mut T) -> Result<()> {
-        let (k, name) = match op {
-            UnaryOp::Neg => (&NEG, "neg"),
-            UnaryOp::Sqrt => (&SQRT, "sqrt"),
-            UnaryOp::Exp => (&EXP, "exp"),
-        };
-        // SAFETY: forwarded contract.
-        unsafe { unary_kernel(k, name, n, x, y) }
     }
 }
 

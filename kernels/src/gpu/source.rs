@@ -119,10 +119,7 @@ kernels! {
     DIV = ELEMENTWISE, "div", ALL, false;
     FMA = ELEMENTWISE, "fma", ALL, false;
     CONJ = ELEMENTWISE, "conj", ALL, false;
-    NEG = ELEMENTWISE, "neg", ALL, false;
     EQ_SCALAR = ELEMENTWISE, "eq_scalar", ALL, false;
-    SQRT = ELEMENTWISE, "sqrt", FLOATING, false;
-    EXP = ELEMENTWISE, "exp", FLOATING, false;
     ANY_ZERO = ELEMENTWISE, "any_zero", INTS, false;
     ABS = ELEMENTWISE, "abs", ALL, false;
     CAST_PAIRS = CAST, "cast", ALL, true;
@@ -144,7 +141,7 @@ kernels! {
     SELECT = COMPARE, "select", ALL, false;
     EXTREME2 = COMPARE, "extreme2", ORDERED, false;
     MATH_K = MATH, "math", ALL, false;
-    POW_K = MATH, "pow", ALL, false;
+    BINARY_MATH_K = MATH, "binary_math", ALL, false;
 }
 
 /// The suffix of an element type in kernel names.

@@ -48,11 +48,6 @@ template <class T> __device__ void ct_conj_kernel(u64 n, const T* src, T* dst) {
     CT_GRID_STRIDE(i, n) dst[i] = K::store(ct_conj(K::load(src[i])));
 }
 
-template <class T> __device__ void ct_neg_kernel(u64 n, const T* x, T* y) {
-    typedef Ct<T> K;
-    CT_GRID_STRIDE(i, n) y[i] = K::store(ct_neg(K::load(x[i])));
-}
-
 // y = (x == s) ? 1 : 0, IEEE equality (NaN equals nothing)
 template <class T> __device__ void ct_eq_scalar(u64 n, const T* x, T s, T* y) {
     typedef Ct<T> K;
@@ -65,23 +60,6 @@ template <class T> __device__ void ct_eq_scalar(u64 n, const T* x, T s, T* y) {
 // integer divisors before dividing, and names the first zero as the CPU does).
 template <class T> __device__ void ct_any_zero(u64 n, const T* y, u64* first) {
     CT_GRID_STRIDE(i, n) if (y[i] == 0) atomicMax(first, n - i);
-}
-
-// ---- functions of floating types ------------------------------------------------------
-
-__device__ inline float ct_exp(float a) { return expf(a); }
-__device__ inline double ct_exp(double a) { return exp(a); }
-// ct_sqrt (real and complex) is in the prelude: math.cu uses it too.
-__device__ inline ct_c32 ct_exp(ct_c32 a) { float m = expf(a.re); ct_c32 z = {m * cosf(a.im), m * sinf(a.im)}; return z; }
-__device__ inline ct_c64 ct_exp(ct_c64 a) { double m = exp(a.re); ct_c64 z = {m * cos(a.im), m * sin(a.im)}; return z; }
-
-template <class T> __device__ void ct_sqrt_kernel(u64 n, const T* x, T* y) {
-    typedef Ct<T> K;
-    CT_GRID_STRIDE(i, n) y[i] = K::store(ct_sqrt(K::load(x[i])));
-}
-template <class T> __device__ void ct_exp_kernel(u64 n, const T* x, T* y) {
-    typedef Ct<T> K;
-    CT_GRID_STRIDE(i, n) y[i] = K::store(ct_exp(K::load(x[i])));
 }
 
 // |x| in the real type (the modulus for complex; MIN stays MIN for integers)
@@ -113,14 +91,9 @@ template <class T, class R> __device__ void ct_abs_kernel(u64 n, const T* x, R* 
         ct_fma_kernel<T>(n, alpha, x, y, beta, z, out);                                        \
     }                                                                                          \
     extern "C" __global__ void conj_##S(u64 n, const T* src, T* dst) { ct_conj_kernel<T>(n, src, dst); } \
-    extern "C" __global__ void neg_##S(u64 n, const T* x, T* y) { ct_neg_kernel<T>(n, x, y); }  \
     extern "C" __global__ void eq_scalar_##S(u64 n, const T* x, T s, T* y) { ct_eq_scalar<T>(n, x, s, y); }
 CT_ALL_TYPES(CT_EW_ALL)
 
-#define CT_EW_FLOATING(S, T)                                                                  \
-    extern "C" __global__ void sqrt_##S(u64 n, const T* x, T* y) { ct_sqrt_kernel<T>(n, x, y); } \
-    extern "C" __global__ void exp_##S(u64 n, const T* x, T* y) { ct_exp_kernel<T>(n, x, y); }
-CT_FLOATING(CT_EW_FLOATING)
 
 #define CT_EW_INTS(S, T)                                                                      \
     extern "C" __global__ void any_zero_##S(u64 n, const T* y, u64* first) { ct_any_zero<T>(n, y, first); }

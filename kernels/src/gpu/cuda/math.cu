@@ -1,7 +1,9 @@
 // Element-wise mathematical functions, one kernel per type with the function as a code
 // (MathOp::code: 0 sin, 1 cos, 2 tan, 3 log, 4 log1p, 5 expm1, 6 square, 7 reciprocal,
-// 8 rsqrt, 9 sign, 10 floor, 11 ceil, 12 round). The formulas are those of
-// kernels/src/math.rs, line for line; the host refuses the codes a type does not take.
+// 8 rsqrt, 9 sign, 10 floor, 11 ceil, 12 round, 13 neg, 14 sqrt, 15 exp), and the binary
+// functions (BinaryMathOp::code: 0 pow, 1 atan2, 2 hypot, 3 copysign, 4 fmod). The
+// formulas are those of kernels/src/elementwise/math.rs, line for line; the host refuses
+// the codes a type does not take.
 
 #define CT_REAL_MATH(R, F)                                                                     \
     __device__ inline R ct_math(int op, R a) {                                                 \
@@ -18,6 +20,9 @@
             case 9: return a > (R)0 ? (R)1 : (a < (R)0 ? (R)-1 : a);                           \
             case 10: return floor##F(a);                                                       \
             case 11: return ceil##F(a);                                                        \
+            case 13: return -a;                                                                \
+            case 14: return ct_sqrt(a);                                                        \
+            case 15: return ct_exp(a);                                                         \
             default: return rint##F(a);                                                        \
         }                                                                                      \
     }
@@ -25,10 +30,10 @@ CT_REAL_MATH(float, f)
 CT_REAL_MATH(double, )
 
 __device__ inline int ct_math(int op, int a) {
-    return op == 6 ? ct_mul(a, a) : op == 9 ? (a > 0) - (a < 0) : a;
+    return op == 6 ? ct_mul(a, a) : op == 9 ? (a > 0) - (a < 0) : op == 13 ? ct_neg(a) : a;
 }
 __device__ inline i64 ct_math(int op, i64 a) {
-    return op == 6 ? ct_mul(a, a) : op == 9 ? (i64)((a > 0) - (a < 0)) : a;
+    return op == 6 ? ct_mul(a, a) : op == 9 ? (i64)((a > 0) - (a < 0)) : op == 13 ? ct_neg(a) : a;
 }
 
 #define CT_COMPLEX_MATH(Z, R, F)                                                               \
@@ -66,6 +71,9 @@ __device__ inline i64 ct_math(int op, i64 a) {
             case 6: r.re = x * x - y * y; r.im = (R)2 * x * y; return r;                       \
             case 7: return ct_cinv(z);                                                         \
             case 8: return ct_cinv(ct_sqrt(z));                                                \
+            case 13: return ct_neg(z);                                                         \
+            case 14: return ct_sqrt(z);                                                        \
+            case 15: return ct_exp(z);                                                         \
             default: {                                                                         \
                 R m = hypot##F(x, y);                                                          \
                 if (m == (R)0) return z;                                                       \
@@ -129,11 +137,37 @@ template <class T> __device__ void ct_math_kernel(u64 n, int op, const T* x, T* 
     extern "C" __global__ void math_##S(u64 n, int op, const T* x, T* y) { ct_math_kernel<T>(n, op, x, y); }
 CT_ALL_TYPES(CT_MATH)
 
-template <class T> __device__ void ct_pow_kernel(u64 n, const T* x, const T* y, T* out) {
+// The binary functions: pow for every type, the others for real types (the host refuses
+// the rest); an integer fmod by 0 (or by -1, where C's % may trap) is 0, as NumPy's.
+#define CT_REAL_BINARY(R, F)                                                                   \
+    __device__ inline R ct_binary_math(int op, R a, R b) {                                     \
+        switch (op) {                                                                          \
+            case 0: return ct_pow(a, b);                                                       \
+            case 1: return atan2##F(a, b);                                                     \
+            case 2: return hypot##F(a, b);                                                     \
+            case 3: return copysign##F(a, b);                                                  \
+            default: return fmod##F(a, b);                                                     \
+        }                                                                                      \
+    }
+CT_REAL_BINARY(float, f)
+CT_REAL_BINARY(double, )
+#define CT_INT_BINARY(I)                                                                       \
+    __device__ inline I ct_binary_math(int op, I a, I b) {                                     \
+        if (op == 0) return ct_pow(a, b);                                                      \
+        return (b == 0 || b == -1) ? (I)0 : a % b;                                             \
+    }
+CT_INT_BINARY(int)
+CT_INT_BINARY(i64)
+__device__ inline ct_c32 ct_binary_math(int, ct_c32 a, ct_c32 b) { return ct_pow(a, b); }
+__device__ inline ct_c64 ct_binary_math(int, ct_c64 a, ct_c64 b) { return ct_pow(a, b); }
+
+template <class T> __device__ void ct_binary_math_kernel(u64 n, int op, const T* x, const T* y, T* out) {
     typedef Ct<T> K;
-    CT_GRID_STRIDE(i, n) out[i] = K::store(ct_pow(K::load(x[i]), K::load(y[i])));
+    CT_GRID_STRIDE(i, n) out[i] = K::store(ct_binary_math(op, K::load(x[i]), K::load(y[i])));
 }
 
-#define CT_POW(S, T)                                                                           \
-    extern "C" __global__ void pow_##S(u64 n, const T* x, const T* y, T* out) { ct_pow_kernel<T>(n, x, y, out); }
-CT_ALL_TYPES(CT_POW)
+#define CT_BINARY_MATH(S, T)                                                                   \
+    extern "C" __global__ void binary_math_##S(u64 n, int op, const T* x, const T* y, T* out) { \
+        ct_binary_math_kernel<T>(n, op, x, y, out);                                            \
+    }
+CT_ALL_TYPES(CT_BINARY_MATH)

@@ -255,6 +255,32 @@ template <class R, class Z> __device__ inline Z ct_csqrt(Z a, R big, R small, R 
 __device__ inline ct_c32 ct_sqrt(ct_c32 a) { return ct_csqrt<float, ct_c32>(a, 2.0e37f, 1.0e-30f, 1.2089258196146292e24f, 9.094947017729282e-13f); }
 __device__ inline ct_c64 ct_sqrt(ct_c64 a) { return ct_csqrt<double, ct_c64>(a, 4.0e307, 1.0e-290, 4.149515568880993e180, 4.909093465297727e-91); }
 
+// exp: real, and complex as e^re (cos im + i sin im) with the corner cases of C99's cexp
+// (the same as the host's num-complex): exp(±inf + i·(inf or NaN)) is 0 for -inf and
+// (inf, NaN) for +inf, exp(+inf + 0i) = +inf + 0i, exp(NaN + 0i) = NaN + 0i.
+__device__ inline float ct_exp(float a) { return expf(a); }
+__device__ inline double ct_exp(double a) { return exp(a); }
+#define CT_CEXP(Z, R, F)                                                                       \
+    __device__ inline Z ct_exp(Z a) {                                                          \
+        R re = a.re, im = a.im;                                                                \
+        Z z;                                                                                   \
+        if (isinf(re)) {                                                                       \
+            if (re < (R)0) {                                                                   \
+                if (!isfinite(im)) { z.re = (R)0; z.im = (R)0; return z; }                     \
+            } else if (im == (R)0 || !isfinite(im)) {                                          \
+                if (isinf(im)) im = nan##F("");                                                \
+                z.re = re; z.im = im; return z;                                                \
+            }                                                                                  \
+        } else if (isnan(re) && im == (R)0) {                                                  \
+            return a;                                                                          \
+        }                                                                                      \
+        R m = exp##F(re);                                                                      \
+        z.re = m * cos##F(im); z.im = m * sin##F(im);                                          \
+        return z;                                                                              \
+    }
+CT_CEXP(ct_c32, float, f)
+CT_CEXP(ct_c64, double, )
+
 // The element types, as (suffix, storage type) pairs, for instantiating kernels.
 #define CT_REAL_FLOATS(X) X(f32, float) X(f64, double) X(f16, ct_f16) X(bf16, ct_bf16)
 #define CT_INTS(X) X(i32, int) X(i64, i64)
