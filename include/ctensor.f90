@@ -207,6 +207,185 @@ module ctensor
       integer(c_size_t), value :: lda
       type(c_ptr), value :: w
     end function ct_heevd
+    function ct_sin(a, out) bind(c, name="ct_sin")
+      import
+      integer(c_int) :: ct_sin
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_sin
+    function ct_cos(a, out) bind(c, name="ct_cos")
+      import
+      integer(c_int) :: ct_cos
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_cos
+    function ct_tan(a, out) bind(c, name="ct_tan")
+      import
+      integer(c_int) :: ct_tan
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_tan
+    function ct_log(a, out) bind(c, name="ct_log")
+      import
+      integer(c_int) :: ct_log
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_log
+    function ct_log1p(a, out) bind(c, name="ct_log1p")
+      import
+      integer(c_int) :: ct_log1p
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_log1p
+    function ct_expm1(a, out) bind(c, name="ct_expm1")
+      import
+      integer(c_int) :: ct_expm1
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_expm1
+    function ct_square(a, out) bind(c, name="ct_square")
+      import
+      integer(c_int) :: ct_square
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_square
+    function ct_reciprocal(a, out) bind(c, name="ct_reciprocal")
+      import
+      integer(c_int) :: ct_reciprocal
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_reciprocal
+    function ct_rsqrt(a, out) bind(c, name="ct_rsqrt")
+      import
+      integer(c_int) :: ct_rsqrt
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_rsqrt
+    function ct_sign(a, out) bind(c, name="ct_sign")
+      import
+      integer(c_int) :: ct_sign
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_sign
+    function ct_floor(a, out) bind(c, name="ct_floor")
+      import
+      integer(c_int) :: ct_floor
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_floor
+    function ct_ceil(a, out) bind(c, name="ct_ceil")
+      import
+      integer(c_int) :: ct_ceil
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_ceil
+    function ct_round(a, out) bind(c, name="ct_round")
+      import
+      integer(c_int) :: ct_round
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_round
+    function ct_neg(a, out) bind(c, name="ct_neg")
+      import
+      integer(c_int) :: ct_neg
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_neg
+    function ct_sqrt(a, out) bind(c, name="ct_sqrt")
+      import
+      integer(c_int) :: ct_sqrt
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_sqrt
+    function ct_exp(a, out) bind(c, name="ct_exp")
+      import
+      integer(c_int) :: ct_exp
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_exp
+    function ct_pow(a, b, out) bind(c, name="ct_pow")
+      import
+      integer(c_int) :: ct_pow
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_pow
+    function ct_atan2(a, b, out) bind(c, name="ct_atan2")
+      import
+      integer(c_int) :: ct_atan2
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_atan2
+    function ct_hypot(a, b, out) bind(c, name="ct_hypot")
+      import
+      integer(c_int) :: ct_hypot
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_hypot
+    function ct_copysign(a, b, out) bind(c, name="ct_copysign")
+      import
+      integer(c_int) :: ct_copysign
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_copysign
+    function ct_fmod(a, b, out) bind(c, name="ct_fmod")
+      import
+      integer(c_int) :: ct_fmod
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_fmod
+    function ct_lt(a, b, out) bind(c, name="ct_lt")
+      import
+      integer(c_int) :: ct_lt
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_lt
+    function ct_le(a, b, out) bind(c, name="ct_le")
+      import
+      integer(c_int) :: ct_le
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_le
+    function ct_gt(a, b, out) bind(c, name="ct_gt")
+      import
+      integer(c_int) :: ct_gt
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_gt
+    function ct_ge(a, b, out) bind(c, name="ct_ge")
+      import
+      integer(c_int) :: ct_ge
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_ge
+    function ct_equal(a, b, out) bind(c, name="ct_equal")
+      import
+      integer(c_int) :: ct_equal
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_equal
+    function ct_not_equal(a, b, out) bind(c, name="ct_not_equal")
+      import
+      integer(c_int) :: ct_not_equal
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_not_equal
+    function ct_abs(a, out) bind(c, name="ct_abs")
+      import
+      integer(c_int) :: ct_abs
+      type(c_ptr), value :: a
+      type(c_ptr), intent(out) :: out
+    end function ct_abs
     function ct_gpu_memory_stats(out) bind(c, name="ct_gpu_memory_stats")
       import
       integer(c_int) :: ct_gpu_memory_stats

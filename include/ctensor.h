@@ -383,6 +383,196 @@ enum ct_status ct_heevd(int32_t dtype,
                         size_t lda,
                         void *w);
 
+// Element-wise sine of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_sin(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise cosine of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_cos(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise tangent of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_tan(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise natural logarithm (principal branch for complex) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_log(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise `log(1 + x)`, accurate near 0 of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_log1p(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise `exp(x) - 1`, accurate near 0 of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_expm1(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise `x²` (wrapping for integers) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_square(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise `1 / x` of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_reciprocal(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise `1 / sqrt(x)` of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_rsqrt(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise sign (−1, 0, 1; `z / |z|` for complex) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_sign(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise floor (real types) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_floor(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise ceiling (real types) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_ceil(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise rounding, half to even (real types) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_round(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise `-x` (wrapping for integers) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_neg(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise square root (principal branch for complex) of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_sqrt(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise exponential of `a`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_exp(const struct ct_tensor *a, struct ct_tensor **out);
+
+// Element-wise `a ^ b` (NumPy's `power`; a negative integer exponent of an integer base is an error), broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_pow(const struct ct_tensor *a,
+                      const struct ct_tensor *b,
+                      struct ct_tensor **out);
+
+// Element-wise `atan2(a, b)`, the angle of the point `(b, a)` (NumPy's `arctan2`; real types), broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_atan2(const struct ct_tensor *a,
+                        const struct ct_tensor *b,
+                        struct ct_tensor **out);
+
+// Element-wise `sqrt(a² + b²)` without undue overflow (real types), broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_hypot(const struct ct_tensor *a,
+                        const struct ct_tensor *b,
+                        struct ct_tensor **out);
+
+// Element-wise `|a|` with the sign of `b` (real types), broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_copysign(const struct ct_tensor *a,
+                           const struct ct_tensor *b,
+                           struct ct_tensor **out);
+
+// Element-wise the remainder of `a / b` with the sign of `a` (C's `fmod`; for integers 0 when `b` is 0), broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_fmod(const struct ct_tensor *a,
+                       const struct ct_tensor *b,
+                       struct ct_tensor **out);
+
+// Element-wise `a < b` as an `int32` 0/1 mask, broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_lt(const struct ct_tensor *a,
+                     const struct ct_tensor *b,
+                     struct ct_tensor **out);
+
+// Element-wise `a <= b` as an `int32` 0/1 mask, broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_le(const struct ct_tensor *a,
+                     const struct ct_tensor *b,
+                     struct ct_tensor **out);
+
+// Element-wise `a > b` as an `int32` 0/1 mask, broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_gt(const struct ct_tensor *a,
+                     const struct ct_tensor *b,
+                     struct ct_tensor **out);
+
+// Element-wise `a >= b` as an `int32` 0/1 mask, broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_ge(const struct ct_tensor *a,
+                     const struct ct_tensor *b,
+                     struct ct_tensor **out);
+
+// Element-wise `a == b` as an `int32` 0/1 mask, broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_equal(const struct ct_tensor *a,
+                        const struct ct_tensor *b,
+                        struct ct_tensor **out);
+
+// Element-wise `a != b` as an `int32` 0/1 mask, broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_not_equal(const struct ct_tensor *a,
+                            const struct ct_tensor *b,
+                            struct ct_tensor **out);
+
+// Element-wise modulus of `a` in its real type (`c64` gives `f64`), into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_abs(const struct ct_tensor *a, struct ct_tensor **out);
+
 // The GPU caching allocator's counters (`CT_ERR_DEVICE` without a GPU).
 //
 // # Safety

@@ -9,6 +9,7 @@ mod dlpack;
 mod fft;
 mod io;
 mod linalg;
+mod math;
 mod promotion;
 mod tensor;
 
@@ -130,5 +131,6 @@ fn ctensor_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::load_npy, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(promotion::result_type, m)?)?;
+    math::register(m)?;
     Ok(())
 }

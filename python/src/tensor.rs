@@ -1,7 +1,7 @@
 //! `ctensor.Tensor`: construction, NumPy's protocols, indexing and item assignment,
 //! the arithmetic operators, and the module's creation functions.
 
-use ctensor_aten::{c64, DataType, DeviceType, Number, Tensor as Inner};
+use ctensor_aten::{c64, BinaryMathOp, DataType, DeviceType, Number, Tensor as Inner};
 use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PySlice, PyTuple};
@@ -350,6 +350,33 @@ impl Tensor {
     fn __neg__(&self, py: Python<'_>) -> PyResult<Self> {
         nogil(py, || self.t.neg()).map(wrap)
     }
+    fn __abs__(&self, py: Python<'_>) -> PyResult<Self> {
+        nogil(py, || self.t.abs()).map(wrap)
+    }
+    fn __pow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulus is not supported for tensors",
+            ));
+        }
+        self.binary(other, Op::Math(BinaryMathOp::Pow), false)
+    }
+    fn __rpow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulus is not supported for tensors",
+            ));
+        }
+        self.binary(other, Op::Math(BinaryMathOp::Pow), true)
+    }
 
     fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
         self.binary(other, Op::Add, false)
@@ -437,7 +464,7 @@ impl Tensor {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Op {
+pub(crate) enum Op {
     Add,
     Sub,
     Mul,
@@ -445,6 +472,21 @@ enum Op {
     Div,
     /// Python's `//`: the quotient rounded towards minus infinity.
     FloorDiv,
+    /// A function of two arguments (`**`, `atan2`, ...).
+    Math(BinaryMathOp),
+    /// A comparison, giving an `int32` 0/1 mask.
+    Cmp(Cmp),
+}
+
+/// The comparisons of [`Op::Cmp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
 }
 
 /// `a // b` for integer tensors of one type: the truncating quotient, less one where
@@ -462,11 +504,16 @@ impl Tensor {
     /// `self op other` (or `other op self` when `reflected`), with Python numbers as
     /// weakly-typed scalars and anything else converted to a tensor; two tensors promote
     /// as NumPy 2 does ([`numpy_promoted`]).
-    fn binary(&self, other: &Bound<'_, PyAny>, op: Op, reflected: bool) -> PyResult<Self> {
+    pub(crate) fn binary(
+        &self,
+        other: &Bound<'_, PyAny>,
+        op: Op,
+        reflected: bool,
+    ) -> PyResult<Self> {
         let py = other.py();
         let t = &self.t;
         let n = number(other)?;
-        if let Some(n) = n.filter(|_| op != Op::FloorDiv) {
+        if let Some(n) = n.filter(|_| matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div)) {
             // True division of integers by an integer: in float64 (a float divisor
             // promotes the tensor there already).
             let x = if op == Op::Div && t.dtype().is_integer() {
@@ -481,18 +528,21 @@ impl Tensor {
                 (Op::Sub, true) => x.rsub_scalar(n),
                 (Op::Div, false) => x.div_scalar(n),
                 (Op::Div, true) => x.rdiv_scalar(n),
-                (Op::FloorDiv, _) => Err(ctensor_aten::Error::Internal {
-                    op: "floor_divide",
-                    what: "a number reached the scalar path".into(),
-                }),
+                (Op::FloorDiv | Op::Math(_) | Op::Cmp(_), _) => {
+                    Err(ctensor_aten::Error::Internal {
+                        op: "binary",
+                        what: "a number reached the scalar path".into(),
+                    })
+                }
             })
             .map(wrap);
         }
         let o = match n {
-            // A number for `//` becomes a 0-d tensor of its weak type.
+            // A number for `//`, a function or a comparison becomes a 0-d tensor of its
+            // weak type.
             Some(n) => n
                 .tensor(n.result_type_with(t.dtype()), t.device())
-                .map_err(|e| err(e.in_op("floor_divide")))?,
+                .map_err(|e| err(e.in_op(op.name())))?,
             None => as_tensor(other)?,
         };
         let (a, b) = if reflected { (&o, t) } else { (t, &o) };
@@ -518,9 +568,36 @@ impl Tensor {
                                 of .numpy(): its fmod-based rounding is not here yet)",
                 }),
                 Op::FloorDiv => floor_divide(a, b),
+                Op::Math(f) => a.binary_math(b, f),
+                Op::Cmp(Cmp::Lt) => a.lt(b),
+                Op::Cmp(Cmp::Le) => a.le(b),
+                Op::Cmp(Cmp::Gt) => a.gt(b),
+                Op::Cmp(Cmp::Ge) => a.ge(b),
+                Op::Cmp(Cmp::Eq) => a.equal(b),
+                Op::Cmp(Cmp::Ne) => a.not_equal(b),
             }
         })
         .map(wrap)
+    }
+}
+
+impl Op {
+    /// The NumPy name, for messages.
+    fn name(self) -> &'static str {
+        match self {
+            Op::Add => "add",
+            Op::Sub => "subtract",
+            Op::Mul => "multiply",
+            Op::Div => "true_divide",
+            Op::FloorDiv => "floor_divide",
+            Op::Math(f) => f.name(),
+            Op::Cmp(Cmp::Lt) => "less",
+            Op::Cmp(Cmp::Le) => "less_equal",
+            Op::Cmp(Cmp::Gt) => "greater",
+            Op::Cmp(Cmp::Ge) => "greater_equal",
+            Op::Cmp(Cmp::Eq) => "equal",
+            Op::Cmp(Cmp::Ne) => "not_equal",
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod devices;
 pub mod interop;
 pub mod kernels;
+pub mod math;
 pub mod memory;
 pub mod ops;
 pub mod status;

@@ -14,7 +14,7 @@ use super::tensor::{ct_tensor, give, handle, handle_mut};
 ///
 /// # Safety
 /// `out` is valid for a write.
-unsafe fn binary(
+pub(super) unsafe fn binary(
     name: &str,
     op: fn(&Tensor, &Tensor) -> ctensor_aten::Result<Tensor>,
     a: *const ct_tensor,

@@ -21,6 +21,8 @@ for std in c99 c11; do
     -o "$OUT/einsum_operands_$std"
   "$OUT/einsum_operands_$std"
 done
+cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/math.c "$LIB" $LIBS -o "$OUT/math"
+"$OUT/math"
 cc -std=c11 -Wall -Wextra -Werror -Iinclude tests/c/dlpack.c "$LIB" $LIBS -o "$OUT/dlpack"
 "$OUT/dlpack" "$OUT"
 gfortran -std=f2008 -Wall -Werror -J "$OUT" include/ctensor.f90 tests/c/client.f90 "$LIB" $LIBS -o "$OUT/client_f90"
