@@ -30,7 +30,9 @@ pub use crate::core::promotion::{can_cast, result_type, Number};
 pub use crate::core::shape::{Order, TensorShape};
 pub use crate::core::tensor::{DataMut, DataRef, Tensor};
 pub use crate::core::tensor_map::TensorMap;
-pub use crate::ops::compare::{where_, NormOrd};
+#[allow(deprecated)]
+pub use crate::ops::compare::where_;
+pub use crate::ops::compare::{where_cond, NormOrd};
 pub use crate::ops::einsum::{einsum, einsum_into, EinsumOptions};
 pub use crate::ops::fft::{
     fft, fftfreq, fftn, fftshift, ifft, ifftn, ifftshift, irfftn, rfftfreq, rfftn, FftNorm,

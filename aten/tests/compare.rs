@@ -1,4 +1,4 @@
-//! Comparisons, classification, `where_`, `maximum`/`minimum`/`clamp`, `any`/`all` and
+//! Comparisons, classification, `where_cond`, `maximum`/`minimum`/`clamp`, `any`/`all` and
 //! `vector_norm` against plain Rust on hostile values (NaN, ±inf, ±0, ties, huge and tiny
 //! magnitudes), for every dtype they take, with broadcasting and promotion, on the CPU
 //! and (through `device_test!`) the GPU.
@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use ctensor_aten::{c64, where_, DataType, Device, Error, NormOrd, Scalar, Tensor};
+use ctensor_aten::{c64, where_cond, DataType, Device, Error, NormOrd, Scalar, Tensor};
 use DataType::*;
 
 fn values(t: &Tensor) -> Vec<c64> {
@@ -166,12 +166,12 @@ device_test!(where_selects_with_broadcasting_and_any_mask_type, D => {
     let m = on::<D>(Tensor::from_slice(&[0.0f64, 0.5, f64::NAN], &[3, 1]).unwrap());
     let a = on::<D>(Tensor::from_slice(&[f64::INFINITY, -2.0], &[1, 2]).unwrap());
     let b = on::<D>(Tensor::scalar(7i32).unwrap());
-    let got = where_(&m, &a, &b).unwrap();
+    let got = where_cond(&m, &a, &b).unwrap();
     assert_eq!((got.dtype(), got.dims()), (Double, &[3, 2][..]));
     // 0 is false; 0.5 and NaN are true. Infinity passes through untouched.
     assert_eq!(got.to_vec::<f64>().unwrap(), [7.0, 7.0, f64::INFINITY, -2.0, f64::INFINITY, -2.0]);
     let c = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(0.0, 0.0)], &[2]).unwrap());
-    let got = where_(&c, &on::<D>(Tensor::scalar(1.0f32).unwrap()), &on::<D>(Tensor::scalar(0.0f32).unwrap())).unwrap();
+    let got = where_cond(&c, &on::<D>(Tensor::scalar(1.0f32).unwrap()), &on::<D>(Tensor::scalar(0.0f32).unwrap())).unwrap();
     assert_eq!(got.to_vec::<f32>().unwrap(), [1.0, 0.0], "an imaginary-only mask entry is true");
 });
 

@@ -535,20 +535,26 @@ device_test!(mean_min_norm_dot_vdot_and_layout_ops, D => {
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
 });
 
+/// The deprecated `eq_scalar`: `equal_scalar`'s mask in the tensor's dtype.
+#[allow(deprecated)]
+fn eq_scalar(t: &Tensor, s: impl Into<c64>) -> ctensor_aten::Result<Tensor> {
+    t.eq_scalar(s)
+}
+
 device_test!(eq_scalar_marks_equal_elements_for_every_kind_of_dtype, D => {
     let x = on::<D>(Tensor::from_slice(&[3.0f64, 8.0, f64::NAN, 3.0], &[2, 2]).unwrap());
     assert_eq!(
-        x.eq_scalar(3.0).unwrap().to_vec::<f64>().unwrap(),
+        eq_scalar(&x, 3.0).unwrap().to_vec::<f64>().unwrap(),
         [1.0, 0.0, 0.0, 1.0]
     );
     let i = on::<D>(Tensor::from_slice(&[11i64, 4, 11], &[3]).unwrap());
     assert_eq!(
-        i.eq_scalar(11.0).unwrap().to_vec::<i64>().unwrap(),
+        eq_scalar(&i, 11.0).unwrap().to_vec::<i64>().unwrap(),
         [1, 0, 1]
     );
     let z = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0), c64::new(1.0, 0.0)], &[2]).unwrap());
     assert_eq!(
-        z.eq_scalar(c64::new(1.0, 1.0))
+        eq_scalar(&z, c64::new(1.0, 1.0))
             .unwrap()
             .to_vec::<c64>()
             .unwrap(),
@@ -556,7 +562,9 @@ device_test!(eq_scalar_marks_equal_elements_for_every_kind_of_dtype, D => {
     );
     let t = x.t().unwrap();
     assert_eq!(
-        t.eq_scalar(8.0).unwrap().to_vec::<f64>().unwrap(),
+        eq_scalar(&t, 8.0).unwrap().to_vec::<f64>().unwrap(),
         [0.0, 0.0, 1.0, 0.0]
     );
+    // The number is compared, not cast to the tensor's type: no integer equals 11.5.
+    assert_eq!(eq_scalar(&i, 11.5).unwrap().to_vec::<i64>().unwrap(), [0, 0, 0]);
 });

@@ -226,7 +226,7 @@ device_test!(compress_and_masked_select_keep_the_true_entries, D => {
     assert_eq!(values(&x.compress(0, &rows).unwrap()), xv[4..8]);
     // masked_select with a broadcast mask: the columns 0, 1 and 3 of every row, flat.
     assert_eq!(values(&x.masked_select(&mask).unwrap()), want);
-    let full = x.eq_scalar(c64::new(6.0, 0.5)).unwrap();
+    let full = x.equal_scalar(c64::new(6.0, 0.5)).unwrap();
     assert_eq!(values(&x.masked_select(&full).unwrap()), [xv[5]]);
     let none = on::<D>(Tensor::zeros(Int, D::TYPE, &[3, 4]).unwrap());
     assert_eq!(x.masked_select(&none).unwrap().dims(), [0]);

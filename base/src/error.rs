@@ -144,7 +144,7 @@ pub enum Error {
     /// The ranks of a communicator called one operation with operands (or arguments)
     /// that do not agree. Every rank returns this error, so none is left waiting.
     #[error("{op}: the ranks disagree on the {what}: rank 0 has {first}, rank {rank} has {got}")]
-    RankMismatch {
+    RanksDisagree {
         /// The operation that failed.
         op: &'static str,
         /// What differs: "data type", "shape", "root", ...
@@ -322,7 +322,7 @@ impl Error {
             | Io { op, .. }
             | BadFile { op, .. }
             | Uninitialized { op, .. }
-            | RankMismatch { op, .. }
+            | RanksDisagree { op, .. }
             | Mpi { op, .. } => *op = new_op,
             _ => {}
         }

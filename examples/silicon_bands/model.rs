@@ -151,7 +151,7 @@ pub fn potential(mat: &Material, g: &Tensor) -> Result<Tensor> {
         let mut v = Tensor::zeros(DataType::Double, g.device(), q2.dims())?;
         for (s, f) in shell.iter().zip(ff) {
             if f != 0.0 {
-                v.add_(&q2.eq_scalar(*s)?.mul_scalar(f)?)?;
+                v.add_(&q2.equal_scalar(*s)?.mul_scalar(f)?)?;
             }
         }
         Ok(v)

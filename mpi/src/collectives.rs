@@ -217,7 +217,7 @@ impl Comm {
     /// the device of the caller's `t`. Every rank gives the same dtype and shape.
     ///
     /// f16 and bf16 are reduced in f32 and rounded once at the end. Errors:
-    /// `RankMismatch` (dtype, shape or op differ between ranks, on every rank),
+    /// `RanksDisagree` (dtype, shape or op differ between ranks, on every rank),
     /// `UnsupportedDType` for Max/Min of complex numbers.
     pub fn allreduce(&self, t: &Tensor, op: ReduceOp) -> Result<Tensor> {
         self.reduction("allreduce", t, op, None)
@@ -331,7 +331,7 @@ impl Comm {
     /// dtype and shape on `device`.
     ///
     /// Errors (on every rank): `OutOfRange` for a root outside the communicator,
-    /// `RankMismatch` when the ranks name different roots, `InvalidArgument` when the
+    /// `RanksDisagree` when the ranks name different roots, `InvalidArgument` when the
     /// root gives no tensor or another rank gives one.
     pub fn bcast(&self, t: Option<&Tensor>, root: usize, device: DeviceType) -> Result<Tensor> {
         const OP: &str = "bcast";
@@ -353,7 +353,7 @@ impl Comm {
     }
 
     /// The root's `t` written into every rank's `t` (in place, any layout): every rank
-    /// gives a tensor of the same dtype and shape. Errors: `RankMismatch` (on every rank)
+    /// gives a tensor of the same dtype and shape. Errors: `RanksDisagree` (on every rank)
     /// when they differ, as [`bcast`](Self::bcast) otherwise.
     pub fn bcast_into(&self, t: &mut Tensor, root: usize) -> Result<()> {
         const OP: &str = "bcast_into";
@@ -668,7 +668,7 @@ impl Comm {
     /// Block `r` of every rank's `t` to rank `r` (`MPI_Alltoall`): `t`'s leading axis is
     /// `size() × m` rows, block `r` being rows `r·m..(r+1)·m`; the result has the same
     /// shape, its block `s` from rank `s`. Every rank gives the same dtype and shape.
-    /// Errors (on every rank): `RankMismatch`; `ShapeMismatch` when the leading axis is
+    /// Errors (on every rank): `RanksDisagree`; `ShapeMismatch` when the leading axis is
     /// not a multiple of `size()`.
     pub fn alltoall(&self, t: &Tensor) -> Result<Tensor> {
         const OP: &str = "alltoall";

@@ -405,7 +405,7 @@ impl Comm {
     }
 }
 
-/// The first rank whose `key` differs from rank 0's, as a `RankMismatch`.
+/// The first rank whose `key` differs from rank 0's, as a `RanksDisagree`.
 pub(crate) fn same_on_all<K: PartialEq + std::fmt::Debug>(
     op: &'static str,
     what: &'static str,
@@ -413,7 +413,7 @@ pub(crate) fn same_on_all<K: PartialEq + std::fmt::Debug>(
 ) -> Result<()> {
     match keys.iter().position(|k| *k != keys[0]) {
         None => Ok(()),
-        Some(r) => Err(Error::RankMismatch {
+        Some(r) => Err(Error::RanksDisagree {
             op,
             what,
             first: format!("{:?}", keys[0]),

@@ -90,7 +90,7 @@ impl Comm {
     /// makes) is a copy kept until this rank receives it with the same tag, in order.
     ///
     /// Errors: `OutOfRange` for a rank outside the communicator or a tag above
-    /// [`MAX_TAG`]; `RankMismatch` when the receiver expected another dtype or shape
+    /// [`MAX_TAG`]; `RanksDisagree` when the receiver expected another dtype or shape
     /// (the receiver returns it too); `Mpi` when `dest` is sending to this rank with the
     /// same tag at the same time (`dest` gets the same error).
     pub fn send(&self, t: &Tensor, dest: usize, tag: u32) -> Result<()> {
@@ -131,7 +131,7 @@ impl Comm {
         match self.recv_reply(OP, dest, tag)? {
             ACCEPTED => {}
             MISMATCH => {
-                return Err(Error::RankMismatch {
+                return Err(Error::RanksDisagree {
                     op: OP,
                     what: "message (the receiver expected another tensor)",
                     first: format!("{} {:?} sent by rank {}", t.dtype(), t.dims(), self.rank()),
@@ -238,14 +238,14 @@ impl Comm {
 
     /// Receives the tensor that rank `src` sends with `tag` into `t` (any layout, a view
     /// or a map included), which must have the sender's dtype and shape. Errors:
-    /// `RankMismatch` otherwise (the sender returns it too). From this rank itself as
-    /// [`recv`](Self::recv); a message of another dtype or shape is `RankMismatch` and
+    /// `RanksDisagree` otherwise (the sender returns it too). From this rank itself as
+    /// [`recv`](Self::recv); a message of another dtype or shape is `RanksDisagree` and
     /// stays queued.
     pub fn recv_into(&self, t: &mut Tensor, src: usize, tag: u32) -> Result<()> {
         if src == self.rank() {
             let m = self.take_own_message("recv_into", tag)?;
             if m.dtype() != t.dtype() || m.dims() != t.dims() {
-                let err = Error::RankMismatch {
+                let err = Error::RanksDisagree {
                     op: "recv_into",
                     what: "message (the receiver expected another tensor)",
                     first: format!("{} {:?} sent by rank {src} (itself)", m.dtype(), m.dims()),
@@ -290,7 +290,7 @@ impl Comm {
         let ndim = ((h[1] >> 8).clamp(0, MAX_DIMS as i64)) as usize;
         let dims: Vec<usize> = h[2..2 + ndim].iter().map(|&d| d as usize).collect();
         let verdict = match expect {
-            Some(t) if t.dtype() != dtype || t.dims() != &dims[..] => Err(Error::RankMismatch {
+            Some(t) if t.dtype() != dtype || t.dims() != &dims[..] => Err(Error::RanksDisagree {
                 op,
                 what: "message (the receiver expected another tensor)",
                 first: format!("{dtype} {dims:?} sent by rank {src}"),

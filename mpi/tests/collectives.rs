@@ -385,7 +385,7 @@ mpi_test!(
     &[],
     |w| {
         let last = w.size() - 1;
-        let mismatch = |what: &'static str| move |e: &Error| matches!(e, Error::RankMismatch { what: w2, rank, .. } if *w2 == what && *rank >= 1);
+        let mismatch = |what: &'static str| move |e: &Error| matches!(e, Error::RanksDisagree { what: w2, rank, .. } if *w2 == what && *rank >= 1);
         // Shape, dtype and reduction differ on the last rank.
         let n = if w.rank() == last { 4 } else { 3 };
         all_failed(
@@ -485,7 +485,7 @@ mpi_test!(
                 )
             };
             match r {
-                Err(Error::RankMismatch { .. }) => {}
+                Err(Error::RanksDisagree { .. }) => {}
                 other => panic!(
                     "send/recv_into of different shapes: rank {}: got {other:?}",
                     w.rank()

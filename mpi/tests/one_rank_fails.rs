@@ -58,7 +58,7 @@ fn hermitian(n: usize, seed: u64) -> Result<Tensor> {
 /// The error every rank must return, or a panic naming this rank.
 fn every_rank_fails<T: std::fmt::Debug>(w: &Comm, what: &str, got: Result<T>) {
     match got {
-        Err(Error::RankMismatch { .. } | Error::Mpi { .. }) => {}
+        Err(Error::RanksDisagree { .. } | Error::Mpi { .. }) => {}
         other => panic!(
             "{what}: rank {}: expected a disagreement error, got {other:?}",
             w.rank()
@@ -157,7 +157,7 @@ mpi_test!(messages_to_oneself_arrive_in_order, [1, 2], within 30, |w| {
     assert_eq!(w.recv(me, 7, DeviceType::Cpu)?.to_vec::<f64>()?, [1.0, 2.0, 3.0]);
     // A receive of the wrong shape leaves the message queued.
     let mut wrong = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[3])?;
-    assert!(matches!(w.recv_into(&mut wrong, me, 7), Err(Error::RankMismatch { .. })));
+    assert!(matches!(w.recv_into(&mut wrong, me, 7), Err(Error::RanksDisagree { .. })));
     let mut right = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[2])?;
     w.recv_into(&mut right, me, 7)?;
     assert_eq!(right.to_vec::<i32>()?, [4, 5]);

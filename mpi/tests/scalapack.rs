@@ -405,7 +405,7 @@ mpi_test!(eigh_refuses_bad_input_on_every_rank, [2, 3], &[], |w| {
     };
     assert!(matches!(
         Grid::new(w, r, c),
-        Err(Error::RankMismatch { .. })
+        Err(Error::RanksDisagree { .. })
     ));
     // Bad root on one rank: every rank fails.
     let root = if w.rank() == 0 { 7 } else { 0 };

@@ -1,7 +1,7 @@
 //! Comparisons, masks and selection on tensors: [`Tensor::lt`] and friends (element-wise,
 //! broadcasting, promoting) give `i32` masks of 0 and 1 (ctensor has no boolean type;
 //! masks work anywhere a mask is taken, and `mask * x` promotes); [`Tensor::isnan`],
-//! [`Tensor::isfinite`], [`Tensor::isinf`]; [`where_`]; [`Tensor::maximum`],
+//! [`Tensor::isfinite`], [`Tensor::isinf`]; [`where_cond`]; [`Tensor::maximum`],
 //! [`Tensor::minimum`], [`Tensor::clamp`]; [`Tensor::any`], [`Tensor::all`]; and
 //! [`Tensor::vector_norm`] along axes.
 //!
@@ -11,29 +11,16 @@
 //! propagate it (NumPy's rules).
 
 use ctensor_base::{DataType, Error, Result};
-use ctensor_kernels::elementwise::compare::{Class, Classify, CmpOp, Compare, Extreme2, Select};
+use ctensor_kernels::elementwise::compare::{Class, CmpOp, Select};
 
-use super::{dense_as, promote, promote_to, shape_of};
+use super::{dense_as, elementwise, promote, promote_to, shape_of};
 use crate::core::dispatch::dispatch;
 use crate::core::promotion::Number;
 use crate::core::tensor::Tensor;
 
-/// `x op y` as an `i32` mask, broadcasting and promoting.
+/// `x op y` as an `i32` mask, broadcasting and promoting (the element-wise engine).
 fn compare(op_name: &'static str, op: CmpOp, x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let shape = shape_of(op_name, &[x, y])?;
-    let p = promote(op_name, &[x, y])?;
-    let (a, b) = (dense_as(&p[0], &shape)?, dense_as(&p[1], &shape)?);
-    let out = Tensor::new(DataType::Int, x.device(), &shape)?;
-    let _w = out.buffer.write(op_name)?;
-    let _r = (a.buffer.read(op_name)?, b.buffer.read(op_name)?);
-    dispatch!(a.dtype(), a.device(), T, D => {
-        // SAFETY: `a` and `b` are dense with numel elements of T, `out` a fresh dense i32
-        // array of as many, all on this device; the guards hold them.
-        unsafe { <D as Compare<T>>::compare(op, out.numel(), a.typed_ptr::<T>(), b.typed_ptr::<T>(), out.typed_ptr::<i32>()) }
-    })
-    .map_err(|e| e.in_op(op_name))?;
-    drop((_w, _r));
-    Ok(out)
+    elementwise::compare(op_name, op, x, y)
 }
 
 /// `x op s` for a number `s`, compared in the type of their weak promotion; an integer
@@ -85,19 +72,25 @@ comparisons! {
     not_equal, not_equal_scalar, Ne;
 }
 
+/// [`where_cond`] under its former name (a trailing `_` means in place everywhere else).
+#[deprecated(note = "renamed `where_cond`")]
+pub fn where_(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    where_cond(mask, a, b)
+}
+
 /// `mask ? a : b` element-wise: `mask` (any dtype; nonzero and NaN count as true), `a`
 /// and `b` broadcast together; `a` and `b` promote to their common type (NumPy's and
 /// PyTorch's `where`).
 ///
 /// ```
-/// use ctensor_aten::{where_, Tensor};
+/// use ctensor_aten::{where_cond, Tensor};
 /// let x = Tensor::from_slice(&[-1.0f64, 2.0, -3.0], &[3])?;
-/// let relu = where_(&x.gt_scalar(0.0)?, &x, &Tensor::scalar(0.0f64)?)?;
+/// let relu = where_cond(&x.gt_scalar(0.0)?, &x, &Tensor::scalar(0.0f64)?)?;
 /// assert_eq!(relu.to_vec::<f64>()?, [0.0, 2.0, 0.0]);
 /// # Ok::<(), ctensor_aten::Error>(())
 /// ```
-pub fn where_(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let op = "where_";
+pub fn where_cond(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let op = "where_cond";
     let shape = shape_of(op, &[mask, a, b])?;
     // The kernel takes any nonzero i32 as true; other masks become 0/1 first.
     let m = if mask.dtype() == DataType::Int {
@@ -122,16 +115,7 @@ pub fn where_(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 impl Tensor {
     fn classify(&self, op: &'static str, what: Class) -> Result<Tensor> {
-        let x = self.dense()?;
-        let out = Tensor::new(DataType::Int, self.device(), self.dims())?;
-        let _w = out.buffer.write(op)?;
-        let _r = x.buffer.read(op)?;
-        dispatch!(x.dtype(), x.device(), T, D => {
-            // SAFETY: `x` dense with numel elements of T, `out` fresh with as many i32s.
-            unsafe { <D as Classify<T>>::classify(what, out.numel(), x.typed_ptr::<T>(), out.typed_ptr::<i32>()) }
-        })?;
-        drop((_w, _r));
-        Ok(out)
+        elementwise::classify(op, what, self)
     }
 
     /// 1 where the element is NaN (either part for complex), else 0 (`i32`).
@@ -150,19 +134,7 @@ impl Tensor {
     }
 
     fn extreme2(&self, op: &'static str, max: bool, other: &Tensor) -> Result<Tensor> {
-        let shape = shape_of(op, &[self, other])?;
-        let p = promote(op, &[self, other])?;
-        let (x, y) = (dense_as(&p[0], &shape)?, dense_as(&p[1], &shape)?);
-        let out = Tensor::new(x.dtype(), self.device(), &shape)?;
-        let _w = out.buffer.write(op)?;
-        let _r = (x.buffer.read(op)?, y.buffer.read(op)?);
-        dispatch!(x.dtype(), x.device(), T, D => {
-            // SAFETY: both dense with numel elements of T, `out` fresh; guards held.
-            unsafe { <D as Extreme2<T>>::extreme2(max, out.numel(), x.typed_ptr::<T>(), y.typed_ptr::<T>(), out.typed_ptr::<T>()) }
-        })
-        .map_err(|e| e.in_op(op))?;
-        drop((_w, _r));
-        Ok(out)
+        elementwise::extreme(op, max, self, other)
     }
 
     /// The element-wise maximum of `self` and `other` (broadcasting, promoting); NaN in
@@ -298,13 +270,13 @@ impl Tensor {
                 // Zero and infinite maxima divide by 1 instead (0/0 and ∞/∞ are NaN).
                 let one = Tensor::scalar(1.0f64)?.to_device(self.device())?;
                 let bad = s_kept.equal_scalar(0)?.add(&s_kept.isinf()?)?;
-                let scale = where_(&bad, &one.cast(s_kept.dtype())?, &s_kept)?;
+                let scale = where_cond(&bad, &one.cast(s_kept.dtype())?, &s_kept)?;
                 let y = a.div(&scale)?;
                 let r = y.mul(&y)?.sum(axes)?.sqrt()?.mul(
                     &scale.reshape(&s.dims().iter().map(|&d| d as i64).collect::<Vec<_>>())?,
                 )?;
                 // Where the maximum is infinite the norm is: y held NaN there.
-                where_(&s.isinf()?, &s, &r)
+                where_cond(&s.isinf()?, &s, &r)
             }
         }
     }

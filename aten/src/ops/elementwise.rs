@@ -16,8 +16,9 @@
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
 use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
+use ctensor_kernels::elementwise::compare::{Class, Classify, CmpOp, Compare, Extreme2};
 use ctensor_kernels::elementwise::math::{BinaryMath, BinaryMathOp, Math, MathOp};
-use ctensor_kernels::elementwise::{Abs, Add, Div, EqScalar, Fma, Mul};
+use ctensor_kernels::elementwise::{Abs, Add, Div, Fma, Mul};
 
 use super::{broadcast_shapes, check_device, promote, promote_to};
 use crate::core::buffer::ReadGuard;
@@ -43,16 +44,33 @@ enum Kind {
     Math(MathOp),
     /// `op(x, y)`
     Binary(BinaryMathOp),
-    /// `x == s` as 1/0
-    EqScalar(c64),
+    /// `x op y` as an `i32` 0/1 mask
+    Compare(CmpOp),
+    /// `max(x, y)` (`min` for `false`), NaN propagating
+    Extreme(bool),
+    /// whether `x` is of a class, as an `i32` 0/1 mask
+    Classify(Class),
 }
 
 impl Kind {
     fn arity(self) -> usize {
         match self {
-            Kind::Add(..) | Kind::Mul(_) | Kind::Div(_) | Kind::Binary(_) => 2,
+            Kind::Add(..)
+            | Kind::Mul(_)
+            | Kind::Div(_)
+            | Kind::Binary(_)
+            | Kind::Compare(_)
+            | Kind::Extreme(_) => 2,
             Kind::Fma(..) => 3,
-            Kind::Scale(_) | Kind::Math(_) | Kind::EqScalar(_) => 1,
+            Kind::Scale(_) | Kind::Math(_) | Kind::Classify(_) => 1,
+        }
+    }
+
+    /// The result's type for inputs (promoted) of type `input`: masks are `i32`.
+    fn out_dtype(self, input: DataType) -> DataType {
+        match self {
+            Kind::Compare(_) | Kind::Classify(_) => DataType::Int,
+            _ => input,
         }
     }
 }
@@ -128,16 +146,18 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
         }
     }
     let n = out.numel();
-    dispatch!(out.dtype(), out.device(), T, D => {
+    // The inputs' type: the output's, but for masks (whose output is i32).
+    dispatch!(inputs[0].dtype(), out.device(), T, D => {
         let p: [*const T; 3] = std::array::from_fn(|i| {
             inputs.get(i).map_or(std::ptr::null(), |x| x.typed_ptr::<T>() as *const T)
         });
         let z = out.typed_ptr::<T>();
+        let mask = out.typed_ptr::<i32>();
         let s = |v: c64| T::cast_from(v);
         // SAFETY: every pointer addresses `n` dense elements of dtype T inside its
-        // buffer; each input is at `out`'s addresses or disjoint from `out` (callers
-        // copy any other overlap, `shares_memory_with`); the guards above exclude other
-        // access meanwhile.
+        // buffer (the output: of i32 for the mask kinds, T for the others); each input is
+        // at `out`'s addresses or disjoint from `out` (callers copy any other overlap,
+        // `shares_memory_with`); the guards above exclude other access meanwhile.
         unsafe {
             match kind {
                 Kind::Add(a, b) => <D as Add<T>>::add(n, s(a), p[0], s(b), p[1], z),
@@ -147,10 +167,13 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
                 Kind::Scale(a) => <D as Mul<T>>::scale(n, s(a), p[0], z),
                 Kind::Math(f) => <D as Math<T>>::math(f, n, p[0], z),
                 Kind::Binary(f) => <D as BinaryMath<T>>::binary_math(f, n, p[0], p[1], z),
-                Kind::EqScalar(v) => <D as EqScalar<T>>::eq_scalar(n, p[0], s(v), z),
+                Kind::Compare(c) => <D as Compare<T>>::compare(c, n, p[0], p[1], mask),
+                Kind::Extreme(max) => <D as Extreme2<T>>::extreme2(max, n, p[0], p[1], z),
+                Kind::Classify(c) => <D as Classify<T>>::classify(c, n, p[0], mask),
             }
         }
     })
+    .map_err(|e| e.in_op(op))
 }
 
 /// Checks the operands, promotes them to their common type, allocates the broadcast
@@ -158,10 +181,10 @@ fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> 
 fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
     debug_assert_eq!(inputs.len(), kind.arity());
     if plain(inputs, inputs[0]) {
+        let dtype = kind.out_dtype(inputs[0].dtype());
         // SAFETY: `out` is fresh, dense and row-major; the kernel writes every element;
         // it is dropped unread on error.
-        let out =
-            unsafe { Tensor::uninit(inputs[0].dtype(), inputs[0].device(), inputs[0].dims())? };
+        let out = unsafe { Tensor::uninit(dtype, inputs[0].device(), inputs[0].dims())? };
         run_dense(op, kind, inputs, &out)?;
         return Ok(out);
     }
@@ -172,9 +195,10 @@ fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
     }
     let inputs = promote(op, inputs)?;
     let refs: Vec<&Tensor> = inputs.iter().collect();
+    let dtype = kind.out_dtype(refs[0].dtype());
     // SAFETY: `out` is dense row-major and fresh, so `run_into` hands it to the kernel
     // as it is, which writes every element; it is dropped unread on error.
-    let out = unsafe { Tensor::uninit(refs[0].dtype(), refs[0].device(), &shape)? };
+    let out = unsafe { Tensor::uninit(dtype, refs[0].device(), &shape)? };
     run_into(op, kind, &refs, &out)?;
     Ok(out)
 }
@@ -266,6 +290,21 @@ fn with_number(
 }
 
 const ONE: c64 = c64::new(1.0, 0.0);
+
+/// `x op y` as an `i32` mask (broadcasting, promoting), `op` naming it in errors.
+pub(super) fn compare(op: &'static str, c: CmpOp, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    compute(op, Kind::Compare(c), &[x, y])
+}
+
+/// The element-wise maximum (`max`) or minimum of `x` and `y`.
+pub(super) fn extreme(op: &'static str, max: bool, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    compute(op, Kind::Extreme(max), &[x, y])
+}
+
+/// Whether each element of `x` is of class `c`, as an `i32` mask.
+pub(super) fn classify(op: &'static str, c: Class, x: &Tensor) -> Result<Tensor> {
+    compute(op, Kind::Classify(c), &[x])
+}
 
 /// `op(x)` through the engine: integers in `f64` when `op` does not take them.
 pub(super) fn math(x: &Tensor, op: MathOp) -> Result<Tensor> {
@@ -423,10 +462,19 @@ impl Tensor {
         compute("neg", Kind::Math(MathOp::Neg), &[self])
     }
 
-    /// `1` where the element equals `s` (cast to the dtype) and `0` elsewhere, in the
-    /// tensor's dtype (NumPy's `x == s`, as numbers); NaN equals nothing.
+    /// `1` where the element equals `s` and `0` elsewhere, in the tensor's dtype; NaN
+    /// equals nothing. The number is compared in the promoted type (an `i64` tensor has
+    /// no element equal to `2.5`), as [`equal_scalar`](Self::equal_scalar), which this
+    /// is with the mask cast to the tensor's dtype.
+    #[deprecated(note = "use `equal_scalar` (an `i32` 0/1 mask; cast it if needed)")]
     pub fn eq_scalar(&self, s: impl Into<c64>) -> Result<Tensor> {
-        compute("eq_scalar", Kind::EqScalar(s.into()), &[self])
+        let s: c64 = s.into();
+        let n = if s.im == 0.0 {
+            Number::from(s.re)
+        } else {
+            Number::from(s)
+        };
+        self.equal_scalar(n)?.cast(self.dtype())
     }
 
     /// Element-wise modulus; complex tensors give their real type (`c64` → `f64`).

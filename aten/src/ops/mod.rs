@@ -3,7 +3,7 @@
 //! place that turns runtime tags into types) to generic code over the kernel traits.
 //!
 //! - [`compare`]: `lt`/`le`/`gt`/`ge`/`equal`/`not_equal` (i32 masks), `isnan`/
-//!   `isfinite`/`isinf`, `where_`, `maximum`/`minimum`/`clamp`, `any`/`all`,
+//!   `isfinite`/`isinf`, `where_cond`, `maximum`/`minimum`/`clamp`, `any`/`all`,
 //!   `vector_norm` along axes.
 //! - [`elementwise`]: `add`, `sub`, `mul`, `div`, `fma`, scalar forms, `neg`, `abs`,
 //!   `sqrt`, `exp`, with NumPy broadcasting and type promotion.

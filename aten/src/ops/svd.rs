@@ -6,7 +6,7 @@ use ctensor_base::{DataType, Error, Result, Scalar};
 use ctensor_kernels::blas::Trans;
 use ctensor_kernels::lapack::svd::{LapackSvd, SvdJob};
 
-use super::compare::where_;
+use super::compare::where_cond;
 use super::linalg::{col_major, in_order_of};
 use super::matmul::matmul_op;
 use crate::core::dispatch::dispatch_blas;
@@ -164,7 +164,7 @@ pub fn pinv(a: &Tensor, rtol: Option<f64>) -> Result<Tensor> {
     let keep = s.gt_scalar(rtol * smax)?;
     let zero = Tensor::zeros(s.dtype(), s.device(), &[])?;
     // 1/σ where kept; the division of the others (possibly by zero) is discarded.
-    let inv = where_(&keep, &(1.0 / &s)?, &zero)?;
+    let inv = where_cond(&keep, &(1.0 / &s)?, &zero)?;
     // A⁺ = (Vᴴ)ᴴ diag(1/σ) Uᴴ.
     let v_scaled = (&vt.t()?.conj()? * &inv)?;
     let p = matmul_op(&v_scaled, Trans::N, &u, Trans::C)?;

@@ -92,7 +92,7 @@ pub fn eigvalsh_with(
 /// before anything else (one `MPI_Allgather` of 21 words per rank): the matrix's dtype,
 /// shape and blocks, the range, the backend, whether vectors are wanted and the
 /// finiteness check ([`set_check_finite`](ctensor_aten::set_check_finite) is per
-/// process). Ranks that disagree get the same `RankMismatch` naming the first field
+/// process). Ranks that disagree get the same `RanksDisagree` naming the first field
 /// that differs, instead of one rank failing alone and the others waiting in the
 /// solver's collectives.
 fn agree(

@@ -36,7 +36,7 @@ impl std::fmt::Debug for Grid {
 impl Grid {
     /// A `nprow × npcol` grid over all of `comm`'s ranks. Collective.
     ///
-    /// Errors (on every rank): `RankMismatch` when the ranks ask for different shapes,
+    /// Errors (on every rank): `RanksDisagree` when the ranks ask for different shapes,
     /// `InvalidArgument` unless `nprow × npcol` equals the number of ranks.
     pub fn new(comm: &Comm, nprow: usize, npcol: usize) -> Result<Grid> {
         const OP: &str = "Grid::new";
