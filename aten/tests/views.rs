@@ -147,7 +147,7 @@ device_test!(transpose_t_and_contiguous, D => {
     let cube = Tensor::zeros(DataType::Int, D::TYPE, &[2, 2, 2]).unwrap();
     assert!(matches!(
         cube.t(),
-        Err(Error::InvalidArgument { op: "t", .. })
+        Err(Error::Unsupported { op: "t", .. })
     ));
 });
 
@@ -284,7 +284,7 @@ device_test!(diagonal_of_every_view_and_dtype, D => {
         let t = Tensor::zeros(DataType::Double, D::TYPE, shape).unwrap();
         let e = t.diagonal().unwrap_err();
         assert!(
-            matches!(&e, Error::ShapeMismatch { op: "diagonal", .. })
+            matches!(&e, Error::NotAMatrix { op: "diagonal", .. })
                 && e.to_string().contains("rank 2"),
             "{shape:?}: {e}"
         );

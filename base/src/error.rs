@@ -12,14 +12,36 @@ use crate::dtype::DataType;
 pub enum Error {
     // ---- shape -------------------------------------------------------------------
     /// Two shapes that must agree do not.
-    #[error("{op}: shape mismatch: expected {expected}, got {got}")]
+    #[error("{op}: shape mismatch: expected {expected}, got {}", shape_list(.got))]
     ShapeMismatch {
         /// The operation that failed.
         op: &'static str,
-        /// The shape (or rule) that was required.
+        /// The shape (or rule) that was required, in words.
         expected: String,
-        /// The shape that was given.
-        got: String,
+        /// The shapes that were given, one per operand concerned.
+        got: Vec<Vec<usize>>,
+    },
+    /// Operands whose shapes do not broadcast together.
+    #[error(
+        "{op}: shapes {} do not broadcast (sizes must be equal or 1 at each axis, counted \
+         from the right)",
+        shape_list(.shapes)
+    )]
+    Broadcast {
+        /// The operation that failed.
+        op: &'static str,
+        /// The operands' shapes.
+        shapes: Vec<Vec<usize>>,
+    },
+    /// An operand that must be a matrix, a square matrix or a stack of them is not.
+    #[error("{op}: expected {need}, got shape {shape:?}")]
+    NotAMatrix {
+        /// The operation that failed.
+        op: &'static str,
+        /// The operand's shape.
+        shape: Vec<usize>,
+        /// What the operation takes, e.g. "a square matrix (rank 2, n × n)".
+        need: &'static str,
     },
     /// An index, dimension or range lies outside its valid range.
     #[error("{op}: {what} {given} is out of range: expected {valid}")]
@@ -40,6 +62,15 @@ pub enum Error {
         /// The operation that failed.
         op: &'static str,
         /// What overflowed, with the numbers involved.
+        what: String,
+    },
+    /// A request this implementation does not carry out (a layout, a combination of
+    /// arguments or a size it has no path for), though it is meaningful.
+    #[error("{op}: not supported: {what}")]
+    Unsupported {
+        /// The operation that failed.
+        op: &'static str,
+        /// What is not supported, and what is instead.
         what: String,
     },
     /// An argument is malformed in a way that no other variant describes.
@@ -307,6 +338,9 @@ impl Error {
         use Error::*;
         match &mut self {
             ShapeMismatch { op, .. }
+            | Broadcast { op, .. }
+            | NotAMatrix { op, .. }
+            | Unsupported { op, .. }
             | OutOfRange { op, .. }
             | Overflow { op, .. }
             | InvalidArgument { op, .. }
@@ -328,6 +362,12 @@ impl Error {
         }
         self
     }
+}
+
+/// Shapes in messages: `[2, 3]`, or `[2, 3] and [4]` for several.
+fn shape_list(shapes: &[Vec<usize>]) -> String {
+    let each: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+    each.join(" and ")
 }
 
 /// `Result` with ctensor's [`Error`].

@@ -144,8 +144,8 @@ pub fn same_len(op: &'static str, names: &str, lens: &[usize]) -> Result<()> {
     if lens.windows(2).any(|w| w[0] != w[1]) {
         return Err(Error::ShapeMismatch {
             op,
-            expected: format!("{names} of the same length"),
-            got: format!("lengths {lens:?}"),
+            expected: format!("{names} of the same length (the lengths given)"),
+            got: vec![lens.to_vec()],
         });
     }
     Ok(())
@@ -199,8 +199,11 @@ pub fn inflate_shape(
         if dst_shape[d] < need {
             return Err(Error::ShapeMismatch {
                 op,
-                expected: format!("dst_shape[{d}] >= (shape[{d}] - 1) · steps[{d}] + 1 = {need}"),
-                got: format!("dst_shape {dst_shape:?} for shape {shape:?}, steps {steps:?}"),
+                expected: format!(
+                    "a dst_shape with dst_shape[{d}] >= (shape[{d}] - 1) · steps[{d}] + 1 = {need} \
+                     for shape {shape:?} and steps {steps:?}"
+                ),
+                got: vec![dst_shape.to_vec()],
             });
         }
     }

@@ -680,7 +680,7 @@ impl Comm {
             return Err(Error::ShapeMismatch {
                 op: OP,
                 expected: format!("a leading axis that is a multiple of the {p} ranks"),
-                got: format!("shape {:?}", t.dims()),
+                got: vec![t.dims().to_vec()],
             });
         }
         let block = count(OP, (n / p) * rest.iter().product::<usize>())?;

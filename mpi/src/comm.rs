@@ -348,10 +348,12 @@ impl Comm {
     /// from leaving the others waiting in the data transfer.
     pub(crate) fn agree(&self, op: &'static str, local: Local) -> Result<Vec<Option<Info>>> {
         let local = match local {
-            Ok(Some(info)) if info.dims.len() > MAX_DIMS => Err(Error::InvalidArgument {
+            Ok(Some(info)) if info.dims.len() > MAX_DIMS => Err(Error::Unsupported {
                 op,
-                expected: format!("a tensor of at most {MAX_DIMS} dimensions for MPI"),
-                given: format!("{} dimensions", info.dims.len()),
+                what: format!(
+                    "a tensor of {} dimensions over MPI (at most {MAX_DIMS})",
+                    info.dims.len()
+                ),
             }),
             other => other,
         };

@@ -108,10 +108,12 @@ impl Comm {
         // A tensor this rank cannot send still gets a header, saying so, so the receiver
         // does not wait for data that never comes.
         let staged = if t.ndim() > MAX_DIMS {
-            Err(Error::InvalidArgument {
+            Err(Error::Unsupported {
                 op: OP,
-                expected: format!("a tensor of at most {MAX_DIMS} dimensions for MPI"),
-                given: format!("{} dimensions", t.ndim()),
+                what: format!(
+                    "a tensor of {} dimensions over MPI (at most {MAX_DIMS})",
+                    t.ndim()
+                ),
             })
         } else {
             outgoing(t)

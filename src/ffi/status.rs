@@ -89,9 +89,11 @@ impl From<Error> for Fail {
 fn status_of(e: &Error) -> ct_status {
     use ct_status::*;
     match e {
-        Error::ShapeMismatch { .. } | Error::OutOfRange { .. } | Error::Overflow { .. } => {
-            CT_ERR_SHAPE
-        }
+        Error::ShapeMismatch { .. }
+        | Error::Broadcast { .. }
+        | Error::NotAMatrix { .. }
+        | Error::OutOfRange { .. }
+        | Error::Overflow { .. } => CT_ERR_SHAPE,
         Error::DTypeMismatch { .. } | Error::UnsupportedDType { .. } | Error::CannotCast { .. } => {
             CT_ERR_DTYPE
         }

@@ -63,7 +63,7 @@ impl Tensor {
         let dims: [usize; N] = self.dims().try_into().map_err(|_| Error::ShapeMismatch {
             op,
             expected: format!("a rank-{N} tensor"),
-            got: format!("rank {} ({})", self.ndim(), self.shape),
+            got: vec![self.dims().to_vec()],
         })?;
         let strides: [usize; N] = self.strides().try_into().expect("one stride per dimension");
         Ok(RawView {

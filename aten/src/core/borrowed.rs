@@ -49,13 +49,11 @@ unsafe fn lend<T: Scalar>(
     if numel != Some(len) {
         return Err(Error::ShapeMismatch {
             op,
-            expected: format!("a slice of as many elements as the shape {shape:?} holds"),
-            got: format!(
-                "{len} elements for {}",
-                numel.map_or("more than usize::MAX elements".into(), |n| format!(
-                    "{n} elements"
-                ))
+            expected: format!(
+                "a shape holding the slice's {len} elements, not {}",
+                numel.map_or("more than usize::MAX".into(), |n| n.to_string())
             ),
+            got: vec![shape.to_vec()],
         });
     }
     let bytes = len * std::mem::size_of::<T>(); // no overflow: the slice exists

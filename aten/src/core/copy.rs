@@ -161,7 +161,7 @@ impl Tensor {
                     "{} or, for rank <= 2, a shape no larger in any dimension",
                     self.shape
                 ),
-                got: src.shape.to_string(),
+                got: vec![src.dims().to_vec()],
             });
         }
         let mut block = self.share();

@@ -105,7 +105,7 @@ impl GrowableTensor {
                     "a block of shape {want:?} with any size in dimension {}",
                     self.dim
                 ),
-                got: format!("{:?}", block.dims()),
+                got: vec![block.dims().to_vec()],
             });
         }
         check_can_cast(op, block.dtype(), self.storage.dtype())?;

@@ -110,17 +110,22 @@ impl TensorShape {
                 return Err(Error::ShapeMismatch {
                     op: "reshape",
                     expected: format!(
-                        "sizes whose product divides {numel} so that -1 can be inferred"
+                        "sizes whose product divides {numel} so that -1 can be inferred (the \
+                         sizes other than -1 given)"
                     ),
-                    got: given(),
+                    got: vec![request
+                        .iter()
+                        .filter(|&&d| d >= 0)
+                        .map(|&d| d as usize)
+                        .collect()],
                 });
             }
             dims[i] = numel / known;
         } else if known != numel {
             return Err(Error::ShapeMismatch {
                 op: "reshape",
-                expected: format!("a shape of {numel} elements"),
-                got: format!("{request:?} ({known} elements)"),
+                expected: format!("a shape of {numel} elements, not of {known}"),
+                got: vec![dims.clone()],
             });
         }
         Ok(TensorShape { dims })

@@ -187,8 +187,12 @@ impl Tensor {
         if t.numel() != data.len() {
             return Err(Error::ShapeMismatch {
                 op: "Tensor::from_slice",
-                expected: format!("a shape of {} elements (the slice length)", data.len()),
-                got: format!("{:?} ({} elements)", shape, t.numel()),
+                expected: format!(
+                    "a shape of {} elements (the slice length), not of {} elements",
+                    data.len(),
+                    t.numel()
+                ),
+                got: vec![shape.to_vec()],
             });
         }
         if !data.is_empty() {
@@ -442,10 +446,10 @@ impl Tensor {
 
     pub(crate) fn check_host(&self, op: &'static str) -> Result<()> {
         if self.device != DeviceType::Cpu {
-            return Err(Error::InvalidArgument {
+            return Err(Error::DeviceMismatch {
                 op,
-                expected: "a tensor in host memory".into(),
-                given: format!("a tensor on {}", self.device),
+                expected: DeviceType::Cpu,
+                got: self.device,
             });
         }
         Ok(())

@@ -119,8 +119,8 @@ impl Tensor {
         if src.dims() != self.dims() {
             return Err(Error::ShapeMismatch {
                 op: OP,
-                expected: self.shape.to_string(),
-                got: src.shape.to_string(),
+                expected: format!("the destination's shape {:?}", self.dims()),
+                got: vec![src.dims().to_vec()],
             });
         }
         if self.device == DeviceType::Cpu && src.device == DeviceType::Cpu {
@@ -131,13 +131,11 @@ impl Tensor {
             _ => false,
         };
         if !same_layout {
-            return Err(Error::InvalidArgument {
+            return Err(Error::Unsupported {
                 op: OP,
-                expected: "both tensors dense in the same memory order (one block of \
-                           memory is copied; call contiguous() first)"
-                    .into(),
-                given: format!(
-                    "shape {} with strides {:?} into strides {:?}",
+                what: format!(
+                    "shape {} with strides {:?} into strides {:?} (both tensors must be dense in \
+                     the same memory order: one block of memory is copied; call contiguous() first)",
                     src.shape, src.strides, self.strides
                 ),
             });

@@ -33,7 +33,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("{} indices for a rank-{} tensor", self.ndim(), self.ndim()),
-                got: format!("{} indices {index:?}", index.len()),
+                got: vec![index.to_vec()],
             });
         }
         let mut off = self.offset;
@@ -83,7 +83,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op: "item",
                 expected: "a tensor of one element".into(),
-                got: format!("{:?} ({} elements)", self.dims(), self.numel()),
+                got: vec![self.dims().to_vec()],
             });
         }
         self.get_value::<T>(&vec![0; self.ndim()])
@@ -200,8 +200,8 @@ impl Tensor {
         if self.dims() != other.dims() {
             return Err(Error::ShapeMismatch {
                 op: "allclose",
-                expected: self.shape.to_string(),
-                got: other.shape.to_string(),
+                expected: format!("the first operand's shape {:?}", self.dims()),
+                got: vec![other.dims().to_vec()],
             });
         }
         if !(rtol >= 0.0 && atol >= 0.0 && rtol.is_finite() && atol.is_finite()) {

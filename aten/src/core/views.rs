@@ -37,10 +37,10 @@ impl Tensor {
     /// vector view of `min(rows, cols)` elements, as NumPy's and PyTorch's `diagonal`.
     pub fn diagonal(&self) -> Result<Tensor> {
         let [r, c] = *self.dims() else {
-            return Err(Error::ShapeMismatch {
+            return Err(Error::NotAMatrix {
                 op: "diagonal",
-                expected: "a matrix (rank 2)".into(),
-                got: format!("shape {:?}", self.dims()),
+                shape: self.dims().to_vec(),
+                need: "a matrix (rank 2)",
             });
         };
         let mut out = self.share();
@@ -134,10 +134,11 @@ impl Tensor {
         match self.ndim() {
             0 | 1 => Ok(self.share()),
             2 => self.transpose(0, 1),
-            n => Err(Error::InvalidArgument {
+            n => Err(Error::Unsupported {
                 op: "t",
-                expected: "a tensor of rank <= 2 (use permute or transpose for more)".into(),
-                given: format!("a rank-{n} tensor"),
+                what: format!(
+                    "t() of a rank-{n} tensor (it takes rank <= 2; use permute or transpose)"
+                ),
             }),
         }
     }
@@ -178,7 +179,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op: "squeeze",
                 expected: format!("size 1 in dimension {dim}"),
-                got: format!("{:?}", self.dims()),
+                got: vec![self.dims().to_vec()],
             });
         }
         let mut out = self.share();
@@ -198,7 +199,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("a shape of {} elements", self.numel()),
-                got: format!("{dims} ({} elements)", dims.numel()),
+                got: vec![dims.dims().to_vec()],
             });
         }
         let mut out = self.share();
@@ -240,7 +241,7 @@ impl Tensor {
                     self.ndim(),
                     self.ndim()
                 ),
-                got: format!("{} starts and {} sizes", starts.len(), sizes.len()),
+                got: vec![starts.to_vec(), sizes.to_vec()],
             });
         }
         let mut view = self.share();

@@ -226,7 +226,7 @@ fn compute_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) 
                     "an operand that broadcasts to the output's shape {:?}",
                     out.dims()
                 ),
-                got: format!("{:?}", x.dims()),
+                got: vec![x.dims().to_vec()],
             });
         }
     }
@@ -245,7 +245,7 @@ fn binary_into(op: &'static str, kind: Kind, a: &Tensor, b: &Tensor, out: &Tenso
         return Err(Error::ShapeMismatch {
             op,
             expected: format!("an output of the broadcast shape {shape:?}"),
-            got: format!("{:?}", out.dims()),
+            got: vec![out.dims().to_vec()],
         });
     }
     compute_into(op, kind, &[a, b], out)

@@ -78,13 +78,19 @@ impl Tensor {
         norm: FftNorm,
     ) -> Result<()> {
         check_axes(op, self.ndim(), axes)?;
-        if !self.dtype().is_complex() || !self.is_contiguous() {
-            return Err(Error::InvalidArgument {
+        if !self.dtype().is_complex() {
+            return Err(Error::UnsupportedDType {
                 op,
-                expected: "a dense row-major c32 or c64 tensor (fftn/ifftn take any other)".into(),
-                given: format!(
-                    "a {} tensor with dims {:?} and strides {:?}",
-                    self.dtype(),
+                dtype: self.dtype(),
+                supported: "c32, c64 (in place; fftn/ifftn take real tensors into a new one)",
+            });
+        }
+        if !self.is_contiguous() {
+            return Err(Error::Unsupported {
+                op,
+                what: format!(
+                    "a tensor with dims {:?} and strides {:?} in place (this form takes a \
+                     dense row-major tensor; fftn/ifftn take any other)",
                     self.dims(),
                     self.strides()
                 ),

@@ -143,7 +143,7 @@ impl Indices {
                     "dimension {dim} of length {} (the length the indices were checked for)",
                     self.bound
                 ),
-                got: format!("shape {:?}", t.dims()),
+                got: vec![t.dims().to_vec()],
             });
         }
         if t.device() != self.device() {

@@ -73,10 +73,10 @@ pub enum EighRange {
 pub(crate) fn square(op: &'static str, a: &Tensor) -> Result<usize> {
     match a.dims() {
         [n, m] if n == m => Ok(*n),
-        d => Err(Error::ShapeMismatch {
+        d => Err(Error::NotAMatrix {
             op,
-            expected: "a square matrix (rank 2, n × n)".into(),
-            got: format!("shape {d:?}"),
+            shape: d.to_vec(),
+            need: "a square matrix (rank 2, n × n)",
         }),
     }
 }
@@ -190,12 +190,13 @@ fn over_batch(
         return solve(a, b);
     }
     if let EighRange::Value(..) = range {
-        return Err(Error::InvalidArgument {
+        return Err(Error::Unsupported {
             op,
-            expected: "EighRange::All or EighRange::Index for a stack of matrices (each \
-                       matrix of a value range has its own count)"
-                .into(),
-            given: format!("{range:?} for shape {:?}", a.dims()),
+            what: format!(
+                "{range:?} for the stack of shape {:?} (a stack takes EighRange::All or \
+                 EighRange::Index: each matrix of a value range has its own count)",
+                a.dims()
+            ),
         });
     }
     let (n, m) = (a.dims()[rank - 2], a.dims()[rank - 1]);
@@ -203,10 +204,10 @@ fn over_batch(
     // Everything the matrices share is checked once, before the batch, so an empty
     // stack refuses what a full one refuses.
     if n != m {
-        return Err(Error::ShapeMismatch {
+        return Err(Error::NotAMatrix {
             op,
-            expected: "a stack of square matrices ([..., n, n])".into(),
-            got: format!("shape {:?}", a.dims()),
+            shape: a.dims().to_vec(),
+            need: "a stack of square matrices ([..., n, n])",
         });
     }
     check_range(op, range, n)?;
@@ -217,7 +218,7 @@ fn over_batch(
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("B of A's shape {:?}, or one matrix for every A", a.dims()),
-                got: format!("{:?}", b.dims()),
+                got: vec![b.dims().to_vec()],
             });
         }
     }
@@ -460,7 +461,7 @@ fn eigh_generalized_one(
         return Err(Error::ShapeMismatch {
             op,
             expected: format!("B of the same order as A ({n} × {n})"),
-            got: format!("{:?}", b.dims()),
+            got: vec![b.dims().to_vec()],
         });
     }
     let mut av = col_major(a)?;
@@ -579,7 +580,7 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("a right-hand side [{n}] or [{n}, k]"),
-                got: format!("{d:?}"),
+                got: vec![d.to_vec()],
             })
         }
     };
@@ -587,7 +588,7 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         return Err(Error::ShapeMismatch {
             op,
             expected: format!("a right-hand side with {n} rows"),
-            got: format!("{:?}", b.dims()),
+            got: vec![b.dims().to_vec()],
         });
     }
     let mut lu = col_major(a)?;

@@ -52,7 +52,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op: op.name(),
                 expected: format!("an output of the input's shape {:?}", self.dims()),
-                got: format!("{:?}", out.dims()),
+                got: vec![out.dims().to_vec()],
             });
         }
         elementwise::math_into(self, op, out)

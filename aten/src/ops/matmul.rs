@@ -279,7 +279,7 @@ fn operands(
         return Err(Error::ShapeMismatch {
             op,
             expected: "operands of rank 2 or more ([..., m, k] and [..., k, n])".into(),
-            got: format!("{:?} and {:?}", a.dims(), b.dims()),
+            got: vec![a.dims().to_vec(), b.dims().to_vec()],
         });
     }
     let view = |t: &Tensor, o: Trans| -> Result<(Tensor, bool)> {

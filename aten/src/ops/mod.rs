@@ -168,13 +168,9 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Ve
             (1, y) => y,
             (x, 1) => x,
             _ => {
-                return Err(Error::ShapeMismatch {
+                return Err(Error::Broadcast {
                     op,
-                    expected: format!(
-                        "shapes that broadcast (sizes equal or 1 at each axis from the right): \
-                         {a:?} and {b:?} differ at axis {i} of the result ({da} vs {db})"
-                    ),
-                    got: format!("{a:?} and {b:?}"),
+                    shapes: vec![a.to_vec(), b.to_vec()],
                 })
             }
         };
@@ -193,7 +189,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("a shape {:?} can be broadcast to", self.dims()),
-                got: format!("{shape:?}"),
+                got: vec![shape.to_vec()],
             });
         }
         let lead = shape.len() - self.ndim();

@@ -71,10 +71,10 @@ fn shapes(m: usize, n: usize, mode: Option<QrMode>) -> ([usize; 2], [usize; 2]) 
 fn over_stack(op: &'static str, a: &Tensor, mode: Option<QrMode>) -> Result<Factors> {
     let rank = a.ndim();
     if rank < 2 {
-        return Err(Error::ShapeMismatch {
+        return Err(Error::NotAMatrix {
             op,
-            expected: "a matrix or a stack of matrices ([..., m, n])".into(),
-            got: format!("shape {:?}", a.dims()),
+            shape: a.dims().to_vec(),
+            need: "a matrix or a stack of matrices ([..., m, n])",
         });
     }
     if rank == 2 {

@@ -233,7 +233,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("two tensors of one shape ({:?})", self.dims()),
-                got: format!("{:?}", other.dims()),
+                got: vec![other.dims().to_vec()],
             });
         }
         let promoted = super::promote(op, &[self, other])?;

@@ -64,10 +64,10 @@ fn cat_as(op: &'static str, tensors: &[&Tensor], dim: usize) -> Result<Tensor> {
                 op,
                 expected: format!(
                     "tensors of rank {rank} with the sizes of the first, {:?}, in every \
-                     dimension but {dim}",
+                     dimension but {dim} (tensor {k} differs)",
                     first.dims()
                 ),
-                got: format!("{:?} (tensor {k})", t.dims()),
+                got: vec![t.dims().to_vec()],
             });
         }
         dims[dim] = dims[dim]
@@ -105,8 +105,11 @@ pub fn stack(tensors: &[&Tensor], dim: usize) -> Result<Tensor> {
     {
         return Err(Error::ShapeMismatch {
             op,
-            expected: format!("tensors of one shape, {:?}", first.dims()),
-            got: format!("{:?} (tensor {k})", t.dims()),
+            expected: format!(
+                "tensors of one shape, {:?} (tensor {k} differs)",
+                first.dims()
+            ),
+            got: vec![t.dims().to_vec()],
         });
     }
     let views: Vec<Tensor> = tensors
@@ -270,7 +273,7 @@ impl Tensor {
                     "a source of shape {want:?} ({} indices along dimension {dim})",
                     ind.len()
                 ),
-                got: format!("{:?}", src.dims()),
+                got: vec![src.dims().to_vec()],
             });
         }
         check_can_cast(op, src.dtype(), self.dtype())?;
@@ -335,7 +338,7 @@ impl Tensor {
                     "a rank-1 mask of {} entries (dimension {dim})",
                     self.dims()[dim]
                 ),
-                got: format!("{:?}", mask.dims()),
+                got: vec![mask.dims().to_vec()],
             });
         }
         let m = mask.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
@@ -356,7 +359,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("a mask that broadcasts to {:?}", self.dims()),
-                got: format!("{:?}", mask.dims()),
+                got: vec![mask.dims().to_vec()],
             });
         }
         let m = mask
@@ -406,7 +409,7 @@ impl Tensor {
                     "sizes that add up to {} (dimension {dim})",
                     self.dims()[dim]
                 ),
-                got: format!("{sizes:?}"),
+                got: vec![sizes.to_vec()],
             });
         }
         let mut at = 0;
@@ -461,7 +464,7 @@ impl Tensor {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("a source that broadcasts to {:?}", self.dims()),
-                got: format!("{:?}", src.dims()),
+                got: vec![src.dims().to_vec()],
             });
         }
         let src = if src.dtype() == self.dtype() {

@@ -24,7 +24,7 @@ fn rhs(op: &'static str, b: &Tensor, rows: usize, dtype: DataType) -> Result<(Te
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("a right-hand side [{rows}] or [{rows}, k]"),
-                got: format!("{d:?}"),
+                got: vec![d.to_vec()],
             })
         }
     };
@@ -135,10 +135,10 @@ pub fn cholesky_solve(factor: &Tensor, b: &Tensor, uplo: Uplo) -> Result<Tensor>
 pub fn lstsq(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let op = "lstsq";
     let [m, n] = *a.dims() else {
-        return Err(Error::ShapeMismatch {
+        return Err(Error::NotAMatrix {
             op,
-            expected: "a matrix (rank 2, m × n)".into(),
-            got: format!("shape {:?}", a.dims()),
+            shape: a.dims().to_vec(),
+            need: "a matrix (rank 2, m × n)",
         });
     };
     let p = super::promote(op, &[a, b])?;

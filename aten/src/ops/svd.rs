@@ -27,10 +27,10 @@ fn col_major_dense(x: Tensor) -> Result<Tensor> {
 fn matrix(op: &'static str, a: &Tensor) -> Result<(usize, usize)> {
     match *a.dims() {
         [m, n] => Ok((m, n)),
-        _ => Err(Error::ShapeMismatch {
+        _ => Err(Error::NotAMatrix {
             op,
-            expected: "a matrix (rank 2, m × n)".into(),
-            got: format!("shape {:?}", a.dims()),
+            shape: a.dims().to_vec(),
+            need: "a matrix (rank 2, m × n)",
         }),
     }
 }

@@ -497,10 +497,10 @@ impl<T: Scalar> HeevFaer<T> for GpuDevice {
         _z: *mut T,
         _ldz: usize,
     ) -> Result<()> {
-        Err(Error::InvalidArgument {
+        Err(Error::Unsupported {
             op: "heev_faer",
-            expected: "host memory (faer's eigensolver runs on the CPU)".into(),
-            given: "GPU memory; use LapackHeevd on the GPU".into(),
+            what: "GPU memory (faer\'s eigensolver runs on the CPU; use LapackHeevd on the GPU)"
+                .into(),
         })
     }
 }

@@ -133,10 +133,12 @@ impl Dims {
             }
         }
         if axes.len() > MAX_RANK {
-            return Err(Error::InvalidArgument {
+            return Err(Error::Unsupported {
                 op,
-                expected: format!("at most {MAX_RANK} axes on the GPU after merging dense ones"),
-                given: format!("shape {shape:?} with strides {a:?} and {b:?}"),
+                what: format!(
+                    "shape {shape:?} with strides {a:?} and {b:?} on the GPU (at most {MAX_RANK} \
+                     axes after merging dense ones)"
+                ),
             });
         }
         let mut d = Dims {

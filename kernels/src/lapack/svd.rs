@@ -64,11 +64,10 @@ pub(crate) fn plan_svd<T, R>(
 ) -> Result<Option<([i32; 5], [usize; 3])>> {
     let op = "svd";
     if m < n {
-        return Err(Error::InvalidArgument {
+        return Err(Error::NotAMatrix {
             op,
-            expected: "a tall or square matrix (m >= n; the tensor op svd transposes wide ones)"
-                .into(),
-            given: format!("m = {m}, n = {n}"),
+            shape: vec![m, n],
+            need: "a tall or square matrix (m >= n; the tensor op svd transposes wide ones)",
         });
     }
     check::leading_dim(op, "lda", lda, m)?;

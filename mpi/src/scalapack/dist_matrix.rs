@@ -169,10 +169,10 @@ impl<'g> DistMatrix<'g> {
         // dtype from the root's description.
         let local = comm.rooted_operand(OP, a, root, |a| match a.ndim() {
             2 => column_major_host(a),
-            _ => Err(Error::ShapeMismatch {
+            _ => Err(Error::NotAMatrix {
                 op: OP,
-                expected: "a matrix (rank 2)".into(),
-                got: format!("shape {:?}", a.dims()),
+                shape: a.dims().to_vec(),
+                need: "a matrix (rank 2)",
             }),
         });
         let info = comm.agree_rooted(OP, &local, a, root)?;

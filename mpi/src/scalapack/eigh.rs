@@ -144,8 +144,10 @@ fn check_square(a: &DistMatrix<'_>) -> Result<()> {
     if m != n || mb != nb {
         return Err(Error::ShapeMismatch {
             op: OP,
-            expected: "a square matrix in square blocks".into(),
-            got: format!("a {m} × {n} matrix in {mb} × {nb} blocks"),
+            expected: "a square matrix in square blocks (the matrix's and the block's shapes \
+                       given)"
+                .into(),
+            got: vec![vec![m, n], vec![mb, nb]],
         });
     }
     Ok(())

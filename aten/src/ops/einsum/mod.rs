@@ -161,7 +161,7 @@ impl Plan {
                         letters,
                         if t.has_ellipsis() { " or more" } else { "" }
                     ),
-                    got: format!("shape {:?}", x.dims()),
+                    got: vec![x.dims().to_vec()],
                 });
             };
             ell_width = ell_width.max(w);
@@ -198,10 +198,10 @@ impl Plan {
                         return Err(Error::ShapeMismatch {
                             op,
                             expected: format!(
-                                "label {} to have one size in \"{eq}\"",
+                                "label {} to have one size in \"{eq}\" (its sizes given)",
                                 label_name(l)
                             ),
-                            got: format!("sizes {m} and {n}"),
+                            got: vec![vec![*m], vec![n]],
                         })
                     }
                 }
@@ -244,10 +244,10 @@ impl Plan {
                         return Err(Error::ShapeMismatch {
                             op: "einsum",
                             expected: format!(
-                                "equal sizes for the repeated label {}",
+                                "equal sizes for the repeated label {} (its sizes given)",
                                 label_name(l)
                             ),
-                            got: format!("{} and {}", dims[p], x.dims()[d]),
+                            got: vec![vec![dims[p]], vec![x.dims()[d]]],
                         });
                     }
                     strides[p] += x.strides()[d];
@@ -305,7 +305,7 @@ impl Plan {
                 return Err(Error::ShapeMismatch {
                     op: "einsum",
                     expected: format!("an output tensor of shape {out_dims:?}"),
-                    got: format!("{:?}", o.dims()),
+                    got: vec![o.dims().to_vec()],
                 });
             }
         }
