@@ -76,6 +76,10 @@ impl Device for GpuDevice {
     const TYPE: DeviceType = DeviceType::Gpu;
 }
 
+/// Alignment of every host allocation, in bytes: a cache line, and enough for AVX-512
+/// loads of any element type.
+pub const CPU_ALIGN: usize = 64;
+
 #[cfg(test)]
 mod tests {
     use super::*;

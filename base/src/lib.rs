@@ -20,6 +20,7 @@ pub mod dtype;
 pub mod error;
 pub mod fence;
 pub mod gpu;
+pub mod pool;
 
 pub use cast::CastFrom;
 pub use device::{CpuDevice, Device, DeviceType, GpuDevice};

@@ -5,6 +5,7 @@
 //! `elementwise`, `threshold`, `gemm`, `eigh`, `large`, `toolkit`, `fft`, `gpu`; the GPU tables print
 //! why they are skipped when no GPU is usable).
 
+mod elementwise;
 mod fft;
 mod goals;
 mod gpu;
@@ -34,8 +35,8 @@ fn main() {
         ("goals", goals::goal_table),
         ("blas", kernels::blas_overhead),
         ("lapack", kernels::lapack_overhead),
-        ("elementwise", kernels::elementwise_vs_loops),
-        ("threshold", kernels::threshold_table),
+        ("elementwise", elementwise::elementwise_vs_loops),
+        ("threshold", elementwise::threshold_table),
         ("gemm", ops::gemm_vs_zgemm),
         ("eigh", ops::eigh_table),
         ("policy", policy::eigh_policy),

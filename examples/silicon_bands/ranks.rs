@@ -9,6 +9,12 @@
 //! one process).
 
 use super::*;
+#[cfg(feature = "mpi")]
+use crate::model::RY_EV;
+#[cfg(feature = "mpi")]
+use ctensor::{DataType, DeviceType, EighRange, Tensor};
+#[cfg(feature = "mpi")]
+use std::sync::atomic::Ordering;
 
 /// The communicator the demo runs on: MPI's world in an `mpi` build; in any other build
 /// a type with no values, so the single-process path is all there is.

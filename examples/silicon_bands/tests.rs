@@ -2,6 +2,8 @@
 //! each other, and the command line's refusals.
 
 use super::*;
+use crate::model::{potential, MATERIALS, RY_EV};
+use ctensor::{eigvalsh, DataType, DeviceType, EigBackend, EighRange, Tensor};
 
 /// `--solver davidson` (FFT operator, never forming H) gives the dense solver's bands
 /// to 1e-8 Ry for all 14 materials, with fixed bases of 169 and 531 plane waves and

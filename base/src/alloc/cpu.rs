@@ -7,9 +7,7 @@ use super::host_cache;
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
 
-/// Alignment of every host allocation, in bytes: a cache line, and enough for AVX-512
-/// loads of any element type.
-pub const CPU_ALIGN: usize = 64;
+pub use crate::device::CPU_ALIGN;
 
 /// The size of a transparent huge page on x86-64 and aarch64 Linux (2 MiB). Blocks of at
 /// least this size are, with `CTENSOR_HUGE_PAGES=1`, aligned to it and offered to the

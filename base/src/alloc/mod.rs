@@ -2,12 +2,14 @@
 //! destructor dispatch on the device.
 
 mod cpu;
-mod gpu;
 pub mod host_cache;
-pub mod pool;
 
+pub use crate::gpu::blocks::gpu_unavailable;
+/// The caching pool, under its former path (it now lives at [`crate::pool`]).
+pub use crate::pool;
 pub use cpu::CPU_ALIGN;
-pub use gpu::gpu_unavailable;
+
+use crate::gpu::blocks as gpu;
 
 use std::ptr::NonNull;
 use std::sync::Arc;

@@ -13,9 +13,9 @@ use cudarc::driver::sys;
 
 use super::context::{context, driver_err, lock, GpuContext};
 use super::{CopyKind, ALLOC_ENV};
-use crate::alloc::pool::{Backend, MemoryStats, Pool};
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
+use crate::pool::{Backend, MemoryStats, Pool};
 
 /// Bytes per pinned staging buffer.
 pub const STAGING_CHUNK: usize = 4 << 20;
@@ -486,9 +486,9 @@ pub unsafe fn copy_d2d(dst: u64, src: u64, bytes: usize) -> Result<()> {
             .map_err(driver_err("cuMemcpyDtoDAsync"))
     };
     if overlap {
-        let tmp = crate::alloc::Allocation::zeroed(DeviceType::Gpu, bytes)?;
-        copy(tmp.as_ptr() as u64, src)?;
-        copy(dst, tmp.as_ptr() as u64)
+        let tmp = super::blocks::DeviceBlock::zeroed(bytes)?;
+        copy(tmp.addr(), src)?;
+        copy(dst, tmp.addr())
     } else {
         copy(dst, src)
     }

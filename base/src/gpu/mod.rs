@@ -25,28 +25,31 @@
 //! ```
 
 #[cfg(feature = "cuda")]
-mod context;
+pub(crate) mod blocks;
 #[cfg(feature = "cuda")]
+mod context;
 mod memory;
+mod nvrtc;
 #[cfg(feature = "cuda")]
 mod stream;
 #[cfg(not(feature = "cuda"))]
 mod stream_stub;
 
 #[cfg(feature = "cuda")]
-pub use context::{context, is_unknown_arch, FftPlanKey, GpuContext, KernelName, KernelSource};
+pub use context::{context, FftPlanKey, GpuContext};
 #[cfg(feature = "cuda")]
 pub(crate) use memory::{alloc_zeroed as memory_alloc_zeroed, free as memory_free};
 #[cfg(feature = "cuda")]
 pub use memory::{copy_d2d, copy_d2h, copy_h2d, is_cuda_pointer, STAGING_CHUNK};
 #[cfg(feature = "cuda")]
 pub(crate) use memory::{free_after as memory_free_after, pinned_alloc, pinned_free};
+pub use nvrtc::{is_unknown_arch, KernelName, KernelSource};
 #[cfg(feature = "cuda")]
 pub use stream::{Event, Stream};
 #[cfg(not(feature = "cuda"))]
 pub use stream_stub::{Event, Stream};
 
-pub use crate::alloc::pool::MemoryStats;
+pub use crate::pool::MemoryStats;
 
 use crate::device::DeviceType;
 use crate::error::{Error, Result};
@@ -111,7 +114,7 @@ pub fn synchronize() -> Result<()> {
 /// The counters of the GPU's caching allocator: bytes allocated and reserved (now and
 /// at their peaks), live blocks, allocations, cache hits, segments, out-of-memory
 /// retries. Device memory goes through the cache unless `CTENSOR_ALLOC=direct` (then
-/// the counters stay zero). See [`crate::alloc::pool`].
+/// the counters stay zero). See [`crate::pool`].
 pub fn memory_stats() -> Result<MemoryStats> {
     #[cfg(feature = "cuda")]
     {

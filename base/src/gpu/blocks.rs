@@ -1,11 +1,13 @@
-//! Device memory on the GPU, through the runtime in [`crate::gpu`]. In a build without
+//! Blocks of device and pinned memory for [`Allocation`](crate::alloc::Allocation): the
+//! one place that asks the GPU runtime for them. In a build without
 //! the `cuda` feature, or on a machine without a usable GPU, every request is answered
 //! with [`Error::DeviceUnavailable`], never a silent no-op.
 
 use std::ptr::NonNull;
 
 #[cfg(feature = "cuda")]
-use super::cpu::CPU_ALIGN;
+use crate::device::CPU_ALIGN;
+
 use crate::error::{Error, Result};
 
 /// The `DeviceUnavailable` error for a GPU request that cannot be served, with the
@@ -48,7 +50,7 @@ fn block(
 }
 
 #[cfg(feature = "cuda")]
-pub(super) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
+pub(crate) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
     block(
         bytes,
         crate::DeviceType::Gpu,
@@ -60,7 +62,7 @@ pub(super) fn alloc_zeroed(bytes: usize) -> Result<NonNull<u8>> {
 /// # Safety
 /// `ptr` and `bytes` are what `alloc_zeroed` returned and gave; freed once.
 #[cfg(feature = "cuda")]
-pub(super) unsafe fn dealloc(ptr: NonNull<u8>, bytes: usize) {
+pub(crate) unsafe fn dealloc(ptr: NonNull<u8>, bytes: usize) {
     if bytes > 0 {
         // SAFETY: the caller's contract.
         unsafe { crate::gpu::memory_free(ptr.as_ptr() as u64) };
@@ -68,19 +70,19 @@ pub(super) unsafe fn dealloc(ptr: NonNull<u8>, bytes: usize) {
 }
 
 #[cfg(not(feature = "cuda"))]
-pub(super) fn alloc_zeroed(_bytes: usize) -> Result<NonNull<u8>> {
+pub(crate) fn alloc_zeroed(_bytes: usize) -> Result<NonNull<u8>> {
     Err(gpu_unavailable())
 }
 
 /// # Safety
 /// Never called: no GPU allocation can be made in this build.
 #[cfg(not(feature = "cuda"))]
-pub(super) unsafe fn dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
+pub(crate) unsafe fn dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
 
 /// `bytes` bytes of pinned host memory (not initialised); a dangling aligned pointer for
 /// zero bytes, once a GPU is known to be usable.
 #[cfg(feature = "cuda")]
-pub(super) fn pinned_alloc(bytes: usize) -> Result<NonNull<u8>> {
+pub(crate) fn pinned_alloc(bytes: usize) -> Result<NonNull<u8>> {
     block(
         bytes,
         crate::DeviceType::Cpu,
@@ -93,7 +95,7 @@ pub(super) fn pinned_alloc(bytes: usize) -> Result<NonNull<u8>> {
 /// `ptr` and `bytes` are what `pinned_alloc` returned and gave; freed once, after every
 /// copy that uses the memory has finished.
 #[cfg(feature = "cuda")]
-pub(super) unsafe fn pinned_dealloc(ptr: NonNull<u8>, bytes: usize) {
+pub(crate) unsafe fn pinned_dealloc(ptr: NonNull<u8>, bytes: usize) {
     if bytes > 0 {
         // SAFETY: the caller's contract.
         unsafe { crate::gpu::pinned_free(ptr.as_ptr() as u64) };
@@ -101,14 +103,14 @@ pub(super) unsafe fn pinned_dealloc(ptr: NonNull<u8>, bytes: usize) {
 }
 
 #[cfg(not(feature = "cuda"))]
-pub(super) fn pinned_alloc(_bytes: usize) -> Result<NonNull<u8>> {
+pub(crate) fn pinned_alloc(_bytes: usize) -> Result<NonNull<u8>> {
     Err(gpu_unavailable())
 }
 
 /// # Safety
 /// Never called: no pinned allocation can be made in this build.
 #[cfg(not(feature = "cuda"))]
-pub(super) unsafe fn pinned_dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
+pub(crate) unsafe fn pinned_dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
 
 /// Hands a GPU or pinned block to its pool to free once `fences` complete: `None` when
 /// the pool took it, the fences back when that cannot be done (no pools:
@@ -118,7 +120,7 @@ pub(super) unsafe fn pinned_dealloc(_ptr: NonNull<u8>, _bytes: usize) {}
 /// `ptr` and `bytes` are what the matching allocator returned and gave; when this
 /// returns `None` the block counts as freed.
 #[cfg(feature = "cuda")]
-pub(super) unsafe fn free_after(
+pub(crate) unsafe fn free_after(
     ptr: NonNull<u8>,
     bytes: usize,
     pinned: bool,
@@ -134,11 +136,44 @@ pub(super) unsafe fn free_after(
 /// # Safety
 /// Never called with a block: none can be made in this build.
 #[cfg(not(feature = "cuda"))]
-pub(super) unsafe fn free_after(
+pub(crate) unsafe fn free_after(
     _ptr: NonNull<u8>,
     _bytes: usize,
     _pinned: bool,
     fences: Vec<std::sync::Arc<dyn crate::fence::Fence>>,
 ) -> Option<Vec<std::sync::Arc<dyn crate::fence::Fence>>> {
     Some(fences)
+}
+
+/// A temporary block of device memory of the runtime's own (an overlapping copy's
+/// staging), freed when dropped.
+#[cfg(feature = "cuda")]
+pub(crate) struct DeviceBlock {
+    ptr: NonNull<u8>,
+    bytes: usize,
+}
+
+#[cfg(feature = "cuda")]
+impl DeviceBlock {
+    /// `bytes` zeroed bytes of device memory.
+    pub(crate) fn zeroed(bytes: usize) -> Result<DeviceBlock> {
+        Ok(DeviceBlock {
+            ptr: alloc_zeroed(bytes)?,
+            bytes,
+        })
+    }
+
+    /// The block's device address.
+    pub(crate) fn addr(&self) -> u64 {
+        self.ptr.as_ptr() as u64
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Drop for DeviceBlock {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` and `bytes` are what `alloc_zeroed` returned and was given, and
+        // this is the only free.
+        unsafe { dealloc(self.ptr, self.bytes) }
+    }
 }
