@@ -2,6 +2,7 @@
 //! handles, wrong dtypes, bad shapes and codes, unavailable devices. Each returns its
 //! status and leaves a message naming the entry point; nothing panics across the border.
 #![allow(clippy::missing_safety_doc)]
+#![deny(unused_must_use)]
 
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
@@ -10,6 +11,9 @@ use ctensor::ffi::kernels::*;
 use ctensor::ffi::ops::*;
 use ctensor::ffi::status::{ct_last_error_message, ct_status, ct_status::*, ct_version};
 use ctensor::ffi::tensor::*;
+
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 fn message() -> String {
     // SAFETY: the thread's message is a valid C string until the next failing call.
@@ -43,14 +47,15 @@ fn foreign() -> *mut ct_tensor {
 }
 
 #[test]
-fn version_and_message_are_c_strings() {
+fn version_and_message_are_c_strings() -> TestResult {
     // SAFETY: static NUL-terminated storage.
-    let v = unsafe { CStr::from_ptr(ct_version()) }.to_str().unwrap();
+    let v = unsafe { CStr::from_ptr(ct_version()) }.to_str()?;
     assert_eq!(v, env!("CARGO_PKG_VERSION"));
+    Ok(())
 }
 
 #[test]
-fn tensor_creation_rejects_nulls_codes_and_devices() {
+fn tensor_creation_rejects_nulls_codes_and_devices() -> TestResult {
     let shape = [2usize, 3];
     let mut t = null_mut();
     // SAFETY (all calls): pointers are valid or deliberately null; the entry points
@@ -157,10 +162,11 @@ fn tensor_creation_rejects_nulls_codes_and_devices() {
             "`t`",
         );
     }
+    Ok(())
 }
 
 #[test]
-fn every_handle_entry_point_rejects_null_and_foreign_handles() {
+fn every_handle_entry_point_rejects_null_and_foreign_handles() -> TestResult {
     // Raw out-pointers, so the boxed closures below can share them.
     let (mut slot, mut pslot, mut nslot, mut cslot) =
         (null_mut(), null_mut::<c_void>(), 0usize, 0i32);
@@ -251,10 +257,11 @@ fn every_handle_entry_point_rejects_null_and_foreign_handles() {
             );
         }
     }
+    Ok(())
 }
 
 #[test]
-fn handle_entry_points_report_dtype_shape_and_argument_errors() {
+fn handle_entry_points_report_dtype_shape_and_argument_errors() -> TestResult {
     let a = zeros(1, &[2, 3]);
     let i = zeros(2, &[3, 3]);
     let f = zeros(0, &[2, 3]);
@@ -416,10 +423,11 @@ fn handle_entry_points_report_dtype_shape_and_argument_errors() {
             assert_eq!(ct_tensor_free(t), CT_OK);
         }
     }
+    Ok(())
 }
 
 #[test]
-fn raw_kernels_report_bad_characters_sizes_nulls_and_dtypes() {
+fn raw_kernels_report_bad_characters_sizes_nulls_and_dtypes() -> TestResult {
     let a = [1.0f64; 4];
     let mut c = [0.0f64; 4];
     let z = [ct_c64 { re: 1.0, im: 0.0 }; 4];
@@ -639,10 +647,11 @@ fn raw_kernels_report_bad_characters_sizes_nulls_and_dtypes() {
         );
         assert_eq!(w, [2.0, 3.0]);
     }
+    Ok(())
 }
 
 #[test]
-fn devices_report_availability_and_thread_counts_are_checked() {
+fn devices_report_availability_and_thread_counts_are_checked() -> TestResult {
     use ctensor::ffi::devices::*;
     let mut ok = -1;
     // SAFETY: valid out-pointer, or deliberately null.
@@ -665,7 +674,7 @@ fn devices_report_availability_and_thread_counts_are_checked() {
         );
         if ctensor::gpu_available() {
             assert_eq!(ctensor::ffi::devices::ct_gpu_stream(&mut stream), CT_OK);
-            assert_eq!(stream as usize, ctensor::gpu_stream_handle().unwrap());
+            assert_eq!(stream as usize, ctensor::gpu_stream_handle()?);
             assert_eq!(ct_device_synchronize(1), CT_OK);
         } else {
             expect(
@@ -709,10 +718,11 @@ fn devices_report_availability_and_thread_counts_are_checked() {
         );
     }
     assert_eq!(ct_set_num_threads(2), CT_OK);
+    Ok(())
 }
 
 #[test]
-fn from_host_copies_unaligned_buffers_and_clones_keep_the_memory_order() {
+fn from_host_copies_unaligned_buffers_and_clones_keep_the_memory_order() -> TestResult {
     // f64 values at an odd byte offset: misaligned for the dtype.
     let vals = [1.5f64, -2.0, 3.25, 4.0, 5.0, 6.5];
     let mut bytes = [0u8; 1 + 48];
@@ -759,10 +769,11 @@ fn from_host_copies_unaligned_buffers_and_clones_keep_the_memory_order() {
         }
         assert_eq!(cs, want_strides, "clone of order {order}");
     }
+    Ok(())
 }
 
 #[test]
-fn every_kind_of_stale_or_foreign_handle_is_one_status() {
+fn every_kind_of_stale_or_foreign_handle_is_one_status() -> TestResult {
     use ctensor::ffi::memory::*;
     // SAFETY: every pointer is either valid or checked against the live sets before use.
     unsafe {
@@ -806,4 +817,5 @@ fn every_kind_of_stale_or_foreign_handle_is_one_status() {
             "not a live ct_tensor",
         );
     }
+    Ok(())
 }

@@ -4,8 +4,12 @@
 //! option structs as `bind(c)` types, and generic `ct_map` wrappers. This test fails when
 //! the committed module differs from what the header gives, and when the header uses a C
 //! type the generator does not know; `make header` (`CTENSOR_WRITE_HEADER=1`) rewrites it.
+#![deny(unused_must_use)]
 
 use std::fmt::Write as _;
+
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 /// The C header without comments, one declaration per item.
 fn declarations(header: &str) -> Vec<String> {
@@ -316,14 +320,14 @@ fn generate(header: &str) -> String {
 }
 
 #[test]
-fn committed_fortran_module_matches_the_header() {
+fn committed_fortran_module_matches_the_header() -> TestResult {
     let dir = env!("CARGO_MANIFEST_DIR");
-    let header = std::fs::read_to_string(format!("{dir}/include/ctensor.h")).unwrap();
+    let header = std::fs::read_to_string(format!("{dir}/include/ctensor.h"))?;
     let generated = generate(&header);
     let path = format!("{dir}/include/ctensor.f90");
     if std::env::var_os("CTENSOR_WRITE_HEADER").is_some() {
-        std::fs::write(&path, &generated).unwrap();
-        return;
+        std::fs::write(&path, &generated)?;
+        return Ok(());
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
@@ -348,4 +352,5 @@ fn committed_fortran_module_matches_the_header() {
             "no interface for {name}"
         );
     }
+    Ok(())
 }

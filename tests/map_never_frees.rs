@@ -1,12 +1,16 @@
 //! Dropping a TensorMap — and every view and shallow copy of it — never frees the
 //! foreign memory. A global allocator that watches one address proves it: the watcher
 //! sees the `Vec`'s own free, so it would see ours too.
+#![deny(unused_must_use)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ctensor::{DataType, DeviceType, Error, Order, Tensor, TensorMap};
+
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 struct Watcher;
 static WATCHED: AtomicUsize = AtomicUsize::new(0);
@@ -31,19 +35,19 @@ unsafe impl GlobalAlloc for Watcher {
 static GLOBAL: Watcher = Watcher;
 
 #[test]
-fn dropping_a_map_and_its_views_never_frees_foreign_memory() {
+fn dropping_a_map_and_its_views_never_frees_foreign_memory() -> TestResult {
     let mut data: Vec<f64> = (0..12).map(f64::from).collect();
     WATCHED.store(data.as_mut_ptr() as usize, Ordering::SeqCst);
     {
         // SAFETY: `data` outlives the map and all its views (they die in this block).
-        let map =
-            unsafe { TensorMap::new(data.as_mut_ptr(), DeviceType::Cpu, &[3, 4], Order::RowMajor) }
-                .unwrap();
-        let row = map.index(1).unwrap();
-        let mut twin = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[1]).unwrap();
+        let map = unsafe {
+            TensorMap::new(data.as_mut_ptr(), DeviceType::Cpu, &[3, 4], Order::RowMajor)
+        }?;
+        let row = map.index(1)?;
+        let mut twin = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[1])?;
         twin.copy_from(&map);
         drop(map);
-        assert_eq!(row.to_vec::<f64>().unwrap(), [4.0, 5.0, 6.0, 7.0]);
+        assert_eq!(row.to_vec::<f64>()?, [4.0, 5.0, 6.0, 7.0]);
         drop(row);
         drop(twin);
     }
@@ -57,10 +61,11 @@ fn dropping_a_map_and_its_views_never_frees_foreign_memory() {
         FREED.load(Ordering::SeqCst),
         "the watcher must see the Vec's own free"
     );
+    Ok(())
 }
 
 #[test]
-fn keep_alive_handle_is_dropped_with_the_last_sharer() {
+fn keep_alive_handle_is_dropped_with_the_last_sharer() -> TestResult {
     struct Owner(Vec<f32>, Arc<AtomicBool>);
     impl Drop for Owner {
         fn drop(&mut self) {
@@ -74,24 +79,24 @@ fn keep_alive_handle_is_dropped_with_the_last_sharer() {
     // SAFETY: the memory lives inside `owner`, which the map keeps alive.
     let map = unsafe {
         TensorMap::with_keep_alive(ptr, DeviceType::Cpu, &[2, 3], Order::ColMajor, owner)
-    }
-    .unwrap();
-    let view = map.t().unwrap();
+    }?;
+    let view = map.t()?;
     drop(map);
     assert!(
         !dropped.load(Ordering::SeqCst),
         "a view still needs the memory"
     );
-    assert_eq!(view.to_vec::<f32>().unwrap(), [1.0; 6]);
+    assert_eq!(view.to_vec::<f32>()?, [1.0; 6]);
     drop(view);
     assert!(
         dropped.load(Ordering::SeqCst),
         "the last sharer releases the owner"
     );
+    Ok(())
 }
 
 #[test]
-fn fortran_array_maps_in_column_major_order_with_a_leading_dimension() {
+fn fortran_array_maps_in_column_major_order_with_a_leading_dimension() -> TestResult {
     // A(3, 2) stored with leading dimension 4 (a padded Fortran array).
     let mut a: Vec<f64> = vec![1.0, 2.0, 3.0, -1.0, 4.0, 5.0, 6.0, -1.0];
     // SAFETY: `a` outlives the map and is only accessed through it.
@@ -104,17 +109,17 @@ fn fortran_array_maps_in_column_major_order_with_a_leading_dimension() {
             &[1, 4],
             None,
         )
-    }
-    .unwrap();
-    assert_eq!(map.to_vec::<f64>().unwrap(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
-    map.set_at(&[2, 1], 60.0f64).unwrap();
+    }?;
+    assert_eq!(map.to_vec::<f64>()?, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    map.set_at(&[2, 1], 60.0f64)?;
     drop(map);
     assert_eq!(a[6], 60.0);
     assert_eq!(a[3], -1.0, "padding untouched");
+    Ok(())
 }
 
 #[test]
-fn map_constructor_errors() {
+fn map_constructor_errors() -> TestResult {
     let mut v = vec![0.0f64; 4];
     // SAFETY: every call below is rejected before the pointer is used, or maps `v` validly.
     unsafe {
@@ -203,4 +208,5 @@ fn map_constructor_errors() {
         .unwrap_err();
         assert!(matches!(e, Error::Overflow { .. }));
     }
+    Ok(())
 }

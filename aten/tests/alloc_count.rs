@@ -5,11 +5,15 @@
 //! dims, strides, buffer and memory); ops on operands of one dtype, shape and dense
 //! layout take a direct path that allocates nothing else. Promotion, broadcasting and
 //! strided operands take the general path, which allocates its views (checked below).
+#![deny(unused_must_use)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use ctensor_aten::{matmul, matmul_into, DataType, DeviceType, Tensor, Trans};
+
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 struct Counting;
 
@@ -54,10 +58,10 @@ fn count(mut f: impl FnMut()) -> usize {
 }
 
 #[test]
-fn small_ops_allocate_a_bounded_number_of_times() {
-    let a = Tensor::ones(DataType::Double, DeviceType::Cpu, &[4, 4]).unwrap();
-    let b = Tensor::ones(DataType::Double, DeviceType::Cpu, &[4, 4]).unwrap();
-    let mut c = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 4]).unwrap();
+fn small_ops_allocate_a_bounded_number_of_times() -> TestResult {
+    let a = Tensor::ones(DataType::Double, DeviceType::Cpu, &[4, 4])?;
+    let b = Tensor::ones(DataType::Double, DeviceType::Cpu, &[4, 4])?;
+    let mut c = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 4])?;
     let cases: Vec<(&str, usize, usize)> = vec![
         (
             "zeros 4×4",
@@ -84,10 +88,11 @@ fn small_ops_allocate_a_bounded_number_of_times() {
     }
     // The counter works: a batched product takes the general einsum path, which
     // allocates its plan and views.
-    let a3 = Tensor::ones(DataType::Double, DeviceType::Cpu, &[2, 4, 4]).unwrap();
+    let a3 = Tensor::ones(DataType::Double, DeviceType::Cpu, &[2, 4, 4])?;
     let general = count(|| drop(matmul(&a3, &a3).unwrap()));
     assert!(
         general > 12,
         "the einsum path made only {general} allocations"
     );
+    Ok(())
 }

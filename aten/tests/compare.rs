@@ -2,6 +2,7 @@
 //! `vector_norm` against plain Rust on hostile values (NaN, ±inf, ±0, ties, huge and tiny
 //! magnitudes), for every dtype they take, with broadcasting and promotion, on the CPU
 //! and (through `device_test!`) the GPU.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -47,7 +48,7 @@ fn pairs<D: Device>(dt: DataType) -> (Tensor, Tensor) {
     (x, y)
 }
 
-fn comparisons_of<D: Device, T: Scalar>() {
+fn comparisons_of<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let (x, y) = pairs::<D>(dt);
     let (xv, yv) = (values(&x), values(&y));
@@ -56,13 +57,9 @@ fn comparisons_of<D: Device, T: Scalar>() {
             .flat_map(|a| yv.iter().map(move |b| f(*a, *b) as i32))
             .collect()
     };
+    assert_eq!(mask(&x.equal(&y)?), outer(&|a, b| a == b), "{dt} equal");
     assert_eq!(
-        mask(&x.equal(&y).unwrap()),
-        outer(&|a, b| a == b),
-        "{dt} equal"
-    );
-    assert_eq!(
-        mask(&x.not_equal(&y).unwrap()),
+        mask(&x.not_equal(&y)?),
         outer(&|a, b| a != b),
         "{dt} not_equal"
     );
@@ -71,26 +68,10 @@ fn comparisons_of<D: Device, T: Scalar>() {
             assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
         }
     } else {
-        assert_eq!(
-            mask(&x.lt(&y).unwrap()),
-            outer(&|a, b| a.re < b.re),
-            "{dt} lt"
-        );
-        assert_eq!(
-            mask(&x.le(&y).unwrap()),
-            outer(&|a, b| a.re <= b.re),
-            "{dt} le"
-        );
-        assert_eq!(
-            mask(&x.gt(&y).unwrap()),
-            outer(&|a, b| a.re > b.re),
-            "{dt} gt"
-        );
-        assert_eq!(
-            mask(&x.ge(&y).unwrap()),
-            outer(&|a, b| a.re >= b.re),
-            "{dt} ge"
-        );
+        assert_eq!(mask(&x.lt(&y)?), outer(&|a, b| a.re < b.re), "{dt} lt");
+        assert_eq!(mask(&x.le(&y)?), outer(&|a, b| a.re <= b.re), "{dt} le");
+        assert_eq!(mask(&x.gt(&y)?), outer(&|a, b| a.re > b.re), "{dt} gt");
+        assert_eq!(mask(&x.ge(&y)?), outer(&|a, b| a.re >= b.re), "{dt} ge");
         let pick = |max: bool, a: f64, b: f64| {
             if a.is_nan() || b.is_nan() {
                 f64::NAN
@@ -100,10 +81,7 @@ fn comparisons_of<D: Device, T: Scalar>() {
                 a
             }
         };
-        for (max, got) in [
-            (true, x.maximum(&y).unwrap()),
-            (false, x.minimum(&y).unwrap()),
-        ] {
+        for (max, got) in [(true, x.maximum(&y)?), (false, x.minimum(&y)?)] {
             let want: Vec<f64> = xv
                 .iter()
                 .flat_map(|a| yv.iter().map(move |b| pick(max, a.re, b.re)))
@@ -119,19 +97,19 @@ fn comparisons_of<D: Device, T: Scalar>() {
     }
     let classes = [
         (
-            x.isnan().unwrap(),
+            x.isnan()?,
             xv.iter()
                 .map(|z| z.re.is_nan() || z.im.is_nan())
                 .collect::<Vec<_>>(),
         ),
         (
-            x.isfinite().unwrap(),
+            x.isfinite()?,
             xv.iter()
                 .map(|z| z.re.is_finite() && z.im.is_finite())
                 .collect(),
         ),
         (
-            x.isinf().unwrap(),
+            x.isinf()?,
             xv.iter()
                 .map(|z| {
                     !(z.re.is_nan() || z.im.is_nan()) && (z.re.is_infinite() || z.im.is_infinite())
@@ -143,60 +121,65 @@ fn comparisons_of<D: Device, T: Scalar>() {
         let want: Vec<i32> = want.into_iter().map(i32::from).collect();
         assert_eq!(mask(&got), want, "{dt} class {k}");
     }
+    Ok(())
 }
 
-device_test!(comparisons_and_classes_match_rust_for_every_dtype, D => {
+device_test!(comparisons_and_classes_match_rust_for_every_dtype, D -> Result {
     for_all_dtypes!(comparisons_of, D);
+    Ok(())
 });
 
-device_test!(mixed_types_and_numbers_promote_before_comparing, D => {
-    let i = on::<D>(Tensor::from_slice(&[1i32, 2, 3], &[3]).unwrap());
+device_test!(mixed_types_and_numbers_promote_before_comparing, D -> Result {
+    let i = on::<D>(Tensor::from_slice(&[1i32, 2, 3], &[3])?);
     // 2 < 2.5 only in f64: the number lifts the integer tensor.
-    assert_eq!(mask(&i.lt_scalar(2.5).unwrap()), [1, 1, 0]);
-    assert_eq!(mask(&i.ge_scalar(2).unwrap()), [0, 1, 1]);
-    assert_eq!(mask(&i.equal_scalar(2).unwrap()), [0, 1, 0]);
-    let f = on::<D>(Tensor::from_slice(&[0.5f32, 2.0, 3.5], &[3]).unwrap());
-    assert_eq!(mask(&i.gt(&f).unwrap()), [1, 0, 0]);
-    let z = on::<D>(Tensor::from_slice(&[c64::new(2.0, 0.0), c64::new(2.0, 1.0), c64::new(3.0, 0.0)], &[3]).unwrap());
-    assert_eq!(mask(&i.equal(&z).unwrap()), [0, 0, 1]);
-    assert!(i.lt(&on::<D>(Tensor::zeros(Double, D::TYPE, &[2]).unwrap())).is_err(), "shapes must broadcast");
+    assert_eq!(mask(&i.lt_scalar(2.5)?), [1, 1, 0]);
+    assert_eq!(mask(&i.ge_scalar(2)?), [0, 1, 1]);
+    assert_eq!(mask(&i.equal_scalar(2)?), [0, 1, 0]);
+    let f = on::<D>(Tensor::from_slice(&[0.5f32, 2.0, 3.5], &[3])?);
+    assert_eq!(mask(&i.gt(&f)?), [1, 0, 0]);
+    let z = on::<D>(Tensor::from_slice(&[c64::new(2.0, 0.0), c64::new(2.0, 1.0), c64::new(3.0, 0.0)], &[3])?);
+    assert_eq!(mask(&i.equal(&z)?), [0, 0, 1]);
+    assert!(i.lt(&on::<D>(Tensor::zeros(Double, D::TYPE, &[2])?)).is_err(), "shapes must broadcast");
+    Ok(())
 });
 
-device_test!(where_selects_with_broadcasting_and_any_mask_type, D => {
-    let m = on::<D>(Tensor::from_slice(&[0.0f64, 0.5, f64::NAN], &[3, 1]).unwrap());
-    let a = on::<D>(Tensor::from_slice(&[f64::INFINITY, -2.0], &[1, 2]).unwrap());
-    let b = on::<D>(Tensor::scalar(7i32).unwrap());
-    let got = where_cond(&m, &a, &b).unwrap();
+device_test!(where_selects_with_broadcasting_and_any_mask_type, D -> Result {
+    let m = on::<D>(Tensor::from_slice(&[0.0f64, 0.5, f64::NAN], &[3, 1])?);
+    let a = on::<D>(Tensor::from_slice(&[f64::INFINITY, -2.0], &[1, 2])?);
+    let b = on::<D>(Tensor::scalar(7i32)?);
+    let got = where_cond(&m, &a, &b)?;
     assert_eq!((got.dtype(), got.dims()), (Double, &[3, 2][..]));
     // 0 is false; 0.5 and NaN are true. Infinity passes through untouched.
-    assert_eq!(got.to_vec::<f64>().unwrap(), [7.0, 7.0, f64::INFINITY, -2.0, f64::INFINITY, -2.0]);
-    let c = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(0.0, 0.0)], &[2]).unwrap());
-    let got = where_cond(&c, &on::<D>(Tensor::scalar(1.0f32).unwrap()), &on::<D>(Tensor::scalar(0.0f32).unwrap())).unwrap();
-    assert_eq!(got.to_vec::<f32>().unwrap(), [1.0, 0.0], "an imaginary-only mask entry is true");
+    assert_eq!(got.to_vec::<f64>()?, [7.0, 7.0, f64::INFINITY, -2.0, f64::INFINITY, -2.0]);
+    let c = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(0.0, 0.0)], &[2])?);
+    let got = where_cond(&c, &on::<D>(Tensor::scalar(1.0f32)?), &on::<D>(Tensor::scalar(0.0f32)?))?;
+    assert_eq!(got.to_vec::<f32>()?, [1.0, 0.0], "an imaginary-only mask entry is true");
+    Ok(())
 });
 
-device_test!(clamp_any_and_all, D => {
-    let x = on::<D>(Tensor::from_slice(&[-5.0f64, 0.5, f64::NAN, 9.0], &[4]).unwrap());
-    let got = x.clamp(Some(-1.0), Some(1.0)).unwrap().to_vec::<f64>().unwrap();
+device_test!(clamp_any_and_all, D -> Result {
+    let x = on::<D>(Tensor::from_slice(&[-5.0f64, 0.5, f64::NAN, 9.0], &[4])?);
+    let got = x.clamp(Some(-1.0), Some(1.0))?.to_vec::<f64>()?;
     assert_eq!(got[..2], [-1.0, 0.5]);
     assert!(got[2].is_nan());
     assert_eq!(got[3], 1.0);
-    assert_eq!(x.clamp(None::<f64>, Some(0.0)).unwrap().to_vec::<f64>().unwrap()[3], 0.0);
-    let i = on::<D>(Tensor::from_slice(&[-3i32, 4], &[2]).unwrap());
-    let c = i.clamp(Some(-1.5), None::<f64>).unwrap();
-    assert_eq!((c.dtype(), c.to_vec::<f64>().unwrap()), (Double, vec![-1.5, 4.0]));
+    assert_eq!(x.clamp(None::<f64>, Some(0.0))?.to_vec::<f64>()?[3], 0.0);
+    let i = on::<D>(Tensor::from_slice(&[-3i32, 4], &[2])?);
+    let c = i.clamp(Some(-1.5), None::<f64>)?;
+    assert_eq!((c.dtype(), c.to_vec::<f64>()?), (Double, vec![-1.5, 4.0]));
     let e = x.clamp(Some(2.0), Some(1.0)).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "clamp", .. }), "{e}");
-    let with_zero = on::<D>(Tensor::from_slice(&[0.0f64, -0.0, 2.0], &[3]).unwrap());
-    assert!(with_zero.any().unwrap() && !with_zero.all().unwrap());
-    let zeros = on::<D>(Tensor::from_slice(&[0.0f64, -0.0], &[2]).unwrap());
-    assert!(!zeros.any().unwrap(), "-0.0 is zero");
-    assert!(on::<D>(Tensor::from_slice(&[f64::NAN, 1.0], &[2]).unwrap()).all().unwrap(), "NaN is nonzero");
-    let empty = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3]).unwrap());
-    assert!(!empty.any().unwrap() && empty.all().unwrap());
+    let with_zero = on::<D>(Tensor::from_slice(&[0.0f64, -0.0, 2.0], &[3])?);
+    assert!(with_zero.any()? && !with_zero.all()?);
+    let zeros = on::<D>(Tensor::from_slice(&[0.0f64, -0.0], &[2])?);
+    assert!(!zeros.any()?, "-0.0 is zero");
+    assert!(on::<D>(Tensor::from_slice(&[f64::NAN, 1.0], &[2])?).all()?, "NaN is nonzero");
+    let empty = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3])?);
+    assert!(!empty.any()? && empty.all()?);
+    Ok(())
 });
 
-fn norms_of<D: Device, T: Scalar>() {
+fn norms_of<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let (big, tiny) = if matches!(dt, Float | ComplexFloat) {
         (1e30, 1e-30)
@@ -215,13 +198,8 @@ fn norms_of<D: Device, T: Scalar>() {
     let flat: Vec<f64> = (0..3)
         .flat_map(|r| cols.iter().map(move |c| c[r]))
         .collect();
-    let x = on::<D>(
-        Tensor::from_slice(&flat, &[3, 6])
-            .unwrap()
-            .cast(dt)
-            .unwrap(),
-    );
-    let two: Vec<f64> = values(&x.vector_norm(&[0], NormOrd::Two).unwrap())
+    let x = on::<D>(Tensor::from_slice(&flat, &[3, 6])?.cast(dt)?);
+    let two: Vec<f64> = values(&x.vector_norm(&[0], NormOrd::Two)?)
         .iter()
         .map(|z| z.re)
         .collect();
@@ -237,72 +215,73 @@ fn norms_of<D: Device, T: Scalar>() {
         };
         assert!(ok, "{dt} 2-norm of column {k}: {g} vs {w}");
     }
-    let one = values(&x.vector_norm(&[0], NormOrd::One).unwrap());
+    let one = values(&x.vector_norm(&[0], NormOrd::One)?);
     assert!((one[0].re - 19.0).abs() <= tol * 19.0, "{dt} 1-norm");
-    let inf = values(&x.vector_norm(&[0], NormOrd::Inf).unwrap());
+    let inf = values(&x.vector_norm(&[0], NormOrd::Inf)?);
     assert_eq!(inf[0].re, 12.0, "{dt} ∞-norm");
     // Over both axes of the first column pair: the Frobenius norm √(169 + …).
-    let ord = x.narrow(1, 0, 1).unwrap();
-    let fro = values(&ord.vector_norm(&[0, 1], NormOrd::Two).unwrap());
+    let ord = x.narrow(1, 0, 1)?;
+    let fro = values(&ord.vector_norm(&[0, 1], NormOrd::Two)?);
     assert!((fro[0].re - 13.0).abs() <= tol * 13.0, "{dt} Frobenius");
-    assert_eq!(
-        x.vector_norm(&[0], NormOrd::Two).unwrap().dtype(),
-        dt.real_type()
-    );
+    assert_eq!(x.vector_norm(&[0], NormOrd::Two)?.dtype(), dt.real_type());
+    Ok(())
 }
 
-device_test!(vector_norm_neither_overflows_nor_underflows, D => {
-    norms_of::<D, f32>();
-    norms_of::<D, f64>();
-    norms_of::<D, ctensor_aten::c32>();
-    norms_of::<D, c64>();
-    let i = on::<D>(Tensor::zeros(Int, D::TYPE, &[2]).unwrap());
+device_test!(vector_norm_neither_overflows_nor_underflows, D -> Result {
+    norms_of::<D, f32>()?;
+    norms_of::<D, f64>()?;
+    norms_of::<D, ctensor_aten::c32>()?;
+    norms_of::<D, c64>()?;
+    let i = on::<D>(Tensor::zeros(Int, D::TYPE, &[2])?);
     assert!(matches!(i.vector_norm(&[0], NormOrd::Two).unwrap_err(), Error::UnsupportedDType { .. }));
     // A random complex block: each column's norm against a plain loop.
     let (r, v) = random_on::<D, c64>(&mut rng(3), &[257, 5]);
-    let got = r.vector_norm(&[0], NormOrd::Two).unwrap().to_vec::<f64>().unwrap();
+    let got = r.vector_norm(&[0], NormOrd::Two)?.to_vec::<f64>()?;
     for c in 0..5 {
         let want: f64 = (0..257).map(|i| v[i * 5 + c].norm_sqr()).sum::<f64>().sqrt();
         assert!((got[c] - want).abs() <= 1e-14 * want, "column {c}");
     }
+    Ok(())
 });
 
-device_test!(norms_of_empty_axes_and_views, D => {
-    let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3]).unwrap());
+device_test!(norms_of_empty_axes_and_views, D -> Result {
+    let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3])?);
     // The 1- and 2-norms of nothing are 0 (NumPy's answer); ∞ has no maximum.
     for ord in [NormOrd::Two, NormOrd::One] {
-        let n = z.vector_norm(&[0], ord).unwrap();
-        assert_eq!((n.dims(), n.to_vec::<f32>().unwrap()), (&[3][..], vec![0.0; 3]), "{ord:?}");
+        let n = z.vector_norm(&[0], ord)?;
+        assert_eq!((n.dims(), n.to_vec::<f32>()?), (&[3][..], vec![0.0; 3]), "{ord:?}");
     }
     let e = z.vector_norm(&[0], NormOrd::Inf).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "vector_norm", .. }), "{e}");
     // Views: columns of a transposed view are the rows of the original.
     let (x, xv) = random_on::<D, f64>(&mut rng(21), &[4, 7]);
-    let got = x.t().unwrap().vector_norm(&[0], NormOrd::Two).unwrap().to_vec::<f64>().unwrap();
+    let got = x.t()?.vector_norm(&[0], NormOrd::Two)?.to_vec::<f64>()?;
     for r in 0..4 {
         let want: f64 = (0..7).map(|c| xv[r * 7 + c] * xv[r * 7 + c]).sum::<f64>().sqrt();
         assert!((got[r] - want).abs() <= 4.0 * f64::EPSILON * want, "row {r}");
     }
     // Comparisons and math on a transposed view equal those on its dense copy.
-    let (xt, xc) = (x.t().unwrap(), x.t().unwrap().contiguous().unwrap());
-    assert_eq!(mask(&xt.gt_scalar(0.0).unwrap()), mask(&xc.gt_scalar(0.0).unwrap()));
-    assert_eq!(values(&xt.sin().unwrap()), values(&xc.sin().unwrap()));
+    let (xt, xc) = (x.t()?, x.t()?.contiguous()?);
+    assert_eq!(mask(&xt.gt_scalar(0.0)?), mask(&xc.gt_scalar(0.0)?));
+    assert_eq!(values(&xt.sin()?), values(&xc.sin()?));
     // A NaN bound has no order: refused.
     let e = x.clamp(Some(f64::NAN), Some(1.0)).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "clamp", .. }), "{e}");
+    Ok(())
 });
 
-device_test!(vdot_along_an_axis_gives_per_column_inner_products, D => {
+device_test!(vdot_along_an_axis_gives_per_column_inner_products, D -> Result {
     let (x, xv) = random_on::<D, c64>(&mut rng(11), &[257, 4]);
     let (y, yv) = random_on::<D, c64>(&mut rng(12), &[257, 4]);
-    let got = x.vdot_along(&y, &[0]).unwrap().to_vec::<c64>().unwrap();
+    let got = x.vdot_along(&y, &[0])?.to_vec::<c64>()?;
     for c in 0..4 {
         let want: c64 = (0..257).map(|i| xv[i * 4 + c].conj() * yv[i * 4 + c]).sum();
         assert!((got[c] - want).norm() <= 1e-13 * want.norm().max(1.0), "column {c}");
     }
     // Real with complex promotes; a shape that does not broadcast names the op.
-    let r = on::<D>(Tensor::ones(Double, D::TYPE, &[257, 1]).unwrap());
-    assert_eq!(r.vdot_along(&y, &[0]).unwrap().dims(), [4]);
-    let e = x.vdot_along(&on::<D>(Tensor::ones(Double, D::TYPE, &[3]).unwrap()), &[0]).unwrap_err();
+    let r = on::<D>(Tensor::ones(Double, D::TYPE, &[257, 1])?);
+    assert_eq!(r.vdot_along(&y, &[0])?.dims(), [4]);
+    let e = x.vdot_along(&on::<D>(Tensor::ones(Double, D::TYPE, &[3])?), &[0]).unwrap_err();
     assert!(e.to_string().starts_with("vdot_along"), "{e}");
+    Ok(())
 });

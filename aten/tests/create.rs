@@ -1,14 +1,15 @@
 //! Every constructor, for every data type, and the errors creation can give; the
 //! constructors also on the GPU through `device_test!` (one `SKIP` line without one).
+#![deny(unused_must_use)]
 
 mod common;
 
-use common::{on, random_vec, rng};
+use common::{on, random_vec, rng, TestResult};
 use ctensor_aten::{DataType, Device, DeviceType, Error, Order, Scalar, Tensor};
 
 const CPU: DeviceType = DeviceType::Cpu;
 
-fn constructors_give_the_values_they_promise<D: Device, T: Scalar>() {
+fn constructors_give_the_values_they_promise<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     for shape in [
         &[][..],
@@ -21,38 +22,35 @@ fn constructors_give_the_values_they_promise<D: Device, T: Scalar>() {
     ] {
         let n: usize = shape.iter().product();
         for t in [
-            Tensor::new(dt, D::TYPE, shape).unwrap(),
-            Tensor::zeros(dt, D::TYPE, shape).unwrap(),
-            Tensor::empty(dt, D::TYPE, shape).unwrap(),
+            Tensor::new(dt, D::TYPE, shape)?,
+            Tensor::zeros(dt, D::TYPE, shape)?,
+            Tensor::empty(dt, D::TYPE, shape)?,
         ] {
             assert_eq!((t.dtype(), t.device(), t.dims()), (dt, D::TYPE, shape));
             assert!(t.is_contiguous() && t.owns_memory());
-            assert!(
-                t.to_vec::<T>().unwrap() == vec![T::zero(); n],
-                "{dt} {shape:?}"
-            );
+            assert!(t.to_vec::<T>()? == vec![T::zero(); n], "{dt} {shape:?}");
         }
-        let ones = Tensor::ones(dt, D::TYPE, shape).unwrap();
-        assert!(ones.to_vec::<T>().unwrap() == vec![T::one(); n]);
+        let ones = Tensor::ones(dt, D::TYPE, shape)?;
+        assert!(ones.to_vec::<T>()? == vec![T::one(); n]);
         let v = random_vec::<T>(&mut rng(n as u64), 1)[0];
-        let full = Tensor::full(v, D::TYPE, shape).unwrap();
+        let full = Tensor::full(v, D::TYPE, shape)?;
         assert_eq!(full.dtype(), dt);
-        assert!(full.to_vec::<T>().unwrap() == vec![v; n]);
+        assert!(full.to_vec::<T>()? == vec![v; n]);
         let data = random_vec::<T>(&mut rng(7), n);
-        let a = on::<D>(Tensor::from_slice(&data, shape).unwrap());
-        let b = on::<D>(Tensor::from_vec(data.clone(), shape).unwrap());
-        assert!(a.to_vec::<T>().unwrap() == data && b.to_vec::<T>().unwrap() == data);
-        assert_eq!(a.as_ptr::<T>().unwrap() as usize % 64, 0, "64-byte aligned");
-        let f = Tensor::new_in_order(dt, D::TYPE, shape, Order::ColMajor).unwrap();
+        let a = on::<D>(Tensor::from_slice(&data, shape)?);
+        let b = on::<D>(Tensor::from_vec(data.clone(), shape)?);
+        assert!(a.to_vec::<T>()? == data && b.to_vec::<T>()? == data);
+        assert_eq!(a.as_ptr::<T>()? as usize % 64, 0, "64-byte aligned");
+        let f = Tensor::new_in_order(dt, D::TYPE, shape, Order::ColMajor)?;
         assert!(f.is_fortran_contiguous());
     }
-    let s = on::<D>(Tensor::scalar(T::one()).unwrap());
+    let s = on::<D>(Tensor::scalar(T::one())?);
     assert_eq!(s.ndim(), 0);
-    assert!(s.get_value::<T>(&[]).unwrap() == T::one());
+    assert!(s.get_value::<T>(&[])? == T::one());
     for n in [0, 1, 4, 300] {
-        let eye = Tensor::eye(dt, D::TYPE, n).unwrap();
+        let eye = Tensor::eye(dt, D::TYPE, n)?;
         assert_eq!(eye.dims(), [n, n]);
-        let v = eye.to_vec::<T>().unwrap();
+        let v = eye.to_vec::<T>()?;
         for i in 0..n {
             for j in 0..n {
                 let want = if i == j { T::one() } else { T::zero() };
@@ -60,23 +58,25 @@ fn constructors_give_the_values_they_promise<D: Device, T: Scalar>() {
             }
         }
     }
-    let r = Tensor::arange(dt, D::TYPE, 0.0, 5.0, 1.0).unwrap();
+    let r = Tensor::arange(dt, D::TYPE, 0.0, 5.0, 1.0)?;
     let want: Vec<T> = (0..5).map(|i| T::cast_from(i as f64)).collect();
-    assert!(r.to_vec::<T>().unwrap() == want, "{dt}");
+    assert!(r.to_vec::<T>()? == want, "{dt}");
+    Ok(())
 }
 
-device_test!(constructors_every_dtype, D => {
+device_test!(constructors_every_dtype, D -> Result {
     for_all_dtypes!(constructors_give_the_values_they_promise, D);
+    Ok(())
 });
 
-device_test!(arange_counts_like_numpy, D => {
-    let a = Tensor::arange(DataType::Double, D::TYPE, 1.0, 2.0, 0.25).unwrap();
-    assert_eq!(a.to_vec::<f64>().unwrap(), [1.0, 1.25, 1.5, 1.75]);
-    let b = Tensor::arange(DataType::Double, D::TYPE, 5.0, 0.0, -2.0).unwrap();
-    assert_eq!(b.to_vec::<f64>().unwrap(), [5.0, 3.0, 1.0]);
+device_test!(arange_counts_like_numpy, D -> Result {
+    let a = Tensor::arange(DataType::Double, D::TYPE, 1.0, 2.0, 0.25)?;
+    assert_eq!(a.to_vec::<f64>()?, [1.0, 1.25, 1.5, 1.75]);
+    let b = Tensor::arange(DataType::Double, D::TYPE, 5.0, 0.0, -2.0)?;
+    assert_eq!(b.to_vec::<f64>()?, [5.0, 3.0, 1.0]);
     assert_eq!(
         Tensor::arange(DataType::Int, D::TYPE, 3.0, 1.0, 1.0)
-            .unwrap()
+            ?
             .numel(),
         0
     );
@@ -104,10 +104,11 @@ device_test!(arange_counts_like_numpy, D => {
             "{e}"
         );
     }
+    Ok(())
 });
 
 #[test]
-fn from_slice_with_the_wrong_shape_is_a_shape_mismatch() {
+fn from_slice_with_the_wrong_shape_is_a_shape_mismatch() -> TestResult {
     let e = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[2, 2]).unwrap_err();
     assert!(
         matches!(
@@ -123,13 +124,14 @@ fn from_slice_with_the_wrong_shape_is_a_shape_mismatch() {
         e.to_string().contains("3 elements") && e.to_string().contains("4 elements"),
         "{e}"
     );
+    Ok(())
 }
 
 #[test]
-fn gpu_requests_without_a_gpu_are_device_unavailable_not_silent() {
+fn gpu_requests_without_a_gpu_are_device_unavailable_not_silent() -> TestResult {
     if ctensor_aten::gpu_available() {
         println!("SKIP: a GPU is usable here; tests/gpu_tensors.rs covers GPU tensors");
-        return;
+        return Ok(());
     }
     for dt in DataType::ALL {
         let e = Tensor::new(dt, DeviceType::Gpu, &[4]).unwrap_err();
@@ -146,15 +148,16 @@ fn gpu_requests_without_a_gpu_are_device_unavailable_not_silent() {
     }
     let e = Tensor::ones(DataType::Double, DeviceType::Gpu, &[2]).unwrap_err();
     assert!(matches!(e, Error::DeviceUnavailable { .. }));
-    let t = Tensor::ones(DataType::Double, CPU, &[2]).unwrap();
+    let t = Tensor::ones(DataType::Double, CPU, &[2])?;
     assert!(matches!(
         t.to_device(DeviceType::Gpu),
         Err(Error::DeviceUnavailable { .. })
     ));
+    Ok(())
 }
 
 #[test]
-fn impossible_sizes_are_overflow_or_alloc_errors() {
+fn impossible_sizes_are_overflow_or_alloc_errors() -> TestResult {
     let e = Tensor::new(DataType::Float, CPU, &[usize::MAX, 2]).unwrap_err();
     assert!(matches!(e, Error::Overflow { .. }), "{e}");
     let e = Tensor::new(DataType::ComplexDouble, CPU, &[usize::MAX / 8]).unwrap_err();
@@ -165,15 +168,16 @@ fn impossible_sizes_are_overflow_or_alloc_errors() {
         matches!(e, Error::Alloc { bytes, .. } if bytes == 1 << 48),
         "{e}"
     );
+    Ok(())
 }
 
 #[test]
-fn tensor_is_send_and_sync() {
+fn tensor_is_send_and_sync() -> TestResult {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Tensor>();
     assert_send_sync::<ctensor_aten::TensorMap>();
     // And it really is used from several threads at once.
-    let t = std::sync::Arc::new(Tensor::arange(DataType::Double, CPU, 0.0, 1000.0, 1.0).unwrap());
+    let t = std::sync::Arc::new(Tensor::arange(DataType::Double, CPU, 0.0, 1000.0, 1.0)?);
     let sums: Vec<f64> = (0..4)
         .map(|_| {
             let t = t.clone();
@@ -182,4 +186,5 @@ fn tensor_is_send_and_sync() {
         .map(|h| h.join().unwrap())
         .collect();
     assert_eq!(sums, [499500.0; 4]);
+    Ok(())
 }

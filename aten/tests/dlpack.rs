@@ -2,6 +2,7 @@
 //! device, a hand-made producer whose deleter must run exactly once whoever drops last,
 //! the read-only flag, the legacy struct, and every malformed input (each of which must
 //! still call the deleter once).
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -9,7 +10,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{on, random_vec, rng};
+use common::{on, random_vec, rng, TestResult};
 use ctensor_aten::dlpack::*;
 use ctensor_aten::{c64, DataType, Device, DeviceType, Error, Order, Scalar, Tensor};
 
@@ -29,13 +30,13 @@ fn expected_code(d: DataType) -> (u8, u8) {
     }
 }
 
-fn exports_describe_the_tensor<D: Device, T: Scalar>() {
+fn exports_describe_the_tensor<D: Device, T: Scalar>() -> TestResult {
     let v = random_vec::<T>(&mut rng(1), 5 * 7);
-    let base = on::<D>(Tensor::from_slice(&v, &[5, 7]).unwrap());
+    let base = on::<D>(Tensor::from_slice(&v, &[5, 7])?);
     // A view with an offset and non-unit strides: rows 1..4, every column, transposed.
-    let view = base.narrow(0, 1, 3).unwrap().t().unwrap();
+    let view = base.narrow(0, 1, 3)?.t()?;
     let before = Arc::strong_count(base.buffer());
-    let m = view.to_dlpack().unwrap();
+    let m = view.to_dlpack()?;
     assert_eq!(
         Arc::strong_count(base.buffer()),
         before + 1,
@@ -63,13 +64,15 @@ fn exports_describe_the_tensor<D: Device, T: Scalar>() {
         (mt.deleter.unwrap())(m);
     }
     assert_eq!(Arc::strong_count(base.buffer()), before);
+    Ok(())
 }
 
-device_test!(exports_describe_the_tensor_for_every_dtype, D => {
+device_test!(exports_describe_the_tensor_for_every_dtype, D -> Result {
     for_all_dtypes!(exports_describe_the_tensor, D);
+    Ok(())
 });
 
-fn round_trip<D: Device, T: Scalar>() {
+fn round_trip<D: Device, T: Scalar>() -> TestResult {
     for shape in [
         &[][..],
         &[0],
@@ -81,13 +84,13 @@ fn round_trip<D: Device, T: Scalar>() {
     ] {
         let n: usize = shape.iter().product();
         let v = random_vec::<T>(&mut rng(2), n);
-        let row = Tensor::from_slice(&v, shape).unwrap();
+        let row = Tensor::from_slice(&v, shape)?;
         let col = common::column_major(&row);
         for t in [row, col] {
             let t = on::<D>(t);
             let count = Arc::strong_count(t.buffer());
             // SAFETY: straight from `to_dlpack`, passed on once.
-            let back = unsafe { Tensor::from_dlpack(t.to_dlpack().unwrap()) }.unwrap();
+            let back = unsafe { Tensor::from_dlpack(t.to_dlpack()?) }?;
             assert_eq!(back.dtype(), T::DTYPE);
             assert_eq!(back.device(), D::TYPE);
             assert_eq!(back.dims(), shape);
@@ -101,54 +104,59 @@ fn round_trip<D: Device, T: Scalar>() {
             assert_eq!(Arc::strong_count(t.buffer()), count, "the deleter ran");
         }
     }
+    Ok(())
 }
 
-device_test!(round_trips_share_memory, D => {
+device_test!(round_trips_share_memory, D -> Result {
     for_all_dtypes!(round_trip, D);
+    Ok(())
 });
 
 #[test]
-fn writes_through_an_import_reach_the_exporter() {
-    let a = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[4]).unwrap();
+fn writes_through_an_import_reach_the_exporter() -> TestResult {
+    let a = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[4])?;
     // SAFETY: straight from `to_dlpack`, passed on once.
-    let mut b = unsafe { Tensor::from_dlpack(a.to_dlpack().unwrap()) }.unwrap();
-    b.set_at(&[2], c64::new(1.0, -2.0)).unwrap();
-    assert_eq!(a.get_value::<c64>(&[2]).unwrap(), c64::new(1.0, -2.0));
+    let mut b = unsafe { Tensor::from_dlpack(a.to_dlpack()?) }?;
+    b.set_at(&[2], c64::new(1.0, -2.0))?;
+    assert_eq!(a.get_value::<c64>(&[2])?, c64::new(1.0, -2.0));
     // The exported memory outlives the exporter.
     drop(a);
-    assert_eq!(b.to_vec::<c64>().unwrap()[2], c64::new(1.0, -2.0));
+    assert_eq!(b.to_vec::<c64>()?[2], c64::new(1.0, -2.0));
+    Ok(())
 }
 
 #[test]
-fn empty_tensors_export_a_null_data_pointer() {
-    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[0, 3]).unwrap();
-    let m = t.to_dlpack().unwrap();
+fn empty_tensors_export_a_null_data_pointer() -> TestResult {
+    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[0, 3])?;
+    let m = t.to_dlpack()?;
     // SAFETY: a live export.
     unsafe {
         assert!((*m).dl_tensor.data.is_null());
         assert_eq!((*m).dl_tensor.byte_offset, 0);
-        let back = Tensor::from_dlpack(m).unwrap();
+        let back = Tensor::from_dlpack(m)?;
         assert_eq!(back.dims(), [0, 3]);
     }
+    Ok(())
 }
 
 #[test]
-fn scoped_slices_cannot_be_exported() {
+fn scoped_slices_cannot_be_exported() -> TestResult {
     let data = vec![1.0f64; 4];
-    let e = Tensor::with_slice(&data, &[4], Order::RowMajor, |t| t.to_dlpack().map(|_| ()))
-        .unwrap()
+    let e = Tensor::with_slice(&data, &[4], Order::RowMajor, |t| t.to_dlpack().map(|_| ()))?
         .unwrap_err();
     assert!(e.to_string().contains("try_clone"), "{e}");
+    Ok(())
 }
 
 #[test]
-fn legacy_exports_round_trip() {
+fn legacy_exports_round_trip() -> TestResult {
     let v: Vec<f32> = random_vec(&mut rng(3), 12);
-    let t = Tensor::from_slice(&v, &[3, 4]).unwrap().t().unwrap();
+    let t = Tensor::from_slice(&v, &[3, 4])?.t()?;
     // SAFETY: straight from `to_dlpack_legacy`, passed on once.
-    let back = unsafe { Tensor::from_dlpack_legacy(t.to_dlpack_legacy().unwrap()) }.unwrap();
+    let back = unsafe { Tensor::from_dlpack_legacy(t.to_dlpack_legacy()?) }?;
     assert_eq!(back.strides(), [1, 4]);
-    assert_eq!(back.to_vec::<f32>().unwrap(), t.to_vec::<f32>().unwrap());
+    assert_eq!(back.to_vec::<f32>()?, t.to_vec::<f32>()?);
+    Ok(())
 }
 
 // ---- a producer of our own making ----------------------------------------------------
@@ -224,14 +232,14 @@ fn produce(
 }
 
 #[test]
-fn the_deleter_runs_once_when_the_last_sharer_drops() {
+fn the_deleter_runs_once_when_the_last_sharer_drops() -> TestResult {
     let data: Vec<f64> = (0..12).map(f64::from).collect();
     // Column-major 3 × 4, imported as it is.
     let (m, deleted) = produce(data, &[3, 4], Some(&[1, 3]), 0, |_| {});
     // SAFETY: a valid producer struct, passed on once.
-    let t = unsafe { Tensor::from_dlpack(m) }.unwrap();
-    assert_eq!(t.get_value::<f64>(&[1, 2]).unwrap(), 7.0);
-    let view = t.narrow(1, 1, 2).unwrap().t().unwrap();
+    let t = unsafe { Tensor::from_dlpack(m) }?;
+    assert_eq!(t.get_value::<f64>(&[1, 2])?, 7.0);
+    let view = t.narrow(1, 1, 2)?.t()?;
     let shared = t.share();
     let on_thread = t.share();
     drop(t);
@@ -243,21 +251,19 @@ fn the_deleter_runs_once_when_the_last_sharer_drops() {
         0,
         "the view still holds the memory"
     );
-    assert_eq!(
-        view.to_vec::<f64>().unwrap(),
-        [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
-    );
+    assert_eq!(view.to_vec::<f64>()?, [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
     // Results of operations are ordinary tensors and do not hold the producer's memory.
-    let copy = view.try_clone().unwrap();
+    let copy = view.try_clone()?;
     assert!(!copy.shares_memory_with(&view));
     drop(view);
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
     drop(copy);
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    Ok(())
 }
 
 #[test]
-fn the_read_only_flag_is_honoured() {
+fn the_read_only_flag_is_honoured() -> TestResult {
     let (m, deleted) = produce(
         vec![1.0, 2.0, 3.0],
         &[3],
@@ -266,31 +272,32 @@ fn the_read_only_flag_is_honoured() {
         |_| {},
     );
     // SAFETY: a valid producer struct, passed on once.
-    let mut t = unsafe { Tensor::from_dlpack(m) }.unwrap();
-    assert_eq!(t.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0]);
+    let mut t = unsafe { Tensor::from_dlpack(m) }?;
+    assert_eq!(t.to_vec::<f64>()?, [1.0, 2.0, 3.0]);
     for e in [
         t.set_at(&[0], 5.0).unwrap_err(),
         t.fill(0.0).unwrap_err(),
         t.data_mut::<f64>().map(|_| ()).unwrap_err(),
-        t.narrow(0, 1, 1).unwrap().zero().unwrap_err(),
+        t.narrow(0, 1, 1)?.zero().unwrap_err(),
     ] {
         assert!(matches!(e, Error::BorrowConflict { .. }), "{e}");
         assert!(e.to_string().contains("READ_ONLY"), "{e}");
     }
     // Reads and new results are fine, a copy is writable, and the flag travels on.
-    let mut c = t.try_clone().unwrap();
-    c.set_at(&[0], 5.0).unwrap();
-    let again = t.to_dlpack().unwrap();
+    let mut c = t.try_clone()?;
+    c.set_at(&[0], 5.0)?;
+    let again = t.to_dlpack()?;
     // SAFETY: a live export.
     assert_eq!(unsafe { (*again).flags } & DLPACK_FLAG_BITMASK_READ_ONLY, 1);
     // SAFETY: passed on once.
-    drop(unsafe { Tensor::from_dlpack(again) }.unwrap());
+    drop(unsafe { Tensor::from_dlpack(again) }?);
     drop(t);
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    Ok(())
 }
 
 #[test]
-fn malformed_tensors_are_refused_and_still_deleted() {
+fn malformed_tensors_are_refused_and_still_deleted() -> TestResult {
     type Edit = Box<dyn FnOnce(&mut DLManagedTensorVersioned)>;
     type Case = (&'static str, Vec<i64>, Option<Vec<i64>>, Edit);
     let cases: Vec<Case> = vec![
@@ -385,13 +392,14 @@ fn malformed_tensors_are_refused_and_still_deleted() {
     // SAFETY: null is allowed and refused.
     let e = unsafe { Tensor::from_dlpack(std::ptr::null_mut()) }.unwrap_err();
     assert!(e.to_string().contains("null"), "{e}");
+    Ok(())
 }
 
 #[test]
-fn gpu_memory_without_a_gpu_is_refused_and_deleted() {
+fn gpu_memory_without_a_gpu_is_refused_and_deleted() -> TestResult {
     if ctensor_aten::gpu_available() {
         println!("SKIP: gpu_memory_without_a_gpu: a GPU is present");
-        return;
+        return Ok(());
     }
     let (m, deleted) = produce(vec![0.0; 2], &[2], None, 0, |m| {
         m.dl_tensor.device.device_type = K_DL_CUDA;
@@ -400,10 +408,11 @@ fn gpu_memory_without_a_gpu_is_refused_and_deleted() {
     let e = unsafe { Tensor::from_dlpack(m) }.unwrap_err();
     assert!(matches!(e, Error::DeviceUnavailable { .. }), "{e}");
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    Ok(())
 }
 
 #[test]
-fn legacy_producers_with_null_strides_and_no_deleter() {
+fn legacy_producers_with_null_strides_and_no_deleter() -> TestResult {
     let mut data: Vec<i64> = (0..6).collect();
     // One row of three from the second element on (byte_offset 8).
     let mut shape = [1i64, 3];
@@ -428,31 +437,33 @@ fn legacy_producers_with_null_strides_and_no_deleter() {
         deleter: None,
     });
     // SAFETY: `data`, `shape` and `legacy` outlive the tensor (dropped below first).
-    let t = unsafe { Tensor::from_dlpack_legacy(&mut *legacy) }.unwrap();
+    let t = unsafe { Tensor::from_dlpack_legacy(&mut *legacy) }?;
     assert_eq!(t.dims(), [1, 3]);
     assert_eq!(
         t.device(),
         DeviceType::Cpu,
         "pinned host memory is host memory"
     );
-    assert_eq!(t.to_vec::<i64>().unwrap(), [1, 2, 3]);
+    assert_eq!(t.to_vec::<i64>()?, [1, 2, 3]);
     drop(t);
     drop(legacy);
+    Ok(())
 }
 
 #[test]
-fn every_dtype_code_maps_back() {
+fn every_dtype_code_maps_back() -> TestResult {
     for d in &DataType::ALL {
-        let t = Tensor::ones(*d, DeviceType::Cpu, &[3]).unwrap();
-        let m = t.to_dlpack().unwrap();
+        let t = Tensor::ones(*d, DeviceType::Cpu, &[3])?;
+        let m = t.to_dlpack()?;
         // SAFETY: a live export, passed on once.
-        let back = unsafe { Tensor::from_dlpack(m) }.unwrap();
+        let back = unsafe { Tensor::from_dlpack(m) }?;
         assert_eq!(back.dtype(), *d);
     }
+    Ok(())
 }
 
 #[test]
-fn struct_layouts_are_dlpacks() {
+fn struct_layouts_are_dlpacks() -> TestResult {
     // dlpack.h 1.1 on LP64, from its field lists (tests/c/dlpack.c asserts the same of
     // the C declarations in include/ctensor.h).
     use std::mem::{offset_of, size_of};
@@ -468,4 +479,5 @@ fn struct_layouts_are_dlpacks() {
     assert_eq!(size_of::<DLManagedTensorVersioned>(), 80);
     assert_eq!(offset_of!(DLManagedTensor, deleter), 56);
     assert_eq!(size_of::<DLManagedTensor>(), 64);
+    Ok(())
 }

@@ -3,6 +3,7 @@
 //! operand and path, alpha/beta everywhere, `out` over the caller's memory). On the
 //! CPU and, through `device_test!`, on the GPU (one `SKIP` line per test without one).
 #![allow(clippy::needless_range_loop)]
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -63,13 +64,16 @@ fn eps_of(dt: DataType) -> f64 {
     }
 }
 
-fn assert_matches(got: &Tensor, dims: &[usize], want: &[c64], mag: &[f64], k: usize, what: &str) {
+fn assert_matches(
+    got: &Tensor,
+    dims: &[usize],
+    want: &[c64],
+    mag: &[f64],
+    k: usize,
+    what: &str,
+) -> TestResult {
     assert_eq!(got.dims(), dims, "{what}: shape");
-    let got = got
-        .cast(DataType::ComplexDouble)
-        .unwrap()
-        .to_vec::<c64>()
-        .unwrap();
+    let got = got.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
     let e = eps_of(got_dtype_hint(what));
     for i in 0..want.len() {
         let tol = 8.0 * (k as f64 + 2.0) * e * mag[i].max(1.0);
@@ -80,6 +84,7 @@ fn assert_matches(got: &Tensor, dims: &[usize], want: &[c64], mag: &[f64], k: us
             want[i]
         );
     }
+    Ok(())
 }
 
 /// The dtype is encoded at the start of each case's description.
@@ -88,7 +93,12 @@ fn got_dtype_hint(what: &str) -> DataType {
 }
 
 /// Runs `eq` (ctensor's) and `reference` (letters only) on random operands of `shapes`.
-fn case<D: Device, T: Scalar>(eq: &str, reference: &str, shapes: &[&[usize]], opts: EinsumOptions) {
+fn case<D: Device, T: Scalar>(
+    eq: &str,
+    reference: &str,
+    shapes: &[&[usize]],
+    opts: EinsumOptions,
+) -> TestResult {
     let mut r = rng(eq.len() as u64 * 31 + shapes.len() as u64);
     let mut tensors = Vec::new();
     let mut values = Vec::new();
@@ -130,10 +140,11 @@ fn case<D: Device, T: Scalar>(eq: &str, reference: &str, shapes: &[&[usize]], op
         &mag,
         k,
         &format!("{} {eq} {shapes:?} {opts:?}", T::DTYPE),
-    );
+    )?;
+    Ok(())
 }
 
-fn all_forms<D: Device, T: Scalar>() {
+fn all_forms<D: Device, T: Scalar>() -> TestResult {
     let d = EinsumOptions::default();
     let cy = EinsumOptions::conj_y();
     let cx = EinsumOptions { conj_x: true, ..d };
@@ -142,19 +153,19 @@ fn all_forms<D: Device, T: Scalar>() {
         ..d
     };
     // ABACUS's forms
-    case::<D, T>("ij->ji", "ij->ji", &[&[3, 4]], d);
-    case::<D, T>("ij->j", "ij->j", &[&[5, 7]], d);
-    case::<D, T>("ij->", "ij->", &[&[5, 7]], scaled);
-    case::<D, T>("ii->i", "ii->i", &[&[4, 4]], d);
-    case::<D, T>("i->ii", "i->ii", &[&[3]], scaled);
-    case::<D, T>("i,i->", "i,i->", &[&[257], &[257]], d);
-    case::<D, T>("i,i->", "i,i->", &[&[257], &[257]], cx);
-    case::<D, T>("i,i", "i,i->", &[&[3], &[3]], cy);
-    case::<D, T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], d);
-    case::<D, T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], cy);
-    case::<D, T>("ij,i->j", "ij,i->j", &[&[9, 17], &[9]], cx);
-    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], d);
-    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], cy);
+    case::<D, T>("ij->ji", "ij->ji", &[&[3, 4]], d)?;
+    case::<D, T>("ij->j", "ij->j", &[&[5, 7]], d)?;
+    case::<D, T>("ij->", "ij->", &[&[5, 7]], scaled)?;
+    case::<D, T>("ii->i", "ii->i", &[&[4, 4]], d)?;
+    case::<D, T>("i->ii", "i->ii", &[&[3]], scaled)?;
+    case::<D, T>("i,i->", "i,i->", &[&[257], &[257]], d)?;
+    case::<D, T>("i,i->", "i,i->", &[&[257], &[257]], cx)?;
+    case::<D, T>("i,i", "i,i->", &[&[3], &[3]], cy)?;
+    case::<D, T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], d)?;
+    case::<D, T>("ij,j->i", "ij,j->i", &[&[300, 17], &[17]], cy)?;
+    case::<D, T>("ij,i->j", "ij,i->j", &[&[9, 17], &[9]], cx)?;
+    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], d)?;
+    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[7, 5], &[5, 3]], cy)?;
     case::<D, T>(
         "ij,jk->ik",
         "ij,jk->ik",
@@ -164,78 +175,80 @@ fn all_forms<D: Device, T: Scalar>() {
             conj_y: true,
             ..scaled
         },
-    );
-    case::<D, T>("ij,kj->ik", "ij,kj->ik", &[&[4, 9], &[6, 9]], cy);
-    case::<D, T>("ij,jk->ki", "ij,jk->ki", &[&[7, 5], &[5, 3]], scaled);
-    case::<D, T>("i,j->ij", "i,j->ij", &[&[3], &[4]], d);
-    case::<D, T>("bij,bjk->bik", "bij,bjk->bik", &[&[3, 4, 5], &[3, 5, 2]], d);
+    )?;
+    case::<D, T>("ij,kj->ik", "ij,kj->ik", &[&[4, 9], &[6, 9]], cy)?;
+    case::<D, T>("ij,jk->ki", "ij,jk->ki", &[&[7, 5], &[5, 3]], scaled)?;
+    case::<D, T>("i,j->ij", "i,j->ij", &[&[3], &[4]], d)?;
+    case::<D, T>("bij,bjk->bik", "bij,bjk->bik", &[&[3, 4, 5], &[3, 5, 2]], d)?;
     case::<D, T>(
         "...ij,...jk->...ik",
         "bij,bjk->bik",
         &[&[3, 4, 5], &[3, 5, 2]],
         cy,
-    );
-    case::<D, T>("ij,jk", "ij,jk->ik", &[&[2, 0], &[0, 3]], scaled); // empty sum
-    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[0, 4], &[4, 3]], d);
+    )?;
+    case::<D, T>("ij,jk", "ij,jk->ik", &[&[2, 0], &[0, 3]], scaled)?; // empty sum
+    case::<D, T>("ij,jk->ik", "ij,jk->ik", &[&[0, 4], &[4, 3]], d)?;
     // Forms ABACUS gets wrong
     case::<D, T>(
         "abij,abjk->abik",
         "abij,abjk->abik",
         &[&[2, 3, 4, 5], &[2, 3, 5, 2]],
         d,
-    );
+    )?;
     case::<D, T>(
         "abij,abjk->abik",
         "abij,abjk->abik",
         &[&[2, 3, 4, 5], &[2, 3, 5, 2]],
         cy,
-    );
+    )?;
     case::<D, T>(
         "...ij,jk->...ik",
         "abij,jk->abik",
         &[&[2, 3, 4, 5], &[5, 6]],
         d,
-    );
+    )?;
     case::<D, T>(
         "...ij,...jk->...ik",
         "abij,bjk->abik",
         &[&[2, 1, 4, 5], &[3, 5, 2]],
         scaled,
-    );
-    case::<D, T>("bij,jk->bki", "bij,jk->bki", &[&[2, 4, 5], &[5, 3]], cx);
-    case::<D, T>("iij,j->i", "iij,j->i", &[&[3, 3, 4], &[4]], d);
-    case::<D, T>("ijk,kj->i", "ijk,kj->i", &[&[3, 4, 5], &[5, 4]], cy);
-    case::<D, T>("ij,jk->", "ij,jk->", &[&[3, 4], &[4, 2]], d);
-    case::<D, T>("ij,ab->ijab", "ij,ab->ijab", &[&[2, 3], &[3, 2]], d);
+    )?;
+    case::<D, T>("bij,jk->bki", "bij,jk->bki", &[&[2, 4, 5], &[5, 3]], cx)?;
+    case::<D, T>("iij,j->i", "iij,j->i", &[&[3, 3, 4], &[4]], d)?;
+    case::<D, T>("ijk,kj->i", "ijk,kj->i", &[&[3, 4, 5], &[5, 4]], cy)?;
+    case::<D, T>("ij,jk->", "ij,jk->", &[&[3, 4], &[4, 2]], d)?;
+    case::<D, T>("ij,ab->ijab", "ij,ab->ijab", &[&[2, 3], &[3, 2]], d)?;
+    Ok(())
 }
 
-device_test!(einsum_matches_brute_force_for_every_form_and_dtype, D => {
-    all_forms::<D, f64>();
-    all_forms::<D, c64>();
-    all_forms::<D, f32>();
-    all_forms::<D, c32>();
-    all_forms::<D, i32>();
+device_test!(einsum_matches_brute_force_for_every_form_and_dtype, D -> Result {
+    all_forms::<D, f64>()?;
+    all_forms::<D, c64>()?;
+    all_forms::<D, f32>()?;
+    all_forms::<D, c32>()?;
+    all_forms::<D, i32>()?;
+    Ok(())
 });
 
-device_test!(einsum_reads_transposed_views_and_fortran_maps_without_changing_the_result, D => {
+device_test!(einsum_reads_transposed_views_and_fortran_maps_without_changing_the_result, D -> Result {
     let mut r = rng(3);
     for conj in [false, true] {
         let (a, av) = random_on::<D, c64>(&mut r, &[6, 4]);
         let (b, bv) = random_on::<D, c64>(&mut r, &[6, 5]);
         // aᵀ (a view) times b: "ij,jk->ik" with i=4, j=6, k=5.
-        let at = a.t().unwrap();
+        let at = a.t()?;
         let opts = EinsumOptions {
             conj_x: conj,
             conj_y: conj,
             ..Default::default()
         };
-        let got = einsum("ij,jk->ik", &[&at, &b], &opts).unwrap();
+        let got = einsum("ij,jk->ik", &[&at, &b], &opts)?;
         let (dims, want, mag) = brute(
             "ji,jk->ik",
             &[(av.clone(), vec![6, 4]), (bv.clone(), vec![6, 5])],
             [conj, conj],
         );
-        assert_matches(&got, &dims, &want, &mag, 6, "c64 transposed view");
+        assert_matches(&got, &dims, &want, &mag, 6, "c64 transposed view")?;
         // The same product from a column-major map over a Fortran array.
         let mut fortran = vec![c64::new(0.0, 0.0); 24];
         for i in 0..6 {
@@ -244,12 +257,13 @@ device_test!(einsum_reads_transposed_views_and_fortran_maps_without_changing_the
             }
         }
         let (_owner, map) = fortran_map::<D, c64>(&fortran, &[6, 4]);
-        let got = einsum("ji,jk->ik", &[&map, &b], &opts).unwrap();
-        assert_matches(&got, &dims, &want, &mag, 6, "c64 fortran map");
+        let got = einsum("ji,jk->ik", &[&map, &b], &opts)?;
+        assert_matches(&got, &dims, &want, &mag, 6, "c64 fortran map")?;
     }
+    Ok(())
 });
 
-device_test!(einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_memory, D => {
+device_test!(einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_memory, D -> Result {
     let mut r = rng(4);
     let (a, av) = random_on::<D, c64>(&mut r, &[5, 3]);
     let (b, bv) = random_on::<D, c64>(&mut r, &[4, 3]);
@@ -266,9 +280,9 @@ device_test!(einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_mem
             beta,
             ..Default::default()
         };
-        einsum_into("ij,kj->ik", &[&a, &b], &opts, &mut map).unwrap();
+        einsum_into("ij,kj->ik", &[&a, &b], &opts, &mut map)?;
         drop(map);
-        let caller = caller.to_vec::<c64>().unwrap();
+        let caller = caller.to_vec::<c64>()?;
         let (_, want, mag) = brute(
             "ij,kj->ik",
             &[(av.clone(), vec![5, 3]), (bv.clone(), vec![4, 3])],
@@ -287,41 +301,43 @@ device_test!(einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_mem
     }
     // beta = 0 ignores NaN in the old contents; a repeated output label keeps the
     // off-diagonal at beta · out.
-    let x = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap());
-    let mut out = Tensor::full(f64::NAN, D::TYPE, &[3, 3]).unwrap();
-    einsum_into("i->ii", &[&x], &EinsumOptions::default(), &mut out).unwrap();
+    let x = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3])?);
+    let mut out = Tensor::full(f64::NAN, D::TYPE, &[3, 3])?;
+    einsum_into("i->ii", &[&x], &EinsumOptions::default(), &mut out)?;
     assert_eq!(
-        out.to_vec::<f64>().unwrap(),
+        out.to_vec::<f64>()?,
         [1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0]
     );
-    let mut out = Tensor::ones(DataType::Double, D::TYPE, &[3, 3]).unwrap();
+    let mut out = Tensor::ones(DataType::Double, D::TYPE, &[3, 3])?;
     let opts = EinsumOptions {
         beta: c64::new(2.0, 0.0),
         ..Default::default()
     };
-    einsum_into("i->ii", &[&x], &opts, &mut out).unwrap();
+    einsum_into("i->ii", &[&x], &opts, &mut out)?;
     assert_eq!(
-        out.to_vec::<f64>().unwrap(),
+        out.to_vec::<f64>()?,
         [3.0, 2.0, 2.0, 2.0, 4.0, 2.0, 2.0, 2.0, 5.0]
     );
+    Ok(())
 });
 
-device_test!(einsum_errors_name_the_problem, D => {
-    let a = Tensor::zeros(DataType::Double, D::TYPE, &[2, 3]).unwrap();
-    let b = Tensor::zeros(DataType::Double, D::TYPE, &[4, 5]).unwrap();
+device_test!(einsum_errors_name_the_problem, D -> Result {
+    let a = Tensor::zeros(DataType::Double, D::TYPE, &[2, 3])?;
+    let b = Tensor::zeros(DataType::Double, D::TYPE, &[4, 5])?;
     let e = einsum("ij,j?->i", &[&a, &b], &Default::default()).unwrap_err();
     assert!(matches!(e, Error::EinsumParse { position: 4, .. }), "{e}");
     let e = einsum("ij,jk->ik", &[&a, &b], &Default::default()).unwrap_err();
     assert!(e.to_string().contains("label 'j' to have one size"), "{e}");
     let e = einsum("ijk->i", &[&a], &Default::default()).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-    let c = Tensor::zeros(DataType::Float, D::TYPE, &[3]).unwrap();
+    let c = Tensor::zeros(DataType::Float, D::TYPE, &[3])?;
     // Mixed data types promote (f64 with f32 is f64) instead of failing.
-    let r = einsum("ij,j->i", &[&a, &c], &Default::default()).unwrap();
+    let r = einsum("ij,j->i", &[&a, &c], &Default::default())?;
     assert_eq!((r.dtype(), r.dims()), (DataType::Double, &[2][..]));
-    let mut wrong = Tensor::zeros(DataType::Double, D::TYPE, &[3, 3]).unwrap();
+    let mut wrong = Tensor::zeros(DataType::Double, D::TYPE, &[3, 3])?;
     let e = einsum_into("ij->ji", &[&a], &Default::default(), &mut wrong).unwrap_err();
     assert!(e.to_string().contains("[3, 2]"), "{e}");
+    Ok(())
 });
 
 #[test]

@@ -2,6 +2,7 @@
 //! and write-onlys, copies made only for stale reads, values carried across devices,
 //! views, threads, tampering, eviction, and the errors (before the first write, and for
 //! a device that is missing).
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -9,6 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use ctensor_aten::{DataType, DeviceType, Error, MirroredTensor, Tensor};
 use rand::{Rng, SeedableRng};
+
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 const CPU: DeviceType = DeviceType::Cpu;
 const GPU: DeviceType = DeviceType::Gpu;
@@ -23,8 +27,8 @@ fn value(t: &Tensor) -> f64 {
 }
 
 #[test]
-fn reading_before_any_write_is_an_error() {
-    let mut m = MirroredTensor::new(DataType::Double, &[3, 4]).unwrap();
+fn reading_before_any_write_is_an_error() -> TestResult {
+    let mut m = MirroredTensor::new(DataType::Double, &[3, 4])?;
     assert_eq!(m.version(), 0);
     for e in [
         m.read(CPU).unwrap_err(),
@@ -40,14 +44,15 @@ fn reading_before_any_write_is_an_error() {
     );
     let e = MirroredTensor::new(DataType::Double, &[1 << 40, 1 << 40]).unwrap_err();
     assert!(matches!(e, Error::Overflow { .. }), "{e}");
+    Ok(())
 }
 
 /// Random reads, writes and write-onlys on `devices`, checked against a model of the
 /// versions and values: a read returns the last value written, a copy is made exactly
 /// when a stale copy is read or written.
-fn against_the_model(devices: &[DeviceType], seed: u64) {
+fn against_the_model(devices: &[DeviceType], seed: u64) -> TestResult {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut m = MirroredTensor::new(DataType::Double, &[5, 3]).unwrap();
+    let mut m = MirroredTensor::new(DataType::Double, &[5, 3])?;
     let (mut latest, mut versions, mut copies) = (0u64, [0u64; 2], 0u64);
     let mut current_value = f64::NAN;
     let idx = |d: DeviceType| usize::from(d == GPU);
@@ -61,7 +66,7 @@ fn against_the_model(devices: &[DeviceType], seed: u64) {
                     assert!(matches!(r, Err(Error::Uninitialized { .. })), "{what}");
                     continue;
                 }
-                let got = value(r.unwrap());
+                let got = value(r?);
                 assert_eq!(got, current_value, "{what}: read");
                 if versions[idx(d)] != latest {
                     copies += 1;
@@ -75,13 +80,13 @@ fn against_the_model(devices: &[DeviceType], seed: u64) {
                     assert!(matches!(r, Err(Error::Uninitialized { .. })), "{what}");
                     continue;
                 }
-                let t = r.unwrap();
+                let t = r?;
                 assert_eq!(
                     value(t),
                     current_value,
                     "{what}: write sees the newest values"
                 );
-                t.fill(x).unwrap();
+                t.fill(x)?;
                 if versions[idx(d)] != latest {
                     copies += 1;
                 }
@@ -91,7 +96,7 @@ fn against_the_model(devices: &[DeviceType], seed: u64) {
             }
             _ => {
                 let x = -f64::from(step);
-                m.write_only(d).unwrap().fill(x).unwrap();
+                m.write_only(d)?.fill(x)?;
                 latest += 1;
                 versions[idx(d)] = latest;
                 current_value = x;
@@ -110,29 +115,31 @@ fn against_the_model(devices: &[DeviceType], seed: u64) {
     if devices == [CPU] {
         assert_eq!(m.copies_made(), 0, "one device never copies");
     }
+    Ok(())
 }
 
 #[test]
-fn host_only_sequences_follow_the_model_and_never_copy() {
+fn host_only_sequences_follow_the_model_and_never_copy() -> TestResult {
     for seed in 0..50 {
-        against_the_model(&[CPU], seed);
+        against_the_model(&[CPU], seed)?;
     }
+    Ok(())
 }
 
-gpu_test!(two_device_sequences_follow_the_model, {
+gpu_test!(two_device_sequences_follow_the_model, -> Result {
     for seed in 0..20 {
-        against_the_model(&[CPU, GPU], seed);
+        against_the_model(&[CPU, GPU], seed)?;
     }
+    Ok(())
 });
 
 #[test]
-fn a_missing_gpu_is_an_error_that_leaves_the_state_alone() {
+fn a_missing_gpu_is_an_error_that_leaves_the_state_alone() -> TestResult {
     if ctensor_aten::gpu_available() {
         println!("SKIP: a GPU is present");
-        return;
+        return Ok(());
     }
-    let mut m =
-        MirroredTensor::from_tensor(Tensor::ones(DataType::Float, CPU, &[4]).unwrap()).unwrap();
+    let mut m = MirroredTensor::from_tensor(Tensor::ones(DataType::Float, CPU, &[4])?)?;
     let e = m.read(GPU).unwrap_err();
     assert!(matches!(e, Error::DeviceUnavailable { .. }), "{e}");
     let e = m.write_only(GPU).unwrap_err();
@@ -143,47 +150,45 @@ fn a_missing_gpu_is_an_error_that_leaves_the_state_alone() {
     assert!(m.evict(CPU).is_err());
     assert!(m.has_copy(CPU) && m.is_current(CPU));
     assert!(m.evict(GPU).is_ok(), "no copy there: nothing to do");
-    assert_eq!(m.read(CPU).unwrap().to_vec::<f32>().unwrap(), [1.0; 4]);
+    assert_eq!(m.read(CPU)?.to_vec::<f32>()?, [1.0; 4]);
+    Ok(())
 }
 
 #[test]
-fn views_of_copies_read_and_write_the_copy() {
-    let base = Tensor::arange(DataType::Double, CPU, 0.0, 12.0, 1.0)
-        .unwrap()
-        .reshape(&[4, 3])
-        .unwrap();
-    let mut m = MirroredTensor::from_tensor(base.t().unwrap()).unwrap();
+fn views_of_copies_read_and_write_the_copy() -> TestResult {
+    let base = Tensor::arange(DataType::Double, CPU, 0.0, 12.0, 1.0)?.reshape(&[4, 3])?;
+    let mut m = MirroredTensor::from_tensor(base.t()?)?;
     assert_eq!(m.dims(), [3, 4]);
-    assert!(m.read(CPU).unwrap().is_contiguous(), "kept row-major");
-    let row = m.read(CPU).unwrap().index(1).unwrap();
-    assert_eq!(row.to_vec::<f64>().unwrap(), [1.0, 4.0, 7.0, 10.0]);
+    assert!(m.read(CPU)?.is_contiguous(), "kept row-major");
+    let row = m.read(CPU)?.index(1)?;
+    assert_eq!(row.to_vec::<f64>()?, [1.0, 4.0, 7.0, 10.0]);
     drop(row);
     let v1 = m.version();
-    let mut block = m.write(CPU).unwrap().narrow(1, 2, 2).unwrap();
-    block.fill(-1.0).unwrap();
+    let mut block = m.write(CPU)?.narrow(1, 2, 2)?;
+    block.fill(-1.0)?;
     drop(block);
     assert_eq!(m.version(), v1 + 1);
     assert_eq!(
-        m.read(CPU).unwrap().to_vec::<f64>().unwrap(),
+        m.read(CPU)?.to_vec::<f64>()?,
         [0.0, 3.0, -1.0, -1.0, 1.0, 4.0, -1.0, -1.0, 2.0, 5.0, -1.0, -1.0]
     );
+    Ok(())
 }
 
 #[test]
-fn a_copy_reshaped_through_a_write_reference_is_refused() {
-    let mut m = MirroredTensor::from_tensor(Tensor::zeros(DataType::Double, CPU, &[2, 3]).unwrap())
-        .unwrap();
-    m.write(CPU).unwrap().resize(&[7]).unwrap();
+fn a_copy_reshaped_through_a_write_reference_is_refused() -> TestResult {
+    let mut m = MirroredTensor::from_tensor(Tensor::zeros(DataType::Double, CPU, &[2, 3])?)?;
+    m.write(CPU)?.resize(&[7])?;
     let e = m.read(CPU).unwrap_err();
     assert!(e.to_string().contains("resized or replaced"), "{e}");
+    Ok(())
 }
 
 #[test]
-fn threads_share_one_mirror_behind_a_mutex() {
-    let m =
-        MirroredTensor::from_tensor(Tensor::zeros(DataType::Double, CPU, &[16]).unwrap()).unwrap();
+fn threads_share_one_mirror_behind_a_mutex() -> TestResult {
+    let m = MirroredTensor::from_tensor(Tensor::zeros(DataType::Double, CPU, &[16])?)?;
     let m = Arc::new(Mutex::new(m));
-    let one = Tensor::ones(DataType::Double, CPU, &[16]).unwrap();
+    let one = Tensor::ones(DataType::Double, CPU, &[16])?;
     std::thread::scope(|s| {
         for _ in 0..8 {
             s.spawn(|| {
@@ -196,17 +201,19 @@ fn threads_share_one_mirror_behind_a_mutex() {
     });
     let mut g = m.lock().unwrap();
     assert_eq!(g.version(), 1 + 400);
-    assert_eq!(value(g.read(CPU).unwrap()), 400.0);
+    assert_eq!(value(g.read(CPU)?), 400.0);
     assert_eq!(g.copies_made(), 0);
+    Ok(())
 }
 
 #[test]
-fn zero_size_with_huge_other_dimensions() {
-    let mut m = MirroredTensor::new(DataType::ComplexDouble, &[0, 1 << 40]).unwrap();
+fn zero_size_with_huge_other_dimensions() -> TestResult {
+    let mut m = MirroredTensor::new(DataType::ComplexDouble, &[0, 1 << 40])?;
     assert!(matches!(m.read(CPU), Err(Error::Uninitialized { .. })));
-    assert_eq!(m.write_only(CPU).unwrap().dims(), [0, 1 << 40]);
-    let t = m.read(CPU).unwrap();
+    assert_eq!(m.write_only(CPU)?.dims(), [0, 1 << 40]);
+    let t = m.read(CPU)?;
     assert_eq!((t.dims(), t.numel()), (&[0, 1 << 40][..], 0));
-    m.write(CPU).unwrap().fill(1.0).unwrap();
+    m.write(CPU)?.fill(1.0)?;
     assert_eq!((m.version(), m.copies_made()), (2, 0));
+    Ok(())
 }

@@ -2,13 +2,14 @@
 //! NumPy itself read bit for bit, and files ctensor writes read by NumPy
 //! (tests/python/npy_files.py, with NumPy and ml_dtypes from `make test`'s virtual
 //! environment); malformed files, every truncation and hostile headers give errors.
+#![deny(unused_must_use)]
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{on, rng};
+use common::{on, rng, TestResult};
 use ctensor_aten::io::{load_npz, load_npz_to, save_npz, save_npz_compressed};
 use ctensor_aten::{
     bf16, c32, c64, f16, DataType, Device, DeviceType, Error, Order, Scalar, Tensor,
@@ -100,20 +101,20 @@ const SHAPES: [&[usize]; 9] = [
     &[4, 1, 3],
 ];
 
-fn round_trip<D: Device, T: Scalar>() {
+fn round_trip<D: Device, T: Scalar>() -> TestResult {
     let dir = scratch(&format!("round-trip-{:?}-{}", D::TYPE, T::DTYPE));
     for (k, shape) in SHAPES.iter().enumerate() {
         for (layout, t, want) in layouts::<T>(k as u64, shape) {
             let what = format!("{} {shape:?} {layout} on {:?}", T::DTYPE, D::TYPE);
             let path = dir.join(format!("{k}-{}.npy", layout.replace(' ', "-")));
             let t = on::<D>(t);
-            t.save_npy(&path).unwrap();
-            let back = Tensor::load_npy_to(&path, D::TYPE).unwrap();
+            t.save_npy(&path)?;
+            let back = Tensor::load_npy_to(&path, D::TYPE)?;
             assert_eq!(back.dtype(), T::DTYPE, "{what}");
             assert_eq!(back.device(), D::TYPE, "{what}");
             assert_eq!(back.dims(), *shape, "{what}");
             assert_eq!(
-                tensor_bytes(&back.to_device(DeviceType::Cpu).unwrap()),
+                tensor_bytes(&back.to_device(DeviceType::Cpu)?),
                 bytes_of(&want),
                 "{what}: elements (bit for bit)"
             );
@@ -127,7 +128,7 @@ fn round_trip<D: Device, T: Scalar>() {
                 assert!(back.is_contiguous(), "{what}: expected row-major");
             }
             // Header (a multiple of 64 bytes, as NumPy pads it) plus the data, nothing more.
-            let len = std::fs::metadata(&path).unwrap().len() as usize;
+            let len = std::fs::metadata(&path)?.len() as usize;
             let data = want.len() * std::mem::size_of::<T>();
             assert!(
                 len >= data + 64 && (len - data).is_multiple_of(64),
@@ -135,31 +136,34 @@ fn round_trip<D: Device, T: Scalar>() {
             );
         }
     }
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
-device_test!(round_trip_every_dtype_and_layout, D => {
+device_test!(round_trip_every_dtype_and_layout, D -> Result {
     for_all_dtypes!(round_trip, D);
+    Ok(())
 });
 
 #[test]
-fn streams_hold_several_arrays_back_to_back() {
-    let a = Tensor::from_slice(&values::<f64>(1, 6), &[2, 3]).unwrap();
-    let b = Tensor::from_slice(&values::<c32>(2, 4), &[4]).unwrap();
-    let c = a.t().unwrap();
+fn streams_hold_several_arrays_back_to_back() -> TestResult {
+    let a = Tensor::from_slice(&values::<f64>(1, 6), &[2, 3])?;
+    let b = Tensor::from_slice(&values::<c32>(2, 4), &[4])?;
+    let c = a.t()?;
     let mut buf = Vec::new();
     for t in [&a, &b, &c] {
-        t.write_npy(&mut buf).unwrap();
+        t.write_npy(&mut buf)?;
     }
     let mut r = &buf[..];
     for t in [&a, &b, &c] {
-        let got = Tensor::read_npy(&mut r).unwrap();
+        let got = Tensor::read_npy(&mut r)?;
         assert_eq!(got.dims(), t.dims());
         assert_eq!(tensor_bytes(&got), tensor_bytes(t));
     }
     assert!(r.is_empty(), "each read stops at its array's end");
     let e = Tensor::read_npy(&mut r).unwrap_err();
     assert!(matches!(e, Error::BadFile { .. }), "{e}");
+    Ok(())
 }
 
 /// A `.npy` file built by hand: `version`, the header text (padded as NumPy pads it) and
@@ -184,7 +188,7 @@ fn craft(version: (u8, u8), header: &str, data: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn big_endian_and_later_versions_read_by_hand() {
+fn big_endian_and_later_versions_read_by_hand() -> TestResult {
     let v: Vec<f64> = values(3, 6);
     let mut be = Vec::new();
     for x in &v {
@@ -195,14 +199,14 @@ fn big_endian_and_later_versions_read_by_hand() {
         "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }",
         &be,
     );
-    let t = Tensor::read_npy(&mut &file[..]).unwrap();
+    let t = Tensor::read_npy(&mut &file[..])?;
     assert!(t.is_fortran_contiguous() && !t.is_contiguous());
     // Column-major data: element (i, j) is v[i + 2 j].
     let want: Vec<f64> = (0..2)
         .flat_map(|i| (0..3).map(move |j| (i, j)))
         .map(|(i, j)| v[i + 2 * j])
         .collect();
-    assert_eq!(bytes_of(&t.to_vec::<f64>().unwrap()), bytes_of(&want));
+    assert_eq!(bytes_of(&t.to_vec::<f64>()?), bytes_of(&want));
 
     // Complex: each part swapped on its own, the real part first.
     let z: Vec<c32> = values(4, 3);
@@ -217,8 +221,8 @@ fn big_endian_and_later_versions_read_by_hand() {
             "{'descr': '>c8', 'fortran_order': False, 'shape': (3,), }",
             &be,
         );
-        let t = Tensor::read_npy(&mut &file[..]).unwrap();
-        assert_eq!(bytes_of(&t.to_vec::<c32>().unwrap()), bytes_of(&z));
+        let t = Tensor::read_npy(&mut &file[..])?;
+        assert_eq!(bytes_of(&t.to_vec::<c32>()?), bytes_of(&z));
     }
     // Version 3 headers are UTF-8; key order does not matter; bf16 as raw 2 bytes.
     let file = craft(
@@ -226,11 +230,12 @@ fn big_endian_and_later_versions_read_by_hand() {
         "{'shape': (2,), 'fortran_order': False, 'descr': '|V2'}",
         &[0x80, 0x3f, 0x00, 0xc0],
     );
-    let t = Tensor::read_npy(&mut &file[..]).unwrap();
+    let t = Tensor::read_npy(&mut &file[..])?;
     assert_eq!(
-        t.to_vec::<bf16>().unwrap(),
+        t.to_vec::<bf16>()?,
         [bf16::from_f32(1.0), bf16::from_f32(-2.0)]
     );
+    Ok(())
 }
 
 fn bad(file: &[u8]) -> Error {
@@ -238,7 +243,7 @@ fn bad(file: &[u8]) -> Error {
 }
 
 #[test]
-fn malformed_headers_are_errors_that_say_what_was_expected() {
+fn malformed_headers_are_errors_that_say_what_was_expected() -> TestResult {
     let ok = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }";
     let data = [0u8; 16];
     let cases: Vec<(Vec<u8>, &str)> = vec![
@@ -370,13 +375,14 @@ fn malformed_headers_are_errors_that_say_what_was_expected() {
     );
     v3[12] = 0xff;
     assert!(bad(&v3).to_string().contains("UTF-8"));
+    Ok(())
 }
 
 #[test]
-fn every_truncation_is_an_error_never_a_panic() {
-    let t = Tensor::from_slice(&values::<c64>(5, 12), &[3, 4]).unwrap();
+fn every_truncation_is_an_error_never_a_panic() -> TestResult {
+    let t = Tensor::from_slice(&values::<c64>(5, 12), &[3, 4])?;
     let mut file = Vec::new();
-    t.write_npy(&mut file).unwrap();
+    t.write_npy(&mut file)?;
     for cut in 0..file.len() {
         let e = bad(&file[..cut]);
         assert!(
@@ -387,18 +393,19 @@ fn every_truncation_is_an_error_never_a_panic() {
     // The same through a file, where the size is known before anything is allocated.
     let dir = scratch("truncated");
     let path = dir.join("cut.npy");
-    std::fs::write(&path, &file[..file.len() - 1]).unwrap();
+    std::fs::write(&path, &file[..file.len() - 1])?;
     let msg = Tensor::load_npy(&path).unwrap_err().to_string();
     assert!(
         msg.contains("192 data bytes") && msg.contains("only 191"),
         "{msg}"
     );
     assert!(msg.contains(path.to_str().unwrap()), "{msg}");
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
 #[test]
-fn hostile_shapes_fail_before_allocating() {
+fn hostile_shapes_fail_before_allocating() -> TestResult {
     let dir = scratch("hostile");
     // 2^40 elements promised by a 128-byte file: refused from the file's size.
     let path = dir.join("huge.npy");
@@ -407,7 +414,7 @@ fn hostile_shapes_fail_before_allocating() {
         "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776,), }",
         &[0; 8],
     );
-    std::fs::write(&path, &file).unwrap();
+    std::fs::write(&path, &file)?;
     let msg = Tensor::load_npy(&path).unwrap_err().to_string();
     assert!(
         msg.contains("truncated") && msg.contains("8796093022208 data bytes"),
@@ -427,76 +434,80 @@ fn hostile_shapes_fail_before_allocating() {
         "{'descr': '<c16', 'fortran_order': True, 'shape': (0, 4294967296, 4294967296), }",
         &[],
     );
-    let t = Tensor::read_npy(&mut &file[..]).unwrap();
+    let t = Tensor::read_npy(&mut &file[..])?;
     assert_eq!(t.dims(), [0, 1 << 32, 1 << 32]);
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
 #[test]
-fn file_system_errors_name_the_path() {
+fn file_system_errors_name_the_path() -> TestResult {
     let e = Tensor::load_npy("/nonexistent/ctensor/a.npy").unwrap_err();
     assert!(matches!(e, Error::Io { .. }), "{e}");
     assert!(e.to_string().contains("/nonexistent/ctensor/a.npy"), "{e}");
-    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[2]).unwrap();
+    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[2])?;
     let e = t.save_npy("/nonexistent/ctensor/a.npy").unwrap_err();
     assert!(matches!(e, Error::Io { .. }), "{e}");
     let e = load_npz("/nonexistent/ctensor/a.npz").unwrap_err();
     assert!(matches!(e, Error::Io { .. }), "{e}");
+    Ok(())
 }
 
 #[test]
-fn saving_holds_a_read_borrow() {
+fn saving_holds_a_read_borrow() -> TestResult {
     // A tensor borrowed mutably cannot be saved (the bytes could change under the write).
     let dir = scratch("borrow");
-    let mut t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4]).unwrap();
+    let mut t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4])?;
     let view = t.share();
-    let _guard = t.data_mut::<f64>().unwrap();
+    let _guard = t.data_mut::<f64>()?;
     let e = view.save_npy(dir.join("b.npy")).unwrap_err();
     assert!(matches!(e, Error::BorrowConflict { .. }), "{e}");
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
-device_test!(npz_round_trip_stored_and_deflated, D => {
+device_test!(npz_round_trip_stored_and_deflated, D -> Result {
     let dir = scratch(&format!("npz-{:?}", D::TYPE));
-    let psi = Tensor::from_slice(&values::<c64>(1, 15), &[5, 3]).unwrap();
-    let e = Tensor::from_slice(&values::<f64>(2, 9), &[9]).unwrap();
-    let k = Tensor::from_slice(&values::<i32>(3, 4), &[2, 2]).unwrap();
-    let h = Tensor::from_slice(&values::<bf16>(4, 12), &[4, 3]).unwrap().t().unwrap();
-    let empty = Tensor::zeros(DataType::Half, DeviceType::Cpu, &[0, 7]).unwrap();
+    let psi = Tensor::from_slice(&values::<c64>(1, 15), &[5, 3])?;
+    let e = Tensor::from_slice(&values::<f64>(2, 9), &[9])?;
+    let k = Tensor::from_slice(&values::<i32>(3, 4), &[2, 2])?;
+    let h = Tensor::from_slice(&values::<bf16>(4, 12), &[4, 3])?.t()?;
+    let empty = Tensor::zeros(DataType::Half, DeviceType::Cpu, &[0, 7])?;
     let all: Vec<(&str, Tensor)> = vec![("psi", psi), ("e", e), ("k", k), ("h", h), ("empty", empty)];
     let on_d: Vec<Tensor> = all.iter().map(|(_, t)| on::<D>(t.share())).collect();
     let named: Vec<(&str, &Tensor)> = all.iter().zip(&on_d).map(|((n, _), t)| (*n, t)).collect();
     for (file, compressed) in [("s.npz", false), ("d.npz", true)] {
         let path = dir.join(file);
         if compressed {
-            save_npz_compressed(&path, &named).unwrap();
+            save_npz_compressed(&path, &named)?;
         } else {
-            save_npz(&path, &named).unwrap();
+            save_npz(&path, &named)?;
         }
-        let back = load_npz_to(&path, D::TYPE).unwrap();
+        let back = load_npz_to(&path, D::TYPE)?;
         assert_eq!(back.len(), all.len());
         for ((name, want), (got_name, got)) in all.iter().zip(&back) {
             assert_eq!(name, got_name);
             assert_eq!(got.device(), D::TYPE);
             assert_eq!(got.dims(), want.dims(), "{name}");
-            let got = got.to_device(DeviceType::Cpu).unwrap();
+            let got = got.to_device(DeviceType::Cpu)?;
             assert_eq!(tensor_bytes(&got), tensor_bytes(want), "{file} {name}");
         }
         assert!(back[3].1.is_fortran_contiguous(), "a transposed member stays column-major");
     }
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 });
 
 #[test]
-fn npz_errors() {
+fn npz_errors() -> TestResult {
     let dir = scratch("npz-errors");
-    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[2]).unwrap();
+    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[2])?;
     let e = save_npz(dir.join("a.npz"), &[("x", &t), ("x", &t)]).unwrap_err();
     assert!(e.to_string().contains("'x' twice"), "{e}");
     let e = save_npz(dir.join("a.npz"), &[("", &t)]).unwrap_err();
     assert!(e.to_string().contains("empty name"), "{e}");
     // Not a zip archive.
-    t.save_npy(dir.join("plain.npy")).unwrap();
+    t.save_npy(dir.join("plain.npy"))?;
     let e = load_npz(dir.join("plain.npy")).unwrap_err();
     assert!(
         matches!(e, Error::BadFile { .. }) && e.to_string().contains("zip"),
@@ -505,36 +516,34 @@ fn npz_errors() {
     // A member that is not an array.
     {
         use std::io::Write;
-        let file = std::fs::File::create(dir.join("other.npz")).unwrap();
+        let file = std::fs::File::create(dir.join("other.npz"))?;
         let mut z = zip::ZipWriter::new(file);
-        z.start_file("readme.txt", zip::write::SimpleFileOptions::default())
-            .unwrap();
-        z.write_all(b"hello").unwrap();
-        z.finish().unwrap();
+        z.start_file("readme.txt", zip::write::SimpleFileOptions::default())?;
+        z.write_all(b"hello")?;
+        z.finish()?;
     }
     let e = load_npz(dir.join("other.npz")).unwrap_err();
     assert!(e.to_string().contains("'readme.txt'"), "{e}");
     // A malformed member: the message names the archive and the member.
     {
         use std::io::Write;
-        let file = std::fs::File::create(dir.join("bad.npz")).unwrap();
+        let file = std::fs::File::create(dir.join("bad.npz"))?;
         let mut z = zip::ZipWriter::new(file);
-        z.start_file("a.npy", zip::write::SimpleFileOptions::default())
-            .unwrap();
+        z.start_file("a.npy", zip::write::SimpleFileOptions::default())?;
         z.write_all(&craft(
             (1, 0),
             "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
             &[0; 8],
-        ))
-        .unwrap();
-        z.finish().unwrap();
+        ))?;
+        z.finish()?;
     }
     let e = load_npz(dir.join("bad.npz")).unwrap_err();
     assert!(
         e.to_string().contains("bad.npz:a.npy") && e.to_string().contains("truncated"),
         "{e}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
 // ---- NumPy itself ----------------------------------------------------------------------
@@ -565,14 +574,9 @@ fn python() -> Option<PathBuf> {
     None
 }
 
-fn run_python(py: &Path, mode: &str, dir: &Path) {
+fn run_python(py: &Path, mode: &str, dir: &Path) -> TestResult {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/npy_files.py");
-    let out = Command::new(py)
-        .arg(script)
-        .arg(mode)
-        .arg(dir)
-        .output()
-        .unwrap();
+    let out = Command::new(py).arg(script).arg(mode).arg(dir).output()?;
     assert!(
         out.status.success(),
         "npy_files.py {mode} failed:\n{}{}",
@@ -580,6 +584,7 @@ fn run_python(py: &Path, mode: &str, dir: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
     print!("{}", String::from_utf8_lossy(&out.stdout));
+    Ok(())
 }
 
 fn dtype_code(d: DataType) -> &'static str {
@@ -596,11 +601,11 @@ fn dtype_code(d: DataType) -> &'static str {
 }
 
 #[test]
-fn files_written_by_numpy_load_bit_for_bit() {
-    let Some(py) = python() else { return };
+fn files_written_by_numpy_load_bit_for_bit() -> TestResult {
+    let Some(py) = python() else { return Ok(()) };
     let dir = scratch("from-numpy");
-    run_python(&py, "write", &dir);
-    let manifest = std::fs::read_to_string(dir.join("manifest.txt")).unwrap();
+    run_python(&py, "write", &dir)?;
+    let manifest = std::fs::read_to_string(dir.join("manifest.txt"))?;
     let mut checked = 0;
     let npz: Vec<Vec<(String, Tensor)>> = ["stored.npz", "deflated.npz"]
         .iter()
@@ -614,13 +619,13 @@ fn files_written_by_numpy_load_bit_for_bit() {
         } else {
             shape.split(',').map(|s| s.parse().unwrap()).collect()
         };
-        let want = std::fs::read(dir.join(format!("{name}.bin"))).unwrap();
+        let want = std::fs::read(dir.join(format!("{name}.bin")))?;
         let tensors: Vec<Tensor> = match name.strip_prefix("npz_") {
             Some(key) => npz
                 .iter()
                 .map(|all| all.iter().find(|(k, _)| k == key).unwrap().1.share())
                 .collect(),
-            None => vec![Tensor::load_npy(dir.join(format!("{name}.npy"))).unwrap()],
+            None => vec![Tensor::load_npy(dir.join(format!("{name}.npy")))?],
         };
         for t in tensors {
             assert_eq!(dtype_code(t.dtype()), code, "{name}");
@@ -641,14 +646,22 @@ fn files_written_by_numpy_load_bit_for_bit() {
     }
     assert!(checked > 100, "only {checked} arrays checked");
     println!("ctensor read {checked} arrays written by NumPy: all bit-identical");
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
 /// Writes `t` (whose row-major elements are `want`) as `name.npy` and its manifest line.
-fn emit<T: Scalar>(dir: &Path, lines: &mut Vec<String>, name: &str, t: &Tensor, want: &[T]) {
-    t.save_npy(dir.join(format!("{name}.npy"))).unwrap();
-    std::fs::write(dir.join(format!("{name}.bin")), bytes_of(want)).unwrap();
+fn emit<T: Scalar>(
+    dir: &Path,
+    lines: &mut Vec<String>,
+    name: &str,
+    t: &Tensor,
+    want: &[T],
+) -> TestResult {
+    t.save_npy(dir.join(format!("{name}.npy")))?;
+    std::fs::write(dir.join(format!("{name}.bin")), bytes_of(want))?;
     lines.push(manifest_line(name, t));
+    Ok(())
 }
 
 fn manifest_line(name: &str, t: &Tensor) -> String {
@@ -671,14 +684,14 @@ fn emit_all<T: Scalar>(dir: &Path, lines: &mut Vec<String>) {
     for (k, shape) in SHAPES.iter().enumerate() {
         for (layout, t, want) in layouts::<T>(k as u64 + 40, shape) {
             let name = format!("{}_{k}_{}", dtype_code(T::DTYPE), &layout[..3]);
-            emit(dir, lines, &name, &t, &want);
+            emit(dir, lines, &name, &t, &want).unwrap();
         }
     }
 }
 
 #[test]
-fn files_written_by_ctensor_load_in_numpy() {
-    let Some(py) = python() else { return };
+fn files_written_by_ctensor_load_in_numpy() -> TestResult {
+    let Some(py) = python() else { return Ok(()) };
     let dir = scratch("to-numpy");
     let mut lines = Vec::new();
     emit_all::<f32>(&dir, &mut lines);
@@ -691,39 +704,40 @@ fn files_written_by_ctensor_load_in_numpy() {
     emit_all::<bf16>(&dir, &mut lines);
     // Archives: NumPy reads each member by its name.
     let psi_v = values::<c64>(9, 15);
-    let psi = Tensor::from_slice(&psi_v, &[5, 3]).unwrap();
+    let psi = Tensor::from_slice(&psi_v, &[5, 3])?;
     let h_v = values::<f32>(10, 12);
-    let h = Tensor::from_slice(&h_v, &[3, 4]).unwrap();
-    let ht = h.t().unwrap();
-    let ht_v = ht.to_vec::<f32>().unwrap();
+    let h = Tensor::from_slice(&h_v, &[3, 4])?;
+    let ht = h.t()?;
+    let ht_v = ht.to_vec::<f32>()?;
     for (archive, compressed) in [("s.npz", false), ("d.npz", true)] {
         let arrays = [("psi", &psi), ("ht", &ht)];
         if compressed {
-            save_npz_compressed(dir.join(archive), &arrays).unwrap();
+            save_npz_compressed(dir.join(archive), &arrays)?;
         } else {
-            save_npz(dir.join(archive), &arrays).unwrap();
+            save_npz(dir.join(archive), &arrays)?;
         }
         let line = manifest_line(&format!("npz:{archive}:psi"), &psi);
-        std::fs::write(dir.join(format!("{archive}.psi.bin")), bytes_of(&psi_v)).unwrap();
+        std::fs::write(dir.join(format!("{archive}.psi.bin")), bytes_of(&psi_v))?;
         lines.push(line);
         lines.push(manifest_line(&format!("npz:{archive}:ht"), &ht));
-        std::fs::write(dir.join(format!("{archive}.ht.bin")), bytes_of(&ht_v)).unwrap();
+        std::fs::write(dir.join(format!("{archive}.ht.bin")), bytes_of(&ht_v))?;
     }
-    std::fs::write(dir.join("manifest.txt"), lines.join("\n") + "\n").unwrap();
-    run_python(&py, "check", &dir);
-    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::write(dir.join("manifest.txt"), lines.join("\n") + "\n")?;
+    run_python(&py, "check", &dir)?;
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
 #[test]
-fn column_major_tensors_are_written_without_a_copy_in_numpy_order() {
+fn column_major_tensors_are_written_without_a_copy_in_numpy_order() -> TestResult {
     // The data section of a column-major tensor's file is its buffer, byte for byte.
     let v = values::<f64>(11, 12);
-    let t =
-        Tensor::new_in_order(DataType::Double, DeviceType::Cpu, &[3, 4], Order::ColMajor).unwrap();
+    let t = Tensor::new_in_order(DataType::Double, DeviceType::Cpu, &[3, 4], Order::ColMajor)?;
     let mut t = t;
-    t.data_mut::<f64>().unwrap().copy_from_slice(&v);
+    t.data_mut::<f64>()?.copy_from_slice(&v);
     let mut file = Vec::new();
-    t.write_npy(&mut file).unwrap();
+    t.write_npy(&mut file)?;
     assert!(String::from_utf8_lossy(&file[..128]).contains("'fortran_order': True"));
     assert_eq!(&file[file.len() - 96..], &bytes_of(&v)[..]);
+    Ok(())
 }

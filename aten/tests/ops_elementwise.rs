@@ -3,6 +3,7 @@
 //! broadcast shapes; in place including `a.add_(&a)`. On the CPU and, through
 //! `device_test!`, on the GPU (one `SKIP` line per test without one).
 #![allow(clippy::needless_range_loop)]
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -46,7 +47,7 @@ fn at(v: &[c64], dims: &[usize], out: &[usize], idx: &[usize]) -> c64 {
     v[flat(dims, &i)]
 }
 
-fn binary_case<D: Device, T: Scalar>() {
+fn binary_case<D: Device, T: Scalar>() -> TestResult {
     let mut r = rng(71);
     let shapes: [(&[usize], &[usize]); 6] = [
         (&[0], &[0]),
@@ -64,17 +65,17 @@ fn binary_case<D: Device, T: Scalar>() {
                 *v = T::one();
             }
         }
-        let b = on::<D>(Tensor::from_slice(&bv, sb).unwrap());
+        let b = on::<D>(Tensor::from_slice(&bv, sb)?);
         let (ac, bc): (Vec<c64>, Vec<c64>) = (
             av.iter().map(|&x| c(x)).collect(),
             bv.iter().map(|&x| c(x)).collect(),
         );
         let results = [
-            ("add", (&a + &b).unwrap()),
-            ("sub", (&a - &b).unwrap()),
-            ("mul", (&a * &b).unwrap()),
-            ("div", (&a / &b).unwrap()),
-            ("add_scaled", a.add_scaled(2.0, &b, -3.0).unwrap()),
+            ("add", (&a + &b)?),
+            ("sub", (&a - &b)?),
+            ("mul", (&a * &b)?),
+            ("div", (&a / &b)?),
+            ("add_scaled", a.add_scaled(2.0, &b, -3.0)?),
         ];
         for (name, got) in results {
             let out = got.dims().to_vec();
@@ -99,21 +100,23 @@ fn binary_case<D: Device, T: Scalar>() {
             }
         }
     }
+    Ok(())
 }
 
 fn c<T: Scalar>(x: T) -> c64 {
     c64::cast_from(x.to_c64())
 }
 
-device_test!(binary_ops_broadcast_and_match_loops_for_every_dtype, D => {
-    binary_case::<D, f32>();
-    binary_case::<D, f64>();
-    binary_case::<D, i32>();
-    binary_case::<D, i64>();
-    binary_case::<D, ctensor_aten::c32>();
-    binary_case::<D, c64>();
-    binary_case::<D, ctensor_aten::f16>();
-    binary_case::<D, ctensor_aten::bf16>();
+device_test!(binary_ops_broadcast_and_match_loops_for_every_dtype, D -> Result {
+    binary_case::<D, f32>()?;
+    binary_case::<D, f64>()?;
+    binary_case::<D, i32>()?;
+    binary_case::<D, i64>()?;
+    binary_case::<D, ctensor_aten::c32>()?;
+    binary_case::<D, c64>()?;
+    binary_case::<D, ctensor_aten::f16>()?;
+    binary_case::<D, ctensor_aten::bf16>()?;
+    Ok(())
 });
 
 /// Equal as IEEE values bit for bit (signed zeros told apart), NaN equal to NaN.
@@ -127,7 +130,7 @@ fn same_part(a: f64, b: f64) -> bool {
 /// NaN, which gave `(1 + 0i) + (0 + ∞i)` = `NaN + ∞i` (NumPy: `1 + ∞i`) until factors
 /// with a zero imaginary part scaled as real numbers (`Arith::scale`, `ct_factor`).
 /// The values are exact in f32 too, so one f64 reference serves c32 and c64.
-fn nonfinite_complex_case<D: Device, T: Scalar>() {
+fn nonfinite_complex_case<D: Device, T: Scalar>() -> TestResult {
     let [xv, yv, zv] = special_value_operands();
     let n = xv.len();
     let t = |v: &[c64]| {
@@ -145,33 +148,31 @@ fn nonfinite_complex_case<D: Device, T: Scalar>() {
     fn plus(a: c64, b: c64) -> c64 {
         c64::new(a.re + b.re, a.im + b.im)
     }
-    let mut in_place = x.try_clone().unwrap();
-    in_place.add_(&y).unwrap();
-    let mut into = x.try_clone().unwrap();
-    x.sub_into(&y, &mut into).unwrap();
+    let mut in_place = x.try_clone()?;
+    in_place.add_(&y)?;
+    let mut into = x.try_clone()?;
+    x.sub_into(&y, &mut into)?;
     type Case<'a> = (&'a str, Tensor, fn(c64, c64, c64) -> c64);
     let cases: Vec<Case> = vec![
-        ("add", (&x + &y).unwrap(), |a, b, _| plus(a, b)),
+        ("add", (&x + &y)?, |a, b, _| plus(a, b)),
         ("add_", in_place, |a, b, _| plus(a, b)),
-        ("sub", (&x - &y).unwrap(), |a, b, _| {
+        ("sub", (&x - &y)?, |a, b, _| {
             c64::new(a.re - b.re, a.im - b.im)
         }),
         ("sub_into", into, |a, b, _| {
             c64::new(a.re - b.re, a.im - b.im)
         }),
-        ("mul", (&x * &y).unwrap(), |a, b, _| prod(a, b)),
+        ("mul", (&x * &y)?, |a, b, _| prod(a, b)),
         (
             "add_scaled(2, -3)",
-            x.add_scaled(2.0, &y, -3.0).unwrap(),
+            x.add_scaled(2.0, &y, -3.0)?,
             |a, b, _| plus(real(2.0, a), real(-3.0, b)),
         ),
-        ("mul_scalar(2)", x.mul_scalar(2.0).unwrap(), |a, _, _| {
-            real(2.0, a)
-        }),
-        ("fma(1, 1)", x.fma(&y, &z, 1.0, 1.0).unwrap(), |a, b, c| {
+        ("mul_scalar(2)", x.mul_scalar(2.0)?, |a, _, _| real(2.0, a)),
+        ("fma(1, 1)", x.fma(&y, &z, 1.0, 1.0)?, |a, b, c| {
             plus(prod(a, b), c)
         }),
-        ("add_scalar(2)", x.add_scalar(2.0).unwrap(), |a, _, _| {
+        ("add_scalar(2)", x.add_scalar(2.0)?, |a, _, _| {
             plus(a, c64::new(2.0, 0.0))
         }),
     ];
@@ -191,11 +192,13 @@ fn nonfinite_complex_case<D: Device, T: Scalar>() {
             );
         }
     }
+    Ok(())
 }
 
-device_test!(complex_ops_with_infinite_nan_and_signed_zero_parts_match_part_by_part, D => {
-    nonfinite_complex_case::<D, ctensor_aten::c32>();
-    nonfinite_complex_case::<D, c64>();
+device_test!(complex_ops_with_infinite_nan_and_signed_zero_parts_match_part_by_part, D -> Result {
+    nonfinite_complex_case::<D, ctensor_aten::c32>()?;
+    nonfinite_complex_case::<D, c64>()?;
+    Ok(())
 });
 
 /// Complex division over the whole exponent range: `x·2^kx / (y·2^ky)` for parts of `x`
@@ -204,7 +207,7 @@ device_test!(complex_ops_with_infinite_nan_and_signed_zero_parts_match_part_by_p
 /// The textbook `x·conj(y) / |y|²` gave 0 or infinity for `|y|` beyond `1.3e154` or under
 /// `1.5e-154` (c64; `1.8e19` and `1.1e-19` for c32) with a finite quotient. Then division
 /// by zero and by a real divisor with infinite parts, in closed form.
-fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) {
+fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) -> TestResult {
     let mut r = rng(75);
     let n = 300;
     let (_, xv) = random_tensor::<c64>(&mut r, &[n]);
@@ -218,9 +221,9 @@ fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) {
             let (sx, sy) = (2f64.powi(kx), 2f64.powi(ky));
             let xs: Vec<T> = xv.iter().map(|&v| T::cast_from(v * sx)).collect();
             let ys: Vec<T> = yv.iter().map(|&v| T::cast_from(v * sy)).collect();
-            let x = on::<D>(Tensor::from_slice(&xs, &[n]).unwrap());
-            let y = on::<D>(Tensor::from_slice(&ys, &[n]).unwrap());
-            let got = c64s(&(&x / &y).unwrap());
+            let x = on::<D>(Tensor::from_slice(&xs, &[n])?);
+            let y = on::<D>(Tensor::from_slice(&ys, &[n])?);
+            let got = c64s(&(&x / &y)?);
             for i in 0..n {
                 // The stored inputs, unscaled exactly (powers of two), divided where
                 // nothing overflows, and scaled back.
@@ -254,7 +257,7 @@ fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) {
         c64::new(2.0, 0.0),
         c64::new(-0.5, 0.0),
     ]);
-    let got = c64s(&(&num / &den).unwrap());
+    let got = c64s(&(&num / &den)?);
     let want = [
         c64::new(inf, inf),
         c64::new(-inf, f64::NAN),
@@ -268,61 +271,63 @@ fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) {
             T::DTYPE
         );
     }
+    Ok(())
 }
 
-device_test!(complex_division_is_right_across_the_exponent_range_and_at_zero, D => {
+device_test!(complex_division_is_right_across_the_exponent_range_and_at_zero, D -> Result {
     division_range_case::<D, ctensor_aten::c32>(
         &[-120, -80, -66, -64, -40, 0, 40, 64, 66, 80, 120],
         100,
-    );
+    )?;
     division_range_case::<D, c64>(
         &[-1000, -600, -515, -512, -300, -100, 0, 100, 300, 512, 515, 600, 1000],
         1000,
-    );
+    )?;
+    Ok(())
 });
 
-device_test!(ops_read_views_and_fortran_maps_and_write_in_place, D => {
+device_test!(ops_read_views_and_fortran_maps_and_write_in_place, D -> Result {
     let mut r = rng(72);
     let (a, av) = random_on::<D, f64>(&mut r, &[5, 7]);
     // A transposed view and a column-major map of the same logical 7 × 5 matrix.
-    let at_view = a.t().unwrap();
+    let at_view = a.t()?;
     // row-major a == column-major aᵀ: map a device copy of it as a Fortran array.
     let (fortran, mut map) = fortran_map::<D, f64>(&av, &[7, 5]);
-    let sum = (&at_view + &*map).unwrap();
+    let sum = (&at_view + &*map)?;
     for i in 0..7 {
         for j in 0..5 {
-            assert_eq!(sum.get_value::<f64>(&[i, j]).unwrap(), 2.0 * av[j * 7 + i]);
+            assert_eq!(sum.get_value::<f64>(&[i, j])?, 2.0 * av[j * 7 + i]);
         }
     }
     // In place into the map: the owner's memory changes, in its own layout.
-    map.mul_(&at_view).unwrap();
+    map.mul_(&at_view)?;
     drop(map);
-    let fortran = fortran.to_vec::<f64>().unwrap();
+    let fortran = fortran.to_vec::<f64>()?;
     for k in 0..35 {
         assert_eq!(fortran[k], av[k] * av[k]);
     }
     // a += a, a -= a[0] (broadcast row), a *= a, all in place on one buffer.
-    let mut b = on::<D>(Tensor::from_slice(&av, &[5, 7]).unwrap());
+    let mut b = on::<D>(Tensor::from_slice(&av, &[5, 7])?);
     let alias = b.share();
-    b.add_(&alias).unwrap();
+    b.add_(&alias)?;
     assert_eq!(
-        b.to_vec::<f64>().unwrap(),
+        b.to_vec::<f64>()?,
         av.iter().map(|x| 2.0 * x).collect::<Vec<_>>()
     );
-    let row0 = b.index(0).unwrap();
-    b.sub_(&row0).unwrap();
+    let row0 = b.index(0)?;
+    b.sub_(&row0)?;
     for i in 0..5 {
         for j in 0..7 {
             assert_eq!(
-                b.get_value::<f64>(&[i, j]).unwrap(),
+                b.get_value::<f64>(&[i, j])?,
                 2.0 * (av[i * 7 + j] - av[j])
             );
         }
     }
     // In place on a strided view writes only the view.
-    let c = on::<D>(Tensor::from_slice(&av, &[5, 7]).unwrap());
-    let mut col = c.t().unwrap().index(2).unwrap(); // column 2, stride 7
-    col.scale_(-1.0).unwrap();
+    let c = on::<D>(Tensor::from_slice(&av, &[5, 7])?);
+    let mut col = c.t()?.index(2)?; // column 2, stride 7
+    col.scale_(-1.0)?;
     for i in 0..5 {
         for j in 0..7 {
             let want = if j == 2 {
@@ -330,43 +335,44 @@ device_test!(ops_read_views_and_fortran_maps_and_write_in_place, D => {
             } else {
                 av[i * 7 + j]
             };
-            assert_eq!(c.get_value::<f64>(&[i, j]).unwrap(), want);
+            assert_eq!(c.get_value::<f64>(&[i, j])?, want);
         }
     }
     // A target that would need to grow is an error, not a resize.
-    let small = Tensor::zeros(DataType::Double, D::TYPE, &[7]).unwrap();
+    let small = Tensor::zeros(DataType::Double, D::TYPE, &[7])?;
     let mut row = small.share();
     let e = row.add_(&a).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    Ok(())
 });
 
-device_test!(unary_ops_match_loops_and_reject_what_has_no_meaning, D => {
+device_test!(unary_ops_match_loops_and_reject_what_has_no_meaning, D -> Result {
     let v = [c64::new(1.0, 2.0), c64::new(-3.0, 0.5), c64::new(0.0, -1.0)];
-    let t = on::<D>(Tensor::from_slice(&v, &[3]).unwrap());
+    let t = on::<D>(Tensor::from_slice(&v, &[3])?);
     let (neg, sq, ex, ab) = (
-        c64s(&(-&t).unwrap()),
-        c64s(&t.sqrt().unwrap()),
-        c64s(&t.exp().unwrap()),
-        t.abs().unwrap(),
+        c64s(&(-&t)?),
+        c64s(&t.sqrt()?),
+        c64s(&t.exp()?),
+        t.abs()?,
     );
     assert_eq!(ab.dtype(), DataType::Double);
-    let ab = ab.to_vec::<f64>().unwrap();
+    let ab = ab.to_vec::<f64>()?;
     for i in 0..3 {
         assert_eq!(neg[i], -v[i]);
         assert!((sq[i] - v[i].sqrt()).norm() < 1e-15);
         assert!((ex[i] - v[i].exp()).norm() < 1e-14 * v[i].exp().norm());
         assert!((ab[i] - v[i].norm()).abs() < 1e-15);
     }
-    let ints = on::<D>(Tensor::from_slice(&[-2i32, 5], &[2]).unwrap());
-    assert_eq!(ints.abs().unwrap().to_vec::<i32>().unwrap(), [2, 5]);
-    assert_eq!(ints.neg().unwrap().to_vec::<i32>().unwrap(), [2, -5]);
+    let ints = on::<D>(Tensor::from_slice(&[-2i32, 5], &[2])?);
+    assert_eq!(ints.abs()?.to_vec::<i32>()?, [2, 5]);
+    assert_eq!(ints.neg()?.to_vec::<i32>()?, [2, -5]);
     // sqrt and exp of integers are computed in f64, as every other function that
     // integers do not take (NumPy's rule); in place they stay integer and are refused.
-    let r = ints.sqrt().unwrap();
+    let r = ints.sqrt()?;
     assert_eq!(r.dtype(), DataType::Double);
-    let r = r.to_vec::<f64>().unwrap();
+    let r = r.to_vec::<f64>()?;
     assert!(r[0].is_nan() && r[1] == 5f64.sqrt(), "{r:?}");
-    assert_eq!(ints.exp().unwrap().to_vec::<f64>().unwrap(), [(-2f64).exp(), 5f64.exp()]);
+    assert_eq!(ints.exp()?.to_vec::<f64>()?, [(-2f64).exp(), 5f64.exp()]);
     assert!(matches!(
         ints.share().math_(ctensor_aten::MathOp::Sqrt).unwrap_err(),
         Error::UnsupportedDType { op: "sqrt", .. }
@@ -375,43 +381,44 @@ device_test!(unary_ops_match_loops_and_reject_what_has_no_meaning, D => {
         ints.mean(&[0]).unwrap_err(),
         Error::UnsupportedDType { .. }
     ));
-    let z = on::<D>(Tensor::from_slice(&[0i32, 1], &[2]).unwrap());
+    let z = on::<D>(Tensor::from_slice(&[0i32, 1], &[2])?);
     assert!(
         ints.div(&z).is_err(),
         "integer division by zero is an error"
     );
     // An integer number keeps the integer type; a floating one lifts it to f64 (NEP 50).
     assert_eq!(
-        ints.mul_scalar(3).unwrap().to_vec::<i32>().unwrap(),
+        ints.mul_scalar(3)?.to_vec::<i32>()?,
         [-6, 15]
     );
     assert_eq!(
-        ints.add_scalar(1).unwrap().to_vec::<i32>().unwrap(),
+        ints.add_scalar(1)?.to_vec::<i32>()?,
         [-1, 6]
     );
     assert_eq!(
-        ints.mul_scalar(0.5).unwrap().to_vec::<f64>().unwrap(),
+        ints.mul_scalar(0.5)?.to_vec::<f64>()?,
         [-1.0, 2.5]
     );
-    let f = on::<D>(Tensor::from_slice(&[1.0f32, 4.0], &[2]).unwrap());
+    let f = on::<D>(Tensor::from_slice(&[1.0f32, 4.0], &[2])?);
     assert_eq!(
-        f.div_scalar(2.0).unwrap().to_vec::<f32>().unwrap(),
+        f.div_scalar(2.0)?.to_vec::<f32>()?,
         [0.5, 2.0]
     );
     assert_eq!(
-        f.sub_scalar(1.0).unwrap().to_vec::<f32>().unwrap(),
+        f.sub_scalar(1.0)?.to_vec::<f32>()?,
         [0.0, 3.0]
     );
-    let g = f.fma(&f, &f, 2.0, -1.0).unwrap(); // 2·f·f − f
-    assert_eq!(g.to_vec::<f32>().unwrap(), [1.0, 28.0]);
+    let g = f.fma(&f, &f, 2.0, -1.0)?; // 2·f·f − f
+    assert_eq!(g.to_vec::<f32>()?, [1.0, 28.0]);
     // Mixed types promote (f32 with f64 is f64); tests/promotion.rs checks every pair.
-    let p = (&f + &Tensor::zeros(DataType::Double, D::TYPE, &[2]).unwrap()).unwrap();
+    let p = (&f + &Tensor::zeros(DataType::Double, D::TYPE, &[2])?)?;
     assert_eq!(p.dtype(), DataType::Double);
-    let e = (&f + &Tensor::zeros(DataType::Float, D::TYPE, &[3]).unwrap()).unwrap_err();
+    let e = (&f + &Tensor::zeros(DataType::Float, D::TYPE, &[3])?).unwrap_err();
     assert!(e.to_string().contains("broadcast"), "{e}");
+    Ok(())
 });
 
-fn reduce_case<D: Device, T: Scalar>() {
+fn reduce_case<D: Device, T: Scalar>() -> TestResult {
     let mut r = rng(73);
     for shape in [&[4usize, 5, 6][..], &[1, 257], &[3, 0]] {
         let (t, v) = random_on::<D, T>(&mut r, shape);
@@ -423,7 +430,7 @@ fn reduce_case<D: Device, T: Scalar>() {
         for axes in axes_sets {
             let kept: Vec<usize> = (0..nd).filter(|d| !axes.contains(d)).collect();
             let out_dims: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
-            let sum = t.sum(&axes).unwrap();
+            let sum = t.sum(&axes)?;
             assert_eq!(sum.dims(), out_dims);
             let got = c64s(&sum);
             let mut want = vec![c64::new(0.0, 0.0); out_dims.iter().product()];
@@ -451,7 +458,7 @@ fn reduce_case<D: Device, T: Scalar>() {
                 );
             }
             if !T::DTYPE.is_complex() && !shape.contains(&0) {
-                let got = c64s(&t.max(&axes).unwrap());
+                let got = c64s(&t.max(&axes)?);
                 for k in 0..want.len() {
                     assert_eq!(
                         got[k].re,
@@ -463,46 +470,48 @@ fn reduce_case<D: Device, T: Scalar>() {
             }
         }
     }
+    Ok(())
 }
 
-device_test!(sum_and_max_over_every_axis_set_match_loops_for_every_dtype, D => {
-    reduce_case::<D, f32>();
-    reduce_case::<D, f64>();
-    reduce_case::<D, i32>();
-    reduce_case::<D, i64>();
-    reduce_case::<D, ctensor_aten::c32>();
-    reduce_case::<D, c64>();
-    reduce_case::<D, ctensor_aten::f16>();
-    reduce_case::<D, ctensor_aten::bf16>();
+device_test!(sum_and_max_over_every_axis_set_match_loops_for_every_dtype, D -> Result {
+    reduce_case::<D, f32>()?;
+    reduce_case::<D, f64>()?;
+    reduce_case::<D, i32>()?;
+    reduce_case::<D, i64>()?;
+    reduce_case::<D, ctensor_aten::c32>()?;
+    reduce_case::<D, c64>()?;
+    reduce_case::<D, ctensor_aten::f16>()?;
+    reduce_case::<D, ctensor_aten::bf16>()?;
+    Ok(())
 });
 
-device_test!(mean_min_norm_dot_vdot_and_layout_ops, D => {
-    let x = on::<D>(Tensor::from_slice(&[1.0f64, -2.0, 3.0, 4.0, 5.0, -6.0], &[2, 3]).unwrap());
+device_test!(mean_min_norm_dot_vdot_and_layout_ops, D -> Result {
+    let x = on::<D>(Tensor::from_slice(&[1.0f64, -2.0, 3.0, 4.0, 5.0, -6.0], &[2, 3])?);
     assert_eq!(
-        x.mean(&[1]).unwrap().to_vec::<f64>().unwrap(),
+        x.mean(&[1])?.to_vec::<f64>()?,
         [2.0 / 3.0, 1.0]
     );
     assert_eq!(
-        x.min(&[0]).unwrap().to_vec::<f64>().unwrap(),
+        x.min(&[0])?.to_vec::<f64>()?,
         [1.0, -2.0, -6.0]
     );
-    assert_eq!(x.sum_all().unwrap().to_vec::<f64>().unwrap(), [5.0]);
-    assert!((x.norm().unwrap() - 91f64.sqrt()).abs() < 1e-14);
-    assert!((x.t().unwrap().norm().unwrap() - 91f64.sqrt()).abs() < 1e-14);
-    let i = on::<D>(Tensor::from_slice(&[3i32, 4], &[2]).unwrap());
-    assert_eq!(i.norm().unwrap(), 5.0);
-    let z = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(2.0, 0.0)], &[2]).unwrap());
-    let w = on::<D>(Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.0, 3.0)], &[2]).unwrap());
+    assert_eq!(x.sum_all()?.to_vec::<f64>()?, [5.0]);
+    assert!((x.norm()? - 91f64.sqrt()).abs() < 1e-14);
+    assert!((x.t()?.norm()? - 91f64.sqrt()).abs() < 1e-14);
+    let i = on::<D>(Tensor::from_slice(&[3i32, 4], &[2])?);
+    assert_eq!(i.norm()?, 5.0);
+    let z = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(2.0, 0.0)], &[2])?);
+    let w = on::<D>(Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.0, 3.0)], &[2])?);
     assert_eq!(
-        z.vdot(&w).unwrap().to_vec::<c64>().unwrap(),
+        z.vdot(&w)?.to_vec::<c64>()?,
         [c64::new(0.0, 5.0)]
     );
     assert_eq!(
-        z.dot(&w).unwrap().to_vec::<c64>().unwrap(),
+        z.dot(&w)?.to_vec::<c64>()?,
         [c64::new(0.0, 7.0)]
     );
-    let zi = on::<D>(Tensor::from_slice(&[2i64, 3], &[2]).unwrap());
-    assert_eq!(zi.dot(&zi).unwrap().to_vec::<i64>().unwrap(), [13]);
+    let zi = on::<D>(Tensor::from_slice(&[2i64, 3], &[2])?);
+    assert_eq!(zi.dot(&zi)?.to_vec::<i64>()?, [13]);
     assert!(z.max(&[0]).is_err(), "complex numbers have no order");
     // permute_copy with conjugation, stride and inflate.
     let m = on::<D>(Tensor::from_slice(
@@ -513,26 +522,27 @@ device_test!(mean_min_norm_dot_vdot_and_layout_ops, D => {
             c64::new(4.0, 2.0),
         ],
         &[2, 2],
-    ).unwrap());
-    let h = m.permute_copy(&[1, 0], true).unwrap();
+    )?);
+    let h = m.permute_copy(&[1, 0], true)?;
     assert!(h.is_contiguous());
-    assert_eq!(h.get_value::<c64>(&[0, 1]).unwrap(), c64::new(3.0, -0.5));
+    assert_eq!(h.get_value::<c64>(&[0, 1])?, c64::new(3.0, -0.5));
     let s = Tensor::arange(DataType::Int, D::TYPE, 0.0, 12.0, 1.0)
-        .unwrap()
+        ?
         .reshape(&[3, 4])
-        .unwrap();
-    let st = s.stride(&[2, 3]).unwrap();
+        ?;
+    let st = s.stride(&[2, 3])?;
     assert_eq!(st.dims(), [2, 2]);
-    assert_eq!(st.to_vec::<i32>().unwrap(), [0, 3, 8, 11]);
-    let back = st.inflate(&[2, 3], &[3, 4]).unwrap();
+    assert_eq!(st.to_vec::<i32>()?, [0, 3, 8, 11]);
+    let back = st.inflate(&[2, 3], &[3, 4])?;
     assert_eq!(
-        back.to_vec::<i32>().unwrap(),
+        back.to_vec::<i32>()?,
         [0, 0, 0, 3, 0, 0, 0, 0, 8, 0, 0, 11]
     );
     let e = x.sum(&[2]).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
     let e = x.sum(&[1, 1]).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    Ok(())
 });
 
 /// The deprecated `eq_scalar`: `equal_scalar`'s mask in the tensor's dtype.
@@ -541,30 +551,31 @@ fn eq_scalar(t: &Tensor, s: impl Into<c64>) -> ctensor_aten::Result<Tensor> {
     t.eq_scalar(s)
 }
 
-device_test!(eq_scalar_marks_equal_elements_for_every_kind_of_dtype, D => {
-    let x = on::<D>(Tensor::from_slice(&[3.0f64, 8.0, f64::NAN, 3.0], &[2, 2]).unwrap());
+device_test!(eq_scalar_marks_equal_elements_for_every_kind_of_dtype, D -> Result {
+    let x = on::<D>(Tensor::from_slice(&[3.0f64, 8.0, f64::NAN, 3.0], &[2, 2])?);
     assert_eq!(
-        eq_scalar(&x, 3.0).unwrap().to_vec::<f64>().unwrap(),
+        eq_scalar(&x, 3.0)?.to_vec::<f64>()?,
         [1.0, 0.0, 0.0, 1.0]
     );
-    let i = on::<D>(Tensor::from_slice(&[11i64, 4, 11], &[3]).unwrap());
+    let i = on::<D>(Tensor::from_slice(&[11i64, 4, 11], &[3])?);
     assert_eq!(
-        eq_scalar(&i, 11.0).unwrap().to_vec::<i64>().unwrap(),
+        eq_scalar(&i, 11.0)?.to_vec::<i64>()?,
         [1, 0, 1]
     );
-    let z = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0), c64::new(1.0, 0.0)], &[2]).unwrap());
+    let z = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0), c64::new(1.0, 0.0)], &[2])?);
     assert_eq!(
         eq_scalar(&z, c64::new(1.0, 1.0))
-            .unwrap()
+            ?
             .to_vec::<c64>()
-            .unwrap(),
+            ?,
         [c64::new(1.0, 0.0), c64::new(0.0, 0.0)]
     );
-    let t = x.t().unwrap();
+    let t = x.t()?;
     assert_eq!(
-        eq_scalar(&t, 8.0).unwrap().to_vec::<f64>().unwrap(),
+        eq_scalar(&t, 8.0)?.to_vec::<f64>()?,
         [0.0, 0.0, 1.0, 0.0]
     );
     // The number is compared, not cast to the tensor's type: no integer equals 11.5.
-    assert_eq!(eq_scalar(&i, 11.5).unwrap().to_vec::<i64>().unwrap(), [0, 0, 0]);
+    assert_eq!(eq_scalar(&i, 11.5)?.to_vec::<i64>()?, [0, 0, 0]);
+    Ok(())
 });

@@ -3,6 +3,7 @@
 //! every layout, and the errors; on the CPU and, through `device_test!`, on the GPU
 //! (one `SKIP` line per test without one).
 #![allow(clippy::needless_range_loop)]
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -101,14 +102,14 @@ fn check_eig(h: &[c64], n: usize, w: &[c64], v: &[c64], m: usize, tol: f64, what
     }
 }
 
-fn eigh_case<D: Device, T: Scalar>() {
+fn eigh_case<D: Device, T: Scalar>() -> TestResult {
     for n in [1usize, 2, 9, 64] {
         for order in [Order::RowMajor, Order::ColMajor] {
             let (a, h) = hermitian::<D, T>(n as u64 + 7, n, order);
             let tol = 200.0 * n as f64 * eps(T::DTYPE);
             for backend in BACKENDS {
                 let what = format!("{} eigh n={n} {order:?} {backend:?}", T::DTYPE);
-                let (w, v) = eigh(&a, EighRange::All, backend).unwrap();
+                let (w, v) = eigh(&a, EighRange::All, backend)?;
                 assert_eq!(w.dtype(), T::DTYPE.real_type(), "{what}");
                 assert_eq!(v.dims(), [n, n], "{what}");
                 let want_order = if order == Order::ColMajor && n > 1 {
@@ -123,14 +124,14 @@ fn eigh_case<D: Device, T: Scalar>() {
                 );
                 let (wc, vc) = (w.c64s(), v.c64s());
                 check_eig(&h, n, &wc, &vc, n, tol, &what);
-                let vals = eigvalsh(&a, EighRange::All, backend).unwrap().c64s();
+                let vals = eigvalsh(&a, EighRange::All, backend)?.c64s();
                 for k in 0..n {
                     assert!((vals[k] - wc[k]).norm() <= tol, "{what}: values-only");
                 }
                 let full = wc;
                 // Partial spectra equal the matching slice of the full one.
                 let (lo, hi) = (n / 3, n / 3 + n.div_ceil(3));
-                let (wp, vp) = eigh(&a, EighRange::Index(lo, hi), backend).unwrap();
+                let (wp, vp) = eigh(&a, EighRange::Index(lo, hi), backend)?;
                 let (wp, vp) = (wp.c64s(), vp.c64s());
                 assert_eq!(wp.len(), hi - lo, "{what}: index range count");
                 for k in 0..hi - lo {
@@ -153,7 +154,7 @@ fn eigh_case<D: Device, T: Scalar>() {
                         (full[0].re + full[1].re) / 2.0,
                         (full[n - 2].re + full[n - 1].re) / 2.0,
                     );
-                    let (wv, _) = eigh(&a, EighRange::Value(l, u), backend).unwrap();
+                    let (wv, _) = eigh(&a, EighRange::Value(l, u), backend)?;
                     let wv = wv.c64s();
                     assert_eq!(wv.len(), n - 2, "{what}: value range count");
                     for k in 0..n - 2 {
@@ -166,22 +167,24 @@ fn eigh_case<D: Device, T: Scalar>() {
             }
         }
     }
+    Ok(())
 }
 
-device_test!(eigh_gives_av_eq_v_lambda_for_every_backend_order_range_and_dtype, D => {
-    eigh_case::<D, f64>();
-    eigh_case::<D, c64>();
-    eigh_case::<D, f32>();
-    eigh_case::<D, c32>();
+device_test!(eigh_gives_av_eq_v_lambda_for_every_backend_order_range_and_dtype, D -> Result {
+    eigh_case::<D, f64>()?;
+    eigh_case::<D, c64>()?;
+    eigh_case::<D, f32>()?;
+    eigh_case::<D, c32>()?;
+    Ok(())
 });
 
-device_test!(eigh_at_n_300_agrees_across_backends, D => {
+device_test!(eigh_at_n_300_agrees_across_backends, D -> Result {
     let n = 300;
     let (a, h) = hermitian::<D, c64>(11, n, Order::RowMajor);
     let tol = 200.0 * n as f64 * f64::EPSILON;
     let mut first: Option<Vec<c64>> = None;
     for backend in BACKENDS {
-        let (w, v) = eigh(&a, EighRange::Index(0, 8), backend).unwrap();
+        let (w, v) = eigh(&a, EighRange::Index(0, 8), backend)?;
         let (wc, vc) = (w.c64s(), v.c64s());
         check_eig(&h, n, &wc, &vc, 8, tol, &format!("n=300 {backend:?}"));
         match &first {
@@ -193,9 +196,10 @@ device_test!(eigh_at_n_300_agrees_across_backends, D => {
             }
         }
     }
+    Ok(())
 });
 
-device_test!(eigh_generalized_solves_all_three_types_and_rejects_indefinite_b, D => {
+device_test!(eigh_generalized_solves_all_three_types_and_rejects_indefinite_b, D -> Result {
     let n = 12;
     let (a, h) = hermitian::<D, c64>(5, n, Order::RowMajor);
     // B = R Rᴴ / n + I, Hermitian positive definite.
@@ -213,9 +217,9 @@ device_test!(eigh_generalized_solves_all_three_types_and_rejects_indefinite_b, D
         }
         bv[i * n + i] += 1.0;
     }
-    let b = on::<D>(Tensor::from_slice(&bv, &[n, n]).unwrap());
+    let b = on::<D>(Tensor::from_slice(&bv, &[n, n])?);
     for itype in 1..=3 {
-        let (w, v) = eigh_generalized(&a, &b, itype, EighRange::All).unwrap();
+        let (w, v) = eigh_generalized(&a, &b, itype, EighRange::All)?;
         let (w, v) = (w.c64s(), v.c64s());
         let (lhs, rhs) = match itype {
             1 => (mm(&h, &v, n, n, n), mm(&bv, &v, n, n, n)),
@@ -231,25 +235,26 @@ device_test!(eigh_generalized_solves_all_three_types_and_rejects_indefinite_b, D
     }
     let mut bad = bv.clone();
     bad[0] = c64::new(-5.0, 0.0);
-    let bad = on::<D>(Tensor::from_slice(&bad, &[n, n]).unwrap());
+    let bad = on::<D>(Tensor::from_slice(&bad, &[n, n])?);
     let e = eigh_generalized(&a, &bad, 1, EighRange::All).unwrap_err();
     assert!(matches!(e, Error::Lapack { .. }), "{e}");
     assert!(e.to_string().contains("not positive definite"), "{e}");
+    Ok(())
 });
 
-device_test!(bpcg_cholesky_orthonormalisation_gives_orthonormal_bands_to_1e_12, D => {
+device_test!(bpcg_cholesky_orthonormalisation_gives_orthonormal_bands_to_1e_12, D -> Result {
     // ψ (nband × nbasis), S = ψψᴴ, S = L Lᴴ, ψ' = L⁻¹ ψ: then ψ'ψ'ᴴ = I.
     let (nband, nbasis) = (8, 257);
     let mut r = rng(9);
     let psi_v: Vec<c64> = (0..nband * nbasis)
         .map(|_| c64::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
         .collect();
-    let psi = on::<D>(Tensor::from_slice(&psi_v, &[nband, nbasis]).unwrap());
-    let s = overlap(&psi).unwrap();
-    let l = cholesky(&s, Uplo::Lower).unwrap();
-    let linv = tri_inverse(&l, Uplo::Lower, Diag::NonUnit).unwrap();
-    let rotated = einsum("ij,jk->ik", &[&linv, &psi], &EinsumOptions::default()).unwrap();
-    let s2 = overlap(&rotated).unwrap().c64s();
+    let psi = on::<D>(Tensor::from_slice(&psi_v, &[nband, nbasis])?);
+    let s = overlap(&psi)?;
+    let l = cholesky(&s, Uplo::Lower)?;
+    let linv = tri_inverse(&l, Uplo::Lower, Diag::NonUnit)?;
+    let rotated = einsum("ij,jk->ik", &[&linv, &psi], &EinsumOptions::default())?;
+    let s2 = overlap(&rotated)?.c64s();
     for i in 0..nband {
         for j in 0..nband {
             let want = if i == j { 1.0 } else { 0.0 };
@@ -268,39 +273,40 @@ device_test!(bpcg_cholesky_orthonormalisation_gives_orthonormal_bands_to_1e_12, 
         }
     }
     let llh = einsum("ij,kj->ik", &[&l, &l], &EinsumOptions::conj_y())
-        .unwrap()
+        ?
         .c64s();
     let sv = s.c64s();
     for k in 0..nband * nband {
         assert!((llh[k] - sv[k]).norm() < 1e-10);
     }
+    Ok(())
 });
 
-device_test!(solve_inverse_and_matmul_in_every_layout, D => {
+device_test!(solve_inverse_and_matmul_in_every_layout, D -> Result {
     let n = 17;
     let mut r = rng(12);
     let av: Vec<f64> = (0..n * n)
         .map(|i| r.gen_range(-1.0..1.0) + if i % (n + 1) == 0 { 4.0 } else { 0.0 })
         .collect();
-    let a = on::<D>(Tensor::from_slice(&av, &[n, n]).unwrap());
+    let a = on::<D>(Tensor::from_slice(&av, &[n, n])?);
     let bv: Vec<f64> = (0..n * 3).map(|_| r.gen_range(-1.0..1.0)).collect();
-    let b = on::<D>(Tensor::from_slice(&bv, &[n, 3]).unwrap());
-    let x = solve(&a, &b).unwrap();
-    let ax = matmul(&a, &x).unwrap();
-    assert!(ax.allclose(&b, 1e-12, 1e-12).unwrap());
-    let x1 = solve(&a, &b.t().unwrap().index(0).unwrap()).unwrap();
+    let b = on::<D>(Tensor::from_slice(&bv, &[n, 3])?);
+    let x = solve(&a, &b)?;
+    let ax = matmul(&a, &x)?;
+    assert!(ax.allclose(&b, 1e-12, 1e-12)?);
+    let x1 = solve(&a, &b.t()?.index(0)?)?;
     assert_eq!(x1.dims(), [n]);
-    let ainv = inverse(&a).unwrap();
-    let id = matmul(&a, &ainv).unwrap();
+    let ainv = inverse(&a)?;
+    let id = matmul(&a, &ainv)?;
     assert!(id
         .allclose(
-            &Tensor::eye(DataType::Double, D::TYPE, n).unwrap(),
+            &Tensor::eye(DataType::Double, D::TYPE, n)?,
             1e-12,
             1e-12
         )
-        .unwrap());
+        ?);
     // matmul of a transposed view, a Fortran map and a batched broadcast.
-    let at = a.t().unwrap();
+    let at = a.t()?;
     let want = mm(
         &(0..n * n)
             .map(|k| c64::new(av[(k % n) * n + k / n], 0.0))
@@ -310,46 +316,48 @@ device_test!(solve_inverse_and_matmul_in_every_layout, D => {
         n,
         3,
     );
-    let got = matmul(&at, &b).unwrap().c64s();
+    let got = matmul(&at, &b)?.c64s();
     for k in 0..n * 3 {
         assert!((got[k] - want[k]).norm() < 1e-12);
     }
-    let batch = on::<D>(Tensor::from_slice(&[av.clone(), av.clone()].concat(), &[2, n, n]).unwrap());
-    let y = matmul(&batch, &b).unwrap();
+    let batch = on::<D>(Tensor::from_slice(&[av.clone(), av.clone()].concat(), &[2, n, n])?);
+    let y = matmul(&batch, &b)?;
     assert_eq!(y.dims(), [2, n, 3]);
     assert!(y
         .index(1)
-        .unwrap()
-        .allclose(&matmul(&a, &b).unwrap(), 1e-14, 0.0)
-        .unwrap());
+        ?
+        .allclose(&matmul(&a, &b)?, 1e-14, 0.0)
+        ?);
     // A singular matrix is an error.
-    let z = Tensor::zeros(DataType::Double, D::TYPE, &[3, 3]).unwrap();
+    let z = Tensor::zeros(DataType::Double, D::TYPE, &[3, 3])?;
     assert!(matches!(inverse(&z).unwrap_err(), Error::Lapack { .. }));
+    Ok(())
 });
 
-device_test!(linalg_errors_are_reported, D => {
-    let rect = Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[3, 4]).unwrap();
+device_test!(linalg_errors_are_reported, D -> Result {
+    let rect = Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[3, 4])?;
     let e = eigh(&rect, EighRange::All, EigBackend::default()).unwrap_err();
     assert!(e.to_string().contains("square matrix"), "{e}");
-    let ints = Tensor::zeros(DataType::Int, D::TYPE, &[3, 3]).unwrap();
+    let ints = Tensor::zeros(DataType::Int, D::TYPE, &[3, 3])?;
     let e = eigh(&ints, EighRange::All, EigBackend::LapackEvd).unwrap_err();
     assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
     let (a, _) = hermitian::<D, f64>(1, 4, Order::RowMajor);
     let e = eigh(&a, EighRange::Index(2, 9), EigBackend::Faer).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
-    let mut m = Tensor::ones(DataType::Int, D::TYPE, &[3, 3]).unwrap();
-    set_matrix(&mut m, Uplo::Upper).unwrap();
-    assert_eq!(m.to_vec::<i32>().unwrap(), [1, 1, 1, 0, 1, 1, 0, 0, 1]);
+    let mut m = Tensor::ones(DataType::Int, D::TYPE, &[3, 3])?;
+    set_matrix(&mut m, Uplo::Upper)?;
+    assert_eq!(m.to_vec::<i32>()?, [1, 1, 1, 0, 1, 1, 0, 0, 1]);
     let e = matmul(
-        &Tensor::zeros(DataType::Double, D::TYPE, &[3]).unwrap(),
+        &Tensor::zeros(DataType::Double, D::TYPE, &[3])?,
         &a,
     )
     .unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    Ok(())
 });
 
 #[test]
-fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() {
+fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() -> TestResult {
     for bad in [0, 1025, usize::MAX] {
         assert!(
             matches!(
@@ -362,16 +370,13 @@ fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() {
     let (a, _) = hermitian::<ctensor_aten::CpuDevice, c64>(21, 40, Order::RowMajor);
     let mut results = Vec::new();
     for threads in [1usize, 2] {
-        ctensor_aten::set_num_threads(threads).unwrap();
+        ctensor_aten::set_num_threads(threads)?;
         assert_eq!(ctensor_aten::num_threads(), threads);
         assert_eq!(ctensor_aten::blas_num_threads(), threads);
-        results.push(
-            eigvalsh(&a, EighRange::All, EigBackend::Faer)
-                .unwrap()
-                .c64s(),
-        );
+        results.push(eigvalsh(&a, EighRange::All, EigBackend::Faer)?.c64s());
     }
     for (x, y) in results[0].iter().zip(&results[1]) {
         assert!((x - y).norm() < 1e-12);
     }
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! The Hermitian solvers read only the documented (lower) triangle, for every backend,
 //! memory layout, range and dtype: the other triangle holds NaN and must not matter.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -108,11 +109,12 @@ fn eigh_ignores_the_upper_triangle<D: Device, T: Scalar>() -> Result<()> {
     Ok(())
 }
 
-device_test!(eigh_reads_only_the_lower_triangle_for_every_backend_layout_and_range, D => {
-    eigh_ignores_the_upper_triangle::<D, f64>().unwrap();
-    eigh_ignores_the_upper_triangle::<D, c64>().unwrap();
-    eigh_ignores_the_upper_triangle::<D, f32>().unwrap();
-    eigh_ignores_the_upper_triangle::<D, c32>().unwrap();
+device_test!(eigh_reads_only_the_lower_triangle_for_every_backend_layout_and_range, D -> Result {
+    eigh_ignores_the_upper_triangle::<D, f64>()?;
+    eigh_ignores_the_upper_triangle::<D, c64>()?;
+    eigh_ignores_the_upper_triangle::<D, f32>()?;
+    eigh_ignores_the_upper_triangle::<D, c32>()?;
+    Ok(())
 });
 
 use ctensor_aten::c32;
@@ -177,10 +179,11 @@ fn generalized_and_cholesky_ignore_the_upper_triangle<D: Device, T: Scalar>() ->
     Ok(())
 }
 
-device_test!(eigh_generalized_and_cholesky_read_only_the_lower_triangle, D => {
-    generalized_and_cholesky_ignore_the_upper_triangle::<D, f64>().unwrap();
-    generalized_and_cholesky_ignore_the_upper_triangle::<D, c64>().unwrap();
-    generalized_and_cholesky_ignore_the_upper_triangle::<D, c32>().unwrap();
+device_test!(eigh_generalized_and_cholesky_read_only_the_lower_triangle, D -> Result {
+    generalized_and_cholesky_ignore_the_upper_triangle::<D, f64>()?;
+    generalized_and_cholesky_ignore_the_upper_triangle::<D, c64>()?;
+    generalized_and_cholesky_ignore_the_upper_triangle::<D, c32>()?;
+    Ok(())
 });
 
 use ctensor_aten::{tri_inverse, Diag};
@@ -243,11 +246,12 @@ fn unit_tri_inverse<D: Device, T: Scalar>() -> Result<()> {
     Ok(())
 }
 
-device_test!(tri_inverse_with_a_unit_diagonal_is_the_inverse_of_the_unit_matrix, D => {
-    unit_tri_inverse::<D, f64>().unwrap();
-    unit_tri_inverse::<D, c64>().unwrap();
-    unit_tri_inverse::<D, f32>().unwrap();
-    unit_tri_inverse::<D, c32>().unwrap();
+device_test!(tri_inverse_with_a_unit_diagonal_is_the_inverse_of_the_unit_matrix, D -> Result {
+    unit_tri_inverse::<D, f64>()?;
+    unit_tri_inverse::<D, c64>()?;
+    unit_tri_inverse::<D, f32>()?;
+    unit_tri_inverse::<D, c32>()?;
+    Ok(())
 });
 
 use ctensor_aten::{solve, Error};
@@ -313,11 +317,12 @@ fn non_finite_input_is_refused<D: Device, T: Scalar>() -> Result<()> {
     Ok(())
 }
 
-device_test!(non_finite_values_in_the_read_part_are_an_error, D => {
-    non_finite_input_is_refused::<D, f64>().unwrap();
-    non_finite_input_is_refused::<D, c64>().unwrap();
-    non_finite_input_is_refused::<D, f32>().unwrap();
-    non_finite_input_is_refused::<D, c32>().unwrap();
+device_test!(non_finite_values_in_the_read_part_are_an_error, D -> Result {
+    non_finite_input_is_refused::<D, f64>()?;
+    non_finite_input_is_refused::<D, c64>()?;
+    non_finite_input_is_refused::<D, f32>()?;
+    non_finite_input_is_refused::<D, c32>()?;
+    Ok(())
 });
 
 /// A system singular to working precision is `Error::IllConditioned`; a well-conditioned
@@ -371,11 +376,12 @@ fn near_singular_solve_is_refused<D: Device, T: Scalar>() -> Result<()> {
     Ok(())
 }
 
-device_test!(solve_refuses_matrices_singular_to_working_precision, D => {
-    near_singular_solve_is_refused::<D, f64>().unwrap();
-    near_singular_solve_is_refused::<D, c64>().unwrap();
-    near_singular_solve_is_refused::<D, f32>().unwrap();
-    near_singular_solve_is_refused::<D, c32>().unwrap();
+device_test!(solve_refuses_matrices_singular_to_working_precision, D -> Result {
+    near_singular_solve_is_refused::<D, f64>()?;
+    near_singular_solve_is_refused::<D, c64>()?;
+    near_singular_solve_is_refused::<D, f32>()?;
+    near_singular_solve_is_refused::<D, c32>()?;
+    Ok(())
 });
 
 #[test]

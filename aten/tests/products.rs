@@ -2,6 +2,7 @@
 //! dtype, awkward sizes (0, 1, odd, non-square, > 256), row-major tensors, column-major
 //! maps, transposed views and batches, against a plain triple loop; `alpha`/`beta` with
 //! NaN in an output that must not be read; the `_into` forms of the element-wise ops.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -51,7 +52,7 @@ fn unit(dt: DataType) -> f64 {
     }
 }
 
-fn products_of<D: Device, T: Scalar>() {
+fn products_of<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let mut r = rng(3);
     let small = matches!(
@@ -112,7 +113,7 @@ fn products_of<D: Device, T: Scalar>() {
                     };
                     // Integers wrap, so compare them exactly in their own type.
                     let w = if dt.is_integer() {
-                        values(&Tensor::from_slice(&[w], &[1]).unwrap().cast(dt).unwrap())[0]
+                        values(&Tensor::from_slice(&[w], &[1])?.cast(dt)?)[0]
                     } else {
                         w
                     };
@@ -125,9 +126,8 @@ fn products_of<D: Device, T: Scalar>() {
                 // The same through matmul_into with alpha = 1/2 (exact, and no overflow in
                 // 16-bit types), beta = 0 into NaN: the old contents are not read.
                 if dt.is_float() || dt.is_complex() {
-                    let mut out =
-                        on::<D>(Tensor::full(T::cast_from(f64::NAN), D::TYPE, &[m, n]).unwrap());
-                    matmul_into(&a, op_a, &b, op_b, 0.5, 0.0, &mut out).unwrap();
+                    let mut out = on::<D>(Tensor::full(T::cast_from(f64::NAN), D::TYPE, &[m, n])?);
+                    matmul_into(&a, op_a, &b, op_b, 0.5, 0.0, &mut out)?;
                     let o = values(&out);
                     for f in 0..m * n {
                         assert!(
@@ -141,13 +141,15 @@ fn products_of<D: Device, T: Scalar>() {
             }
         }
     }
+    Ok(())
 }
 
-device_test!(matmul_op_matches_a_triple_loop_for_every_flag_pair_and_dtype, D => {
+device_test!(matmul_op_matches_a_triple_loop_for_every_flag_pair_and_dtype, D -> Result {
     for_all_dtypes!(products_of, D);
+    Ok(())
 });
 
-device_test!(matmul_into_accumulates_with_beta_into_any_layout, D => {
+device_test!(matmul_into_accumulates_with_beta_into_any_layout, D -> Result {
     let mut r = rng(9);
     let (a, _) = random_on::<D, c64>(&mut r, &[4, 3]);
     let (b, _) = random_on::<D, c64>(&mut r, &[4, 5]);
@@ -157,33 +159,34 @@ device_test!(matmul_into_accumulates_with_beta_into_any_layout, D => {
         &(0..15).map(|f| c0v[(f % 3) * 5 + f / 3]).collect::<Vec<_>>(),
         &[3, 5],
     );
-    matmul_into(&a, Trans::C, &b, Trans::N, c64::new(0.0, 0.5), 2.0, &mut out).unwrap();
-    let want = (&(&matmul_op(&a, Trans::C, &b, Trans::N).unwrap() * c64::new(0.0, 0.5)).unwrap()
-        + &(&c0 * 2.0).unwrap())
-        .unwrap();
-    assert!(out.contiguous().unwrap().allclose(&want, 1e-14, 1e-12).unwrap());
+    matmul_into(&a, Trans::C, &b, Trans::N, c64::new(0.0, 0.5), 2.0, &mut out)?;
+    let want = (&(&matmul_op(&a, Trans::C, &b, Trans::N)? * c64::new(0.0, 0.5))?
+        + &(&c0 * 2.0)?)
+        ?;
+    assert!(out.contiguous()?.allclose(&want, 1e-14, 1e-12)?);
     // Batched with a broadcast right operand, both transposed.
     let (x, _) = random_on::<D, f64>(&mut r, &[2, 3, 4]);
     let (y, _) = random_on::<D, f64>(&mut r, &[5, 3]);
-    let got = matmul_op(&x, Trans::T, &y, Trans::T).unwrap();
+    let got = matmul_op(&x, Trans::T, &y, Trans::T)?;
     assert_eq!(got.dims(), [2, 4, 5]);
     for bidx in 0..2 {
-        let want = matmul(&x.index(bidx).unwrap().t().unwrap(), &y.t().unwrap()).unwrap();
-        assert!(got.index(bidx).unwrap().allclose(&want, 1e-14, 0.0).unwrap());
+        let want = matmul(&x.index(bidx)?.t()?, &y.t()?)?;
+        assert!(got.index(bidx)?.allclose(&want, 1e-14, 0.0)?);
     }
     // A real output cannot take a complex product; shapes must agree.
-    let mut real = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3, 5]).unwrap());
+    let mut real = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3, 5])?);
     let e = matmul_into(&a, Trans::C, &b, Trans::N, 1.0, 0.0, &mut real).unwrap_err();
     assert!(matches!(e, Error::CannotCast { op: "matmul_into", .. }), "{e}");
     let e = matmul_op(&a, Trans::N, &b, Trans::N).unwrap_err();
     assert!(e.to_string().starts_with("matmul:"), "{e}");
-    let e = matmul_op(&a.index(0).unwrap(), Trans::N, &b, Trans::N).unwrap_err();
+    let e = matmul_op(&a.index(0)?, Trans::N, &b, Trans::N).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "matmul", .. }), "{e}");
+    Ok(())
 });
 
-device_test!(elementwise_into_forms_write_into_existing_outputs, D => {
-    let a = on::<D>(Tensor::from_slice(&[6.0f64, 8.0, 10.0, 12.0], &[2, 2]).unwrap());
-    let b = on::<D>(Tensor::from_slice(&[2.0f32, 4.0], &[2]).unwrap());
+device_test!(elementwise_into_forms_write_into_existing_outputs, D -> Result {
+    let a = on::<D>(Tensor::from_slice(&[6.0f64, 8.0, 10.0, 12.0], &[2, 2])?);
+    let b = on::<D>(Tensor::from_slice(&[2.0f32, 4.0], &[2])?);
     let (_owner, mut out) = fortran_map::<D, f64>(&[f64::NAN; 4], &[2, 2]);
     let cases: [(&str, IntoOp, [f64; 4]); 4] = [
         ("add_into", Tensor::add_into, [8.0, 12.0, 12.0, 16.0]),
@@ -192,10 +195,11 @@ device_test!(elementwise_into_forms_write_into_existing_outputs, D => {
         ("div_into", Tensor::div_into, [3.0, 2.0, 5.0, 3.0]),
     ];
     for (name, f, want) in cases {
-        f(&a, &b, &mut out).unwrap();
-        assert_eq!(out.contiguous().unwrap().to_vec::<f64>().unwrap(), want, "{name}");
-        let mut wrong = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[2, 3]).unwrap());
+        f(&a, &b, &mut out)?;
+        assert_eq!(out.contiguous()?.to_vec::<f64>()?, want, "{name}");
+        let mut wrong = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[2, 3])?);
         let e = f(&a, &b, &mut wrong).unwrap_err();
         assert!(matches!(e, Error::ShapeMismatch { .. }) && e.to_string().starts_with(name), "{e}");
     }
+    Ok(())
 });

@@ -2,6 +2,7 @@
 //! (against a plain complex-double loop over the promoted operands), weak numbers on
 //! either side, operators that chain on results, in-place and `out` rules, einsum,
 //! matmul and dot with mixed operands. On the CPU and, through `device_test!`, the GPU.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -110,12 +111,13 @@ const TABLE: [[DataType; 8]; 8] = [
 ];
 
 #[test]
-fn result_type_matches_the_written_table() {
+fn result_type_matches_the_written_table() -> TestResult {
     for (i, &a) in ORDER.iter().enumerate() {
         for (j, &b) in ORDER.iter().enumerate() {
             assert_eq!(result_type(a, b), TABLE[i][j], "{a} with {b}");
         }
     }
+    Ok(())
 }
 
 /// The unit roundoff of a dtype (0 for integers, which must be exact).
@@ -191,7 +193,7 @@ fn trunc_div(a: c64, b: c64) -> c64 {
     c64::new((a.re / b.re).trunc(), 0.0)
 }
 
-device_test!(binary_ops_promote_every_pair_of_dtypes, D => {
+device_test!(binary_ops_promote_every_pair_of_dtypes, D -> Result {
     let mut r = rng(5);
     for a_t in ORDER {
         for b_t in ORDER {
@@ -199,7 +201,7 @@ device_test!(binary_ops_promote_every_pair_of_dtypes, D => {
             let a = random_of::<D>(&mut r, a_t, &[3, 1]);
             let b = random_of::<D>(&mut r, b_t, &[1, 4]);
             // The operands as the promoted type holds them, in complex double.
-            let (av, bv) = (values(&a.cast(want_t).unwrap()), values(&b.cast(want_t).unwrap()));
+            let (av, bv) = (values(&a.cast(want_t)?), values(&b.cast(want_t)?));
             let cases: [(&str, Result<Tensor>, Vec<c64>); 4] = [
                 ("add", &a + &b, outer(&av, &bv, |x, y| x + y)),
                 ("sub", &a - &b, outer(&av, &bv, |x, y| x - y)),
@@ -221,6 +223,7 @@ device_test!(binary_ops_promote_every_pair_of_dtypes, D => {
             }
         }
     }
+    Ok(())
 });
 
 /// The type a weak number of each kind gives with each tensor type (NumPy's NEP 50 with
@@ -235,16 +238,16 @@ fn weak(number: Number, t: DataType) -> DataType {
     }
 }
 
-device_test!(numbers_promote_weakly_on_either_side, D => {
+device_test!(numbers_promote_weakly_on_either_side, D -> Result {
     let mut r = rng(6);
     let numbers = [Number::from(3), Number::from(2.5), Number::from(c64::new(0.5, -1.5))];
     for t in ORDER {
         for s in numbers {
             let x = random_of::<D>(&mut r, t, &[5]);
             let want_t = weak(s, t);
-            let xv = values(&x.cast(want_t).unwrap());
+            let xv = values(&x.cast(want_t)?);
             // The number as the result type holds it.
-            let sv = values(&Tensor::from_slice(&[s.to_c64()], &[1]).unwrap().cast(want_t).unwrap())[0];
+            let sv = values(&Tensor::from_slice(&[s.to_c64()], &[1])?.cast(want_t)?)[0];
             let div = |p: c64, q: c64| if want_t.is_integer() { trunc_div(p, q) } else { p / q };
             let cases: [(&str, Result<Tensor>, Vec<c64>); 6] = [
                 ("t + s", x.add_scalar(s), xv.iter().map(|&v| v + sv).collect()),
@@ -263,45 +266,47 @@ device_test!(numbers_promote_weakly_on_either_side, D => {
             }
         }
     }
+    Ok(())
 });
 
-device_test!(operators_chain_on_results_and_take_numbers_on_either_side, D => {
-    let a = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap());
-    let b = on::<D>(Tensor::from_slice(&[4.0f32, 5.0, 6.0], &[3]).unwrap());
-    let c = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0); 3], &[3]).unwrap());
+device_test!(operators_chain_on_results_and_take_numbers_on_either_side, D -> Result {
+    let a = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3])?);
+    let b = on::<D>(Tensor::from_slice(&[4.0f32, 5.0, 6.0], &[3])?);
+    let c = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0); 3], &[3])?);
     // (a ∘ b) + c: f64 with f32 is f64, then with c64 is c64.
-    let got = ((&a * &b) + &c).unwrap();
+    let got = ((&a * &b) + &c)?;
     assert_eq!(got.dtype(), ComplexDouble);
     assert_eq!(values(&got), [c64::new(4.0, 1.0), c64::new(10.0, 1.0), c64::new(18.0, 1.0)]);
     // Numbers on the left and right, owned tensors, and unary minus of a result.
-    let got = (2.0 * &a - (&b * 0.5).unwrap()).unwrap();
+    let got = (2.0 * &a - (&b * 0.5)?)?;
     assert_eq!(got.dtype(), Double);
-    assert_eq!(got.to_vec::<f64>().unwrap(), [0.0, 1.5, 3.0]);
-    let got = (-(&a + &a).unwrap()).unwrap();
-    assert_eq!(got.to_vec::<f64>().unwrap(), [-2.0, -4.0, -6.0]);
-    let got = (&b * c32::new(0.0, 2.0)).unwrap();
+    assert_eq!(got.to_vec::<f64>()?, [0.0, 1.5, 3.0]);
+    let got = (-(&a + &a)?)?;
+    assert_eq!(got.to_vec::<f64>()?, [-2.0, -4.0, -6.0]);
+    let got = (&b * c32::new(0.0, 2.0))?;
     assert_eq!(got.dtype(), ComplexFloat, "f32 times a complex number is c32, not f32");
     assert_eq!(values(&got)[1], c64::new(0.0, 10.0));
-    let got = (1.0 / &b).unwrap();
+    let got = (1.0 / &b)?;
     assert_eq!(got.dtype(), Float);
-    assert_eq!(got.to_vec::<f32>().unwrap(), [0.25, 0.2, 1.0 / 6.0]);
-    let got = (b.share() + a.share()).unwrap();
+    assert_eq!(got.to_vec::<f32>()?, [0.25, 0.2, 1.0 / 6.0]);
+    let got = (b.share() + a.share())?;
     assert_eq!(got.dtype(), Double);
     // An error anywhere in a chain comes out at its end, naming the op that failed.
-    let wrong = on::<D>(Tensor::zeros(Double, D::TYPE, &[2]).unwrap());
+    let wrong = on::<D>(Tensor::zeros(Double, D::TYPE, &[2])?);
     let err = ((&a + &wrong) * &b).unwrap_err();
     assert!(matches!(err, Error::Broadcast { op: "add", .. }), "{err}");
+    Ok(())
 });
 
-device_test!(in_place_and_out_compute_in_the_output_type_and_refuse_dropping_a_kind, D => {
-    let mut f = on::<D>(Tensor::from_slice(&[1.5f32, 2.5], &[2]).unwrap());
-    let d = on::<D>(Tensor::from_slice(&[0.25f64, 0.5], &[2]).unwrap());
-    let i = on::<D>(Tensor::from_slice(&[2i32, 3], &[2]).unwrap());
-    let z = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0); 2], &[2]).unwrap());
-    f.add_(&d).unwrap();
-    assert_eq!((f.dtype(), f.to_vec::<f32>().unwrap()), (Float, vec![1.75, 3.0]));
-    f.mul_(&i).unwrap();
-    assert_eq!(f.to_vec::<f32>().unwrap(), [3.5, 9.0]);
+device_test!(in_place_and_out_compute_in_the_output_type_and_refuse_dropping_a_kind, D -> Result {
+    let mut f = on::<D>(Tensor::from_slice(&[1.5f32, 2.5], &[2])?);
+    let d = on::<D>(Tensor::from_slice(&[0.25f64, 0.5], &[2])?);
+    let i = on::<D>(Tensor::from_slice(&[2i32, 3], &[2])?);
+    let z = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0); 2], &[2])?);
+    f.add_(&d)?;
+    assert_eq!((f.dtype(), f.to_vec::<f32>()?), (Float, vec![1.75, 3.0]));
+    f.mul_(&i)?;
+    assert_eq!(f.to_vec::<f32>()?, [3.5, 9.0]);
     let refused: [(&str, Result<()>, DataType, DataType); 4] = [
         ("add_", f.add_(&z), ComplexDouble, Float),
         ("mul_", i.share().mul_(&f), Float, Int),
@@ -313,52 +318,54 @@ device_test!(in_place_and_out_compute_in_the_output_type_and_refuse_dropping_a_k
         assert_eq!(err, Error::CannotCast { op, from, to }, "{err}");
         assert!(err.to_string().contains("cannot be stored"), "{err}");
     }
-    assert_eq!(f.to_vec::<f32>().unwrap(), [3.5, 9.0], "a refused op leaves the target as it was");
+    assert_eq!(f.to_vec::<f32>()?, [3.5, 9.0], "a refused op leaves the target as it was");
     // add_into: f64 output from f32 + i32 operands.
-    let mut out = on::<D>(Tensor::zeros(Double, D::TYPE, &[2]).unwrap());
-    f.add_into(&i, &mut out).unwrap();
-    assert_eq!(out.to_vec::<f64>().unwrap(), [5.5, 12.0]);
-    let mut int_out = on::<D>(Tensor::zeros(Int, D::TYPE, &[2]).unwrap());
+    let mut out = on::<D>(Tensor::zeros(Double, D::TYPE, &[2])?);
+    f.add_into(&i, &mut out)?;
+    assert_eq!(out.to_vec::<f64>()?, [5.5, 12.0]);
+    let mut int_out = on::<D>(Tensor::zeros(Int, D::TYPE, &[2])?);
     assert!(matches!(f.add_into(&i, &mut int_out), Err(Error::CannotCast { op: "add_into", .. })));
     assert!(can_cast(Int, Half) && can_cast(Double, Float) && !can_cast(ComplexFloat, Double));
+    Ok(())
 });
 
-device_test!(einsum_matmul_and_dot_promote_mixed_operands, D => {
+device_test!(einsum_matmul_and_dot_promote_mixed_operands, D -> Result {
     let mut r = rng(7);
     let a = random_of::<D>(&mut r, Double, &[4, 3]);
     let b = random_of::<D>(&mut r, ComplexFloat, &[3, 5]);
-    let want = matmul(&a.cast(ComplexDouble).unwrap(), &b.cast(ComplexDouble).unwrap()).unwrap();
-    let got = matmul(&a, &b).unwrap();
+    let want = matmul(&a.cast(ComplexDouble)?, &b.cast(ComplexDouble)?)?;
+    let got = matmul(&a, &b)?;
     assert_eq!(got.dtype(), ComplexDouble, "f64 with c32 is c64");
     check_close(&values(&got), &values(&want), ComplexDouble, "matmul f64 · c32");
-    let got = einsum("ij,jk->ik", &[&a, &b], &EinsumOptions::default()).unwrap();
+    let got = einsum("ij,jk->ik", &[&a, &b], &EinsumOptions::default())?;
     check_close(&values(&got), &values(&want), ComplexDouble, "einsum f64 · c32");
     // Into a c64 output from two real operands of different types.
     let ai = random_of::<D>(&mut r, Int, &[4, 3]);
     let bf = random_of::<D>(&mut r, Float, &[3, 5]);
-    let mut out = on::<D>(Tensor::zeros(ComplexDouble, D::TYPE, &[4, 5]).unwrap());
-    einsum_into("ij,jk->ik", &[&ai, &bf], &EinsumOptions::default(), &mut out).unwrap();
-    let want = matmul(&ai.cast(ComplexDouble).unwrap(), &bf.cast(ComplexDouble).unwrap()).unwrap();
+    let mut out = on::<D>(Tensor::zeros(ComplexDouble, D::TYPE, &[4, 5])?);
+    einsum_into("ij,jk->ik", &[&ai, &bf], &EinsumOptions::default(), &mut out)?;
+    let want = matmul(&ai.cast(ComplexDouble)?, &bf.cast(ComplexDouble)?)?;
     check_close(&values(&out), &values(&want), ComplexDouble, "einsum_into c64 from i32 · f32");
-    let mut real_out = on::<D>(Tensor::zeros(Double, D::TYPE, &[4, 5]).unwrap());
+    let mut real_out = on::<D>(Tensor::zeros(Double, D::TYPE, &[4, 5])?);
     let err = einsum_into("ij,jk->ik", &[&a, &b], &EinsumOptions::default(), &mut real_out)
         .unwrap_err();
     assert!(matches!(err, Error::CannotCast { op: "einsum", from: ComplexDouble, to: Double }), "{err}");
-    let err = matmul(&a, &on::<D>(Tensor::zeros(Float, D::TYPE, &[4, 4]).unwrap())).unwrap_err();
+    let err = matmul(&a, &on::<D>(Tensor::zeros(Float, D::TYPE, &[4, 4])?)).unwrap_err();
     assert!(matches!(err, Error::ShapeMismatch { op: "matmul", .. }), "{err}");
     // vdot of a real and a complex vector.
-    let x = on::<D>(Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap());
-    let y = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(3.0, 0.0)], &[2]).unwrap());
-    let v = x.vdot(&y).unwrap();
+    let x = on::<D>(Tensor::from_slice(&[1.0f32, 2.0], &[2])?);
+    let y = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(3.0, 0.0)], &[2])?);
+    let v = x.vdot(&y)?;
     assert_eq!(v.dtype(), ComplexDouble);
     assert_eq!(values(&v), [c64::new(6.0, 1.0)]);
+    Ok(())
 });
 
 #[test]
-fn mixed_devices_are_still_refused_not_moved() {
+fn mixed_devices_are_still_refused_not_moved() -> TestResult {
     if ctensor_aten::gpu_available() {
-        let a = Tensor::zeros(Double, ctensor_aten::DeviceType::Cpu, &[2]).unwrap();
-        let b = Tensor::zeros(Float, ctensor_aten::DeviceType::Gpu, &[2]).unwrap();
+        let a = Tensor::zeros(Double, ctensor_aten::DeviceType::Cpu, &[2])?;
+        let b = Tensor::zeros(Float, ctensor_aten::DeviceType::Gpu, &[2])?;
         assert!(matches!(
             &a + &b,
             Err(Error::DeviceMismatch { op: "add", .. })
@@ -366,6 +373,7 @@ fn mixed_devices_are_still_refused_not_moved() {
     } else {
         println!("SKIP: mixed_devices_are_still_refused_not_moved: no GPU");
     }
+    Ok(())
 }
 
 /// `Error::Overflow` naming `value` and `dtype`, else a panic saying what came instead.

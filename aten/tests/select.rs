@@ -4,6 +4,7 @@
 //! `masked_select` for every dtype, repeated and reversed indices, strided sources and
 //! zero-size tensors with huge other dimensions; `split`/`chunk` as views; `assign`
 //! into views (overlapping, broadcast, across devices); `GrowableTensor`; `item`.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -35,7 +36,7 @@ fn unflat(shape: &[usize], mut f: usize) -> Vec<usize> {
     idx
 }
 
-device_test!(cat_and_stack_match_index_loops_along_every_dimension, D => {
+device_test!(cat_and_stack_match_index_loops_along_every_dimension, D -> Result {
     let base = [2usize, 3, 4];
     for dim in 0..3 {
         let parts: Vec<Tensor> = [1usize, 0, 5]
@@ -49,7 +50,7 @@ device_test!(cat_and_stack_match_index_loops_along_every_dimension, D => {
             })
             .collect();
         let refs: Vec<&Tensor> = parts.iter().collect();
-        let got = cat(&refs, dim).unwrap();
+        let got = cat(&refs, dim)?;
         assert_eq!(got.dtype(), Double, "cat promotes");
         let mut want_shape = base;
         want_shape[dim] = 6;
@@ -69,48 +70,50 @@ device_test!(cat_and_stack_match_index_loops_along_every_dimension, D => {
             let want = if parts[k].dtype().is_complex() { want } else { c64::new(want.re, 0.0) };
             assert_eq!(*v, want, "cat along {dim} at {f}");
         }
-        assert_eq!(values(&concat(&refs, dim).unwrap()), g, "concat is cat");
+        assert_eq!(values(&concat(&refs, dim)?), g, "concat is cat");
     }
     // A transposed view and a column-major map next to a plain tensor.
     let a = counting::<D>(ComplexDouble, &[3, 2]);
     let (_owner, map) = fortran_map::<D, c64>(&values(&counting::<D>(ComplexDouble, &[3, 2])), &[2, 3]);
-    let at = a.t().unwrap();
-    let got = cat(&[&at, &map], 0).unwrap();
-    let mut want = values(&at.contiguous().unwrap());
-    want.extend(values(&map.contiguous().unwrap()));
+    let at = a.t()?;
+    let got = cat(&[&at, &map], 0)?;
+    let mut want = values(&at.contiguous()?);
+    want.extend(values(&map.contiguous()?));
     assert_eq!(values(&got), want);
     // stack at every position 0..=rank against unsqueeze + cat.
     let x = counting::<D>(Int64, &[2, 3]);
-    let y = (&x * 10).unwrap();
+    let y = (&x * 10)?;
     for dim in 0..=2 {
-        let s = stack(&[&x, &y], dim).unwrap();
+        let s = stack(&[&x, &y], dim)?;
         let mut shape = vec![2, 3];
         shape.insert(dim, 2);
         assert_eq!(s.dims(), shape);
-        let xv = x.to_vec::<i64>().unwrap();
-        for (f, v) in s.to_vec::<i64>().unwrap().iter().enumerate() {
+        let xv = x.to_vec::<i64>()?;
+        for (f, v) in s.to_vec::<i64>()?.iter().enumerate() {
             let mut idx = unflat(&shape, f);
             let which = idx.remove(dim);
             let want = xv[flat(&[2, 3], &idx)] * if which == 0 { 1 } else { 10 };
             assert_eq!(*v, want, "stack at {dim}, element {f}");
         }
     }
+    Ok(())
 });
 
-device_test!(assembling_zero_size_tensors_with_huge_axes_allocates_nothing, D => {
+device_test!(assembling_zero_size_tensors_with_huge_axes_allocates_nothing, D -> Result {
     let big = 1usize << 40;
-    let h = on::<D>(Tensor::zeros(Double, D::TYPE, &[big, 0]).unwrap());
-    assert_eq!(cat(&[&h, &h], 1).unwrap().dims(), [big, 0]);
-    assert_eq!(cat(&[&h, &h], 0).unwrap().dims(), [2 * big, 0]);
-    assert_eq!(stack(&[&h, &h], 0).unwrap().dims(), [2, big, 0]);
-    assert_eq!(h.masked_select(&h).unwrap().dims(), [0]);
-    assert_eq!(h.compress(1, &on::<D>(Tensor::zeros(Int, D::TYPE, &[0]).unwrap())).unwrap().dims(), [big, 0]);
-    assert_eq!(h.split(3, 1).unwrap().len(), 0);
+    let h = on::<D>(Tensor::zeros(Double, D::TYPE, &[big, 0])?);
+    assert_eq!(cat(&[&h, &h], 1)?.dims(), [big, 0]);
+    assert_eq!(cat(&[&h, &h], 0)?.dims(), [2 * big, 0]);
+    assert_eq!(stack(&[&h, &h], 0)?.dims(), [2, big, 0]);
+    assert_eq!(h.masked_select(&h)?.dims(), [0]);
+    assert_eq!(h.compress(1, &on::<D>(Tensor::zeros(Int, D::TYPE, &[0])?))?.dims(), [big, 0]);
+    assert_eq!(h.split(3, 1)?.len(), 0);
     let e = stack(&[], 0).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "stack", .. }), "{e}");
+    Ok(())
 });
 
-device_test!(cat_and_stack_refuse_what_does_not_fit, D => {
+device_test!(cat_and_stack_refuse_what_does_not_fit, D -> Result {
     let a = counting::<D>(Double, &[2, 3]);
     let b = counting::<D>(Double, &[3, 3]);
     let e = cat(&[], 0).unwrap_err();
@@ -122,20 +125,21 @@ device_test!(cat_and_stack_refuse_what_does_not_fit, D => {
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
     let e = cat(&[&a, &b], 2).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { op: "cat", .. }), "{e}");
-    assert_eq!(cat(&[&a, &b], 0).unwrap().dims(), [5, 3]);
+    assert_eq!(cat(&[&a, &b], 0)?.dims(), [5, 3]);
     let e = stack(&[&a, &b], 0).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "stack", .. }), "{e}");
     let e = stack(&[&a, &a], 3).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { op: "stack", .. }), "{e}");
+    Ok(())
 });
 
-fn gathers_every_dtype<D: Device, T: Scalar>() {
+fn gathers_every_dtype<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let shape = [4usize, 5, 6];
     let x = counting::<D>(dt, &shape);
     // A strided source too: the same values through a permuted copy's transpose view.
-    let permuted = x.permute(&[2, 0, 1]).unwrap().contiguous().unwrap();
-    let strided = permuted.permute(&[1, 2, 0]).unwrap();
+    let permuted = x.permute(&[2, 0, 1])?.contiguous()?;
+    let strided = permuted.permute(&[1, 2, 0])?;
     assert!(!strided.is_contiguous());
     let xv = values(&x);
     for dim in 0..3 {
@@ -158,8 +162,8 @@ fn gathers_every_dtype<D: Device, T: Scalar>() {
                 .collect();
             let as_i64: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
             let as_i32: Vec<i32> = idx.iter().map(|&i| i as i32).collect();
-            let idx64 = Tensor::from_slice(&as_i64, &[idx.len()]).unwrap();
-            let idx32 = on::<D>(Tensor::from_slice(&as_i32, &[idx.len()]).unwrap());
+            let idx64 = Tensor::from_slice(&as_i64, &[idx.len()])?;
+            let idx32 = on::<D>(Tensor::from_slice(&as_i32, &[idx.len()])?);
             for (what, got) in [
                 (
                     "index_select i64 (host indices)",
@@ -182,16 +186,18 @@ fn gathers_every_dtype<D: Device, T: Scalar>() {
             }
         }
     }
+    Ok(())
 }
 
-device_test!(index_select_and_take_match_index_loops_for_every_dtype, D => {
+device_test!(index_select_and_take_match_index_loops_for_every_dtype, D -> Result {
     for_all_dtypes!(gathers_every_dtype, D);
+    Ok(())
 });
 
-device_test!(selection_refuses_bad_indices_and_handles_empty_tensors, D => {
+device_test!(selection_refuses_bad_indices_and_handles_empty_tensors, D -> Result {
     let x = counting::<D>(Double, &[3, 4]);
     for bad in [vec![0i64, 4], vec![-1]] {
-        let idx = Tensor::from_slice(&bad, &[bad.len()]).unwrap();
+        let idx = Tensor::from_slice(&bad, &[bad.len()])?;
         let e = x.index_select(1, &idx).unwrap_err();
         assert!(matches!(e, Error::OutOfRange { op: "index_select", .. }), "{e}");
         assert!(e.to_string().contains("0..4"), "{e}");
@@ -200,54 +206,56 @@ device_test!(selection_refuses_bad_indices_and_handles_empty_tensors, D => {
     assert!(matches!(e, Error::OutOfRange { op: "take", given: 3, .. }), "{e}");
     let e = x.take(2, &[0]).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { op: "take", .. }), "{e}");
-    let e = x.index_select(0, &Tensor::from_slice(&[0.0f64], &[1]).unwrap()).unwrap_err();
+    let e = x.index_select(0, &Tensor::from_slice(&[0.0f64], &[1])?).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
     // A rank-0 index picks one entry and keeps the axis (length 1).
-    assert_eq!(x.index_select(0, &Tensor::scalar(2i64).unwrap()).unwrap().dims(), [1, 4]);
+    assert_eq!(x.index_select(0, &Tensor::scalar(2i64)?)?.dims(), [1, 4]);
     // Zero-size tensors with a huge other dimension: nothing is allocated per entry.
     let big = 1usize << 40;
-    let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[big, 0]).unwrap());
-    assert_eq!(z.take(1, &[]).unwrap().dims(), [big, 0]);
-    assert_eq!(z.take(0, &[5, big - 1]).unwrap().dims(), [2, 0]);
+    let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[big, 0])?);
+    assert_eq!(z.take(1, &[])?.dims(), [big, 0]);
+    assert_eq!(z.take(0, &[5, big - 1])?.dims(), [2, 0]);
     let e = z.take(1, &[0]).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    Ok(())
 });
 
-device_test!(compress_and_masked_select_keep_the_true_entries, D => {
+device_test!(compress_and_masked_select_keep_the_true_entries, D -> Result {
     let x = counting::<D>(ComplexFloat, &[3, 4]);
     let xv = values(&x);
     // NaN counts as true (NumPy's bool(nan)); -0.0 as false.
-    let mask = on::<D>(Tensor::from_slice(&[1.0f64, f64::NAN, -0.0, 2.0], &[4]).unwrap());
-    let got = x.compress(1, &mask).unwrap();
+    let mask = on::<D>(Tensor::from_slice(&[1.0f64, f64::NAN, -0.0, 2.0], &[4])?);
+    let got = x.compress(1, &mask)?;
     assert_eq!(got.dims(), [3, 3]);
     let want: Vec<c64> = (0..3).flat_map(|r| [0, 1, 3].map(|c| xv[r * 4 + c])).collect();
     assert_eq!(values(&got), want);
-    let rows = on::<D>(Tensor::from_slice(&[0i32, 1, 0], &[3]).unwrap());
-    assert_eq!(values(&x.compress(0, &rows).unwrap()), xv[4..8]);
+    let rows = on::<D>(Tensor::from_slice(&[0i32, 1, 0], &[3])?);
+    assert_eq!(values(&x.compress(0, &rows)?), xv[4..8]);
     // masked_select with a broadcast mask: the columns 0, 1 and 3 of every row, flat.
-    assert_eq!(values(&x.masked_select(&mask).unwrap()), want);
-    let full = x.equal_scalar(c64::new(6.0, 0.5)).unwrap();
-    assert_eq!(values(&x.masked_select(&full).unwrap()), [xv[5]]);
-    let none = on::<D>(Tensor::zeros(Int, D::TYPE, &[3, 4]).unwrap());
-    assert_eq!(x.masked_select(&none).unwrap().dims(), [0]);
+    assert_eq!(values(&x.masked_select(&mask)?), want);
+    let full = x.equal_scalar(c64::new(6.0, 0.5))?;
+    assert_eq!(values(&x.masked_select(&full)?), [xv[5]]);
+    let none = on::<D>(Tensor::zeros(Int, D::TYPE, &[3, 4])?);
+    assert_eq!(x.masked_select(&none)?.dims(), [0]);
     let e = x.compress(1, &rows).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "compress", .. }), "{e}");
-    let e = x.masked_select(&on::<D>(Tensor::zeros(Int, D::TYPE, &[2, 4]).unwrap())).unwrap_err();
+    let e = x.masked_select(&on::<D>(Tensor::zeros(Int, D::TYPE, &[2, 4])?)).unwrap_err();
     assert!(matches!(e, Error::Broadcast { op: "masked_select", .. }), "{e}");
+    Ok(())
 });
 
-device_test!(split_and_chunk_are_views_that_tile_the_tensor, D => {
+device_test!(split_and_chunk_are_views_that_tile_the_tensor, D -> Result {
     let x = counting::<D>(Double, &[10, 3]);
-    let pieces = x.split(4, 0).unwrap();
+    let pieces = x.split(4, 0)?;
     assert_eq!(pieces.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), [4, 4, 2]);
-    let chunks = x.chunk(3, 0).unwrap();
+    let chunks = x.chunk(3, 0)?;
     assert_eq!(chunks.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), [4, 4, 2]);
-    assert_eq!(x.chunk(4, 1).unwrap().len(), 3, "fewer pieces when the length runs out");
-    let sized = x.split_sizes(&[0, 7, 3], 0).unwrap();
+    assert_eq!(x.chunk(4, 1)?.len(), 3, "fewer pieces when the length runs out");
+    let sized = x.split_sizes(&[0, 7, 3], 0)?;
     assert_eq!(values(&sized[2]), values(&x)[21..]);
     // Views: writing into a piece writes into x.
-    pieces[2].share().assign(&Tensor::scalar(-1.0f64).unwrap()).unwrap();
-    assert_eq!(x.to_vec::<f64>().unwrap()[24..], [-1.0; 6]);
+    pieces[2].share().assign(&Tensor::scalar(-1.0f64)?)?;
+    assert_eq!(x.to_vec::<f64>()?[24..], [-1.0; 6]);
     for (what, e) in [
         ("split", x.split(0, 0).unwrap_err()),
         ("chunk", x.chunk(0, 0).unwrap_err()),
@@ -257,100 +265,104 @@ device_test!(split_and_chunk_are_views_that_tile_the_tensor, D => {
         assert!(e.to_string().starts_with(what), "{e}");
     }
     // unsqueeze/squeeze are views too.
-    let u = x.unsqueeze(1).unwrap();
+    let u = x.unsqueeze(1)?;
     assert_eq!(u.dims(), [10, 1, 3]);
     assert!(u.is_contiguous());
-    assert_eq!(u.squeeze(1).unwrap().dims(), [10, 3]);
+    assert_eq!(u.squeeze(1)?.dims(), [10, 3]);
     assert!(x.squeeze(0).is_err() && x.unsqueeze(3).is_err());
+    Ok(())
 });
 
-device_test!(assign_writes_into_views_with_broadcasting_promotion_and_overlap, D => {
+device_test!(assign_writes_into_views_with_broadcasting_promotion_and_overlap, D -> Result {
     // Into a block of a column-major map.
     let (owner, map) = fortran_map::<D, f64>(&[0.0; 12], &[3, 4]);
     let block = counting::<D>(Float, &[3, 2]);
-    map.narrow(1, 1, 2).unwrap().assign(&block).unwrap();
-    let m = map.contiguous().unwrap().to_vec::<f64>().unwrap();
+    map.narrow(1, 1, 2)?.assign(&block)?;
+    let m = map.contiguous()?.to_vec::<f64>()?;
     for r in 0..3 {
         assert_eq!(m[r * 4..r * 4 + 4], [0.0, (2 * r + 1) as f64, (2 * r + 2) as f64, 0.0]);
     }
     drop(owner);
     // A broadcast row, and a refused complex source.
-    let mut t = on::<D>(Tensor::zeros(Double, D::TYPE, &[2, 3]).unwrap());
-    t.assign(&counting::<D>(Int, &[3])).unwrap();
-    assert_eq!(t.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    let mut t = on::<D>(Tensor::zeros(Double, D::TYPE, &[2, 3])?);
+    t.assign(&counting::<D>(Int, &[3]))?;
+    assert_eq!(t.to_vec::<f64>()?, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
     let e = t.assign(&counting::<D>(ComplexDouble, &[3])).unwrap_err();
     assert!(matches!(e, Error::CannotCast { op: "assign", .. }), "{e}");
     let e = t.assign(&counting::<D>(Double, &[2])).unwrap_err();
     assert!(matches!(e, Error::Broadcast { op: "assign", .. }), "{e}");
     // Overlapping source and destination in one buffer: a shift by one row.
     let x = counting::<D>(Int64, &[4, 2]);
-    x.narrow(0, 1, 3).unwrap().assign(&x.narrow(0, 0, 3).unwrap()).unwrap();
-    assert_eq!(x.to_vec::<i64>().unwrap(), [1, 2, 1, 2, 3, 4, 5, 6]);
+    x.narrow(0, 1, 3)?.assign(&x.narrow(0, 0, 3)?)?;
+    assert_eq!(x.to_vec::<i64>()?, [1, 2, 1, 2, 3, 4, 5, 6]);
     // From the host into a tensor on D (a transfer where D is the GPU).
-    let mut y = on::<D>(Tensor::zeros(ComplexFloat, D::TYPE, &[2]).unwrap());
-    y.assign(&Tensor::from_slice(&[c64::new(1.0, 2.0), c64::new(3.0, 4.0)], &[2]).unwrap()
-        .cast(ComplexFloat).unwrap()).unwrap();
+    let mut y = on::<D>(Tensor::zeros(ComplexFloat, D::TYPE, &[2])?);
+    y.assign(&Tensor::from_slice(&[c64::new(1.0, 2.0), c64::new(3.0, 4.0)], &[2])?
+        .cast(ComplexFloat)?)?;
     assert_eq!(values(&y), [c64::new(1.0, 2.0), c64::new(3.0, 4.0)]);
+    Ok(())
 });
 
-device_test!(growable_tensor_appends_blocks_and_views_the_filled_part, D => {
+device_test!(growable_tensor_appends_blocks_and_views_the_filled_part, D -> Result {
     for dim in [0usize, 1] {
         let mut shape = [5usize, 5];
         shape[dim] = 0;
-        let mut g = GrowableTensor::new(ComplexDouble, D::TYPE, &shape, dim, 2).unwrap();
-        assert!(g.is_empty() && g.view().unwrap().numel() == 0);
+        let mut g = GrowableTensor::new(ComplexDouble, D::TYPE, &shape, dim, 2)?;
+        assert!(g.is_empty() && g.view()?.numel() == 0);
         let mut pushed = Vec::new();
         for (k, len) in [1usize, 3, 0, 5, 2].into_iter().enumerate() {
             let mut s = [5usize, 5];
             s[dim] = len;
-            let block = (&counting::<D>(ComplexDouble, &s) * (k as i64 + 1)).unwrap();
-            g.push(&block).unwrap();
+            let block = (&counting::<D>(ComplexDouble, &s) * (k as i64 + 1))?;
+            g.push(&block)?;
             pushed.push(block);
         }
         assert_eq!(g.len(), 11);
         assert!(g.capacity() >= 11 && g.capacity() <= 22, "capacity {}", g.capacity());
         let refs: Vec<&Tensor> = pushed.iter().collect();
-        let want = cat(&refs, dim).unwrap();
-        assert_eq!(values(&g.view().unwrap()), values(&want), "dim {dim}");
+        let want = cat(&refs, dim)?;
+        assert_eq!(values(&g.view()?), values(&want), "dim {dim}");
         // The view feeds matmul without a copy and gives the same product.
-        let v = g.view().unwrap();
-        let prod = if dim == 1 { matmul(&v, &v.t().unwrap()) } else { matmul(&v.t().unwrap(), &v) };
+        let v = g.view()?;
+        let prod = if dim == 1 { matmul(&v, &v.t()?) } else { matmul(&v.t()?, &v) };
         let want_prod = if dim == 1 {
-            matmul(&want, &want.t().unwrap())
+            matmul(&want, &want.t()?)
         } else {
-            matmul(&want.t().unwrap(), &want)
+            matmul(&want.t()?, &want)
         };
-        assert!(prod.unwrap().allclose(&want_prod.unwrap(), 1e-14, 0.0).unwrap());
+        assert!(prod?.allclose(&want_prod?, 1e-14, 0.0)?);
         g.truncate(4);
-        assert_eq!(values(&g.view().unwrap()), values(&want.narrow(dim, 0, 4).unwrap()));
+        assert_eq!(values(&g.view()?), values(&want.narrow(dim, 0, 4)?));
         g.clear();
         let cap = g.capacity();
-        g.push(&pushed[1]).unwrap();
+        g.push(&pushed[1])?;
         assert_eq!((g.len(), g.capacity()), (3, cap), "a restart reuses the memory");
         let e = g.push(&counting::<D>(ComplexDouble, &[4, 4])).unwrap_err();
         assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
     }
     let e = GrowableTensor::new(Double, D::TYPE, &[3], 1, 4).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    Ok(())
 });
 
-device_test!(item_reads_the_one_element_of_any_rank, D => {
+device_test!(item_reads_the_one_element_of_any_rank, D -> Result {
     let z = c64::new(2.0, -1.0);
-    let t = on::<D>(Tensor::from_slice(&[z], &[1, 1, 1]).unwrap());
-    assert_eq!(t.item::<c64>().unwrap(), z);
-    let s = on::<D>(Tensor::scalar(7i32).unwrap());
-    assert_eq!(s.item::<i32>().unwrap(), 7);
+    let t = on::<D>(Tensor::from_slice(&[z], &[1, 1, 1])?);
+    assert_eq!(t.item::<c64>()?, z);
+    let s = on::<D>(Tensor::scalar(7i32)?);
+    assert_eq!(s.item::<i32>()?, 7);
     let e = s.item::<f64>().unwrap_err();
     assert!(matches!(e, Error::DTypeMismatch { op: "item", .. }), "{e}");
     let e = counting::<D>(Double, &[2]).item::<f64>().unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "item", .. }), "{e}");
     let x = counting::<D>(Double, &[3]);
-    assert_eq!(x.vdot(&x).unwrap().item::<f64>().unwrap(), 14.0);
+    assert_eq!(x.vdot(&x)?.item::<f64>()?, 14.0);
+    Ok(())
 });
 
 // `index_copy_` against a plain loop: every dtype, every dimension of a 3-D target,
 // indices in random order, rows not named keeping their values.
-device_test!(index_copy_matches_a_loop, D => {
+device_test!(index_copy_matches_a_loop, D -> Result {
     use rand::Rng;
     let mut r = rng(61);
     let dims = [4usize, 7, 5];
@@ -366,9 +378,9 @@ device_test!(index_copy_matches_a_loop, D => {
             sdims[dim] = idx.len();
             let mut x = counting::<D>(dt, &dims);
             let before = values(&x);
-            let s = on::<D>(Tensor::from_slice(&(0..sdims.iter().product::<usize>()).map(|k| -(k as f64) - 1.0).collect::<Vec<_>>(), &sdims).unwrap().cast(dt).unwrap());
+            let s = on::<D>(Tensor::from_slice(&(0..sdims.iter().product::<usize>()).map(|k| -(k as f64) - 1.0).collect::<Vec<_>>(), &sdims)?.cast(dt)?);
             let sv = values(&s);
-            x.index_copy_(dim, &on::<D>(Tensor::from_slice(idx, &[idx.len()]).unwrap()), &s).unwrap();
+            x.index_copy_(dim, &on::<D>(Tensor::from_slice(idx, &[idx.len()])?), &s)?;
             let mut want = before.clone();
             for ix in all_indices(&sdims) {
                 let mut to = ix.clone();
@@ -378,46 +390,48 @@ device_test!(index_copy_matches_a_loop, D => {
             assert_eq!(values(&x), want, "{dt} dim {dim}");
         }
     }
+    Ok(())
 });
 
 // Views, aliasing and hostile input for `index_copy_`.
-device_test!(index_copy_into_views_aliases_and_errors, D => {
+device_test!(index_copy_into_views_aliases_and_errors, D -> Result {
     // A transposed view writes into its parent.
     let parent = counting::<D>(Double, &[3, 4]);
-    let mut t = parent.t().unwrap(); // [4, 3]
-    let src = on::<D>(Tensor::from_slice(&[-1.0f64, -2.0, -3.0], &[1, 3]).unwrap());
-    t.index_copy_(0, &on::<D>(Tensor::from_slice(&[2i32], &[1]).unwrap()), &src).unwrap();
-    assert_eq!(parent.to_vec::<f64>().unwrap(), [1.0, 2.0, -1.0, 4.0, 5.0, 6.0, -2.0, 8.0, 9.0, 10.0, -3.0, 12.0]);
+    let mut t = parent.t()?; // [4, 3]
+    let src = on::<D>(Tensor::from_slice(&[-1.0f64, -2.0, -3.0], &[1, 3])?);
+    t.index_copy_(0, &on::<D>(Tensor::from_slice(&[2i32], &[1])?), &src)?;
+    assert_eq!(parent.to_vec::<f64>()?, [1.0, 2.0, -1.0, 4.0, 5.0, 6.0, -2.0, 8.0, 9.0, 10.0, -3.0, 12.0]);
     // The source a view of the target itself: read before written.
     let mut x = counting::<D>(Double, &[4]);
-    let head = x.narrow(0, 0, 2).unwrap();
-    x.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64, 2], &[2]).unwrap()), &head).unwrap();
-    assert_eq!(x.to_vec::<f64>().unwrap(), [1.0, 1.0, 2.0, 4.0]);
+    let head = x.narrow(0, 0, 2)?;
+    x.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64, 2], &[2])?), &head)?;
+    assert_eq!(x.to_vec::<f64>()?, [1.0, 1.0, 2.0, 4.0]);
     // Errors: a repeat (both positions named), out of range, the wrong source shape, a
     // complex source for a real target, float indices; none writes anything.
     let mut y = counting::<D>(Double, &[5]);
-    let two = on::<D>(Tensor::from_slice(&[0.5f64, 0.25], &[2]).unwrap());
-    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[3i64, 3], &[2]).unwrap()), &two).unwrap_err();
+    let two = on::<D>(Tensor::from_slice(&[0.5f64, 0.25], &[2])?);
+    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[3i64, 3], &[2])?), &two).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "index_copy_", .. }) && e.to_string().contains("positions 0 and 1"), "{e}");
-    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64, 5], &[2]).unwrap()), &two).unwrap_err();
+    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64, 5], &[2])?), &two).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { op: "index_copy_", given: 5, .. }), "{e}");
-    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64], &[1]).unwrap()), &two).unwrap_err();
+    let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64], &[1])?), &two).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-    let c = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0)], &[1]).unwrap());
-    assert!(matches!(y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64], &[1]).unwrap()), &c).unwrap_err(), Error::CannotCast { .. }));
+    let c = on::<D>(Tensor::from_slice(&[c64::new(1.0, 1.0)], &[1])?);
+    assert!(matches!(y.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64], &[1])?), &c).unwrap_err(), Error::CannotCast { .. }));
     assert!(y.index_copy_(0, &two, &two).is_err());
-    assert_eq!(y.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(y.to_vec::<f64>()?, [1.0, 2.0, 3.0, 4.0, 5.0]);
     // Nothing to write into a huge empty target.
-    let mut huge = on::<D>(Tensor::new(Float, ctensor_aten::DeviceType::Cpu, &[0, 1 << 40]).unwrap());
-    let none = on::<D>(Tensor::new(Int64, ctensor_aten::DeviceType::Cpu, &[0]).unwrap());
-    let empty_src = on::<D>(Tensor::new(Float, ctensor_aten::DeviceType::Cpu, &[0, 0]).unwrap());
-    huge.index_copy_(1, &none, &empty_src).unwrap();
+    let mut huge = on::<D>(Tensor::new(Float, ctensor_aten::DeviceType::Cpu, &[0, 1 << 40])?);
+    let none = on::<D>(Tensor::new(Int64, ctensor_aten::DeviceType::Cpu, &[0])?);
+    let empty_src = on::<D>(Tensor::new(Float, ctensor_aten::DeviceType::Cpu, &[0, 0])?);
+    huge.index_copy_(1, &none, &empty_src)?;
     // index_select after index_copy_ gives the source back.
-    let mut g = on::<D>(Tensor::zeros(ComplexDouble, ctensor_aten::DeviceType::Cpu, &[10, 3]).unwrap());
-    let at = on::<D>(Tensor::from_slice(&[7i64, 2, 9], &[3]).unwrap());
+    let mut g = on::<D>(Tensor::zeros(ComplexDouble, ctensor_aten::DeviceType::Cpu, &[10, 3])?);
+    let at = on::<D>(Tensor::from_slice(&[7i64, 2, 9], &[3])?);
     let s = counting::<D>(ComplexDouble, &[3, 3]);
-    g.index_copy_(0, &at, &s).unwrap();
-    assert_eq!(values(&g.index_select(0, &at).unwrap()), values(&s));
+    g.index_copy_(0, &at, &s)?;
+    assert_eq!(values(&g.index_select(0, &at)?), values(&s));
+    Ok(())
 });
 
 // `Indices`: positions checked once, used by the `_with` forms without moving indices.

@@ -3,6 +3,7 @@
 //! (NaN in the other triangle and on a unit diagonal), `solve` on the full matrix, the
 //! normal equations, the minimum-norm formula, products of eigenvalues and closed forms;
 //! singular and rank-deficient input, overflow, and empty matrices.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -69,7 +70,7 @@ fn triangle(a: &Tensor, uplo: Uplo, diag: Diag) -> (Tensor, Tensor) {
     (back(clean), back(dirty))
 }
 
-fn solves_of<D: Device, T: Scalar>() {
+fn solves_of<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let tol = 200.0 * eps(dt);
     for n in [1usize, 7, 64] {
@@ -82,195 +83,177 @@ fn solves_of<D: Device, T: Scalar>() {
                     let what = format!("{dt} n={n} {uplo:?} {diag:?} {trans:?}");
                     let x = solve_triangular(&dirty, &b, uplo, trans, diag)
                         .unwrap_or_else(|e| panic!("{what}: {e}"));
-                    let lhs = matmul_op(&clean, trans, &x, Trans::N).unwrap();
+                    let lhs = matmul_op(&clean, trans, &x, Trans::N)?;
                     close(&lhs, &b, tol, &what);
                 }
                 // A vector right-hand side keeps its shape.
-                let bv = b.narrow(1, 0, 1).unwrap().reshape(&[n as i64]).unwrap();
+                let bv = b.narrow(1, 0, 1)?.reshape(&[n as i64])?;
                 assert_eq!(
-                    solve_triangular(&dirty, &bv, uplo, Trans::N, diag)
-                        .unwrap()
-                        .dims(),
+                    solve_triangular(&dirty, &bv, uplo, Trans::N, diag)?.dims(),
                     [n]
                 );
             }
         }
         // Cholesky: A = M Mᴴ + n I, both factor triangles, against `solve`.
-        let spd = (&matmul_op(&a, Trans::N, &a, Trans::C).unwrap()
-            + &(&Tensor::eye(dt, D::TYPE, n).unwrap() * n as f64).unwrap())
-            .unwrap();
-        let want = solve(&spd, &b).unwrap();
+        let spd = (&matmul_op(&a, Trans::N, &a, Trans::C)?
+            + &(&Tensor::eye(dt, D::TYPE, n)? * n as f64)?)?;
+        let want = solve(&spd, &b)?;
         for uplo in [Uplo::Lower, Uplo::Upper] {
-            let f = cholesky(&spd, uplo).unwrap();
+            let f = cholesky(&spd, uplo)?;
             close(
-                &cholesky_solve(&f, &b, uplo).unwrap(),
+                &cholesky_solve(&f, &b, uplo)?,
                 &want,
                 tol,
                 &format!("{dt} n={n} cholesky_solve {uplo:?}"),
             );
         }
     }
+    Ok(())
 }
 
-device_test!(triangular_and_cholesky_solves_match_references, D => {
+device_test!(triangular_and_cholesky_solves_match_references, D -> Result {
     for_blas_dtypes!(solves_of, D);
+    Ok(())
 });
 
-fn least_squares_of<D: Device, T: Scalar>() {
+fn least_squares_of<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let tol = 2000.0 * eps(dt);
     // Tall: against the normal equations (AᴴA) x = Aᴴ b.
     let (a, _) = random_on::<D, T>(&mut rng(5), &[40, 6]);
     let (b, _) = random_on::<D, T>(&mut rng(6), &[40, 2]);
-    let x = lstsq(&a, &b).unwrap();
+    let x = lstsq(&a, &b)?;
     let normal = solve(
-        &matmul_op(&a, Trans::C, &a, Trans::N).unwrap(),
-        &matmul_op(&a, Trans::C, &b, Trans::N).unwrap(),
-    )
-    .unwrap();
+        &matmul_op(&a, Trans::C, &a, Trans::N)?,
+        &matmul_op(&a, Trans::C, &b, Trans::N)?,
+    )?;
     close(&x, &normal, tol, &format!("{dt} tall lstsq"));
     // Wide: the minimum-norm solution Aᴴ (A Aᴴ)⁻¹ b, which solves A x = b exactly.
     let (w, _) = random_on::<D, T>(&mut rng(7), &[5, 30]);
     let (c, _) = random_on::<D, T>(&mut rng(8), &[5]);
-    let x = lstsq(&w, &c).unwrap();
+    let x = lstsq(&w, &c)?;
     assert_eq!(x.dims(), [30]);
     let min_norm = matmul_op(
         &w,
         Trans::C,
         &solve(
-            &matmul_op(&w, Trans::N, &w, Trans::C).unwrap(),
-            &c.reshape(&[5, 1]).unwrap(),
-        )
-        .unwrap(),
+            &matmul_op(&w, Trans::N, &w, Trans::C)?,
+            &c.reshape(&[5, 1])?,
+        )?,
         Trans::N,
-    )
-    .unwrap();
+    )?;
     close(
-        &x.reshape(&[30, 1]).unwrap(),
+        &x.reshape(&[30, 1])?,
         &min_norm,
         tol,
         &format!("{dt} wide lstsq"),
     );
     // Rank deficient: two equal columns.
-    let dup = ctensor_aten::cat(
-        &[&a.narrow(1, 0, 3).unwrap(), &a.narrow(1, 0, 3).unwrap()],
-        1,
-    )
-    .unwrap();
+    let dup = ctensor_aten::cat(&[&a.narrow(1, 0, 3)?, &a.narrow(1, 0, 3)?], 1)?;
     let e = lstsq(&dup, &b).unwrap_err();
     assert!(
         matches!(e, Error::IllConditioned { op: "lstsq", .. }),
         "{dt}: {e}"
     );
+    Ok(())
 }
 
-device_test!(lstsq_matches_the_normal_equations_and_the_minimum_norm_formula, D => {
+device_test!(lstsq_matches_the_normal_equations_and_the_minimum_norm_formula, D -> Result {
     for_blas_dtypes!(least_squares_of, D);
+    Ok(())
 });
 
-fn determinants_of<D: Device, T: Scalar>() {
+fn determinants_of<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let tol = 1000.0 * eps(dt);
-    let m = on::<D>(
-        Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2])
-            .unwrap()
-            .cast(dt)
-            .unwrap(),
-    );
+    let m = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2])?.cast(dt)?);
     close(
-        &det(&m).unwrap(),
-        &Tensor::scalar(-2.0f64).unwrap(),
+        &det(&m)?,
+        &Tensor::scalar(-2.0f64)?,
         tol,
         &format!("{dt} det 2×2"),
     );
     // A permutation: sign −1, |det| = 1.
     let p = on::<D>(
-        Tensor::from_slice(&[0.0f64, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0], &[3, 3])
-            .unwrap()
-            .cast(dt)
-            .unwrap(),
+        Tensor::from_slice(&[0.0f64, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0], &[3, 3])?.cast(dt)?,
     );
-    let (sign, log) = slogdet(&p).unwrap();
+    let (sign, log) = slogdet(&p)?;
     assert!(
         (sign - c64::new(-1.0, 0.0)).norm() < tol && log.abs() < tol,
         "{dt}: {sign} {log}"
     );
     // A Hermitian matrix: the product of its eigenvalues.
     let a = conditioned::<D, T>(9, 3);
-    let h = (&a + &a.t().unwrap().conj().unwrap()).unwrap();
-    let w = values(&eigvalsh(&h, EighRange::All, EigBackend::LapackEvd).unwrap());
+    let h = (&a + &a.t()?.conj()?)?;
+    let w = values(&eigvalsh(&h, EighRange::All, EigBackend::LapackEvd)?);
     let prod: c64 = w.iter().product();
     close(
-        &det(&h).unwrap(),
-        &Tensor::scalar(prod).unwrap(),
+        &det(&h)?,
+        &Tensor::scalar(prod)?,
         tol,
         &format!("{dt} det = Π λ"),
     );
     // Singular, overflowing and empty.
-    let s = on::<D>(
-        Tensor::from_slice(&[1.0f64, 2.0, 2.0, 4.0], &[2, 2])
-            .unwrap()
-            .cast(dt)
-            .unwrap(),
-    );
-    assert_eq!(
-        slogdet(&s).unwrap(),
-        (c64::new(0.0, 0.0), f64::NEG_INFINITY)
-    );
-    assert_eq!(values(&det(&s).unwrap()), [c64::new(0.0, 0.0)]);
+    let s = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 2.0, 4.0], &[2, 2])?.cast(dt)?);
+    assert_eq!(slogdet(&s)?, (c64::new(0.0, 0.0), f64::NEG_INFINITY));
+    assert_eq!(values(&det(&s)?), [c64::new(0.0, 0.0)]);
     let big_v = if matches!(dt, DataType::Float | DataType::ComplexFloat) {
         1e30
     } else {
         1e200
     };
-    let big = (&Tensor::eye(dt, D::TYPE, 5).unwrap() * big_v).unwrap();
-    let (sign, log) = slogdet(&big).unwrap();
+    let big = (&Tensor::eye(dt, D::TYPE, 5)? * big_v)?;
+    let (sign, log) = slogdet(&big)?;
     assert!(
         (sign - c64::new(1.0, 0.0)).norm() < tol
             && (log - 5.0 * big_v.ln()).abs() < 5.0 * tol * log.abs(),
         "{dt}: {log}"
     );
     assert_eq!(
-        slogdet(&on::<D>(Tensor::zeros(dt, D::TYPE, &[0, 0]).unwrap())).unwrap(),
+        slogdet(&on::<D>(Tensor::zeros(dt, D::TYPE, &[0, 0])?))?,
         (c64::new(1.0, 0.0), 0.0)
     );
+    Ok(())
 }
 
-device_test!(determinants_match_closed_forms_and_eigenvalue_products, D => {
+device_test!(determinants_match_closed_forms_and_eigenvalue_products, D -> Result {
     for_blas_dtypes!(determinants_of, D);
-    let m = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[2, 3]).unwrap());
+    let m = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[2, 3])?);
     assert!(matches!(det(&m).unwrap_err(), Error::NotAMatrix { .. }));
+    Ok(())
 });
 
-device_test!(lstsq_and_det_refuse_non_finite_input_and_name_the_entry, D => {
+device_test!(lstsq_and_det_refuse_non_finite_input_and_name_the_entry, D -> Result {
     // NaN at row 0, column 1 of a row-major matrix.
-    let a = on::<D>(Tensor::from_slice(&[1.0f64, f64::NAN, 0.0, 1.0, 2.0, 3.0], &[3, 2]).unwrap());
-    let b = on::<D>(Tensor::ones(DataType::Double, D::TYPE, &[3]).unwrap());
+    let a = on::<D>(Tensor::from_slice(&[1.0f64, f64::NAN, 0.0, 1.0, 2.0, 3.0], &[3, 2])?);
+    let b = on::<D>(Tensor::ones(DataType::Double, D::TYPE, &[3])?);
     let e = lstsq(&a, &b).unwrap_err();
     assert!(matches!(e, Error::NonFinite { op: "lstsq", row: 0, col: 1, .. }), "{e}");
-    let w = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, f64::INFINITY, 0.0, 1.0, 5.0], &[2, 3]).unwrap());
-    let e = lstsq(&w, &on::<D>(Tensor::ones(DataType::Double, D::TYPE, &[2]).unwrap())).unwrap_err();
+    let w = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, f64::INFINITY, 0.0, 1.0, 5.0], &[2, 3])?);
+    let e = lstsq(&w, &on::<D>(Tensor::ones(DataType::Double, D::TYPE, &[2])?)).unwrap_err();
     assert!(matches!(e, Error::NonFinite { row: 0, col: 2, .. }), "{e}");
-    let sq = on::<D>(Tensor::from_slice(&[1.0f64, 0.0, f64::NAN, 1.0], &[2, 2]).unwrap());
+    let sq = on::<D>(Tensor::from_slice(&[1.0f64, 0.0, f64::NAN, 1.0], &[2, 2])?);
     assert!(matches!(det(&sq).unwrap_err(), Error::NonFinite { op: "det", .. }));
     // No unknowns: the empty solution; a huge empty matrix is no overflow.
-    let e0 = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3, 0]).unwrap());
-    assert_eq!(lstsq(&e0, &b).unwrap().dims(), [0]);
-    let huge = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[1 << 40, 0]).unwrap());
-    let (q, r) = ctensor_aten::qr(&huge, ctensor_aten::QrMode::Reduced).unwrap();
+    let e0 = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3, 0])?);
+    assert_eq!(lstsq(&e0, &b)?.dims(), [0]);
+    let huge = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[1 << 40, 0])?);
+    let (q, r) = ctensor_aten::qr(&huge, ctensor_aten::QrMode::Reduced)?;
     assert_eq!((q.dims(), r.dims()), (&[1usize << 40, 0][..], &[0, 0][..]));
-    let (u, s, vh) = ctensor_aten::svd(&huge, false).unwrap();
+    let (u, s, vh) = ctensor_aten::svd(&huge, false)?;
     assert_eq!((u.dims(), s.dims(), vh.dims()), (&[1usize << 40, 0][..], &[0][..], &[0, 0][..]));
+    Ok(())
 });
 
-device_test!(singular_triangles_are_refused, D => {
-    let a = on::<D>(Tensor::from_slice(&[2.0f64, 0.0, 1.0, 0.0], &[2, 2]).unwrap());
-    let b = on::<D>(Tensor::from_slice(&[1.0f64, 1.0], &[2]).unwrap());
+device_test!(singular_triangles_are_refused, D -> Result {
+    let a = on::<D>(Tensor::from_slice(&[2.0f64, 0.0, 1.0, 0.0], &[2, 2])?);
+    let b = on::<D>(Tensor::from_slice(&[1.0f64, 1.0], &[2])?);
     let e = solve_triangular(&a, &b, Uplo::Lower, Trans::N, Diag::NonUnit).unwrap_err();
     assert!(matches!(e, Error::Lapack { info: 2, .. }), "{e}");
     // With a unit diagonal the stored zero is not read.
-    let x = solve_triangular(&a, &b, Uplo::Lower, Trans::N, Diag::Unit).unwrap();
-    assert_eq!(x.to_vec::<f64>().unwrap(), [1.0, 0.0]);
-    let e = solve_triangular(&a, &on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3]).unwrap()), Uplo::Lower, Trans::N, Diag::Unit).unwrap_err();
+    let x = solve_triangular(&a, &b, Uplo::Lower, Trans::N, Diag::Unit)?;
+    assert_eq!(x.to_vec::<f64>()?, [1.0, 0.0]);
+    let e = solve_triangular(&a, &on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3])?), Uplo::Lower, Trans::N, Diag::Unit).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "solve_triangular", .. }), "{e}");
+    Ok(())
 });

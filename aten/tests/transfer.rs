@@ -5,6 +5,7 @@
 //! asynchronous copies record their events. The copies themselves (pinned memory,
 //! streams, every direction, every dtype, sizes past the staging chunk) need a GPU and
 //! print one SKIP line each without one.
+#![deny(unused_must_use)]
 
 #[macro_use]
 mod common;
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{random_tensor, rng};
+use common::{random_tensor, rng, TestResult};
 use ctensor_aten::{DataType, DeviceType, Error, Fence, Order, Result, Scalar, Stream, Tensor};
 
 /// A fence the test completes, counting the waits.
@@ -55,10 +56,10 @@ fn is_conflict<T>(r: &Result<T>) -> bool {
 }
 
 #[test]
-fn unfinished_work_that_writes_host_memory_refuses_every_host_access() {
-    let mut t = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+fn unfinished_work_that_writes_host_memory_refuses_every_host_access() -> TestResult {
+    let mut t = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2])?;
     let f = fence();
-    t.record_fence(f.clone(), true).unwrap();
+    t.record_fence(f.clone(), true)?;
     // Every way in: element access, reductions, element-wise ops, copies, views and
     // shallow copies that share the memory.
     assert!(is_conflict(&t.data::<f64>()));
@@ -66,41 +67,42 @@ fn unfinished_work_that_writes_host_memory_refuses_every_host_access() {
     assert!(is_conflict(&t.get_value::<f64>(&[0, 1])));
     assert!(is_conflict(&(&t + &t)));
     assert!(is_conflict(&t.try_clone()));
-    assert!(is_conflict(&t.t().unwrap().contiguous()));
-    assert!(is_conflict(&t.narrow(0, 1, 1).unwrap().to_vec::<f64>()));
+    assert!(is_conflict(&t.t()?.contiguous()));
+    assert!(is_conflict(&t.narrow(0, 1, 1)?.to_vec::<f64>()));
     let shared = t.share();
     assert!(is_conflict(&shared.sum(&[0])));
     assert!(is_conflict(&t.data_mut::<f64>()));
     assert!(is_conflict(&t.fill(0.0)));
-    let mut dst = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, 2]).unwrap();
+    let mut dst = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, 2])?;
     assert!(is_conflict(&dst.sync(&t)));
     assert!(is_conflict(&t.sync(&dst)));
     // Memory that is not shared is not affected.
-    assert_eq!(dst.to_vec::<f64>().unwrap(), vec![0.0; 4]);
+    assert_eq!(dst.to_vec::<f64>()?, vec![0.0; 4]);
     // Once the work is done, everything works and the values are the ones written.
     f.done.store(true, SeqCst);
-    assert_eq!(shared.to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
-    t.fill(5.0).unwrap();
-    assert_eq!(t.to_vec::<f64>().unwrap(), vec![5.0; 4]);
+    assert_eq!(shared.to_vec::<f64>()?, vec![1.0, 2.0, 3.0, 4.0]);
+    t.fill(5.0)?;
+    assert_eq!(t.to_vec::<f64>()?, vec![5.0; 4]);
     assert_eq!(Arc::strong_count(&f), 1, "a finished fence is let go of");
     assert_eq!(f.waits.load(SeqCst), 0, "no borrow blocked");
+    Ok(())
 }
 
 #[test]
-fn unfinished_work_that_reads_host_memory_allows_reads_and_refuses_writes() {
-    let mut t = Tensor::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+fn unfinished_work_that_reads_host_memory_allows_reads_and_refuses_writes() -> TestResult {
+    let mut t = Tensor::from_slice(&[1i32, 2, 3], &[3])?;
     let f = fence();
-    t.record_fence(f.clone(), false).unwrap();
-    assert_eq!(t.to_vec::<i32>().unwrap(), vec![1, 2, 3]);
-    assert_eq!(t.data::<i32>().unwrap()[2], 3);
+    t.record_fence(f.clone(), false)?;
+    assert_eq!(t.to_vec::<i32>()?, vec![1, 2, 3]);
+    assert_eq!(t.data::<i32>()?[2], 3);
     let doubled = &t + &t;
-    assert_eq!(doubled.unwrap().to_vec::<i32>().unwrap(), vec![2, 4, 6]);
+    assert_eq!(doubled?.to_vec::<i32>()?, vec![2, 4, 6]);
     assert!(is_conflict(&t.data_mut::<i32>()));
     assert!(is_conflict(&t.set_value(7i32)));
     assert!(is_conflict(&t.share().add_(&doubled_again())));
     // A second reader in flight: reads still work, and work that writes cannot start.
     let g = fence();
-    t.record_fence(g.clone(), false).unwrap();
+    t.record_fence(g.clone(), false)?;
     assert!(t.data::<i32>().is_ok());
     assert!(is_conflict(&t.record_fence(fence(), true)));
     f.done.store(true, SeqCst);
@@ -109,8 +111,9 @@ fn unfinished_work_that_reads_host_memory_allows_reads_and_refuses_writes() {
         "the second reader is still in flight"
     );
     g.done.store(true, SeqCst);
-    t.data_mut::<i32>().unwrap()[0] = 9;
-    assert_eq!(t.to_vec::<i32>().unwrap(), vec![9, 2, 3]);
+    t.data_mut::<i32>()?[0] = 9;
+    assert_eq!(t.to_vec::<i32>()?, vec![9, 2, 3]);
+    Ok(())
 }
 
 fn doubled_again() -> Tensor {
@@ -118,41 +121,43 @@ fn doubled_again() -> Tensor {
 }
 
 #[test]
-fn synchronize_waits_for_every_fence_and_clears_them() {
-    let mut t = Tensor::zeros(DataType::ComplexFloat, DeviceType::Cpu, &[5]).unwrap();
+fn synchronize_waits_for_every_fence_and_clears_them() -> TestResult {
+    let mut t = Tensor::zeros(DataType::ComplexFloat, DeviceType::Cpu, &[5])?;
     let (a, b) = (fence(), fence());
-    t.record_fence(a.clone(), true).unwrap();
+    t.record_fence(a.clone(), true)?;
     t.record_fence(b.clone(), false).unwrap_err(); // a writer in flight refuses a reader
-    t.narrow(0, 0, 2).unwrap().synchronize().unwrap(); // through a view of the buffer
+    t.narrow(0, 0, 2)?.synchronize()?; // through a view of the buffer
     assert_eq!(a.waits.load(SeqCst), 1);
-    t.record_fence(b.clone(), false).unwrap();
-    t.synchronize().unwrap();
+    t.record_fence(b.clone(), false)?;
+    t.synchronize()?;
     assert_eq!(b.waits.load(SeqCst), 1);
     assert_eq!(Arc::strong_count(&a) + Arc::strong_count(&b), 2);
-    t.fill(1.0).unwrap();
+    t.fill(1.0)?;
     // Nothing in flight: synchronize is free and waits for nothing.
-    t.synchronize().unwrap();
+    t.synchronize()?;
+    Ok(())
 }
 
 #[test]
-fn recording_a_fence_respects_the_borrows_held() {
-    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[4]).unwrap();
-    let r = t.data::<f32>().unwrap();
+fn recording_a_fence_respects_the_borrows_held() -> TestResult {
+    let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[4])?;
+    let r = t.data::<f32>()?;
     // Work that writes cannot start while the host reads; work that reads can.
     assert!(matches!(
         t.record_fence(fence(), true),
         Err(Error::BorrowConflict { .. })
     ));
-    t.record_fence(fence(), false).unwrap();
+    t.record_fence(fence(), false)?;
     drop(r);
+    Ok(())
 }
 
 #[test]
-fn memory_in_use_by_unfinished_work_is_freed_only_after_it() {
+fn memory_in_use_by_unfinished_work_is_freed_only_after_it() -> TestResult {
     let f = fence();
-    let t = Tensor::ones(DataType::Double, DeviceType::Cpu, &[1000]).unwrap();
-    let view = t.narrow(0, 10, 5).unwrap();
-    t.record_fence(f.clone(), true).unwrap();
+    let t = Tensor::ones(DataType::Double, DeviceType::Cpu, &[1000])?;
+    let view = t.narrow(0, 10, 5)?;
+    t.record_fence(f.clone(), true)?;
     drop(t);
     assert_eq!(f.waits.load(SeqCst), 0, "a view still holds the memory");
     drop(view);
@@ -163,15 +168,16 @@ fn memory_in_use_by_unfinished_work_is_freed_only_after_it() {
     );
     // Finished work is not waited for.
     let g = fence();
-    let u = Tensor::ones(DataType::Double, DeviceType::Cpu, &[3]).unwrap();
-    u.record_fence(g.clone(), false).unwrap();
+    let u = Tensor::ones(DataType::Double, DeviceType::Cpu, &[3])?;
+    u.record_fence(g.clone(), false)?;
     g.done.store(true, SeqCst);
     drop(u);
     assert_eq!(g.waits.load(SeqCst), 0);
+    Ok(())
 }
 
 #[test]
-fn a_map_over_foreign_memory_waits_for_its_fences_before_it_lets_go() {
+fn a_map_over_foreign_memory_waits_for_its_fences_before_it_lets_go() -> TestResult {
     let owner = Arc::new(std::sync::Mutex::new(vec![0.0f64; 16]));
     let ptr = owner.lock().unwrap().as_mut_ptr();
     let keep: Arc<dyn std::any::Any + Send + Sync> = owner.clone();
@@ -185,10 +191,9 @@ fn a_map_over_foreign_memory_waits_for_its_fences_before_it_lets_go() {
             &[1],
             Some(keep),
         )
-    }
-    .unwrap();
+    }?;
     let f = fence();
-    map.record_fence(f.clone(), true).unwrap();
+    map.record_fence(f.clone(), true)?;
     assert!(is_conflict(&map.to_vec::<f64>()));
     drop(map);
     assert_eq!(
@@ -201,6 +206,7 @@ fn a_map_over_foreign_memory_waits_for_its_fences_before_it_lets_go() {
         1,
         "and the keep-alive handle is released"
     );
+    Ok(())
 }
 
 /// A fence whose work faulted: every query reports the fault.
@@ -227,9 +233,9 @@ impl Fence for Faulted {
 }
 
 #[test]
-fn a_fault_of_the_work_in_flight_is_an_error_not_a_panic_or_a_hang() {
-    let t = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3]).unwrap();
-    t.record_fence(Arc::new(Faulted), true).unwrap();
+fn a_fault_of_the_work_in_flight_is_an_error_not_a_panic_or_a_hang() -> TestResult {
+    let t = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3])?;
+    t.record_fence(Arc::new(Faulted), true)?;
     for r in [
         t.to_vec::<f64>().map(drop),
         t.synchronize(),
@@ -242,14 +248,15 @@ fn a_fault_of_the_work_in_flight_is_an_error_not_a_panic_or_a_hang() {
     }
     // Dropped with the faulted work still recorded: nothing left to wait for.
     drop(t);
+    Ok(())
 }
 
 #[test]
-fn a_dlpack_export_waits_for_the_work_in_flight() {
-    let t = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+fn a_dlpack_export_waits_for_the_work_in_flight() -> TestResult {
+    let t = Tensor::from_slice(&[1.0f32, 2.0], &[2])?;
     let f = fence();
-    t.record_fence(f.clone(), true).unwrap();
-    let m = t.to_dlpack().unwrap();
+    t.record_fence(f.clone(), true)?;
+    let m = t.to_dlpack()?;
     assert_eq!(
         f.waits.load(SeqCst),
         1,
@@ -258,18 +265,19 @@ fn a_dlpack_export_waits_for_the_work_in_flight() {
     // SAFETY: `m` is the export above; its deleter is called once.
     unsafe { ((*m).deleter.unwrap())(m) };
     let g = fence();
-    t.record_fence(g.clone(), true).unwrap();
-    let l = t.to_dlpack_legacy().unwrap();
+    t.record_fence(g.clone(), true)?;
+    let l = t.to_dlpack_legacy()?;
     assert_eq!(g.waits.load(SeqCst), 1);
     // SAFETY: as above.
     unsafe { ((*l).deleter.unwrap())(l) };
+    Ok(())
 }
 
 #[test]
-fn another_thread_sees_the_memory_once_the_work_completes() {
-    let t = Tensor::from_slice(&[3.0f32; 64], &[64]).unwrap();
+fn another_thread_sees_the_memory_once_the_work_completes() -> TestResult {
+    let t = Tensor::from_slice(&[3.0f32; 64], &[64])?;
     let f = fence();
-    t.record_fence(f.clone(), true).unwrap();
+    t.record_fence(f.clone(), true)?;
     let reader = t.share();
     let h = std::thread::spawn(move || {
         let mut refused = 0u32;
@@ -289,12 +297,13 @@ fn another_thread_sees_the_memory_once_the_work_completes() {
     let (v, refused) = h.join().unwrap();
     assert_eq!(v, vec![3.0f32; 64]);
     assert!(refused > 0, "the reader was refused while the work ran");
+    Ok(())
 }
 
 #[test]
-fn async_copies_without_a_gpu_say_why() {
+fn async_copies_without_a_gpu_say_why() -> TestResult {
     if ctensor_aten::gpu_available() {
-        return; // the device tests below cover this machine
+        return Ok(()); // the device tests below cover this machine
     }
     common::skip_gpu("async copies", "no GPU: checking the errors instead");
     for r in [
@@ -311,8 +320,9 @@ fn async_copies_without_a_gpu_say_why() {
             other => panic!("expected DeviceUnavailable, got {other:?}"),
         }
     }
-    let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2]).unwrap();
+    let t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2])?;
     assert!(!t.is_pinned());
+    Ok(())
 }
 
 // ---- on a GPU ---------------------------------------------------------------------
@@ -320,9 +330,9 @@ fn async_copies_without_a_gpu_say_why() {
 /// Sizes: empty, one, odd, and more than one staging chunk (4 MiB) of f64.
 const SIZES: [usize; 5] = [0, 1, 257, 1000, 600_001];
 
-fn round_trip<T: Scalar>() {
+fn round_trip<T: Scalar>() -> TestResult {
     let mut g = rng(41);
-    let stream = Stream::new().unwrap();
+    let stream = Stream::new()?;
     for &n in &SIZES {
         for order in [Order::RowMajor, Order::ColMajor] {
             let shape = [
@@ -330,108 +340,112 @@ fn round_trip<T: Scalar>() {
                 if n == 0 { 0 } else { 7 },
             ];
             let (t, _) = random_tensor::<T>(&mut g, &shape);
-            let pageable = t.to_device(DeviceType::Cpu).unwrap(); // a fresh copy
+            let pageable = t.to_device(DeviceType::Cpu)?; // a fresh copy
             let pageable = if order == Order::ColMajor {
                 common::column_major(&pageable)
             } else {
                 pageable
             };
-            let want = pageable.to_vec::<T>().unwrap();
-            let mut pinned = Tensor::pinned(T::DTYPE, &shape, order).unwrap();
+            let want = pageable.to_vec::<T>()?;
+            let mut pinned = Tensor::pinned(T::DTYPE, &shape, order)?;
             assert!(pinned.is_pinned());
-            pinned.sync(&pageable).unwrap();
+            pinned.sync(&pageable)?;
             // Pinned and pageable sources, to the GPU and back into pinned memory.
             for src in [&pinned, &pageable] {
-                let dev = src.to_device_async(DeviceType::Gpu, &stream).unwrap();
+                let dev = src.to_device_async(DeviceType::Gpu, &stream)?;
                 assert_eq!(dev.dense_order(), src.dense_order(), "n {n}");
-                let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
+                let back = dev.to_device_async(DeviceType::Cpu, &stream)?;
                 assert!(back.is_pinned());
-                stream.synchronize().unwrap();
-                assert_eq!(back.to_vec::<T>().unwrap(), want, "{} n {n}", T::DTYPE);
+                stream.synchronize()?;
+                assert_eq!(back.to_vec::<T>()?, want, "{} n {n}", T::DTYPE);
                 // GPU to GPU on the stream, then an ordinary copy on the default
                 // stream: it must see the data (the default stream waits).
-                let dev2 = dev.to_device_async(DeviceType::Gpu, &stream).unwrap();
-                assert_eq!(dev2.to_vec::<T>().unwrap(), want);
+                let dev2 = dev.to_device_async(DeviceType::Gpu, &stream)?;
+                assert_eq!(dev2.to_vec::<T>()?, want);
             }
             // Into an existing pageable host tensor: staged, done on return.
-            let dev = pageable.to_device(DeviceType::Gpu).unwrap();
-            let mut host = Tensor::new_in_order(T::DTYPE, DeviceType::Cpu, &shape, order).unwrap();
-            host.sync_async(&dev, &stream).unwrap();
-            assert_eq!(host.to_vec::<T>().unwrap(), want);
+            let dev = pageable.to_device(DeviceType::Gpu)?;
+            let mut host = Tensor::new_in_order(T::DTYPE, DeviceType::Cpu, &shape, order)?;
+            host.sync_async(&dev, &stream)?;
+            assert_eq!(host.to_vec::<T>()?, want);
         }
     }
+    Ok(())
 }
 
-gpu_test!(async_copies_round_trip_every_dtype_size_and_order, {
+gpu_test!(async_copies_round_trip_every_dtype_size_and_order, -> Result {
     for_all_dtypes!(round_trip);
+    Ok(())
 });
 
-gpu_test!(a_pinned_destination_is_locked_until_its_copy_completes, {
-    let stream = Stream::new().unwrap();
+gpu_test!(a_pinned_destination_is_locked_until_its_copy_completes, -> Result {
+    let stream = Stream::new()?;
     // 256 MiB take milliseconds to move; the host looks at once.
     let n = 32 << 20;
-    let src = Tensor::full(1.5f64, DeviceType::Gpu, &[n]).unwrap();
-    let mut dst = Tensor::pinned(DataType::Double, &[n], Order::RowMajor).unwrap();
-    dst.sync_async(&src, &stream).unwrap();
+    let src = Tensor::full(1.5f64, DeviceType::Gpu, &[n])?;
+    let mut dst = Tensor::pinned(DataType::Double, &[n], Order::RowMajor)?;
+    dst.sync_async(&src, &stream)?;
     match dst.data::<f64>() {
         Err(Error::BorrowConflict { held, .. }) => assert!(held.contains("stream"), "{held}"),
         Err(e) => panic!("expected a conflict while the copy runs, got {e}"),
         Ok(_) => panic!("the destination was readable while its copy ran"),
     }
-    dst.synchronize().unwrap();
-    assert!(dst.data::<f64>().unwrap().iter().all(|&x| x == 1.5));
+    dst.synchronize()?;
+    assert!(dst.data::<f64>()?.iter().all(|&x| x == 1.5));
     // A pinned source can be read, not written, while it is copied.
-    let dev = dst.to_device_async(DeviceType::Gpu, &stream).unwrap();
-    assert_eq!(dst.get_value::<f64>(&[7]).unwrap(), 1.5);
+    let dev = dst.to_device_async(DeviceType::Gpu, &stream)?;
+    assert_eq!(dst.get_value::<f64>(&[7])?, 1.5);
     assert!(matches!(
         dst.data_mut::<f64>(),
         Err(Error::BorrowConflict { .. })
     ));
-    stream.synchronize().unwrap();
-    dst.fill(0.0).unwrap();
-    assert_eq!(dev.get_value::<f64>(&[n - 1]).unwrap(), 1.5);
+    stream.synchronize()?;
+    dst.fill(0.0)?;
+    assert_eq!(dev.get_value::<f64>(&[n - 1])?, 1.5);
+    Ok(())
 });
 
-gpu_test!(dropping_tensors_with_copies_in_flight_is_safe, {
-    let stream = Stream::new().unwrap();
+gpu_test!(dropping_tensors_with_copies_in_flight_is_safe, -> Result {
+    let stream = Stream::new()?;
     for _ in 0..20 {
-        let host = Tensor::pinned(DataType::Float, &[1 << 20], Order::RowMajor).unwrap();
-        let dev = host.to_device_async(DeviceType::Gpu, &stream).unwrap();
+        let host = Tensor::pinned(DataType::Float, &[1 << 20], Order::RowMajor)?;
+        let dev = host.to_device_async(DeviceType::Gpu, &stream)?;
         drop(host); // its pinned block is reused only after the copy
-        let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
+        let back = dev.to_device_async(DeviceType::Cpu, &stream)?;
         drop(dev); // ordered after the copy on the device
-        stream.synchronize().unwrap();
-        assert!(back.data::<f32>().unwrap().iter().all(|&x| x == 0.0));
+        stream.synchronize()?;
+        assert!(back.data::<f32>()?.iter().all(|&x| x == 0.0));
     }
-    let s = ctensor_aten::pinned_memory_stats().unwrap();
+    let s = ctensor_aten::pinned_memory_stats()?;
     assert!(s.cache_hits > 0, "pinned blocks were reused: {s:?}");
+    Ok(())
 });
 
-gpu_test!(async_copies_reject_what_they_cannot_do, {
-    let stream = Stream::new().unwrap();
-    let host = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 4]).unwrap();
-    let mut dev = Tensor::zeros(DataType::Double, DeviceType::Gpu, &[3, 4]).unwrap();
+gpu_test!(async_copies_reject_what_they_cannot_do, -> Result {
+    let stream = Stream::new()?;
+    let host = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 4])?;
+    let mut dev = Tensor::zeros(DataType::Double, DeviceType::Gpu, &[3, 4])?;
     let col =
-        Tensor::new_in_order(DataType::Double, DeviceType::Cpu, &[3, 4], Order::ColMajor).unwrap();
+        Tensor::new_in_order(DataType::Double, DeviceType::Cpu, &[3, 4], Order::ColMajor)?;
     assert!(matches!(
         dev.sync_async(&col, &stream),
         Err(Error::InvalidArgument { .. })
     ));
-    let f32s = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3, 4]).unwrap();
+    let f32s = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[3, 4])?;
     assert!(matches!(
         dev.sync_async(&f32s, &stream),
         Err(Error::DTypeMismatch { .. })
     ));
-    let other = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 3]).unwrap();
+    let other = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 3])?;
     assert!(matches!(
         dev.sync_async(&other, &stream),
         Err(Error::ShapeMismatch { .. })
     ));
     assert!(matches!(
         host.t()
-            .unwrap()
+            ?
             .narrow(0, 0, 2)
-            .unwrap()
+            ?
             .to_device_async(DeviceType::Gpu, &stream),
         Err(Error::NotContiguous { .. })
     ));
@@ -440,7 +454,8 @@ gpu_test!(async_copies_reject_what_they_cannot_do, {
         dev.sync_async(&whole, &stream),
         Err(Error::InvalidArgument { .. })
     ));
-    dev.sync_async(&host, &stream).unwrap();
+    dev.sync_async(&host, &stream)?;
+    Ok(())
 });
 
 gpu_test!(
@@ -483,31 +498,31 @@ gpu_test!(
     }
 );
 
-gpu_test!(an_offload_set_keeps_its_budget_and_every_value, {
+gpu_test!(an_offload_set_keeps_its_budget_and_every_value, -> Result {
     use ctensor_aten::{MirroredTensor, OffloadSet};
     let (n, k) = (4096usize, 5usize); // five k-points of 64 KiB, room for two
     let bytes = n * 16;
-    let stream = Stream::new().unwrap();
+    let stream = Stream::new()?;
     let mut psi = OffloadSet::new(DeviceType::Gpu, 2 * bytes);
     let mut want: Vec<f64> = Vec::new();
     for i in 0..k {
-        psi.push(MirroredTensor::new(DataType::ComplexDouble, &[n]).unwrap())
-            .unwrap();
+        psi.push(MirroredTensor::new(DataType::ComplexDouble, &[n])?)
+            ?;
         psi.write_only(i, DeviceType::Cpu)
-            .unwrap()
+            ?
             .fill(i as f64)
-            .unwrap();
+            ?;
         want.push(i as f64);
     }
     // Two sweeps over the k-points, each solved on the GPU (here: scaled by 2) while
     // the next one is prefetched on a stream of its own.
     for sweep in 0..2 {
         for (i, w) in want.iter_mut().enumerate() {
-            psi.write(i, DeviceType::Gpu).unwrap().scale_(2.0).unwrap();
+            psi.write(i, DeviceType::Gpu)?.scale_(2.0)?;
             *w *= 2.0;
             assert!(psi.resident_bytes() <= 2 * bytes, "sweep {sweep} k {i}");
             if i + 1 < k {
-                psi.prefetch(i + 1, DeviceType::Gpu, &stream).unwrap();
+                psi.prefetch(i + 1, DeviceType::Gpu, &stream)?;
             }
         }
     }
@@ -519,13 +534,14 @@ gpu_test!(an_offload_set_keeps_its_budget_and_every_value, {
     for (i, w) in want.iter().enumerate() {
         let v = psi
             .read(i, DeviceType::Cpu)
-            .unwrap()
+            ?
             .to_vec::<ctensor_aten::c64>()
-            .unwrap();
+            ?;
         assert!(
             v.iter().all(|z| z.re == *w && z.im == 0.0),
             "k {i}: {:?}",
             v[0]
         );
     }
+    Ok(())
 });

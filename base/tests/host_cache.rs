@@ -3,11 +3,15 @@
 //! no block's bytes change while it is live, the cache stays within its limit). One test
 //! in its own binary: the cache is process-wide, so no other test may allocate while its
 //! counters are read.
+#![deny(unused_must_use)]
 
 use ctensor_base::alloc::host_cache::{self, class_of, MIN_BLOCK};
 use ctensor_base::alloc::Allocation;
 use ctensor_base::DeviceType;
 use rand::{Rng, SeedableRng};
+
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 fn fill(a: &Allocation, byte: u8) {
     // SAFETY: the block holds `a.bytes()` bytes and is not shared.
@@ -21,10 +25,10 @@ fn all(a: &Allocation, byte: u8) -> bool {
 }
 
 #[test]
-fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
+fn large_host_blocks_are_cached_by_size_class_within_the_limit() -> TestResult {
     if std::env::var("CTENSOR_ALLOC").is_ok_and(|v| v.trim() == "direct") {
         println!("SKIP: CTENSOR_ALLOC=direct turns the host cache off");
-        return;
+        return Ok(());
     }
     // Size classes: at least the request, at most 1/16 of its power of two above it.
     for bytes in [MIN_BLOCK, MIN_BLOCK + 1, 3 << 20, 80_000_000, (1 << 30) + 7] {
@@ -47,12 +51,12 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
 
     // A freed block is reused by the next request of its class, which may be a
     // different size; a zeroed request gets zeros even though the block held data.
-    let a = Allocation::uninit(DeviceType::Cpu, 5_000_000).unwrap();
+    let a = Allocation::uninit(DeviceType::Cpu, 5_000_000)?;
     let addr = a.as_ptr();
     fill(&a, 0xAB);
     drop(a);
     assert_eq!(host_cache::stats().cached_blocks, 1);
-    let b = Allocation::zeroed(DeviceType::Cpu, 4_999_000).unwrap();
+    let b = Allocation::zeroed(DeviceType::Cpu, 4_999_000)?;
     assert_eq!(b.as_ptr(), addr, "same class, same block");
     assert!(all(&b, 0), "a reused block is zeroed for a zeroed request");
     let s1 = host_cache::stats();
@@ -60,9 +64,9 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
     assert_eq!(s1.cached_blocks, 0);
     // Another class does not take it; small blocks are never cached.
     drop(b);
-    let c = Allocation::uninit(DeviceType::Cpu, 9_000_000).unwrap();
+    let c = Allocation::uninit(DeviceType::Cpu, 9_000_000)?;
     assert_ne!(c.as_ptr(), addr);
-    let small = Allocation::uninit(DeviceType::Cpu, MIN_BLOCK - 1).unwrap();
+    let small = Allocation::uninit(DeviceType::Cpu, MIN_BLOCK - 1)?;
     drop(small);
     assert_eq!(
         host_cache::stats().cached_blocks,
@@ -84,7 +88,7 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
     assert!(host_cache::stats().cached_bytes <= 8 << 20);
     host_cache::set_limit(0);
     assert_eq!(host_cache::stats().cached_bytes, 0);
-    let d = Allocation::uninit(DeviceType::Cpu, 5_000_000).unwrap();
+    let d = Allocation::uninit(DeviceType::Cpu, 5_000_000)?;
     drop(d);
     assert_eq!(
         host_cache::stats().cached_blocks,
@@ -94,7 +98,7 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
 
     // Out of memory while blocks are cached: the cache is given back before the error.
     host_cache::set_limit(64 << 20);
-    drop(Allocation::uninit(DeviceType::Cpu, 5_000_000).unwrap());
+    drop(Allocation::uninit(DeviceType::Cpu, 5_000_000)?);
     assert_eq!(host_cache::stats().cached_blocks, 1);
     assert!(Allocation::uninit(DeviceType::Cpu, 1 << 62).is_err());
     assert_eq!(host_cache::stats().cached_bytes, 0, "emptied to retry");
@@ -111,11 +115,11 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
                 _ => rng.gen_range(MIN_BLOCK..(12 << 20)),
             };
             let a = if rng.gen_bool(0.5) {
-                let a = Allocation::zeroed(DeviceType::Cpu, bytes).unwrap();
+                let a = Allocation::zeroed(DeviceType::Cpu, bytes)?;
                 assert!(all(&a, 0), "step {step}: a zeroed block of {bytes} bytes");
                 a
             } else {
-                Allocation::uninit(DeviceType::Cpu, bytes).unwrap()
+                Allocation::uninit(DeviceType::Cpu, bytes)?
             };
             let tag = (step % 251) as u8 + 1;
             fill(&a, tag);
@@ -139,4 +143,5 @@ fn large_host_blocks_are_cached_by_size_class_within_the_limit() {
     assert!(s.hits > s1.hits, "the random sequence reused blocks: {s:?}");
     host_cache::empty();
     assert_eq!(host_cache::stats().cached_bytes, 0);
+    Ok(())
 }

@@ -2,17 +2,21 @@
 //! huge pages), zeroed ones still read as zero, and every block is freed with the layout
 //! it was allocated with. One test in its own binary, so the flag is set before the
 //! allocator first reads it.
+#![deny(unused_must_use)]
 
 use ctensor_base::alloc::{Allocation, CPU_ALIGN};
 use ctensor_base::DeviceType;
 
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
 #[test]
-fn huge_page_blocks_are_aligned_zeroed_and_freed() {
+fn huge_page_blocks_are_aligned_zeroed_and_freed() -> TestResult {
     std::env::set_var("CTENSOR_HUGE_PAGES", "1");
     let huge = 2usize << 20;
     for bytes in [1usize, 4096, huge - 1, huge, 3 * huge + 5] {
-        let z = Allocation::zeroed(DeviceType::Cpu, bytes).unwrap();
-        let u = Allocation::uninit(DeviceType::Cpu, bytes).unwrap();
+        let z = Allocation::zeroed(DeviceType::Cpu, bytes)?;
+        let u = Allocation::uninit(DeviceType::Cpu, bytes)?;
         let align = if bytes >= huge { huge } else { CPU_ALIGN };
         assert_eq!(z.as_ptr() as usize % align, 0, "{bytes} bytes, zeroed");
         assert_eq!(u.as_ptr() as usize % align, 0, "{bytes} bytes, uninit");
@@ -26,4 +30,5 @@ fn huge_page_blocks_are_aligned_zeroed_and_freed() {
             assert!(us.iter().all(|&b| b == 7));
         }
     }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! BLAS kernels against plain reference loops (computed in complex double), for f32,
 //! f64, c32 and c64, awkward sizes, non-unit and negative increments, ld > rows and
 //! every `trans`. `cargo test -p ctensor-kernels gemm_` runs the gemm tests, and so on.
-
+#![deny(unused_must_use)]
 #![allow(clippy::needless_range_loop)]
 
 mod common;
@@ -37,7 +37,7 @@ fn tol<T: Scalar>(k: usize, scale: f64) -> f64 {
     4.0 * (k as f64 + 2.0) * eps::<T>() * scale.max(1.0)
 }
 
-fn dot_case<D, T: Scalar>()
+fn dot_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasDot<T>,
 {
@@ -55,8 +55,8 @@ where
             // SAFETY: buffers span the vectors.
             let (gc, gu) = unsafe {
                 (
-                    <D as BlasDot<T>>::dot(n, px, incx, py, incy).unwrap(),
-                    <D as BlasDot<T>>::dotu(n, px, incx, py, incy).unwrap(),
+                    <D as BlasDot<T>>::dot(n, px, incx, py, incy)?,
+                    <D as BlasDot<T>>::dotu(n, px, incx, py, incy)?,
                 )
             };
             let what = format!("{} dot n={n} inc=({incx},{incy})", T::DTYPE);
@@ -64,29 +64,32 @@ where
             assert_close(c(gu), dotu, tol::<T>(n, scale), &what);
         }
     }
+    Ok(())
 }
 
-device_test!(dot_and_dotu_match_reference_for_every_dtype_size_and_increment, D => {
+device_test!(dot_and_dotu_match_reference_for_every_dtype_size_and_increment, D -> Result {
     for_blas_dtypes!(dot_case, D);
+    Ok(())
 });
 
-device_test!(dot_conjugates_the_first_argument_and_dotu_does_not, D => {
+device_test!(dot_conjugates_the_first_argument_and_dotu_does_not, D -> Result {
     let mut x = Buf::on::<D>(vec![c64::new(0.0, 1.0), c64::new(2.0, 0.0)]);
     let mut y = Buf::on::<D>(vec![c64::new(1.0, 0.0), c64::new(0.0, 3.0)]);
     let (px, py) = (x.ptr(), y.ptr());
     // SAFETY: two elements each.
     let (dc, du) = unsafe {
         (
-            <D as BlasDot<c64>>::dot(2, px, 1, py, 1).unwrap(),
-            <D as BlasDot<c64>>::dotu(2, px, 1, py, 1).unwrap(),
+            <D as BlasDot<c64>>::dot(2, px, 1, py, 1)?,
+            <D as BlasDot<c64>>::dotu(2, px, 1, py, 1)?,
         )
     };
     // conj(i)·1 + 2·3i = -i + 6i; i·1 + 2·3i = 7i.
     assert_eq!(dc, c64::new(0.0, 5.0));
     assert_eq!(du, c64::new(0.0, 7.0));
+    Ok(())
 });
 
-fn nrm2_case<D, T: Scalar>()
+fn nrm2_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasNrm2<T>,
 {
@@ -101,18 +104,20 @@ where
                 .sqrt();
             let mut dx = Buf::on::<D>(x.clone());
             // SAFETY: the buffer spans the vector.
-            let got = unsafe { <D as BlasNrm2<T>>::nrm2(n, dx.ptr(), inc) }.unwrap();
+            let got = unsafe { <D as BlasNrm2<T>>::nrm2(n, dx.ptr(), inc) }?;
             let what = format!("{} nrm2 n={n} inc={inc}", T::DTYPE);
             assert_close(c(got), c64::new(want, 0.0), tol::<T>(n, want), &what);
         }
     }
+    Ok(())
 }
 
-device_test!(nrm2_matches_reference_for_every_dtype_size_and_increment, D => {
+device_test!(nrm2_matches_reference_for_every_dtype_size_and_increment, D -> Result {
     for_blas_dtypes!(nrm2_case, D);
+    Ok(())
 });
 
-fn scal_case<D, T: Scalar>()
+fn scal_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasScal<T>,
 {
@@ -125,8 +130,8 @@ where
             let (mut dx, mut dxr) = (Buf::on::<D>(x0.clone()), Buf::on::<D>(x0.clone()));
             // SAFETY: the buffers span the vector.
             unsafe {
-                <D as BlasScal<T>>::scal(n, alpha, dx.ptr(), inc).unwrap();
-                <D as BlasScal<T>>::scal_real(n, ar, dxr.ptr(), inc).unwrap();
+                <D as BlasScal<T>>::scal(n, alpha, dx.ptr(), inc)?;
+                <D as BlasScal<T>>::scal_real(n, ar, dxr.ptr(), inc)?;
             }
             let (x, xr) = (dx.get(), dxr.get());
             for j in 0..x0.len() {
@@ -142,13 +147,15 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(scal_and_scal_real_match_reference_and_skip_gaps, D => {
+device_test!(scal_and_scal_real_match_reference_and_skip_gaps, D -> Result {
     for_blas_dtypes!(scal_case, D);
+    Ok(())
 });
 
-fn axpy_copy_case<D, T: Scalar>()
+fn axpy_copy_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasAxpy<T> + BlasCopy<T>,
 {
@@ -162,8 +169,8 @@ where
             let (mut dy, mut dyc) = (Buf::on::<D>(y0.clone()), Buf::on::<D>(y0.clone()));
             // SAFETY: buffers span the vectors and are distinct.
             unsafe {
-                <D as BlasAxpy<T>>::axpy(n, alpha, dx.ptr(), incx, dy.ptr(), incy).unwrap();
-                <D as BlasCopy<T>>::copy(n, dx.ptr(), incx, dyc.ptr(), incy).unwrap();
+                <D as BlasAxpy<T>>::axpy(n, alpha, dx.ptr(), incx, dy.ptr(), incy)?;
+                <D as BlasCopy<T>>::copy(n, dx.ptr(), incx, dyc.ptr(), incy)?;
             }
             let (y, yc) = (dy.get(), dyc.get());
             for i in 0..n {
@@ -176,10 +183,12 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(axpy_matches_reference_and_copy_is_exact_for_every_increment, D => {
+device_test!(axpy_matches_reference_and_copy_is_exact_for_every_increment, D -> Result {
     for_blas_dtypes!(axpy_copy_case, D);
+    Ok(())
 });
 
 /// Reference `y := alpha op(A) x + beta y` on logical vectors.
@@ -218,7 +227,7 @@ fn gemv_ref<T: Scalar>(
 const GEMV_SHAPES: [(usize, usize); 7] =
     [(0, 3), (3, 0), (1, 1), (7, 5), (5, 7), (300, 17), (17, 300)];
 
-fn gemv_case<D, T: Scalar>()
+fn gemv_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasGemv<T>,
 {
@@ -269,8 +278,7 @@ where
                             beta,
                             dy.ptr(),
                             incy,
-                        )
-                        .unwrap()
+                        )?
                     };
                     let y = dy.get();
                     for i in 0..ly {
@@ -285,13 +293,15 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(gemv_matches_reference_for_every_trans_shape_increment_and_lda, D => {
+device_test!(gemv_matches_reference_for_every_trans_shape_increment_and_lda, D -> Result {
     for_blas_dtypes!(gemv_case, D);
+    Ok(())
 });
 
-fn gemv_batched_case<D, T: Scalar>()
+fn gemv_batched_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasGemvBatched<T> + BlasGemvBatchedStrided<T>,
 {
@@ -321,8 +331,7 @@ where
         unsafe {
             <D as BlasGemvBatched<T>>::gemv_batched(
                 t, m, n, alpha, &ap, lda, &xp, incx, beta, &yp, incy,
-            )
-            .unwrap();
+            )?;
             <D as BlasGemvBatchedStrided<T>>::gemv_batched_strided(
                 t,
                 m,
@@ -339,8 +348,7 @@ where
                 incy,
                 sy,
                 batch,
-            )
-            .unwrap();
+            )?;
         }
         let (y_ptrs, y_strided) = (dyp.get(), dys.get());
         for b in 0..batch {
@@ -368,10 +376,12 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(gemv_batched_and_gemv_batched_strided_match_reference_with_different_increments, D => {
+device_test!(gemv_batched_and_gemv_batched_strided_match_reference_with_different_increments, D -> Result {
     for_blas_dtypes!(gemv_batched_case, D);
+    Ok(())
 });
 
 /// Reference `C := alpha op(A) op(B) + beta C` with magnitudes for the tolerance.
@@ -424,7 +434,7 @@ const GEMM_SHAPES: [(usize, usize, usize); 8] = [
     (4, 300, 6),
 ];
 
-fn gemm_case<D, T: Scalar>()
+fn gemm_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasGemm<T>,
 {
@@ -469,8 +479,7 @@ where
                         beta,
                         dc.ptr(),
                         ldc,
-                    )
-                    .unwrap()
+                    )?
                 };
                 let cm = dc.get();
                 for j in 0..n {
@@ -496,13 +505,15 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(gemm_matches_reference_for_every_trans_pair_shape_and_ld, D => {
+device_test!(gemm_matches_reference_for_every_trans_pair_shape_and_ld, D -> Result {
     for_blas_dtypes!(gemm_case, D);
+    Ok(())
 });
 
-fn gemm_batched_case<D, T: Scalar>()
+fn gemm_batched_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + BlasGemmBatched<T> + BlasGemmBatchedStrided<T>,
 {
@@ -536,8 +547,7 @@ where
         unsafe {
             <D as BlasGemmBatched<T>>::gemm_batched(
                 ta, tb, m, n, k, alpha, &ap, lda, &bp, ldb, beta, &cp, ldc,
-            )
-            .unwrap();
+            )?;
             <D as BlasGemmBatchedStrided<T>>::gemm_batched_strided(
                 ta,
                 tb,
@@ -556,8 +566,7 @@ where
                 ldc,
                 sc,
                 batch,
-            )
-            .unwrap();
+            )?;
         }
         let (c_ptrs, c_strided) = (dcp.get(), dcs.get());
         for i in 0..batch {
@@ -588,16 +597,18 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(gemm_batched_and_gemm_batched_strided_match_reference, D => {
+device_test!(gemm_batched_and_gemm_batched_strided_match_reference, D -> Result {
     for_blas_dtypes!(gemm_batched_case, D);
+    Ok(())
 });
 
 // ---- bad arguments -----------------------------------------------------------------
 
 #[test]
-fn gemm_rejects_small_leading_dimensions_and_null_pointers() {
+fn gemm_rejects_small_leading_dimensions_and_null_pointers() -> TestResult {
     let a = [1.0f64; 64];
     let mut cm = vec![0.0f64; 64];
     // SAFETY: every call is rejected before memory is touched, or fits in 64 elements.
@@ -694,10 +705,11 @@ fn gemm_rejects_small_leading_dimensions_and_null_pointers() {
         )
         .is_err());
     }
+    Ok(())
 }
 
 #[test]
-fn gemm_rejects_sizes_beyond_the_blas_integer() {
+fn gemm_rejects_sizes_beyond_the_blas_integer() -> TestResult {
     let a = [1.0f32];
     let mut cm = [0.0f32];
     let big = i32::MAX as usize + 1;
@@ -721,10 +733,11 @@ fn gemm_rejects_sizes_beyond_the_blas_integer() {
     }
     .unwrap_err();
     assert!(matches!(e, Error::Overflow { .. }), "{e}");
+    Ok(())
 }
 
 #[test]
-fn gemv_rejects_zero_increment_and_small_lda() {
+fn gemv_rejects_zero_increment_and_small_lda() -> TestResult {
     let a = [1.0f32; 16];
     let mut y = vec![0.0f32; 4];
     // SAFETY: rejected before any memory is touched.
@@ -760,10 +773,11 @@ fn gemv_rejects_zero_increment_and_small_lda() {
         .unwrap_err();
         assert!(e.to_string().contains("`lda` >= max(1, 3)"), "{e}");
     }
+    Ok(())
 }
 
 #[test]
-fn level1_general_paths_refuse_what_the_fast_path_sends_them() {
+fn level1_general_paths_refuse_what_the_fast_path_sends_them() -> TestResult {
     let x = [1.0f64; 4];
     let mut y = [0.0f64; 4];
     let big = i32::MAX as usize + 1;
@@ -784,10 +798,11 @@ fn level1_general_paths_refuse_what_the_fast_path_sends_them() {
         assert!(matches!(e, Error::Overflow { op: "nrm2", .. }), "{e}");
     }
     assert_eq!(y, [0.0; 4], "nothing is written by a refused call");
+    Ok(())
 }
 
 #[test]
-fn dot_axpy_and_copy_reject_zero_increments() {
+fn dot_axpy_and_copy_reject_zero_increments() -> TestResult {
     let x = [1.0f64; 4];
     let mut y = [0.0f64; 4];
     // SAFETY: rejected before any memory is touched.
@@ -799,10 +814,11 @@ fn dot_axpy_and_copy_reject_zero_increments() {
         assert!(<CpuDevice as BlasCopy<f64>>::copy(2, x.as_ptr(), 1, y.as_mut_ptr(), 0).is_err());
         assert!(<CpuDevice as BlasNrm2<f64>>::nrm2(2, std::ptr::null(), 1).is_err());
     }
+    Ok(())
 }
 
 #[test]
-fn gemm_batched_rejects_pointer_arrays_of_different_lengths() {
+fn gemm_batched_rejects_pointer_arrays_of_different_lengths() -> TestResult {
     let a = [1.0f64; 4];
     let mut cm = [0.0f64; 4];
     let ap = [a.as_ptr(), a.as_ptr()];
@@ -828,22 +844,24 @@ fn gemm_batched_rejects_pointer_arrays_of_different_lengths() {
     .unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
     assert!(e.to_string().contains("[2, 2, 1]"), "{e}");
+    Ok(())
 }
 
 #[test]
-fn trans_parses_lowercase_and_rejects_unknown_characters() {
-    assert_eq!(Trans::from_char('t').unwrap(), Trans::T);
-    assert_eq!("C".parse::<Trans>().unwrap(), Trans::C);
+fn trans_parses_lowercase_and_rejects_unknown_characters() -> TestResult {
+    assert_eq!(Trans::from_char('t')?, Trans::T);
+    assert_eq!("C".parse::<Trans>()?, Trans::C);
     let e = Trans::from_char('Q').unwrap_err();
     assert_eq!(
         e.to_string(),
         "unknown BLAS trans 'Q': expected N, T or C (either case)"
     );
     assert!("".parse::<Trans>().is_err());
+    Ok(())
 }
 
 #[test]
-fn gemm_batched_strided_rejects_a_batch_beyond_the_address_space() {
+fn gemm_batched_strided_rejects_a_batch_beyond_the_address_space() -> TestResult {
     let a = [1.0f64; 4];
     let mut cm = [0.0f64; 4];
     // SAFETY: rejected before any memory is touched.
@@ -880,4 +898,5 @@ fn gemm_batched_strided_rejects_a_batch_beyond_the_address_space() {
         "{e}"
     );
     assert!(e.to_string().contains("batch entry 2 of `a`"), "{e}");
+    Ok(())
 }

@@ -33,13 +33,14 @@
 //! Without a C++ compiler the test prints one `SKIP` line and passes, unless
 //! `CTENSOR_REQUIRE_CXX=1`.
 #![cfg(feature = "cuda")]
+#![deny(unused_must_use)]
 
 mod common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::{random_vec, rng};
+use common::{random_vec, rng, TestResult};
 use ctensor_base::{c32, c64, CpuDevice, Scalar};
 use ctensor_kernels::blas::MatMul;
 use ctensor_kernels::blas::Trans;
@@ -508,7 +509,7 @@ fn from_bytes<T: Copy>(b: &[u8]) -> Vec<T> {
 
 /// Complex sqrt on the "GPU" (emulated) against the CPU kernel, on extreme and random
 /// values and more elements than one block holds.
-fn sqrt_matches_the_cpu<T: MathScalar>(emu: &Emulator, kernel: &str)
+fn sqrt_matches_the_cpu<T: MathScalar>(emu: &Emulator, kernel: &str) -> TestResult
 where
     CpuDevice: Math<T>,
 {
@@ -540,7 +541,7 @@ where
     let got: Vec<T> = from_bytes(&emu.run(kernel, x.len(), &code, bytes(&x)));
     let mut want = vec![T::zero(); x.len()];
     // SAFETY: both hold x.len() elements.
-    unsafe { CpuDevice::math(MathOp::Sqrt, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::math(MathOp::Sqrt, x.len(), x.as_ptr(), want.as_mut_ptr()) }?;
     assert_eq!(got.len(), want.len(), "{kernel}: output length");
     for ((g, w), z) in got.iter().zip(&want).zip(&x) {
         let (g, w) = (g.to_c64(), w.to_c64());
@@ -555,11 +556,12 @@ where
             z.to_c64()
         );
     }
+    Ok(())
 }
 
 /// `add`, `mul`, `fma`, `div`, `scale`, `conj` and `neg` on the emulated GPU against
 /// the CPU kernels, bit for bit.
-fn binary_ops_match_the_cpu<T: Scalar>(emu: &Emulator)
+fn binary_ops_match_the_cpu<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: Add<T> + Mul<T> + Fma<T> + Div<T> + Conj<T> + SetMemory<T> + EqScalar<T> + Abs<T>,
 {
@@ -625,15 +627,14 @@ where
                     "eq_scalar" => CpuDevice::eq_scalar(n, x.as_ptr(), probe, want.as_mut_ptr()),
                     other => unreachable!("no CPU reference for {other}"),
                 }
-            }
-            .unwrap();
+            }?;
             let got = emu.run(&format!("{op}_{s}"), n, &[], &inp);
             assert_eq!(got, bytes(&want), "{op}_{s}, n = {n}: GPU and CPU differ");
         }
         // |x| in the real type (the modulus for complex).
         let mut want_abs = vec![<T::Real as Scalar>::zero(); n];
         // SAFETY: `x` holds n elements, `want_abs` n reals.
-        unsafe { CpuDevice::abs(n, x.as_ptr(), want_abs.as_mut_ptr()) }.unwrap();
+        unsafe { CpuDevice::abs(n, x.as_ptr(), want_abs.as_mut_ptr()) }?;
         let got = emu.run(&format!("abs_{s}"), n, &[], bytes(x));
         assert_eq!(
             got,
@@ -641,6 +642,7 @@ where
             "abs_{s}, n = {n}: GPU and CPU differ"
         );
     }
+    Ok(())
 }
 
 /// `add`, `mul`, `fma`, `div` and `scale` with factors `1`, `-1`, `2.5` and `0.5 + 2i` on
@@ -648,7 +650,7 @@ where
 /// values), against the CPU kernels ([`same`]: NaN matches NaN, signed zeros told
 /// apart). A factor with a zero imaginary part scales as a real number on both sides
 /// (`ct_factor`, `Arith::scale`), so `1·(0 + ∞i)` stays `0 + ∞i` rather than `NaN + ∞i`.
-fn factors_on_special_values_match_the_cpu<T: Scalar>(emu: &Emulator)
+fn factors_on_special_values_match_the_cpu<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: Add<T> + Mul<T> + Fma<T> + Div<T>,
 {
@@ -680,8 +682,7 @@ where
                         "div" => CpuDevice::div(n, alpha, x.as_ptr(), y.as_ptr(), w),
                         _ => CpuDevice::scale(n, alpha, x.as_ptr(), w),
                     }
-                }
-                .unwrap();
+                }?;
                 let inp = match op {
                     "add" | "mul" | "div" => input(&[&ab, &x, &y]),
                     "fma" => input(&[&ab, &x, &y, &z]),
@@ -693,11 +694,12 @@ where
             }
         }
     }
+    Ok(())
 }
 
 /// `exp` on the emulated GPU against the CPU kernel: the host's libm on both sides, so
 /// within a few units in the last place (the CUDA library's own `exp` differs on a GPU).
-fn exp_matches_the_cpu<T: MathScalar>(emu: &Emulator)
+fn exp_matches_the_cpu<T: MathScalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: Math<T>,
 {
@@ -710,7 +712,7 @@ where
     let got: Vec<T> = from_bytes(&emu.run(&format!("math_{s}"), x.len(), &code, bytes(&x)));
     let mut want = vec![T::zero(); x.len()];
     // SAFETY: both hold 1000 elements.
-    unsafe { CpuDevice::math(MathOp::Exp, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::math(MathOp::Exp, x.len(), x.as_ptr(), want.as_mut_ptr()) }?;
     assert_eq!(got.len(), want.len(), "exp {s}: output length");
     let tol = 8.0 * common::eps::<T>().max(f64::EPSILON);
     for ((g, w), z) in got.iter().zip(&want).zip(&x) {
@@ -721,6 +723,7 @@ where
             z.to_c64()
         );
     }
+    Ok(())
 }
 
 fn suffix(dt: ctensor_base::DataType) -> &'static str {
@@ -728,24 +731,24 @@ fn suffix(dt: ctensor_base::DataType) -> &'static str {
 }
 
 #[test]
-fn emulated_elementwise_kernels_match_the_cpu() {
+fn emulated_elementwise_kernels_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("elementwise", "CT_ELEMENTWISE") else {
-        return;
+        return Ok(());
     };
-    binary_ops_match_the_cpu::<f32>(&emu);
-    binary_ops_match_the_cpu::<f64>(&emu);
-    binary_ops_match_the_cpu::<i32>(&emu);
-    binary_ops_match_the_cpu::<i64>(&emu);
-    binary_ops_match_the_cpu::<c32>(&emu);
-    binary_ops_match_the_cpu::<c64>(&emu);
-    binary_ops_match_the_cpu::<ctensor_base::f16>(&emu);
-    binary_ops_match_the_cpu::<ctensor_base::bf16>(&emu);
-    factors_on_special_values_match_the_cpu::<f32>(&emu);
-    factors_on_special_values_match_the_cpu::<f64>(&emu);
-    factors_on_special_values_match_the_cpu::<c32>(&emu);
-    factors_on_special_values_match_the_cpu::<c64>(&emu);
-    factors_on_special_values_match_the_cpu::<ctensor_base::f16>(&emu);
-    factors_on_special_values_match_the_cpu::<ctensor_base::bf16>(&emu);
+    binary_ops_match_the_cpu::<f32>(&emu)?;
+    binary_ops_match_the_cpu::<f64>(&emu)?;
+    binary_ops_match_the_cpu::<i32>(&emu)?;
+    binary_ops_match_the_cpu::<i64>(&emu)?;
+    binary_ops_match_the_cpu::<c32>(&emu)?;
+    binary_ops_match_the_cpu::<c64>(&emu)?;
+    binary_ops_match_the_cpu::<ctensor_base::f16>(&emu)?;
+    binary_ops_match_the_cpu::<ctensor_base::bf16>(&emu)?;
+    factors_on_special_values_match_the_cpu::<f32>(&emu)?;
+    factors_on_special_values_match_the_cpu::<f64>(&emu)?;
+    factors_on_special_values_match_the_cpu::<c32>(&emu)?;
+    factors_on_special_values_match_the_cpu::<c64>(&emu)?;
+    factors_on_special_values_match_the_cpu::<ctensor_base::f16>(&emu)?;
+    factors_on_special_values_match_the_cpu::<ctensor_base::bf16>(&emu)?;
     // any_zero_i64 on a small input (the grid-stride round is the i32 case's below).
     let x: Vec<i64> = vec![3, -1, 0, 7, 0, i64::MIN];
     let got: Vec<u64> = from_bytes(&emu.run("any_zero_i64", x.len(), &[], bytes(&x)));
@@ -771,12 +774,13 @@ fn emulated_elementwise_kernels_match_the_cpu() {
         let want = zeros.iter().min().map_or(0, |&i| (n - i) as u64);
         assert_eq!(got, [want], "zeros at {zeros:?}");
     }
+    Ok(())
 }
 
 /// Real `sqrt` (f32, f64, f16, bf16) against the CPU kernel, bit for bit: IEEE square
 /// roots are correctly rounded, and the 16-bit types round once from f32. Negative
 /// values, signed zeros, subnormals, infinities and NaN included.
-fn real_sqrt_matches_the_cpu<T: MathScalar>(emu: &Emulator)
+fn real_sqrt_matches_the_cpu<T: MathScalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: Math<T>,
 {
@@ -803,11 +807,12 @@ where
     let got: Vec<T> = from_bytes(&emu.run(&kernel, x.len(), &code, bytes(&x)));
     let mut want = vec![T::zero(); x.len()];
     // SAFETY: both hold x.len() elements.
-    unsafe { CpuDevice::math(MathOp::Sqrt, x.len(), x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::math(MathOp::Sqrt, x.len(), x.as_ptr(), want.as_mut_ptr()) }?;
     assert_all_same(&got, &want, &kernel);
+    Ok(())
 }
 
-fn nonfinite_matches_the_cpu<T: Scalar>(emu: &Emulator, kernel: &str)
+fn nonfinite_matches_the_cpu<T: Scalar>(emu: &Emulator, kernel: &str) -> TestResult
 where
     CpuDevice: FindNonFinite<T>,
 {
@@ -839,8 +844,7 @@ where
                     [code, m, cols, lda].iter().map(|v| v.to_string()).collect();
                 let got: Vec<u64> = from_bytes(&emu.run(kernel, span, &args, bytes(&a)));
                 // SAFETY: `a` spans the matrix.
-                let want =
-                    unsafe { CpuDevice::find_non_finite(part, m, cols, a.as_ptr(), lda) }.unwrap();
+                let want = unsafe { CpuDevice::find_non_finite(part, m, cols, a.as_ptr(), lda) }?;
                 let want = want.map_or(0, |(i, j, _)| (m * cols - (i + j * m)) as u64);
                 assert_eq!(
                     got,
@@ -850,13 +854,14 @@ where
             }
         }
     }
+    Ok(())
 }
 
 /// One cast `S → D` on the emulated GPU against the CPU's, on random values and the
 /// values casts get wrong (signed zeros, ties of the 16-bit types, the ends of every
 /// integer and float range, infinities and NaN): equal bit for bit, except that any NaN
 /// matches any NaN.
-fn cast_pair<D: Scalar, S: Scalar>(emu: &Emulator)
+fn cast_pair<D: Scalar, S: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: CastMemory<D, S>,
 {
@@ -900,7 +905,7 @@ where
     ));
     let mut want = vec![D::zero(); x.len()];
     // SAFETY: both hold x.len() elements.
-    unsafe { CpuDevice::cast(want.as_mut_ptr(), x.as_ptr(), x.len()) }.unwrap();
+    unsafe { CpuDevice::cast(want.as_mut_ptr(), x.as_ptr(), x.len()) }?;
     assert_eq!(
         got.len(),
         want.len(),
@@ -920,6 +925,7 @@ where
             v.to_c64()
         );
     }
+    Ok(())
 }
 
 macro_rules! every_cast {
@@ -927,29 +933,31 @@ macro_rules! every_cast {
         $( every_cast!(@from $emu, $d; f32, f64, i32, i64, c32, c64, ctensor_base::f16, ctensor_base::bf16); )*
     };
     (@from $emu:expr, $d:ty; $($s:ty),*) => {
-        $( cast_pair::<$d, $s>($emu); )*
+        $( common::Outcome::outcome(cast_pair::<$d, $s>($emu))?; )*
     };
 }
 
 #[test]
-fn emulated_casts_match_the_cpu_for_all_64_pairs() {
+fn emulated_casts_match_the_cpu_for_all_64_pairs() -> TestResult {
     let Some(emu) = Emulator::build("cast", "CT_CAST") else {
-        return;
+        return Ok(());
     };
     every_cast!(&emu; f32, f64, i32, i64, c32, c64, ctensor_base::f16, ctensor_base::bf16);
+    Ok(())
 }
 
 #[test]
-fn emulated_nonfinite_scan_matches_the_cpu() {
+fn emulated_nonfinite_scan_matches_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
-        return;
+        return Ok(());
     };
-    nonfinite_matches_the_cpu::<c32>(&emu, "nonfinite_c32");
-    nonfinite_matches_the_cpu::<ctensor_base::f16>(&emu, "nonfinite_f16");
-    nonfinite_matches_the_cpu::<ctensor_base::bf16>(&emu, "nonfinite_bf16");
-    nonfinite_matches_the_cpu::<f64>(&emu, "nonfinite_f64");
-    nonfinite_matches_the_cpu::<f32>(&emu, "nonfinite_f32");
-    nonfinite_matches_the_cpu::<c64>(&emu, "nonfinite_c64");
+    nonfinite_matches_the_cpu::<c32>(&emu, "nonfinite_c32")?;
+    nonfinite_matches_the_cpu::<ctensor_base::f16>(&emu, "nonfinite_f16")?;
+    nonfinite_matches_the_cpu::<ctensor_base::bf16>(&emu, "nonfinite_bf16")?;
+    nonfinite_matches_the_cpu::<f64>(&emu, "nonfinite_f64")?;
+    nonfinite_matches_the_cpu::<f32>(&emu, "nonfinite_f32")?;
+    nonfinite_matches_the_cpu::<c64>(&emu, "nonfinite_c64")?;
+    Ok(())
 }
 
 /// Launch arguments as command-line words.
@@ -1058,7 +1066,7 @@ where
 
 /// `set_strided` (a view with gaps) and `set_matrix` (both triangles, lda > n) against
 /// the CPU, bit for bit; the elements outside the view or triangle must survive.
-fn fills_match_the_cpu<T: Scalar>(emu: &Emulator)
+fn fills_match_the_cpu<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: SetMemory<T> + SetMatrix<T>,
 {
@@ -1080,8 +1088,8 @@ where
         let dst: Vec<T> = random_vec(&mut r, span);
         let mut want = dst.clone();
         // SAFETY: `want` spans the view.
-        unsafe { CpuDevice::set_strided(want.as_mut_ptr(), &shape, &strides, value) }.unwrap();
-        let dims = Dims::new("set_memory_strided", &shape, &strides, &strides).unwrap();
+        unsafe { CpuDevice::set_strided(want.as_mut_ptr(), &shape, &strides, value) }?;
+        let dims = Dims::new("set_memory_strided", &shape, &strides, &strides)?;
         let mut input = dims.as_bytes().to_vec();
         input.extend_from_slice(bytes(std::slice::from_ref(&value)));
         input.extend(with_len(&dst));
@@ -1099,7 +1107,7 @@ where
             let a: Vec<T> = random_vec(&mut r, span);
             let mut want = a.clone();
             // SAFETY: `want` holds the n × n matrix with leading dimension lda.
-            unsafe { CpuDevice::set_matrix(keep, n, want.as_mut_ptr(), lda) }.unwrap();
+            unsafe { CpuDevice::set_matrix(keep, n, want.as_mut_ptr(), lda) }?;
             let args = words(&[(keep == Uplo::Upper) as u64, n as u64, lda as u64]);
             let got: Vec<T> =
                 from_bytes(&emu.run(&format!("set_matrix_{s}"), span, &args, bytes(&a)));
@@ -1107,18 +1115,19 @@ where
             assert_all_same(&got, &want, &what);
         }
     }
+    Ok(())
 }
 
 macro_rules! for_all_types {
     ($f:ident, $emu:expr) => {
-        $f::<f32>($emu);
-        $f::<f64>($emu);
-        $f::<i32>($emu);
-        $f::<i64>($emu);
-        $f::<c32>($emu);
-        $f::<c64>($emu);
-        $f::<ctensor_base::f16>($emu);
-        $f::<ctensor_base::bf16>($emu);
+        common::Outcome::outcome($f::<f32>($emu))?;
+        common::Outcome::outcome($f::<f64>($emu))?;
+        common::Outcome::outcome($f::<i32>($emu))?;
+        common::Outcome::outcome($f::<i64>($emu))?;
+        common::Outcome::outcome($f::<c32>($emu))?;
+        common::Outcome::outcome($f::<c64>($emu))?;
+        common::Outcome::outcome($f::<ctensor_base::f16>($emu))?;
+        common::Outcome::outcome($f::<ctensor_base::bf16>($emu))?;
     };
 }
 
@@ -1144,10 +1153,10 @@ where
 }
 
 #[test]
-fn emulated_layout_kernels_match_the_cpu() {
+fn emulated_layout_kernels_match_the_cpu() -> TestResult {
     harness_constants_match_the_gpu_code();
     let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
-        return;
+        return Ok(());
     };
     for_all_types!(transposes_of_one_type, &emu);
     for_all_types!(fills_match_the_cpu, &emu);
@@ -1166,6 +1175,7 @@ fn emulated_layout_kernels_match_the_cpu() {
         &[1, 0, 2],
         false
     ));
+    Ok(())
 }
 
 /// A gather (`index_select`, repeats allowed) or a scatter (`index_copy`, distinct
@@ -1178,7 +1188,8 @@ fn index_move_matches_the_cpu<T: Scalar>(
     size: usize,
     inner: usize,
     nidx: usize,
-) where
+) -> TestResult
+where
     CpuDevice: IndexSelect<T> + IndexCopy<T>,
 {
     let mut r = rng((outer * 31 + size * 7 + inner + nidx) as u64 + scatter as u64);
@@ -1211,8 +1222,7 @@ fn index_move_matches_the_cpu<T: Scalar>(
         } else {
             CpuDevice::index_select(outer, size, inner, ip, nidx, sp, wp)
         }
-    }
-    .unwrap();
+    }?;
     let name = if scatter {
         "index_copy"
     } else {
@@ -1223,6 +1233,7 @@ fn index_move_matches_the_cpu<T: Scalar>(
     let got: Vec<T> = from_bytes(&emu.run(&kernel, small, &args, &input));
     let what = format!("{} {name} [{outer}, {size}, {inner}] by {nidx}", T::DTYPE);
     assert_all_same(&got, &want, &what);
+    Ok(())
 }
 
 fn index_moves_of_one_type<T: Scalar>(emu: &Emulator)
@@ -1232,22 +1243,23 @@ where
     for (outer, size, inner, nidx) in [(1, 1, 1, 1), (3, 9, 4, 7), (300, 9, 1, 4), (2, 17, 257, 3)]
     {
         for scatter in [false, true] {
-            index_move_matches_the_cpu::<T>(emu, scatter, outer, size, inner, nidx);
+            index_move_matches_the_cpu::<T>(emu, scatter, outer, size, inner, nidx).unwrap();
         }
     }
 }
 
 #[test]
-fn emulated_index_select_and_copy_match_the_cpu() {
+fn emulated_index_select_and_copy_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("layout", "CT_LAYOUT") else {
-        return;
+        return Ok(());
     };
     for_all_types!(index_moves_of_one_type, &emu);
     // More elements than 65 535 blocks of 256 threads cover, so the grid-stride loop
     // turns (2-byte elements keep the pipe small).
     for scatter in [false, true] {
-        index_move_matches_the_cpu::<ctensor_base::f16>(&emu, scatter, 4, 3, 4_200_000, 2);
+        index_move_matches_the_cpu::<ctensor_base::f16>(&emu, scatter, 4, 3, 4_200_000, 2)?;
     }
+    Ok(())
 }
 
 /// Inputs that break comparisons: NaN, ±inf, signed zeros, ties, and random values.
@@ -1280,7 +1292,7 @@ fn hostile<T: Scalar>(n: usize, seed: u64) -> (Vec<T>, Vec<T>) {
     (x, y)
 }
 
-fn compares_of_one_type<T: Scalar>(emu: &Emulator)
+fn compares_of_one_type<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: Compare<T> + Classify<T> + Select<T> + Extreme2<T>,
 {
@@ -1302,7 +1314,7 @@ where
         }
         let mut want = vec![0i32; n];
         // SAFETY: all hold n elements.
-        unsafe { CpuDevice::compare(op, n, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        unsafe { CpuDevice::compare(op, n, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }?;
         let got: Vec<i32> =
             from_bytes(&emu.run(&format!("compare_{s}"), n, &[op.code().to_string()], &input));
         assert_eq!(got, want, "{} {op:?}", T::DTYPE);
@@ -1310,7 +1322,7 @@ where
     for (what, code) in [(Class::Nan, 0), (Class::Finite, 1), (Class::Inf, 2)] {
         let mut want = vec![0i32; n];
         // SAFETY: as above.
-        unsafe { CpuDevice::classify(what, n, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        unsafe { CpuDevice::classify(what, n, x.as_ptr(), want.as_mut_ptr()) }?;
         let got: Vec<i32> =
             from_bytes(&emu.run(&format!("classify_{s}"), n, &[code.to_string()], bytes(&x)));
         assert_eq!(got, want, "{} {what:?}", T::DTYPE);
@@ -1320,16 +1332,14 @@ where
     sel_in.extend_from_slice(&input);
     let mut want = vec![T::zero(); n];
     // SAFETY: as above.
-    unsafe { CpuDevice::select(n, mask.as_ptr(), x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }
-        .unwrap();
+    unsafe { CpuDevice::select(n, mask.as_ptr(), x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }?;
     let got: Vec<T> = from_bytes(&emu.run(&format!("select_{s}"), n, &[], &sel_in));
     assert_all_same(&got, &want, &format!("{} select", T::DTYPE));
     if !T::DTYPE.is_complex() {
         for max in [true, false] {
             let mut want = vec![T::zero(); n];
             // SAFETY: as above.
-            unsafe { CpuDevice::extreme2(max, n, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }
-                .unwrap();
+            unsafe { CpuDevice::extreme2(max, n, x.as_ptr(), y.as_ptr(), want.as_mut_ptr()) }?;
             let got: Vec<T> = from_bytes(&emu.run(
                 &format!("extreme2_{s}"),
                 n,
@@ -1339,12 +1349,13 @@ where
             assert_all_same(&got, &want, &format!("{} extreme2 max={max}", T::DTYPE));
         }
     }
+    Ok(())
 }
 
 #[test]
-fn emulated_comparisons_match_the_cpu() {
+fn emulated_comparisons_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("compare", "CT_COMPARE") else {
-        return;
+        return Ok(());
     };
     for_all_types!(compares_of_one_type, &emu);
     // More elements than 65 535 blocks of 256 threads cover: the grid-stride loop turns.
@@ -1352,9 +1363,10 @@ fn emulated_comparisons_match_the_cpu() {
     let (x, _) = hostile::<ctensor_base::f16>(n, 5);
     let mut want = vec![0i32; n];
     // SAFETY: both hold n elements.
-    unsafe { CpuDevice::classify(Class::Nan, n, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::classify(Class::Nan, n, x.as_ptr(), want.as_mut_ptr()) }?;
     let got: Vec<i32> = from_bytes(&emu.run("classify_f16", n, &["0".into()], bytes(&x)));
     assert_eq!(got, want, "classify_f16 over a turning grid");
+    Ok(())
 }
 
 fn math_of_one_type<T: Scalar + MathScalar>(emu: &Emulator)
@@ -1430,48 +1442,56 @@ where
 }
 
 #[test]
-fn emulated_binary_functions_match_the_cpu() {
+fn emulated_binary_functions_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("math", "CT_MATH") else {
-        return;
+        return Ok(());
     };
     for_all_types!(binary_math_of_one_type, &emu);
+    Ok(())
 }
 
 #[test]
-fn emulated_math_functions_match_the_cpu() {
+fn emulated_math_functions_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("math", "CT_MATH") else {
-        return;
+        return Ok(());
     };
     for_all_types!(math_of_one_type, &emu);
     // Square roots and exponentials at the extremes (they share the math kernel).
-    exp_matches_the_cpu::<f32>(&emu);
-    exp_matches_the_cpu::<f64>(&emu);
-    exp_matches_the_cpu::<c32>(&emu);
-    exp_matches_the_cpu::<c64>(&emu);
-    sqrt_matches_the_cpu::<c64>(&emu, "math_c64");
-    sqrt_matches_the_cpu::<c32>(&emu, "math_c32");
-    real_sqrt_matches_the_cpu::<f32>(&emu);
-    real_sqrt_matches_the_cpu::<f64>(&emu);
-    real_sqrt_matches_the_cpu::<ctensor_base::f16>(&emu);
-    real_sqrt_matches_the_cpu::<ctensor_base::bf16>(&emu);
+    exp_matches_the_cpu::<f32>(&emu)?;
+    exp_matches_the_cpu::<f64>(&emu)?;
+    exp_matches_the_cpu::<c32>(&emu)?;
+    exp_matches_the_cpu::<c64>(&emu)?;
+    sqrt_matches_the_cpu::<c64>(&emu, "math_c64")?;
+    sqrt_matches_the_cpu::<c32>(&emu, "math_c32")?;
+    real_sqrt_matches_the_cpu::<f32>(&emu)?;
+    real_sqrt_matches_the_cpu::<f64>(&emu)?;
+    real_sqrt_matches_the_cpu::<ctensor_base::f16>(&emu)?;
+    real_sqrt_matches_the_cpu::<ctensor_base::bf16>(&emu)?;
 
     // More elements than 65 535 blocks of 256 threads cover: the grid-stride loop turns.
     let n = 65_535 * 256 + 333;
     let x: Vec<ctensor_base::f16> = random_vec(&mut rng(3), n);
     let mut want = vec![ctensor_base::f16::ZERO; n];
     // SAFETY: both hold n elements.
-    unsafe { CpuDevice::math(MathOp::Sin, n, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::math(MathOp::Sin, n, x.as_ptr(), want.as_mut_ptr()) }?;
     let got: Vec<ctensor_base::f16> = from_bytes(&emu.run("math_f16", n, &["0".into()], bytes(&x)));
     assert_all_same(&got, &want, "math_f16 sin over a turning grid");
+    Ok(())
 }
 
 /// The counter-based generator on the "GPU" against the CPU kernel, bit for bit (both
 /// use the host's `log` and `cos` here; on a GPU the normal values may differ in the
 /// last bits, which the device tests allow).
-fn random_matches_the_cpu(emu: &Emulator, dist: Distribution, seed: u64, offset: u64, n: usize) {
+fn random_matches_the_cpu(
+    emu: &Emulator,
+    dist: Distribution,
+    seed: u64,
+    offset: u64,
+    n: usize,
+) -> TestResult {
     let mut want = vec![0.0f64; n];
     // SAFETY: `want` holds n values.
-    unsafe { CpuDevice::fill_random(dist, seed, offset, n, want.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::fill_random(dist, seed, offset, n, want.as_mut_ptr()) }?;
     let (normal, bits) = match dist {
         Distribution::Uniform { bits } => (0, bits as u64),
         Distribution::Normal => (1, 53),
@@ -1483,12 +1503,13 @@ fn random_matches_the_cpu(emu: &Emulator, dist: Distribution, seed: u64, offset:
         &want,
         &format!("{dist:?} seed {seed} offset {offset}"),
     );
+    Ok(())
 }
 
 #[test]
-fn emulated_random_numbers_match_the_cpu() {
+fn emulated_random_numbers_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("random", "CT_RANDOM") else {
-        return;
+        return Ok(());
     };
     for dist in [
         Distribution::Uniform { bits: 53 },
@@ -1499,11 +1520,12 @@ fn emulated_random_numbers_match_the_cpu() {
     ] {
         // Offsets across the 32-bit boundary of the counter, seeds using both key words.
         for (seed, offset) in [(0, 0), (42, (1 << 32) - 3), (u64::MAX, 77)] {
-            random_matches_the_cpu(&emu, dist, seed, offset, 1000);
+            random_matches_the_cpu(&emu, dist, seed, offset, 1000)?;
         }
     }
     // More values than 65 535 blocks of 256 threads cover: the grid-stride loop turns.
-    random_matches_the_cpu(&emu, Distribution::Normal, 9, 0, 65_535 * 256 + 1000);
+    random_matches_the_cpu(&emu, Distribution::Normal, 9, 0, 65_535 * 256 + 1000)?;
+    Ok(())
 }
 
 /// Machine epsilon of `T`'s storage (1 for integers, whose sums must be exact).
@@ -1522,7 +1544,7 @@ fn storage_eps<T: Scalar>() -> f64 {
 /// floating sums agree to rounding, integer ones exactly, wrapping) and row extremes
 /// (ordered types, exact, NaN winning) against the CPU, `grid` blocks as the GPU code
 /// launches them.
-fn reductions_match_the_cpu<T: Scalar>(emu: &Emulator)
+fn reductions_match_the_cpu<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: Reduce<T>,
 {
@@ -1533,7 +1555,7 @@ where
         let x: Vec<T> = random_vec(&mut r, rows * inner);
         let mut want = vec![T::zero(); rows];
         // SAFETY: `x` holds rows·inner elements, `want` rows.
-        unsafe { CpuDevice::reduce(rows, inner, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        unsafe { CpuDevice::reduce(rows, inner, x.as_ptr(), want.as_mut_ptr()) }?;
         let args = words(&[rows as u64, inner as u64, reduce_grid(rows).into()]);
         let got: Vec<T> =
             from_bytes(&emu.run(&format!("reduce_sum_{s}"), rows * inner, &args, bytes(&x)));
@@ -1556,12 +1578,13 @@ where
             );
         }
     }
+    Ok(())
 }
 
 /// Row extremes (NaN wins) and their indices (the first of ties, the first NaN) against
 /// the CPU, on rows with few distinct values (ties everywhere, also between threads'
 /// partials) and NaN in some rows, rows longer than a block.
-fn extremes_match_the_cpu<T: Scalar>(emu: &Emulator)
+fn extremes_match_the_cpu<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: ReduceExtreme<T> + ArgExtreme<T>,
 {
@@ -1591,8 +1614,8 @@ where
             let mut want_at = vec![0i64; rows];
             // SAFETY: `x` holds rows·inner elements, `want` and `want_at` rows.
             unsafe {
-                CpuDevice::reduce_extreme(max, rows, inner, x.as_ptr(), want.as_mut_ptr()).unwrap();
-                CpuDevice::arg_extreme(max, rows, inner, x.as_ptr(), want_at.as_mut_ptr()).unwrap();
+                CpuDevice::reduce_extreme(max, rows, inner, x.as_ptr(), want.as_mut_ptr())?;
+                CpuDevice::arg_extreme(max, rows, inner, x.as_ptr(), want_at.as_mut_ptr())?;
             }
             let n = rows * inner;
             let got: Vec<T> =
@@ -1603,11 +1626,12 @@ where
             assert_eq!(at, want_at, "arg_extreme {what}");
         }
     }
+    Ok(())
 }
 
 /// Running sums against the CPU: exact for integers and for rows of at most 256 (the
 /// same order of additions), to rounding otherwise; in place and not.
-fn cumsums_match_the_cpu<T: Scalar>(emu: &Emulator)
+fn cumsums_match_the_cpu<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: CumSum<T>,
 {
@@ -1625,7 +1649,7 @@ where
         let x: Vec<T> = random_vec(&mut r, rows * inner);
         let mut want = vec![T::zero(); rows * inner];
         // SAFETY: both hold rows·inner elements.
-        unsafe { CpuDevice::cumsum(rows, inner, x.as_ptr(), want.as_mut_ptr()) }.unwrap();
+        unsafe { CpuDevice::cumsum(rows, inner, x.as_ptr(), want.as_mut_ptr()) }?;
         for inplace in [0u64, 1] {
             let args = words(&[rows as u64, inner as u64, reduce_grid(rows).into(), inplace]);
             let got: Vec<T> =
@@ -1651,12 +1675,13 @@ where
             }
         }
     }
+    Ok(())
 }
 
 #[test]
-fn emulated_cumsums_and_arg_extremes_over_many_rows_match_the_cpu() {
+fn emulated_cumsums_and_arg_extremes_over_many_rows_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("reduce", "CT_REDUCE") else {
-        return;
+        return Ok(());
     };
     for_all_types!(cumsums_match_the_cpu, &emu);
     // More rows than blocks (65 537 > 65 535): the grid-stride loop over rows.
@@ -1695,20 +1720,21 @@ fn emulated_cumsums_and_arg_extremes_over_many_rows_match_the_cpu() {
         })
         .collect();
     assert_eq!(got, want, "cumsum over 65 537 rows");
+    Ok(())
 }
 
 #[test]
-fn emulated_reductions_match_the_cpu() {
+fn emulated_reductions_match_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("reduce", "CT_REDUCE") else {
-        return;
+        return Ok(());
     };
     for_all_types!(reductions_match_the_cpu, &emu);
-    extremes_match_the_cpu::<f32>(&emu);
-    extremes_match_the_cpu::<f64>(&emu);
-    extremes_match_the_cpu::<i32>(&emu);
-    extremes_match_the_cpu::<i64>(&emu);
-    extremes_match_the_cpu::<ctensor_base::f16>(&emu);
-    extremes_match_the_cpu::<ctensor_base::bf16>(&emu);
+    extremes_match_the_cpu::<f32>(&emu)?;
+    extremes_match_the_cpu::<f64>(&emu)?;
+    extremes_match_the_cpu::<i32>(&emu)?;
+    extremes_match_the_cpu::<i64>(&emu)?;
+    extremes_match_the_cpu::<ctensor_base::f16>(&emu)?;
+    extremes_match_the_cpu::<ctensor_base::bf16>(&emu)?;
     // More rows than blocks (65 537 > 65 535): the blocks' grid-stride loop over rows.
     let (rows, inner) = (65_537usize, 2usize);
     let x: Vec<i64> = (0..rows * inner).map(|k| k as i64 * 3 - 7).collect();
@@ -1720,12 +1746,13 @@ fn emulated_reductions_match_the_cpu() {
     let got: Vec<i64> = from_bytes(&emu.run("reduce_sum_i64", rows * inner, &args, bytes(&x)));
     let want: Vec<i64> = x.chunks(inner).map(|c| c.iter().sum()).collect();
     assert_eq!(got, want, "reduce_sum over 65 537 rows");
+    Ok(())
 }
 
 /// The matrix-product loop (i32, i64, f16, bf16: the types cuBLAS has no gemm for)
 /// against the CPU kernel: every transpose pair, leading dimensions above the minimum,
 /// and beta = 0 with NaN in C (which must not survive).
-fn matmul_matches_the_cpu<T: Scalar>(emu: &Emulator)
+fn matmul_matches_the_cpu<T: Scalar>(emu: &Emulator) -> TestResult
 where
     CpuDevice: MatMul<T>,
 {
@@ -1777,8 +1804,7 @@ where
                         want.as_mut_ptr(),
                         ldc,
                     )
-                }
-                .unwrap();
+                }?;
                 let args = words(&[
                     (ta != Trans::N) as u64,
                     (tb != Trans::N) as u64,
@@ -1812,15 +1838,17 @@ where
             }
         }
     }
+    Ok(())
 }
 
 #[test]
-fn emulated_matmul_loop_matches_the_cpu() {
+fn emulated_matmul_loop_matches_the_cpu() -> TestResult {
     let Some(emu) = Emulator::build("matmul", "CT_MATMUL") else {
-        return;
+        return Ok(());
     };
-    matmul_matches_the_cpu::<i32>(&emu);
-    matmul_matches_the_cpu::<i64>(&emu);
-    matmul_matches_the_cpu::<ctensor_base::f16>(&emu);
-    matmul_matches_the_cpu::<ctensor_base::bf16>(&emu);
+    matmul_matches_the_cpu::<i32>(&emu)?;
+    matmul_matches_the_cpu::<i64>(&emu)?;
+    matmul_matches_the_cpu::<ctensor_base::f16>(&emu)?;
+    matmul_matches_the_cpu::<ctensor_base::bf16>(&emu)?;
+    Ok(())
 }

@@ -2,10 +2,11 @@
 //! place, so a kernel that ignores `blockIdx` or races with itself fails. Each test runs
 //! through `gpu_test!`: without a GPU it prints one `SKIP: <reason>` line and passes.
 #![cfg(feature = "cuda")]
+#![deny(unused_must_use)]
 
 mod common;
 
-use common::Buf;
+use common::{Buf, TestResult};
 use ctensor_base::gpu::unavailable_reason;
 use ctensor_base::{bf16, c64, f16, CpuDevice, DeviceType, Error, GpuDevice, Scalar};
 use ctensor_kernels::blas::{BlasDot, BlasGemm, BlasNrm2, Trans};
@@ -34,28 +35,29 @@ fn randn(n: usize) -> Vec<f64> {
 
 const SIZES: [usize; 5] = [0, 1, 7, 257, 1_000_003];
 
-gpu_test!(gpu_add_matches_a_loop_past_one_block_and_in_place, {
+gpu_test!(gpu_add_matches_a_loop_past_one_block_and_in_place, -> Result {
     for n in SIZES {
         let (x, y) = (randn(n), randn(n + 1)[1..].to_vec());
         let (mut dx, mut dy, mut dz) = (dev(&x), dev(&y), zeros::<f64>(n));
         // SAFETY: device buffers of `n` elements.
         unsafe {
-            <GpuDevice as Add<f64>>::add(n, 2.0, dx.ptr(), -0.5, dy.ptr(), dz.ptr()).unwrap()
+            <GpuDevice as Add<f64>>::add(n, 2.0, dx.ptr(), -0.5, dy.ptr(), dz.ptr())?
         };
         let want: Vec<f64> = x.iter().zip(&y).map(|(a, b)| 2.0 * a - 0.5 * b).collect();
         assert_eq!(dz.get(), want, "n = {n}");
         // In place: x := 3 x.
         // SAFETY: as above; output identical to input.
-        unsafe { <GpuDevice as Mul<f64>>::scale(n, 3.0, dx.ptr(), dx.ptr()).unwrap() };
+        unsafe { <GpuDevice as Mul<f64>>::scale(n, 3.0, dx.ptr(), dx.ptr())? };
         assert_eq!(
             dx.get(),
             x.iter().map(|a| 3.0 * a).collect::<Vec<_>>(),
             "n = {n}"
         );
     }
+    Ok(())
 });
 
-gpu_test!(gpu_integer_division_by_zero_is_an_error_before_writing, {
+gpu_test!(gpu_integer_division_by_zero_is_an_error_before_writing, -> Result {
     let n = 1_000_003;
     let x: Vec<i32> = (0..n as i32).collect();
     let mut y: Vec<i32> = vec![3; n];
@@ -69,15 +71,16 @@ gpu_test!(gpu_integer_division_by_zero_is_an_error_before_writing, {
     y[n - 1] = -1;
     let mut dy = dev(&y);
     // SAFETY: as above.
-    unsafe { <GpuDevice as Div<i32>>::div(n, 1, dx.ptr(), dy.ptr(), dz.ptr()).unwrap() };
+    unsafe { <GpuDevice as Div<i32>>::div(n, 1, dx.ptr(), dy.ptr(), dz.ptr())? };
     let want: Vec<i32> = x.iter().zip(&y).map(|(a, b)| a.wrapping_div(*b)).collect();
     assert_eq!(dz.get(), want);
+    Ok(())
 });
 
 // The reference is ctensor's own host cast (`CastFrom`, rounded once through an f32
 // rounded to odd, checked against an exact reference in prelude_host.rs), not the half
 // crate's `from_f64`, which rounds twice through f32 where F16C is used.
-gpu_test!(gpu_cast_to_half_types_rounds_once_like_the_host_cast, {
+gpu_test!(gpu_cast_to_half_types_rounds_once_like_the_host_cast, -> Result {
     let mut r = rng();
     let mut x: Vec<f64> = (0..100_001)
         .map(|_| r.gen_range(-70000.0..70000.0) * r.gen::<f64>().powi(12))
@@ -97,8 +100,8 @@ gpu_test!(gpu_cast_to_half_types_rounds_once_like_the_host_cast, {
     let (mut dh, mut db) = (zeros::<f16>(x.len()), zeros::<bf16>(x.len()));
     // SAFETY: device buffers of `x.len()` elements, disjoint.
     unsafe {
-        <GpuDevice as CastMemory<f16, f64>>::cast(dh.ptr(), dx.ptr(), x.len()).unwrap();
-        <GpuDevice as CastMemory<bf16, f64>>::cast(db.ptr(), dx.ptr(), x.len()).unwrap();
+        <GpuDevice as CastMemory<f16, f64>>::cast(dh.ptr(), dx.ptr(), x.len())?;
+        <GpuDevice as CastMemory<bf16, f64>>::cast(db.ptr(), dx.ptr(), x.len())?;
     }
     for (i, (&v, (h, b))) in x.iter().zip(dh.get().into_iter().zip(db.get())).enumerate() {
         let (wh, wb) = (
@@ -114,9 +117,10 @@ gpu_test!(gpu_cast_to_half_types_rounds_once_like_the_host_cast, {
             "bf16 of x[{i}] = {v}: {b} vs {wb}"
         );
     }
+    Ok(())
 });
 
-gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
+gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, -> Result {
     for (rows, cols) in [(1, 1), (257, 300), (33, 1), (1000, 1001)] {
         let mut r = rng();
         let a: Vec<c64> = (0..rows * cols)
@@ -132,7 +136,7 @@ gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
                 dt.ptr(),
                 true,
             )
-            .unwrap()
+            ?
         };
         let t = dt.get();
         for i in 0..rows {
@@ -152,7 +156,7 @@ gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
         // SAFETY: a device buffer of `n` elements, in place.
         unsafe {
             <GpuDevice as Transpose<c64>>::transpose(&shape, &[2, 0, 1], db.ptr(), db.ptr(), false)
-                .unwrap()
+                ?
         };
         let got = db.get();
         let [s0, s1, s2] = shape;
@@ -164,22 +168,24 @@ gpu_test!(gpu_transpose_with_conjugation_matches_a_loop, {
             }
         }
     }
+    Ok(())
 });
 
-gpu_test!(gpu_reduce_sums_rows_past_one_block, {
+gpu_test!(gpu_reduce_sums_rows_past_one_block, -> Result {
     for (rows, inner) in [(3, 1_000_001), (70_000, 2), (1, 0), (5, 1)] {
         let x: Vec<i64> = (0..(rows * inner) as i64).map(|v| v % 1000 - 500).collect();
         let (mut dx, mut dy) = (dev(&x), zeros::<i64>(rows));
         // SAFETY: device buffers of rows·inner and rows elements.
-        unsafe { <GpuDevice as Reduce<i64>>::reduce(rows, inner, dx.ptr(), dy.ptr()).unwrap() };
+        unsafe { <GpuDevice as Reduce<i64>>::reduce(rows, inner, dx.ptr(), dy.ptr())? };
         let want: Vec<i64> = (0..rows)
             .map(|r| x[r * inner..(r + 1) * inner].iter().sum())
             .collect();
         assert_eq!(dy.get(), want, "{rows} x {inner}");
     }
+    Ok(())
 });
 
-gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, {
+gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, -> Result {
     let (m, n, k) = (257, 300, 17);
     let (a, b, c) = (randn(k * m), randn(k * n), randn(m * n));
     let (mut da, mut db, mut dc) = (dev(&a), dev(&b), dev(&c));
@@ -201,7 +207,7 @@ gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, {
             dc.ptr(),
             m,
         )
-        .unwrap();
+        ?;
         <CpuDevice as BlasGemm<f64>>::gemm(
             Trans::T,
             Trans::N,
@@ -217,7 +223,7 @@ gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, {
             want.as_mut_ptr(),
             m,
         )
-        .unwrap();
+        ?;
     }
     for (g, w) in dc.get().iter().zip(&want) {
         assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{g} vs {w}");
@@ -227,38 +233,40 @@ gpu_test!(gpu_gemm_dot_nrm2_match_the_cpu_kernels, {
     // SAFETY: device buffers of the lengths given.
     let (dot, nrm) = unsafe {
         (
-            <GpuDevice as BlasDot<f64>>::dot(x.len(), dx.ptr(), 1, dx.ptr(), 1).unwrap(),
-            <GpuDevice as BlasNrm2<f64>>::nrm2(x.len(), dx.ptr(), 1).unwrap(),
+            <GpuDevice as BlasDot<f64>>::dot(x.len(), dx.ptr(), 1, dx.ptr(), 1)?,
+            <GpuDevice as BlasNrm2<f64>>::nrm2(x.len(), dx.ptr(), 1)?,
         )
     };
     let want: f64 = x.iter().map(|v| v * v).sum();
     assert!((dot - want).abs() <= 1e-9 * want && (nrm - want.sqrt()).abs() <= 1e-9 * want.sqrt());
+    Ok(())
 });
 
-gpu_test!(gpu_host_device_round_trip_and_set, {
+gpu_test!(gpu_host_device_round_trip_and_set, -> Result {
     for n in SIZES {
         let x: Vec<f32> = randn(n).iter().map(|&v| v as f32).collect();
         let mut d = zeros::<f32>(n);
         let mut back = vec![0f32; n];
         // SAFETY: a device buffer and host vectors of `n` elements.
         unsafe {
-            <GpuDevice as SyncMemory<f32, CpuDevice>>::sync(d.ptr(), x.as_ptr(), n).unwrap();
-            <CpuDevice as SyncMemory<f32, GpuDevice>>::sync(back.as_mut_ptr(), d.ptr(), n).unwrap();
+            <GpuDevice as SyncMemory<f32, CpuDevice>>::sync(d.ptr(), x.as_ptr(), n)?;
+            <CpuDevice as SyncMemory<f32, GpuDevice>>::sync(back.as_mut_ptr(), d.ptr(), n)?;
         }
         assert_eq!(back, x);
         // SAFETY: as above.
-        unsafe { <GpuDevice as SetMemory<f32>>::set(d.ptr(), 2.5, n).unwrap() };
+        unsafe { <GpuDevice as SetMemory<f32>>::set(d.ptr(), 2.5, n)? };
         assert!(d.get().iter().all(|&v| v == 2.5));
     }
+    Ok(())
 });
 
 /// Without a GPU, the kernels answer DeviceUnavailable (with a GPU this checks nothing
 /// and says so).
 #[test]
-fn gpu_kernels_without_a_gpu_report_device_unavailable() {
+fn gpu_kernels_without_a_gpu_report_device_unavailable() -> TestResult {
     if unavailable_reason().is_none() {
         println!("SKIP: a GPU is present; the no-GPU path is not reachable");
-        return;
+        return Ok(());
     }
     let fake = 256 as *mut f64; // never dereferenced: the context check fails first
                                 // SAFETY: the call fails before touching memory (no GPU).
@@ -293,12 +301,13 @@ fn gpu_kernels_without_a_gpu_report_device_unavailable() {
     }
     .unwrap_err();
     assert!(matches!(e, Error::DeviceUnavailable { .. }), "{e}");
+    Ok(())
 }
 
 /// Argument errors that the GPU kernels raise before they look for a device, so they are
 /// the same with or without one. The pointers are never dereferenced.
 #[test]
-fn gpu_kernels_reject_bad_arguments_before_touching_the_device() {
+fn gpu_kernels_reject_bad_arguments_before_touching_the_device() -> TestResult {
     use ctensor_kernels::elementwise::math::{Math, MathOp};
     let fake = 256 as *mut i32;
     // SAFETY: each call fails its argument checks before any memory is touched.
@@ -344,4 +353,5 @@ fn gpu_kernels_reject_bad_arguments_before_touching_the_device() {
         ),
         "{e}"
     );
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! eigenvalues of an index and a value range equal those of the full `hegvd`, and each
 //! returned vector satisfies `A z = λ B z` with `Zᴴ B Z = I`; padded leading dimensions,
 //! every itype's first form, and a `B` that is not positive definite.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -27,7 +28,7 @@ fn hermitian<T: Scalar>(seed: u64, n: usize, ld: usize, shift: f64) -> Vec<T> {
     a
 }
 
-fn hegvx_case<D: TestDevice + LapackHegvx<T> + LapackHegvd<T>, T: Scalar>(n: usize) {
+fn hegvx_case<D: TestDevice + LapackHegvx<T> + LapackHegvd<T>, T: Scalar>(n: usize) -> TestResult {
     let ld = n + 3;
     let a0 = hermitian::<T>(n as u64, n, ld, 0.0);
     let b0 = hermitian::<T>(n as u64 + 9, n, ld, 250.0 * n as f64);
@@ -47,8 +48,7 @@ fn hegvx_case<D: TestDevice + LapackHegvx<T> + LapackHegvd<T>, T: Scalar>(n: usi
             ld,
             w.ptr(),
         )
-    }
-    .unwrap();
+    }?;
     let all: Vec<f64> = w.get().iter().map(|x| x.to_c64().re).collect();
     let scale = all.iter().fold(1.0f64, |m, x| m.max(x.abs()));
     let tol = 200.0 * (n as f64) * eps::<T>() * scale;
@@ -83,8 +83,7 @@ fn hegvx_case<D: TestDevice + LapackHegvx<T> + LapackHegvd<T>, T: Scalar>(n: usi
                 z.ptr(),
                 ld,
             )
-        }
-        .unwrap();
+        }?;
         assert_eq!(m, want.len(), "{what}: count");
         let (w, z) = (w.get(), z.get());
         for k in 0..m {
@@ -126,19 +125,21 @@ fn hegvx_case<D: TestDevice + LapackHegvx<T> + LapackHegvd<T>, T: Scalar>(n: usi
             }
         }
     }
+    Ok(())
 }
 
 fn hegvx_sizes<D: TestDevice + LapackHegvx<T> + LapackHegvd<T>, T: Scalar>() {
     for n in [2usize, 9, 40] {
-        hegvx_case::<D, T>(n);
+        hegvx_case::<D, T>(n).unwrap();
     }
 }
 
-device_test!(hegvx_selected_pairs_match_hegvd_and_solve_the_pencil, D => {
+device_test!(hegvx_selected_pairs_match_hegvd_and_solve_the_pencil, D -> Result {
     for_blas_dtypes!(hegvx_sizes, D);
+    Ok(())
 });
 
-device_test!(hegvx_refuses_a_b_that_is_not_positive_definite, D => {
+device_test!(hegvx_refuses_a_b_that_is_not_positive_definite, D -> Result {
     let n = 3;
     let mut a = Buf::on::<D>(hermitian::<f64>(1, n, n, 0.0));
     let mut b = Buf::on::<D>(hermitian::<f64>(2, n, n, -1000.0));
@@ -152,4 +153,5 @@ device_test!(hegvx_refuses_a_b_that_is_not_positive_definite, D => {
     let e = unsafe { D::hegvx(4, Uplo::Lower, n, a.ptr(), n, b.ptr(), n, EigRange::All, w.ptr(), z.ptr(), n) }.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { .. }) || matches!(e, Error::OutOfRange { .. }), "{e}");
     assert!(e.to_string().contains("hegvx"), "{e}");
+    Ok(())
 });

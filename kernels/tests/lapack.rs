@@ -3,6 +3,7 @@
 //! 1, odd and ≥ 300, lda > n and both triangles; and each failure mode returns
 //! `Error::Lapack`. `cargo test -p ctensor-kernels heevd_` runs one family.
 #![allow(clippy::needless_range_loop)]
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -205,7 +206,7 @@ fn check_eigenpairs<T: Scalar>(a: &M, w: &[c64], v: &M, what: &str) {
     assert_small::<T>(vhv.sub(&id).norm(), n, 1.0, &format!("{what}: ‖VᴴV − I‖"));
 }
 
-fn heevd_case<D, T: Scalar>()
+fn heevd_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + LapackHeevd<T>,
 {
@@ -229,8 +230,7 @@ where
             let mut w2 = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
             // SAFETY: buffers of lda·n and n elements.
             unsafe {
-                <D as LapackHeevd<T>>::heevd(Jobz::Vectors, uplo, n, buf.ptr(), lda, w.ptr())
-                    .unwrap();
+                <D as LapackHeevd<T>>::heevd(Jobz::Vectors, uplo, n, buf.ptr(), lda, w.ptr())?;
                 <D as LapackHeevd<T>>::heevd(
                     Jobz::ValuesOnly,
                     uplo,
@@ -238,8 +238,7 @@ where
                     vals_only.ptr(),
                     lda,
                     w2.ptr(),
-                )
-                .unwrap();
+                )?;
             }
             let (w, w2) = (w.get(), w2.get());
             let wc: Vec<c64> = w.iter().map(|&x| c(x)).collect();
@@ -256,13 +255,15 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(heevd_eigenpairs_satisfy_av_eq_v_lambda_and_are_orthonormal, D => {
+device_test!(heevd_eigenpairs_satisfy_av_eq_v_lambda_and_are_orthonormal, D -> Result {
     for_blas_dtypes!(heevd_case, D);
+    Ok(())
 });
 
-fn heevr_case<D, T: Scalar>()
+fn heevr_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + LapackHeevr<T> + LapackHeevd<T>,
 {
@@ -283,8 +284,7 @@ where
                 lda,
                 w_all.ptr(),
             )
-        }
-        .unwrap();
+        }?;
         let w_all: Vec<f64> = w_all.get().iter().map(|&x| c(x).re).collect();
         let lo = n / 3;
         let hi = (lo + 1 + n / 4).min(n);
@@ -322,8 +322,7 @@ where
                         z.ptr(),
                         ldz,
                     )
-                }
-                .unwrap();
+                }?;
                 let (w, z) = (w.get(), z.get());
                 let what = format!("heevr n={n} {range:?} {uplo}");
                 assert_eq!(m, want.len(), "{} {what}: eigenpair count", T::DTYPE);
@@ -337,15 +336,17 @@ where
             }
         }
     }
+    Ok(())
 }
 
 type Range = std::ops::Range<usize>;
 
-device_test!(heevr_index_and_value_ranges_give_the_right_eigenpairs, D => {
+device_test!(heevr_index_and_value_ranges_give_the_right_eigenpairs, D -> Result {
     for_blas_dtypes!(heevr_case, D);
+    Ok(())
 });
 
-fn hegvd_case<D, T: Scalar>()
+fn hegvd_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + LapackHegvd<T>,
 {
@@ -375,8 +376,7 @@ where
                         ldb,
                         w.ptr(),
                     )
-                }
-                .unwrap();
+                }?;
                 let w = w.get();
                 let v = M::load(&abuf.get(), n, n, lda);
                 let mut vl = v.clone();
@@ -400,10 +400,12 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(hegvd_solves_all_three_problem_types, D => {
+device_test!(hegvd_solves_all_three_problem_types, D -> Result {
     for_blas_dtypes!(hegvd_case, D);
+    Ok(())
 });
 
 fn hegvd_indefinite_case<D, T: Scalar>()
@@ -446,11 +448,12 @@ where
     );
 }
 
-device_test!(hegvd_with_indefinite_overlap_returns_the_lapack_error, D => {
+device_test!(hegvd_with_indefinite_overlap_returns_the_lapack_error, D -> Result {
     for_blas_dtypes!(hegvd_indefinite_case, D);
+    Ok(())
 });
 
-fn potrf_potri_case<D, T: Scalar>()
+fn potrf_potri_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + LapackPotrf<T> + LapackPotri<T> + SetMatrix<T>,
 {
@@ -463,11 +466,11 @@ where
             let mut buf = Buf::on::<D>(nan_padded::<T>(&a, lda));
             // SAFETY: lda·n elements.
             unsafe {
-                <D as LapackPotrf<T>>::potrf(uplo, n, buf.ptr(), lda).unwrap();
+                <D as LapackPotrf<T>>::potrf(uplo, n, buf.ptr(), lda)?;
             }
             let mut factor = Buf::on::<D>(buf.get());
             // SAFETY: as above.
-            unsafe { <D as SetMatrix<T>>::set_matrix(uplo, n, factor.ptr(), lda).unwrap() };
+            unsafe { <D as SetMatrix<T>>::set_matrix(uplo, n, factor.ptr(), lda)? };
             let f = M::load(&factor.get(), n, n, lda);
             let product = match uplo {
                 Uplo::Lower => f.mul(&f.adjoint()), // L Lᴴ
@@ -477,17 +480,19 @@ where
             assert_small::<T>(product.sub(&a).norm(), n, a.norm(), &what);
             // potri: the same triangle of A⁻¹.
             // SAFETY: as above.
-            unsafe { <D as LapackPotri<T>>::potri(uplo, n, buf.ptr(), lda) }.unwrap();
+            unsafe { <D as LapackPotri<T>>::potri(uplo, n, buf.ptr(), lda) }?;
             let inv = M::load(&buf.get(), n, n, lda).hermitian_from(uplo);
             let what = format!("potri n={n} {uplo}");
             let cond = a.norm() * inv.norm();
             assert_small::<T>(a.mul(&inv).sub(&M::eye(n)).norm(), n, cond, &what);
         }
     }
+    Ok(())
 }
 
-device_test!(potrf_gives_l_lh_eq_a_and_potri_the_inverse, D => {
+device_test!(potrf_gives_l_lh_eq_a_and_potri_the_inverse, D -> Result {
     for_blas_dtypes!(potrf_potri_case, D);
+    Ok(())
 });
 
 fn potrf_indefinite_case<D, T: Scalar>()
@@ -507,11 +512,12 @@ where
     );
 }
 
-device_test!(potrf_of_an_indefinite_matrix_returns_the_lapack_error, D => {
+device_test!(potrf_of_an_indefinite_matrix_returns_the_lapack_error, D -> Result {
     for_blas_dtypes!(potrf_indefinite_case, D);
+    Ok(())
 });
 
-fn trtri_case<D, T: Scalar>()
+fn trtri_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + LapackTrtri<T>,
 {
@@ -542,7 +548,7 @@ where
                 }
                 let mut buf = Buf::on::<D>(buf);
                 // SAFETY: lda·n elements.
-                unsafe { <D as LapackTrtri<T>>::trtri(uplo, diag, n, buf.ptr(), lda) }.unwrap();
+                unsafe { <D as LapackTrtri<T>>::trtri(uplo, diag, n, buf.ptr(), lda) }?;
                 let mut inv = M::load(&buf.get(), n, n, lda).triangle(uplo);
                 if diag == Diag::Unit {
                     for j in 0..n {
@@ -555,13 +561,15 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(trtri_gives_t_tinv_eq_i_for_both_triangles_and_diagonals, D => {
+device_test!(trtri_gives_t_tinv_eq_i_for_both_triangles_and_diagonals, D -> Result {
     for_blas_dtypes!(trtri_case, D);
+    Ok(())
 });
 
-fn getrf_getrs_case<D, T: Scalar>()
+fn getrf_getrs_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + LapackGetrf<T> + LapackGetrs<T>,
 {
@@ -575,7 +583,7 @@ where
         let k = m.min(n);
         let mut ipiv = Buf::on::<D>(vec![0i32; k]);
         // SAFETY: lda·n elements and k pivots.
-        unsafe { <D as LapackGetrf<T>>::getrf(m, n, buf.ptr(), lda, ipiv.ptr()) }.unwrap();
+        unsafe { <D as LapackGetrf<T>>::getrf(m, n, buf.ptr(), lda, ipiv.ptr()) }?;
         let (lu, ipiv) = (M::load(&buf.get(), m, n, lda), ipiv.get());
         let mut l = M::zeros(m, k);
         let mut u = M::zeros(k, n);
@@ -619,7 +627,7 @@ where
             let mut ipiv = Buf::on::<D>(vec![0i32; n]);
             // SAFETY: buffers match n, nrhs and the leading dimensions.
             unsafe {
-                <D as LapackGetrf<T>>::getrf(n, n, abuf.ptr(), lda, ipiv.ptr()).unwrap();
+                <D as LapackGetrf<T>>::getrf(n, n, abuf.ptr(), lda, ipiv.ptr())?;
                 <D as LapackGetrs<T>>::getrs(
                     trans,
                     n,
@@ -629,8 +637,7 @@ where
                     ipiv.ptr(),
                     bbuf.ptr(),
                     ldb,
-                )
-                .unwrap();
+                )?;
             }
             let x = M::load(&bbuf.get(), n, nrhs, ldb);
             let op_a = match trans {
@@ -647,13 +654,15 @@ where
             assert_small::<T>(op_a.mul(&x).sub(&b).norm(), n, scale, &what);
         }
     }
+    Ok(())
 }
 
-device_test!(getrf_gives_pa_eq_lu_and_getrs_solves_every_trans, D => {
+device_test!(getrf_gives_pa_eq_lu_and_getrs_solves_every_trans, D -> Result {
     for_blas_dtypes!(getrf_getrs_case, D);
+    Ok(())
 });
 
-device_test!(getrf_of_a_singular_matrix_returns_the_lapack_error, D => {
+device_test!(getrf_of_a_singular_matrix_returns_the_lapack_error, D -> Result {
     let mut a = Buf::on::<D>(vec![1.0f64, 2.0, 2.0, 4.0]); // rank 1
     let mut ipiv = Buf::on::<D>(vec![0i32; 2]);
     // SAFETY: 2 × 2 and two pivots.
@@ -666,9 +675,10 @@ device_test!(getrf_of_a_singular_matrix_returns_the_lapack_error, D => {
         _ => panic!("expected Error::Lapack, got {e}"),
     }
     assert!(e.to_string().contains("singular"), "{e}");
+    Ok(())
 });
 
-fn set_matrix_case<D, T: Scalar>()
+fn set_matrix_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + SetMatrix<T>,
 {
@@ -679,7 +689,7 @@ where
             let orig = random_vec::<T>(&mut rng, lda * n);
             let mut buf = Buf::on::<D>(orig.clone());
             // SAFETY: lda·n elements.
-            unsafe { <D as SetMatrix<T>>::set_matrix(keep, n, buf.ptr(), lda) }.unwrap();
+            unsafe { <D as SetMatrix<T>>::set_matrix(keep, n, buf.ptr(), lda) }?;
             let buf = buf.get();
             for j in 0..n {
                 for i in 0..lda {
@@ -700,10 +710,12 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(set_matrix_zeroes_exactly_the_other_triangle_for_every_dtype, D => {
+device_test!(set_matrix_zeroes_exactly_the_other_triangle_for_every_dtype, D -> Result {
     for_all_dtypes!(set_matrix_case, D);
+    Ok(())
 });
 
 // ---- bad arguments -----------------------------------------------------------------
@@ -791,18 +803,19 @@ where
 }
 
 #[test]
-fn lapack_kernels_reject_bad_arguments_before_calling_lapack() {
+fn lapack_kernels_reject_bad_arguments_before_calling_lapack() -> TestResult {
     bad_arguments_case::<CpuDevice>();
     #[cfg(feature = "cuda")]
     bad_arguments_case::<ctensor_base::GpuDevice>();
     assert!(Uplo::from_char('x').is_err());
-    assert_eq!(Uplo::from_char('l').unwrap(), Uplo::Lower);
+    assert_eq!(Uplo::from_char('l')?, Uplo::Lower);
     assert!(Diag::from_char('?').is_err());
-    assert_eq!(Jobz::from_char('v').unwrap(), Jobz::Vectors);
+    assert_eq!(Jobz::from_char('v')?, Jobz::Vectors);
+    Ok(())
 }
 
 #[test]
-fn getrf_and_getrs_on_a_2_mib_stack_thread_do_not_overflow_it() {
+fn getrf_and_getrs_on_a_2_mib_stack_thread_do_not_overflow_it() -> TestResult {
     // Threaded OpenBLAS LU needs several MiB of stack; the kernel must provide it.
     let n = 700;
     let mut rng = rng(18);
@@ -841,8 +854,7 @@ fn getrf_and_getrs_on_a_2_mib_stack_thread_do_not_overflow_it() {
                 .unwrap();
             }
             bbuf
-        })
-        .unwrap()
+        })?
         .join()
         .unwrap();
     let x = M::load(&x, n, 1, n);
@@ -853,6 +865,7 @@ fn getrf_and_getrs_on_a_2_mib_stack_thread_do_not_overflow_it() {
         scale,
         "getrf+getrs on a small stack",
     );
+    Ok(())
 }
 
 /// The inverse of `a` by Gauss–Jordan elimination with partial pivoting, in c64: an
@@ -911,7 +924,7 @@ fn norm_one_ref(a: &M) -> f64 {
 /// `gecon` against the exact `1 / (‖A‖₁ ‖A⁻¹‖₁)`: LAPACK estimates ‖A⁻¹‖₁ from below
 /// (Hager–Higham), so the estimate is at least the true value and, on these matrices,
 /// within a factor of 10 of it; n = 0 gives 1, as LAPACK defines it.
-fn gecon_case<D, T: Scalar>()
+fn gecon_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + LapackGecon<T> + LapackGetrf<T>,
 {
@@ -922,7 +935,7 @@ where
         // NaN in the rows past m (inside the leading dimension), which must not be read.
         let mut buf = Buf::on::<D>(nan_padded::<T>(&a, lda));
         // SAFETY: `buf` holds the m × n matrix with leading dimension lda.
-        let got = unsafe { <D as LapackGecon<T>>::norm_one(m, n, buf.ptr(), lda) }.unwrap();
+        let got = unsafe { <D as LapackGecon<T>>::norm_one(m, n, buf.ptr(), lda) }?;
         let want = norm_one_ref(&a);
         let got = got.to_c64().re;
         assert!(
@@ -936,7 +949,7 @@ where
     a.set(2, 1, c64::new(f64::NAN, 0.0));
     let mut buf = Buf::on::<D>(a.store::<T>(5));
     // SAFETY: `buf` holds the 4 × 3 matrix with leading dimension 5.
-    let got = unsafe { <D as LapackGecon<T>>::norm_one(4, 3, buf.ptr(), 5) }.unwrap();
+    let got = unsafe { <D as LapackGecon<T>>::norm_one(4, 3, buf.ptr(), 5) }?;
     assert!(
         got.to_c64().re.is_nan(),
         "{} norm_one of a matrix with NaN: {got:?}",
@@ -955,10 +968,9 @@ where
         let mut ipiv = Buf::on::<D>(vec![0i32; n]);
         // SAFETY: `lu` holds n × n with leading dimension lda, `ipiv` n pivots.
         let rcond = unsafe {
-            <D as LapackGetrf<T>>::getrf(n, n, lu.ptr(), lda, ipiv.ptr()).unwrap();
+            <D as LapackGetrf<T>>::getrf(n, n, lu.ptr(), lda, ipiv.ptr())?;
             <D as LapackGecon<T>>::gecon(n, lu.ptr(), lda, T::Real::cast_from(anorm))
-        }
-        .unwrap()
+        }?
         .to_c64()
         .re;
         if n == 0 {
@@ -973,8 +985,10 @@ where
             T::DTYPE
         );
     }
+    Ok(())
 }
 
-device_test!(norm_one_and_gecon_match_plain_loops_and_the_exact_condition, D => {
+device_test!(norm_one_and_gecon_match_plain_loops_and_the_exact_condition, D -> Result {
     for_blas_dtypes!(gecon_case, D);
+    Ok(())
 });

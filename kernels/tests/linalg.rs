@@ -2,6 +2,7 @@
 //! types, awkward sizes, sizes above the parallel threshold, and in place.
 //! `cargo test -p ctensor-kernels transpose_` runs one family.
 #![allow(clippy::needless_range_loop)]
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -85,7 +86,7 @@ fn run<D: TestDevice, T: Scalar>(
     }
 }
 
-fn elementwise_case<D, T: Arith>()
+fn elementwise_case<D, T: Arith>() -> TestResult
 where
     D: TestDevice + Add<T> + Mul<T> + Div<T> + Fma<T>,
 {
@@ -162,14 +163,16 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(add_mul_div_fma_match_reference_for_every_dtype_in_and_out_of_place, D => {
+device_test!(add_mul_div_fma_match_reference_for_every_dtype_in_and_out_of_place, D -> Result {
     for_all_dtypes!(elementwise_case, D);
+    Ok(())
 });
 
 #[test]
-fn add_gives_the_same_result_on_one_thread_and_many() {
+fn add_gives_the_same_result_on_one_thread_and_many() -> TestResult {
     let n = 300_001;
     let [x, y, _] = inputs::<f64>(5, n);
     let mut z = [vec![0.0; n], vec![0.0; n]];
@@ -179,14 +182,14 @@ fn add_gives_the_same_result_on_one_thread_and_many() {
         // SAFETY: n elements each, distinct buffers.
         unsafe {
             <CpuDevice as Add<f64>>::add(n, 0.5, x.as_ptr(), 2.0, y.as_ptr(), z[k].as_mut_ptr())
-        }
-        .unwrap();
+        }?;
     }
     ctensor_kernels::parallel::set_parallel_threshold(before);
     assert_eq!(z[0], z[1]);
+    Ok(())
 }
 
-device_test!(div_of_integers_by_zero_is_an_error_and_min_over_minus_one_wraps, D => {
+device_test!(div_of_integers_by_zero_is_an_error_and_min_over_minus_one_wraps, D -> Result {
     let mut x = Buf::on::<D>(vec![7i32, i32::MIN, 3]);
     let mut y = Buf::on::<D>(vec![1i32, -1, 0]);
     let mut z = Buf::on::<D>(vec![99i32; 3]);
@@ -196,21 +199,22 @@ device_test!(div_of_integers_by_zero_is_an_error_and_min_over_minus_one_wraps, D
     assert!(e.to_string().contains("y[2] = 0"), "{e}");
     assert_eq!(z.get(), [99; 3], "nothing is written when a divisor is zero");
     // SAFETY: two elements each.
-    unsafe { <D as Div<i32>>::div(2, 1, x.ptr(), y.ptr(), z.ptr()) }.unwrap();
+    unsafe { <D as Div<i32>>::div(2, 1, x.ptr(), y.ptr(), z.ptr()) }?;
     assert_eq!(&z.get()[..2], &[7, i32::MIN]);
     // Floats follow IEEE.
     let mut xf = Buf::on::<D>(vec![1.0f64, -1.0, 0.0]);
     let mut yf = Buf::on::<D>(vec![0.0f64; 3]);
     let mut zf = Buf::on::<D>(vec![0.0f64; 3]);
     // SAFETY: three elements each.
-    unsafe { <D as Div<f64>>::div(3, 1.0, xf.ptr(), yf.ptr(), zf.ptr()) }.unwrap();
+    unsafe { <D as Div<f64>>::div(3, 1.0, xf.ptr(), yf.ptr(), zf.ptr()) }?;
     let zf = zf.get();
     assert_eq!(zf[0], f64::INFINITY);
     assert_eq!(zf[1], f64::NEG_INFINITY);
     assert!(zf[2].is_nan());
+    Ok(())
 });
 
-device_test!(fma_of_half_precision_computes_in_f32_and_rounds_once, D => {
+device_test!(fma_of_half_precision_computes_in_f32_and_rounds_once, D -> Result {
     use ctensor_base::f16;
     // α·x·y = 256·256·1 = 65536 overflows f16 (max 65504); computed in f32 and rounded
     // once, 65536 − 32768 = 32768 is exact. Computed in f16 steps it would be inf.
@@ -221,8 +225,9 @@ device_test!(fma_of_half_precision_computes_in_f32_and_rounds_once, D => {
     let a = f16::from_f32(256.0);
     // SAFETY: one element each.
     unsafe { <D as Fma<f16>>::fma(1, a, x.ptr(), y.ptr(), f16::ONE, z.ptr(), out.ptr()) }
-        .unwrap();
+        ?;
     assert_eq!(out.get()[0].to_f32(), 32768.0);
+    Ok(())
 });
 
 // ---- transpose ---------------------------------------------------------------------
@@ -265,7 +270,7 @@ fn transpose_ref<T: Scalar>(shape: &[usize], perm: &[usize], src: &[T], conj: bo
         .collect()
 }
 
-fn transpose_case<D, T: Scalar>()
+fn transpose_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + Transpose<T>,
 {
@@ -301,10 +306,9 @@ where
                 let mut dinplace = Buf::on::<D>(src.clone());
                 // SAFETY: n elements each; the second call is in place.
                 unsafe {
-                    <D as Transpose<T>>::transpose(&shape, &perm, dsrc.ptr(), ddst.ptr(), conj)
-                        .unwrap();
+                    <D as Transpose<T>>::transpose(&shape, &perm, dsrc.ptr(), ddst.ptr(), conj)?;
                     let p = dinplace.ptr();
-                    <D as Transpose<T>>::transpose(&shape, &perm, p, p, conj).unwrap();
+                    <D as Transpose<T>>::transpose(&shape, &perm, p, p, conj)?;
                 }
                 let (dst, inplace) = (ddst.get(), dinplace.get());
                 let what = format!("{} transpose {shape:?} perm {perm:?} conj={conj}", T::DTYPE);
@@ -319,14 +323,16 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(transpose_matches_reference_for_every_permutation_dtype_and_conj, D => {
+device_test!(transpose_matches_reference_for_every_permutation_dtype_and_conj, D -> Result {
     for_all_dtypes!(transpose_case, D);
+    Ok(())
 });
 
 #[test]
-fn transpose_rejects_a_non_permutation() {
+fn transpose_rejects_a_non_permutation() -> TestResult {
     let a = [0.0f32; 6];
     let mut b = [0.0f32; 6];
     for perm in [&[0usize, 0][..], &[0, 2], &[1]] {
@@ -343,6 +349,7 @@ fn transpose_rejects_a_non_permutation() {
         .unwrap_err();
         assert!(e.to_string().contains("a permutation of 0..2"), "{e}");
     }
+    Ok(())
 }
 
 // ---- stride and inflate ------------------------------------------------------------
@@ -388,7 +395,7 @@ fn inflate_ref<T: Scalar>(
         .collect()
 }
 
-fn stride_inflate_case<D, T: Scalar>()
+fn stride_inflate_case<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + Stride<T> + Inflate<T>,
 {
@@ -413,9 +420,9 @@ where
         let mut dinplace = Buf::on::<D>(src.clone());
         // SAFETY: buffers hold the input and output sizes; in place shares the start.
         unsafe {
-            <D as Stride<T>>::stride(&shape, &steps, dsrc.ptr(), ddst.ptr()).unwrap();
+            <D as Stride<T>>::stride(&shape, &steps, dsrc.ptr(), ddst.ptr())?;
             let p = dinplace.ptr();
-            <D as Stride<T>>::stride(&shape, &steps, p, p).unwrap();
+            <D as Stride<T>>::stride(&shape, &steps, p, p)?;
         }
         let (dst, inplace) = (ddst.get(), dinplace.get());
         assert_eq!(dst, want, "stride {what}");
@@ -440,10 +447,9 @@ where
             let mut dinplace = Buf::on::<D>(inplace);
             // SAFETY: as above.
             unsafe {
-                <D as Inflate<T>>::inflate(&shape, &steps, dsrc.ptr(), &dst_shape, ddst.ptr())
-                    .unwrap();
+                <D as Inflate<T>>::inflate(&shape, &steps, dsrc.ptr(), &dst_shape, ddst.ptr())?;
                 let p = dinplace.ptr();
-                <D as Inflate<T>>::inflate(&shape, &steps, p, &dst_shape, p).unwrap();
+                <D as Inflate<T>>::inflate(&shape, &steps, p, &dst_shape, p)?;
             }
             let (dst, inplace) = (ddst.get(), dinplace.get());
             assert_eq!(dst, want, "inflate {what} extra={extra}");
@@ -452,21 +458,22 @@ where
                 // stride undoes inflate on the tight grid
                 let mut dback = Buf::on::<D>(vec![T::zero(); n]);
                 // SAFETY: the inflated array and n outputs.
-                unsafe { <D as Stride<T>>::stride(&dst_shape, &steps, ddst.ptr(), dback.ptr()) }
-                    .unwrap();
+                unsafe { <D as Stride<T>>::stride(&dst_shape, &steps, ddst.ptr(), dback.ptr()) }?;
                 let back = dback.get();
                 assert_eq!(back, src, "stride ∘ inflate {what}");
             }
         }
     }
+    Ok(())
 }
 
-device_test!(stride_and_inflate_match_reference_and_invert_each_other, D => {
+device_test!(stride_and_inflate_match_reference_and_invert_each_other, D -> Result {
     for_all_dtypes!(stride_inflate_case, D);
+    Ok(())
 });
 
 #[test]
-fn stride_and_inflate_reject_zero_steps_and_small_targets() {
+fn stride_and_inflate_reject_zero_steps_and_small_targets() -> TestResult {
     let a = [1.0f64; 8];
     let mut b = [0.0f64; 8];
     // SAFETY: rejected before memory is touched.
@@ -486,11 +493,12 @@ fn stride_and_inflate_reject_zero_steps_and_small_targets() {
             .unwrap_err();
         assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
     }
+    Ok(())
 }
 
 // ---- reduce ------------------------------------------------------------------------
 
-fn reduce_case<D, T: Arith>()
+fn reduce_case<D, T: Arith>() -> TestResult
 where
     D: TestDevice + Reduce<T>,
 {
@@ -522,9 +530,9 @@ where
         let mut dinplace = Buf::on::<D>(inplace);
         // SAFETY: rows·inner inputs, rows outputs; in place starts at the same address.
         unsafe {
-            <D as Reduce<T>>::reduce(rows, inner, dsrc.ptr(), ddst.ptr()).unwrap();
+            <D as Reduce<T>>::reduce(rows, inner, dsrc.ptr(), ddst.ptr())?;
             let p = dinplace.ptr();
-            <D as Reduce<T>>::reduce(rows, inner, p, p).unwrap();
+            <D as Reduce<T>>::reduce(rows, inner, p, p)?;
         }
         let (dst, inplace) = (ddst.get(), dinplace.get());
         for i in 0..rows {
@@ -542,24 +550,27 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(reduce_matches_reference_for_every_dtype_in_and_out_of_place, D => {
+device_test!(reduce_matches_reference_for_every_dtype_in_and_out_of_place, D -> Result {
     for_all_dtypes!(reduce_case, D);
+    Ok(())
 });
 
 #[test]
-fn reduce_rejects_null_pointers() {
+fn reduce_rejects_null_pointers() -> TestResult {
     let mut out = [0.0f32; 2];
     // SAFETY: rejected before memory is touched.
     let e = unsafe { <CpuDevice as Reduce<f32>>::reduce(2, 3, std::ptr::null(), out.as_mut_ptr()) }
         .unwrap_err();
     assert!(e.to_string().contains("null pointer"), "{e}");
+    Ok(())
 }
 
 // ---- unary, abs, extremes, matmul ------------------------------------------------------
 
-fn unary_case<D, T: MathScalar>()
+fn unary_case<D, T: MathScalar>() -> TestResult
 where
     D: TestDevice + Math<T> + Abs<T>,
 {
@@ -579,10 +590,10 @@ where
                 assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
                 continue;
             }
-            res.unwrap();
+            res?;
             let p = dinplace.ptr();
             // SAFETY: as above.
-            unsafe { <D as Math<T>>::math(op, n, p, p) }.unwrap();
+            unsafe { <D as Math<T>>::math(op, n, p, p) }?;
             let (y, inplace) = (dy.get(), dinplace.get());
             for i in 0..n {
                 let xi = c(x[i]);
@@ -609,7 +620,7 @@ where
         let mut dx = Buf::on::<D>(x.clone());
         let mut da = Buf::on::<D>(vec![<T::Real as Scalar>::zero(); n]);
         // SAFETY: n elements each, distinct buffers.
-        unsafe { <D as Abs<T>>::abs(n, dx.ptr(), da.ptr()) }.unwrap();
+        unsafe { <D as Abs<T>>::abs(n, dx.ptr(), da.ptr()) }?;
         let a = da.get();
         for i in 0..n {
             let want = c(x[i]).norm();
@@ -621,13 +632,15 @@ where
             );
         }
     }
+    Ok(())
 }
 
-device_test!(unary_neg_sqrt_exp_and_abs_match_reference_for_every_dtype, D => {
+device_test!(unary_neg_sqrt_exp_and_abs_match_reference_for_every_dtype, D -> Result {
     for_all_dtypes!(unary_case, D);
+    Ok(())
 });
 
-fn extreme_case<D, T: Arith>()
+fn extreme_case<D, T: Arith>() -> TestResult
 where
     D: TestDevice + ReduceExtreme<T>,
 {
@@ -647,7 +660,7 @@ where
                 assert!(matches!(res.unwrap_err(), Error::UnsupportedDType { .. }));
                 continue;
             }
-            res.unwrap();
+            res?;
             let dst = ddst.get();
             for i in 0..rows {
                 let row = src[i * inner..(i + 1) * inner].iter().map(|&v| c(v).re);
@@ -660,23 +673,25 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(reduce_extreme_matches_reference_and_rejects_complex_and_empty_rows, D => {
+device_test!(reduce_extreme_matches_reference_and_rejects_complex_and_empty_rows, D -> Result {
     for_all_dtypes!(extreme_case, D);
     let mut nan = Buf::on::<D>(vec![1.0f64, f64::NAN, 3.0]);
     let mut out = Buf::on::<D>(vec![0.0f64]);
     // SAFETY: three inputs, one output.
     unsafe { <D as ReduceExtreme<f64>>::reduce_extreme(true, 1, 3, nan.ptr(), out.ptr()) }
-        .unwrap();
+        ?;
     assert!(out.get()[0].is_nan(), "NaN wins, as in NumPy");
     // SAFETY: rejected before memory is touched.
     let e = unsafe { <D as ReduceExtreme<f64>>::reduce_extreme(true, 2, 0, nan.ptr(), out.ptr()) }
         .unwrap_err();
     assert!(e.to_string().contains("empty axis"), "{e}");
+    Ok(())
 });
 
-fn matmul_case<D, T: Arith>()
+fn matmul_case<D, T: Arith>() -> TestResult
 where
     D: TestDevice + MatMul<T>,
 {
@@ -734,8 +749,7 @@ where
                     dc.ptr(),
                     ldc,
                 )
-            }
-            .unwrap();
+            }?;
             let cm = dc.get();
             let op = |t: Trans, buf: &[T], ld: usize, i: usize, l: usize| match t {
                 Trans::N => c(buf[i + l * ld]),
@@ -768,17 +782,20 @@ where
             }
         }
     }
+    Ok(())
 }
 
-device_test!(matmul_matches_reference_for_every_dtype_and_trans, D => {
+device_test!(matmul_matches_reference_for_every_dtype_and_trans, D -> Result {
     for_all_dtypes!(matmul_case, D);
+    Ok(())
 });
 
 /// Complex square roots that lose digits or overflow with the textbook formula, with
 /// references from closed forms (√(1+εi) = 1 + εi/2 − ..., √(10²⁰⁰(1+i)) =
 /// 10¹⁰⁰·√(1+i), √(−4 ± 0i) = ±2i) and C99 Annex G for the non-finite ones; every finite
 /// result is also checked by squaring it back.
-fn complex_sqrt_is_accurate_at_the_extremes<D: TestDevice + Math<T>, T: MathScalar>() {
+fn complex_sqrt_is_accurate_at_the_extremes<D: TestDevice + Math<T>, T: MathScalar>() -> TestResult
+{
     use rand::Rng;
     let single = T::DTYPE == ctensor_base::DataType::ComplexFloat;
     let big = if single { 1e20 } else { 1e200 };
@@ -813,7 +830,7 @@ fn complex_sqrt_is_accurate_at_the_extremes<D: TestDevice + Math<T>, T: MathScal
     let mut bx = Buf::on::<D>(x);
     let mut by = Buf::on::<D>(vec![T::zero(); n]);
     // SAFETY: both buffers hold n elements on D.
-    unsafe { D::math(MathOp::Sqrt, n, bx.ptr(), by.ptr()) }.unwrap();
+    unsafe { D::math(MathOp::Sqrt, n, bx.ptr(), by.ptr()) }?;
     let tol = 4.0 * eps::<T>();
     for ((z, want), got) in cases.iter().zip(by.get()) {
         let got = c(got);
@@ -848,7 +865,7 @@ fn complex_sqrt_is_accurate_at_the_extremes<D: TestDevice + Math<T>, T: MathScal
     let mut bx = Buf::on::<D>(x.clone());
     let mut by = Buf::on::<D>(vec![T::zero(); x.len()]);
     // SAFETY: both buffers hold 1000 elements on D.
-    unsafe { D::math(MathOp::Sqrt, x.len(), bx.ptr(), by.ptr()) }.unwrap();
+    unsafe { D::math(MathOp::Sqrt, x.len(), bx.ptr(), by.ptr()) }?;
     for (z, w) in x.iter().zip(by.get()) {
         let (z, w) = (c(*z), c(w));
         assert!(
@@ -864,9 +881,11 @@ fn complex_sqrt_is_accurate_at_the_extremes<D: TestDevice + Math<T>, T: MathScal
             T::DTYPE
         );
     }
+    Ok(())
 }
 
-device_test!(complex_sqrt_keeps_small_parts_and_does_not_overflow, D => {
-    complex_sqrt_is_accurate_at_the_extremes::<D, ctensor_base::c64>();
-    complex_sqrt_is_accurate_at_the_extremes::<D, ctensor_base::c32>();
+device_test!(complex_sqrt_keeps_small_parts_and_does_not_overflow, D -> Result {
+    complex_sqrt_is_accurate_at_the_extremes::<D, ctensor_base::c64>()?;
+    complex_sqrt_is_accurate_at_the_extremes::<D, ctensor_base::c32>()?;
+    Ok(())
 });

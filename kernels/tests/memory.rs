@@ -1,16 +1,17 @@
 //! Memory kernels on `CpuDevice` and `GpuDevice` against plain reference loops, for
 //! every dtype (the GPU cases print `SKIP` without a GPU).
 #![allow(clippy::needless_range_loop)] // reference loops read best with explicit indices
+#![deny(unused_must_use)]
 
 mod common;
 
-use common::{random_vec, rng, Buf, TestDevice, SIZES};
+use common::{random_vec, rng, Buf, TestDevice, TestResult, SIZES};
 use ctensor_base::{bf16, c32, c64, f16, CastFrom, CpuDevice, Error, Scalar};
 use ctensor_kernels::layout::{col_major_strides, row_major_strides};
 use ctensor_kernels::linalg::Conj;
 use ctensor_kernels::memory::{CastMemory, SetMemory, SyncMemory, SyncMemoryStrided};
 
-fn set_fills_exactly_n<D, T: Scalar>()
+fn set_fills_exactly_n<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
 {
@@ -21,20 +22,22 @@ where
         let before = buf.clone();
         let mut dbuf = Buf::on::<D>(buf);
         // SAFETY: `buf` has n + 3 elements; only the first n are written.
-        unsafe { <D as SetMemory<T>>::set(dbuf.ptr(), value, n) }.unwrap();
+        unsafe { <D as SetMemory<T>>::set(dbuf.ptr(), value, n) }?;
         let buf = dbuf.get();
         for i in 0..n + 3 {
             let want = if i < n { value } else { before[i] };
             assert!(buf[i] == want, "{} n={n} i={i}", T::DTYPE);
         }
     }
+    Ok(())
 }
 
-device_test!(set_memory_all_dtypes_and_sizes, D => {
+device_test!(set_memory_all_dtypes_and_sizes, D -> Result {
     for_all_dtypes!(set_fills_exactly_n, D);
+    Ok(())
 });
 
-fn set_strided_touches_only_the_view<D, T: Scalar>()
+fn set_strided_touches_only_the_view<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
 {
@@ -59,17 +62,19 @@ where
         }
         let mut dbuf = Buf::on::<D>(buf);
         // SAFETY: every offset the view reaches is below `len`.
-        unsafe { <D as SetMemory<T>>::set_strided(dbuf.ptr(), &shape, &strides, value) }.unwrap();
+        unsafe { <D as SetMemory<T>>::set_strided(dbuf.ptr(), &shape, &strides, value) }?;
         let buf = dbuf.get();
         assert!(buf == want, "{} shape {shape:?}", T::DTYPE);
     }
+    Ok(())
 }
 
-device_test!(set_memory_strided_all_dtypes, D => {
+device_test!(set_memory_strided_all_dtypes, D -> Result {
     for_all_dtypes!(set_strided_touches_only_the_view, D);
+    Ok(())
 });
 
-fn sync_copies_and_allows_overlap<D, T: Scalar>()
+fn sync_copies_and_allows_overlap<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
 {
@@ -79,24 +84,26 @@ where
         let mut dsrc = Buf::on::<D>(src.clone());
         let mut ddst = Buf::on::<D>(random_vec::<T>(&mut r, n));
         // SAFETY: both hold n elements.
-        unsafe { <D as SyncMemory<T, D>>::sync(ddst.ptr(), dsrc.ptr(), n) }.unwrap();
+        unsafe { <D as SyncMemory<T, D>>::sync(ddst.ptr(), dsrc.ptr(), n) }?;
         assert!(ddst.get() == src, "{} n={n}", T::DTYPE);
         // Overlapping move by one element to the right, as memmove.
         if n > 1 {
             let p = dsrc.ptr();
             // SAFETY: both ranges lie inside `dsrc`.
-            unsafe { <D as SyncMemory<T, D>>::sync(p.wrapping_add(1), p, n - 1) }.unwrap();
+            unsafe { <D as SyncMemory<T, D>>::sync(p.wrapping_add(1), p, n - 1) }?;
             let buf = dsrc.get();
             assert!(buf[1..] == src[..n - 1] && buf[0] == src[0]);
         }
     }
+    Ok(())
 }
 
-device_test!(sync_memory_all_dtypes_and_sizes, D => {
+device_test!(sync_memory_all_dtypes_and_sizes, D -> Result {
     for_all_dtypes!(sync_copies_and_allows_overlap, D);
+    Ok(())
 });
 
-fn strided_copy_matches_reference<D, T: Scalar>()
+fn strided_copy_matches_reference<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
 {
@@ -112,8 +119,7 @@ where
         // SAFETY: both buffers hold exactly the n elements the dense views reach.
         unsafe {
             <D as SyncMemoryStrided<T, D>>::sync_strided(dmid.ptr(), &cm, dsrc.ptr(), &rm, shape)
-        }
-        .unwrap();
+        }?;
         let mid = dmid.get();
         for flat in 0..n {
             let (mut rest, mut off_c) = (flat, 0);
@@ -127,8 +133,7 @@ where
         // SAFETY: as above.
         unsafe {
             <D as SyncMemoryStrided<T, D>>::sync_strided(dback.ptr(), &rm, dmid.ptr(), &cm, shape)
-        }
-        .unwrap();
+        }?;
         assert!(dback.get() == src);
     }
     // A padded sub-block: 300 x 3 source with leading dimension 5 into a dense block.
@@ -146,21 +151,22 @@ where
             &[5, 1],
             &[300, 3],
         )
-    }
-    .unwrap();
+    }?;
     let dst = ddst.get();
     for i in 0..300 {
         for j in 0..3 {
             assert!(dst[i * 3 + j] == src[i * 5 + j]);
         }
     }
+    Ok(())
 }
 
-device_test!(sync_memory_strided_all_dtypes, D => {
+device_test!(sync_memory_strided_all_dtypes, D -> Result {
     for_all_dtypes!(strided_copy_matches_reference, D);
+    Ok(())
 });
 
-fn cast_to<Dev, D: Scalar + CastFrom<S>, S: Scalar>()
+fn cast_to<Dev, D: Scalar + CastFrom<S>, S: Scalar>() -> TestResult
 where
     Dev: TestDevice + CastMemory<D, S>,
 {
@@ -172,7 +178,7 @@ where
             Buf::on::<Dev>(vec![D::zero(); n]),
         );
         // SAFETY: both hold n elements and do not overlap.
-        unsafe { <Dev as CastMemory<D, S>>::cast(ddst.ptr(), dsrc.ptr(), n) }.unwrap();
+        unsafe { <Dev as CastMemory<D, S>>::cast(ddst.ptr(), dsrc.ptr(), n) }?;
         let dst = ddst.get();
         for i in 0..n {
             assert!(
@@ -183,6 +189,7 @@ where
             );
         }
     }
+    Ok(())
 }
 
 fn cast_from_all<Dev, S: Scalar>()
@@ -205,17 +212,17 @@ where
     f16: CastFrom<S>,
     bf16: CastFrom<S>,
 {
-    cast_to::<Dev, f32, S>();
-    cast_to::<Dev, f64, S>();
-    cast_to::<Dev, i32, S>();
-    cast_to::<Dev, i64, S>();
-    cast_to::<Dev, c32, S>();
-    cast_to::<Dev, c64, S>();
-    cast_to::<Dev, f16, S>();
-    cast_to::<Dev, bf16, S>();
+    cast_to::<Dev, f32, S>().unwrap();
+    cast_to::<Dev, f64, S>().unwrap();
+    cast_to::<Dev, i32, S>().unwrap();
+    cast_to::<Dev, i64, S>().unwrap();
+    cast_to::<Dev, c32, S>().unwrap();
+    cast_to::<Dev, c64, S>().unwrap();
+    cast_to::<Dev, f16, S>().unwrap();
+    cast_to::<Dev, bf16, S>().unwrap();
 }
 
-device_test!(cast_memory_all_64_pairs, D => {
+device_test!(cast_memory_all_64_pairs, D -> Result {
     cast_from_all::<D, f32>();
     cast_from_all::<D, f64>();
     cast_from_all::<D, i32>();
@@ -224,9 +231,10 @@ device_test!(cast_memory_all_64_pairs, D => {
     cast_from_all::<D, c64>();
     cast_from_all::<D, f16>();
     cast_from_all::<D, bf16>();
+    Ok(())
 });
 
-fn conj_in_place_and_out_of_place<D, T: Scalar>()
+fn conj_in_place_and_out_of_place<D, T: Scalar>() -> TestResult
 where
     D: TestDevice + SetMemory<T> + SyncMemory<T, D> + SyncMemoryStrided<T, D> + Conj<T>,
 {
@@ -236,25 +244,27 @@ where
         let want: Vec<T> = src.iter().map(|x| x.conj()).collect();
         let (mut dsrc, mut dout) = (Buf::on::<D>(src.clone()), Buf::on::<D>(vec![T::zero(); n]));
         // SAFETY: disjoint buffers of n elements.
-        unsafe { <D as Conj<T>>::conj(dout.ptr(), dsrc.ptr(), n) }.unwrap();
+        unsafe { <D as Conj<T>>::conj(dout.ptr(), dsrc.ptr(), n) }?;
         assert!(dout.get() == want);
         let p = dsrc.ptr();
         // SAFETY: identical ranges, allowed.
-        unsafe { <D as Conj<T>>::conj(p, p, n) }.unwrap();
+        unsafe { <D as Conj<T>>::conj(p, p, n) }?;
         assert!(dsrc.get() == want, "{} n={n}", T::DTYPE);
     }
+    Ok(())
 }
 
-device_test!(conj_all_dtypes, D => {
+device_test!(conj_all_dtypes, D -> Result {
     for_all_dtypes!(conj_in_place_and_out_of_place, D);
     let (mut z, mut out) = (Buf::on::<D>(vec![c64::new(1.0, 2.0)]), Buf::on::<D>(vec![c64::new(0.0, 0.0)]));
     // SAFETY: one element each.
-    unsafe { <D as Conj<c64>>::conj(out.ptr(), z.ptr(), 1) }.unwrap();
+    unsafe { <D as Conj<c64>>::conj(out.ptr(), z.ptr(), 1) }?;
     assert_eq!(out.get()[0], c64::new(1.0, -2.0));
+    Ok(())
 });
 
 #[test]
-fn memory_kernels_reject_null_pointers_and_bad_strides() {
+fn memory_kernels_reject_null_pointers_and_bad_strides() -> TestResult {
     let mut v = vec![0.0f64; 4];
     // SAFETY: the null pointer is rejected before any access.
     let e =
@@ -310,5 +320,6 @@ fn memory_kernels_reject_null_pointers_and_bad_strides() {
     .unwrap_err();
     assert!(matches!(e, Error::Overflow { .. }), "{e}");
     // SAFETY: null is fine for zero elements.
-    unsafe { <CpuDevice as SetMemory<f64>>::set(std::ptr::null_mut(), 1.0, 0) }.unwrap();
+    unsafe { <CpuDevice as SetMemory<f64>>::set(std::ptr::null_mut(), 1.0, 0) }?;
+    Ok(())
 }

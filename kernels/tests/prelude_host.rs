@@ -13,12 +13,16 @@
 //! Without a C++ compiler (`c++`, `g++` or `clang++`) the test prints one `SKIP` line
 //! and passes, unless `CTENSOR_REQUIRE_CXX=1`.
 #![cfg(feature = "cuda")]
+#![deny(unused_must_use)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use ctensor_base::{bf16, f16, CastFrom};
 use rand::{Rng, SeedableRng};
+
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 /// The shims, then the prelude, then a driver: reads `d <hex bits of a double>` and
 /// `i <hex of an i64>` lines from stdin and prints the f16 and bf16 bits of each, then
@@ -201,30 +205,29 @@ fn integer_inputs(rng: &mut rand::rngs::StdRng) -> Vec<i64> {
 }
 
 #[test]
-fn prelude_and_cpu_casts_round_16_bit_floats_once_and_widen_exactly() {
+fn prelude_and_cpu_casts_round_16_bit_floats_once_and_widen_exactly() -> TestResult {
     let Some(cxx) = compiler() else {
         assert!(
             std::env::var("CTENSOR_REQUIRE_CXX").as_deref() != Ok("1"),
             "CTENSOR_REQUIRE_CXX=1 but no C++ compiler (c++, g++, clang++) was found"
         );
         println!("SKIP: prelude_16_bit_conversions: no C++ compiler (c++, g++ or clang++)");
-        return;
+        return Ok(());
     };
     // Cargo makes this folder before the tests run; a test binary carried elsewhere
     // (scripts/gpu-run.sh) makes it itself.
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(dir).unwrap();
+    std::fs::create_dir_all(dir)?;
     let prelude = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gpu/cuda/prelude.cu");
     let (src, exe) = (dir.join("prelude_host.cpp"), dir.join("prelude_host"));
-    std::fs::write(&src, HARNESS).unwrap();
+    std::fs::write(&src, HARNESS)?;
     let out = Command::new(&cxx)
         .args(["-std=c++11", "-O1", "-w", "-o"])
         .arg(&exe)
         .arg(format!("-DPRELUDE=\"{}\"", prelude.display()))
         .arg(&src)
         .arg("-lm")
-        .output()
-        .unwrap();
+        .output()?;
     assert!(
         out.status.success(),
         "{cxx} could not compile the prelude:\n{}",
@@ -246,16 +249,15 @@ fn prelude_and_cpu_casts_round_16_bit_floats_once_and_widen_exactly() {
     let mut child = Command::new(&exe)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn()?;
     // Feed stdin from another thread: the driver answers as it reads, and a full stdout
     // pipe would otherwise stall both sides.
     let mut stdin = child.stdin.take().unwrap();
     let feeder = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap().unwrap();
+    let out = child.wait_with_output()?;
+    feeder.join().unwrap()?;
     assert!(out.status.success());
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stdout = String::from_utf8(out.stdout)?;
     let mut lines = stdout.lines();
     let hex = |s: &str| u32::from_str_radix(s, 16).unwrap();
     let mut next_pair = || {
@@ -323,4 +325,5 @@ fn prelude_and_cpu_casts_round_16_bit_floats_once_and_widen_exactly() {
         xs.len(),
         ns.len()
     );
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! f32/f64/c32/c64, on random matrices of awkward shapes with padded leading dimensions:
 //! `Q R = A`, `Qᴴ Q = I`, `R` upper triangular, the reduced and the complete `Q`; NaN
 //! propagates into the factors; bad sizes are errors.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -18,7 +19,7 @@ fn qr_case<D: TestDevice + LapackGeqrf<T> + LapackOrgqr<T>, T: Scalar>(
     m: usize,
     n: usize,
     pad: usize,
-) {
+) -> TestResult {
     let mut r = rng((m * 1000 + n) as u64);
     let lda = m + pad;
     let a0: Vec<T> = random_vec(&mut r, lda * n);
@@ -26,7 +27,7 @@ fn qr_case<D: TestDevice + LapackGeqrf<T> + LapackOrgqr<T>, T: Scalar>(
     let mut a = Buf::on::<D>(a0.clone());
     let mut tau = Buf::on::<D>(vec![T::zero(); k]);
     // SAFETY: `a` holds lda·n elements and `tau` k.
-    unsafe { D::geqrf(m, n, a.ptr(), lda, tau.ptr()) }.unwrap();
+    unsafe { D::geqrf(m, n, a.ptr(), lda, tau.ptr()) }?;
     let f = a.get();
     // Q: the reduced m × k, and the complete m × m when m > n.
     for qcols in [k, m] {
@@ -37,7 +38,7 @@ fn qr_case<D: TestDevice + LapackGeqrf<T> + LapackOrgqr<T>, T: Scalar>(
         q0[..lda * k].copy_from_slice(&f[..lda * k]);
         let mut q = Buf::on::<D>(q0);
         // SAFETY: `q` holds lda·qcols elements, `tau` k.
-        unsafe { D::orgqr(m, qcols, k, q.ptr(), lda, tau.ptr()) }.unwrap();
+        unsafe { D::orgqr(m, qcols, k, q.ptr(), lda, tau.ptr()) }?;
         let q = q.get();
         let tol = 30.0 * (m.max(n) as f64) * eps::<T>();
         let what = format!("{} m={m} n={n} lda={lda} Q with {qcols} columns", T::DTYPE);
@@ -86,6 +87,7 @@ fn qr_case<D: TestDevice + LapackGeqrf<T> + LapackOrgqr<T>, T: Scalar>(
             );
         }
     }
+    Ok(())
 }
 
 fn qr_shapes<D: TestDevice + LapackGeqrf<T> + LapackOrgqr<T>, T: Scalar>() {
@@ -99,32 +101,34 @@ fn qr_shapes<D: TestDevice + LapackGeqrf<T> + LapackOrgqr<T>, T: Scalar>() {
         (1, 9, 0),
         (9, 1, 4),
     ] {
-        qr_case::<D, T>(m, n, pad);
+        qr_case::<D, T>(m, n, pad).unwrap();
     }
 }
 
-device_test!(geqrf_and_orgqr_reconstruct_a_with_orthonormal_q, D => {
+device_test!(geqrf_and_orgqr_reconstruct_a_with_orthonormal_q, D -> Result {
     for_blas_dtypes!(qr_shapes, D);
+    Ok(())
 });
 
-device_test!(qr_of_empty_matrices_and_nan_input, D => {
+device_test!(qr_of_empty_matrices_and_nan_input, D -> Result {
     // Nothing to do for an empty matrix (no pointer is read).
     // SAFETY: zero sizes.
     unsafe {
-        D::geqrf(0, 3, std::ptr::null_mut::<f64>(), 1, std::ptr::null_mut()).unwrap();
-        D::geqrf(3, 0, std::ptr::null_mut::<f64>(), 3, std::ptr::null_mut()).unwrap();
-        D::orgqr(3, 0, 0, std::ptr::null_mut::<f64>(), 3, std::ptr::null()).unwrap();
+        D::geqrf(0, 3, std::ptr::null_mut::<f64>(), 1, std::ptr::null_mut())?;
+        D::geqrf(3, 0, std::ptr::null_mut::<f64>(), 3, std::ptr::null_mut())?;
+        D::orgqr(3, 0, 0, std::ptr::null_mut::<f64>(), 3, std::ptr::null())?;
     }
     // NaN propagates into R instead of vanishing.
     let mut a = Buf::on::<D>(vec![1.0f64, 2.0, f64::NAN, 4.0]);
     let mut tau = Buf::on::<D>(vec![0.0f64; 2]);
     // SAFETY: a 2 × 2 matrix and 2 scale factors.
-    unsafe { D::geqrf(2, 2, a.ptr(), 2, tau.ptr()) }.unwrap();
+    unsafe { D::geqrf(2, 2, a.ptr(), 2, tau.ptr()) }?;
     assert!(a.get()[2].is_nan() || a.get()[3].is_nan(), "{:?}", a.get());
+    Ok(())
 });
 
 #[test]
-fn qr_arguments_are_checked() {
+fn qr_arguments_are_checked() -> TestResult {
     use ctensor_base::CpuDevice;
     let mut a = vec![0.0f64; 12];
     let tau = [0.0f64; 3];
@@ -143,4 +147,5 @@ fn qr_arguments_are_checked() {
         let e = CpuDevice::geqrf(4, 3, a.as_mut_ptr(), 4, std::ptr::null_mut()).unwrap_err();
         assert!(e.to_string().contains("tau"), "{e}");
     }
+    Ok(())
 }

@@ -4,14 +4,18 @@
 //! empty rows; `CumSum` and `Pow` for null pointers and overflowing sizes; and the
 //! empty cases return at once however large the other extents (a [2^40, 0] running sum
 //! once walked its 2^40 empty rows).
+#![deny(unused_must_use)]
 
 use ctensor_base::{c64, CpuDevice, Error};
 use ctensor_kernels::fft::{Fft, FftDirection};
 use ctensor_kernels::linalg::{ArgExtreme, CumSum};
 use ctensor_kernels::math::Pow;
 
+/// What a test returns: a failing step names its error.
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
 #[test]
-fn fft_refuses_real_types_null_pointers_and_overflow() {
+fn fft_refuses_real_types_null_pointers_and_overflow() -> TestResult {
     let mut x = [1.0f64, 2.0];
     // SAFETY: valid memory; the dtype is refused first.
     let e =
@@ -35,16 +39,17 @@ fn fft_refuses_real_types_null_pointers_and_overflow() {
     assert!(matches!(e, Error::Overflow { .. }), "{e}");
     // Empty: nothing to do, however long the lines (no plan of 2^40 points is made).
     // SAFETY: no element is touched.
-    unsafe { CpuDevice::fft_axis(FftDirection::Forward, 0, 1 << 40, 3, null) }.unwrap();
+    unsafe { CpuDevice::fft_axis(FftDirection::Forward, 0, 1 << 40, 3, null) }?;
     // One point: the identity.
     let mut one = [c64::new(3.0, -1.0)];
     // SAFETY: one element.
-    unsafe { CpuDevice::fft_axis(FftDirection::Forward, 1, 1, 1, one.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::fft_axis(FftDirection::Forward, 1, 1, 1, one.as_mut_ptr()) }?;
     assert_eq!(one, [c64::new(3.0, -1.0)]);
+    Ok(())
 }
 
 #[test]
-fn arg_extreme_refuses_complex_types_and_empty_rows() {
+fn arg_extreme_refuses_complex_types_and_empty_rows() -> TestResult {
     let z = [c64::new(1.0, 0.0)];
     let mut at = [0i64; 3];
     // SAFETY: valid memory; the dtype is refused first.
@@ -68,11 +73,12 @@ fn arg_extreme_refuses_complex_types_and_empty_rows() {
     assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
     // No rows: nothing to write, however long they would be.
     // SAFETY: no element is touched.
-    unsafe { CpuDevice::arg_extreme(true, 0, 1 << 40, x.as_ptr(), at.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::arg_extreme(true, 0, 1 << 40, x.as_ptr(), at.as_mut_ptr()) }?;
+    Ok(())
 }
 
 #[test]
-fn cumsum_and_pow_refuse_null_pointers_and_overflow() {
+fn cumsum_and_pow_refuse_null_pointers_and_overflow() -> TestResult {
     let x = [1.0f32, 2.0];
     let mut y = [0.0f32; 2];
     // SAFETY: the null pointer is reported, not read.
@@ -85,7 +91,7 @@ fn cumsum_and_pow_refuse_null_pointers_and_overflow() {
     // 2^40 empty rows: an immediate Ok (this once took minutes).
     let start = std::time::Instant::now();
     // SAFETY: no element is touched.
-    unsafe { CpuDevice::cumsum(1 << 40, 0, x.as_ptr(), y.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::cumsum(1 << 40, 0, x.as_ptr(), y.as_mut_ptr()) }?;
     // A hang guard, not a speed claim: walking the rows took minutes.
     assert!(start.elapsed().as_secs() < 60, "the empty rows were walked");
     // SAFETY: the null pointer is reported, not read.
@@ -95,8 +101,9 @@ fn cumsum_and_pow_refuse_null_pointers_and_overflow() {
     let mut b = [2.0f64, 3.0];
     let e2 = [3.0f64, 2.0];
     // SAFETY: two elements each; `b` is both the base and the output.
-    unsafe { CpuDevice::pow(2, b.as_ptr(), e2.as_ptr(), b.as_mut_ptr()) }.unwrap();
+    unsafe { CpuDevice::pow(2, b.as_ptr(), e2.as_ptr(), b.as_mut_ptr()) }?;
     assert_eq!(b, [8.0, 9.0]);
+    Ok(())
 }
 
 /// cuFFT takes `int` sizes: a line longer than `i32::MAX`, or interleaved lines that span
@@ -105,7 +112,7 @@ fn cumsum_and_pow_refuse_null_pointers_and_overflow() {
 /// batches of fewer: see the layout test in `kernels/src/gpu/fft.rs`.)
 #[cfg(feature = "cuda")]
 #[test]
-fn gpu_fft_refuses_sizes_beyond_cuffts_int() {
+fn gpu_fft_refuses_sizes_beyond_cuffts_int() -> TestResult {
     use ctensor_base::GpuDevice;
     let fake = std::ptr::NonNull::<c64>::dangling().as_ptr();
     for (outer, len, inner) in [
@@ -121,4 +128,5 @@ fn gpu_fft_refuses_sizes_beyond_cuffts_int() {
             "{outer} {len} {inner}: {e}"
         );
     }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `IndexSelect` and `IndexCopy` against plain loops, for all eight element types, on the CPU and
 //! (through `device_test!`) the GPU: empty, single and odd extents, more than 256 rows,
 //! repeated and reversed indices; bad indices and null pointers are errors on the host.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -25,7 +26,7 @@ fn reference<T: Scalar>(
     out
 }
 
-fn gathers_like_the_loop<D: TestDevice + IndexSelect<T>, T: Scalar>() {
+fn gathers_like_the_loop<D: TestDevice + IndexSelect<T>, T: Scalar>() -> TestResult {
     let mut r = rng(13);
     let cases: [(usize, usize, usize, usize); 10] = [
         (0, 5, 3, 4),        // nothing outside
@@ -53,7 +54,7 @@ fn gathers_like_the_loop<D: TestDevice + IndexSelect<T>, T: Scalar>() {
         let mut ix = Buf::<i64>::on::<D>(idx.clone());
         let mut d = Buf::<T>::on::<D>(vec![T::zero(); want.len()]);
         // SAFETY: the buffers hold the sizes of the case; indices in range.
-        unsafe { D::index_select(outer, size, inner, ix.ptr(), nidx, s.ptr(), d.ptr()) }.unwrap();
+        unsafe { D::index_select(outer, size, inner, ix.ptr(), nidx, s.ptr(), d.ptr()) }?;
         let got = d.get();
         assert_eq!(got.len(), want.len());
         assert!(
@@ -62,14 +63,16 @@ fn gathers_like_the_loop<D: TestDevice + IndexSelect<T>, T: Scalar>() {
             T::DTYPE
         );
     }
+    Ok(())
 }
 
-device_test!(index_select_matches_a_plain_loop_for_every_dtype, D => {
+device_test!(index_select_matches_a_plain_loop_for_every_dtype, D -> Result {
     for_all_dtypes!(gathers_like_the_loop, D);
+    Ok(())
 });
 
 #[test]
-fn index_select_refuses_bad_indices_and_null_pointers_on_the_host() {
+fn index_select_refuses_bad_indices_and_null_pointers_on_the_host() -> TestResult {
     use ctensor_base::CpuDevice;
     let src = [1.0f64, 2.0, 3.0];
     let mut dst = [0.0f64; 2];
@@ -116,6 +119,7 @@ fn index_select_refuses_bad_indices_and_null_pointers_on_the_host() {
         ),
         "{e}"
     );
+    Ok(())
 }
 
 /// `dst[o, idx[j], i] = src[o, j, i]` over a copy of `before`.
@@ -136,7 +140,7 @@ fn scatter_reference<T: Scalar>(
     out
 }
 
-fn scatters_like_the_loop<D: TestDevice + IndexCopy<T>, T: Scalar>() {
+fn scatters_like_the_loop<D: TestDevice + IndexCopy<T>, T: Scalar>() -> TestResult {
     let mut r = rng(17);
     let cases: [(usize, usize, usize, usize); 8] = [
         (0, 5, 3, 4),       // nothing outside
@@ -162,7 +166,7 @@ fn scatters_like_the_loop<D: TestDevice + IndexCopy<T>, T: Scalar>() {
         let mut ix = Buf::<i64>::on::<D>(idx.clone());
         let mut d = Buf::<T>::on::<D>(before);
         // SAFETY: the buffers hold the sizes of the case; indices distinct and in range.
-        unsafe { D::index_copy(outer, size, inner, ix.ptr(), nidx, s.ptr(), d.ptr()) }.unwrap();
+        unsafe { D::index_copy(outer, size, inner, ix.ptr(), nidx, s.ptr(), d.ptr()) }?;
         let got = d.get();
         assert!(
             got.iter().zip(&want).all(|(g, w)| g.to_c64() == w.to_c64()),
@@ -170,14 +174,16 @@ fn scatters_like_the_loop<D: TestDevice + IndexCopy<T>, T: Scalar>() {
             T::DTYPE
         );
     }
+    Ok(())
 }
 
-device_test!(index_copy_matches_a_plain_loop_for_every_dtype, D => {
+device_test!(index_copy_matches_a_plain_loop_for_every_dtype, D -> Result {
     for_all_dtypes!(scatters_like_the_loop, D);
+    Ok(())
 });
 
 #[test]
-fn index_copy_refuses_repeats_bad_indices_and_null_pointers_on_the_host() {
+fn index_copy_refuses_repeats_bad_indices_and_null_pointers_on_the_host() -> TestResult {
     use ctensor_base::CpuDevice;
     let src = [1.0f64, 2.0];
     let mut dst = [0.0f64; 3];
@@ -270,6 +276,6 @@ fn index_copy_refuses_repeats_bad_indices_and_null_pointers_on_the_host() {
             src.as_ptr(),
             dst.as_mut_ptr(),
         )
-    }
-    .unwrap();
+    }?;
+    Ok(())
 }

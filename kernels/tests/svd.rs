@@ -3,6 +3,7 @@
 //! the square roots of the eigenvalues of `AᴴA` (from `heevd`, an independent route), for
 //! every job and tall or square shapes with padded leading dimensions; NaN input and wide
 //! matrices are refused.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -15,7 +16,7 @@ fn at<T: Scalar>(v: &[T], ld: usize, i: usize, j: usize) -> c64 {
     v[i + j * ld].to_c64()
 }
 
-fn svd_case<D: TestDevice + LapackSvd<T>, T: Scalar>(m: usize, n: usize, job: SvdJob)
+fn svd_case<D: TestDevice + LapackSvd<T>, T: Scalar>(m: usize, n: usize, job: SvdJob) -> TestResult
 where
     ctensor_base::CpuDevice: LapackHeevd<T>,
 {
@@ -40,8 +41,7 @@ where
             vt.ptr(),
             ldvt,
         )
-    }
-    .unwrap();
+    }?;
     let s: Vec<f64> = s.get().iter().map(|x| x.to_c64().re).collect();
     let what = format!("{} {m}×{n} {job:?}", T::DTYPE);
     let scale = a0.iter().map(|x| x.to_c64().norm()).fold(1.0, f64::max) * (m as f64).sqrt() * 4.0;
@@ -71,8 +71,7 @@ where
             n,
             w.as_mut_ptr(),
         )
-    }
-    .unwrap();
+    }?;
     for (k, sv) in s.iter().enumerate() {
         let lam = w[n - 1 - k].to_c64().re.max(0.0);
         assert!(
@@ -82,7 +81,7 @@ where
         );
     }
     if job == SvdJob::ValuesOnly {
-        return;
+        return Ok(());
     }
     let (u, vt) = (u.get(), vt.get());
     for i in 0..ucols {
@@ -124,6 +123,7 @@ where
             );
         }
     }
+    Ok(())
 }
 
 fn svd_shapes<D: TestDevice + LapackSvd<T>, T: Scalar>()
@@ -132,16 +132,17 @@ where
 {
     for job in [SvdJob::ValuesOnly, SvdJob::Thin, SvdJob::Full] {
         for (m, n) in [(1, 1), (7, 5), (6, 6), (300, 17), (40, 1)] {
-            svd_case::<D, T>(m, n, job);
+            svd_case::<D, T>(m, n, job).unwrap();
         }
     }
 }
 
-device_test!(svd_reconstructs_a_with_orthonormal_factors, D => {
+device_test!(svd_reconstructs_a_with_orthonormal_factors, D -> Result {
     for_blas_dtypes!(svd_shapes, D);
+    Ok(())
 });
 
-device_test!(svd_refuses_nan_and_wide_matrices, D => {
+device_test!(svd_refuses_nan_and_wide_matrices, D -> Result {
     let mut a = Buf::on::<D>(vec![1.0f64, f64::NAN, 2.0, 3.0]);
     let mut s = Buf::on::<D>(vec![0.0f64; 2]);
     // SAFETY: a 2 × 2 matrix and 2 values; vectors not referenced.
@@ -150,4 +151,5 @@ device_test!(svd_refuses_nan_and_wide_matrices, D => {
     // SAFETY: refused before any memory is used.
     let e = unsafe { D::svd(SvdJob::ValuesOnly, 2, 3, a.ptr(), 2, s.ptr(), std::ptr::null_mut(), 2, std::ptr::null_mut(), 3) }.unwrap_err();
     assert!(matches!(e, Error::NotAMatrix { op: "svd", .. }), "{e}");
+    Ok(())
 });

@@ -2,6 +2,7 @@
 //! side, triangle, transpose and diagonal, awkward sizes with padded leading dimensions,
 //! a complex `alpha`, and NaN in the triangle (and, for a unit diagonal, on the diagonal)
 //! that must not be read; checked by the residual `op(A) X − αB` of a plain loop.
+#![deny(unused_must_use)]
 
 mod common;
 
@@ -17,7 +18,7 @@ fn trsm_case<D: TestDevice + BlasTrsm<T>, T: Scalar>(
     diag: Diag,
     m: usize,
     n: usize,
-) {
+) -> TestResult {
     let k = if side == Side::Left { m } else { n };
     let (lda, ldb) = (k + 2, m + 1);
     let mut r = rng((m * 31 + n) as u64);
@@ -55,8 +56,7 @@ fn trsm_case<D: TestDevice + BlasTrsm<T>, T: Scalar>(
             b.ptr(),
             ldb,
         )
-    }
-    .unwrap();
+    }?;
     let x = b.get();
     // The triangle A as read: unit diagonal where asked, zero outside.
     let at = |i: usize, j: usize| -> c64 {
@@ -111,6 +111,7 @@ fn trsm_case<D: TestDevice + BlasTrsm<T>, T: Scalar>(
             }
         }
     }
+    Ok(())
 }
 
 fn trsm_all<D: TestDevice + BlasTrsm<T>, T: Scalar>() {
@@ -119,22 +120,23 @@ fn trsm_all<D: TestDevice + BlasTrsm<T>, T: Scalar>() {
             for trans in [Trans::N, Trans::T, Trans::C] {
                 for diag in [Diag::NonUnit, Diag::Unit] {
                     for (m, n) in [(0, 3), (3, 0), (1, 1), (7, 4), (4, 7)] {
-                        trsm_case::<D, T>(side, uplo, trans, diag, m, n);
+                        trsm_case::<D, T>(side, uplo, trans, diag, m, n).unwrap();
                     }
                 }
             }
         }
     }
-    trsm_case::<D, T>(Side::Left, Uplo::Lower, Trans::C, Diag::NonUnit, 300, 5);
-    trsm_case::<D, T>(Side::Right, Uplo::Upper, Trans::N, Diag::Unit, 5, 300);
+    trsm_case::<D, T>(Side::Left, Uplo::Lower, Trans::C, Diag::NonUnit, 300, 5).unwrap();
+    trsm_case::<D, T>(Side::Right, Uplo::Upper, Trans::N, Diag::Unit, 5, 300).unwrap();
 }
 
-device_test!(trsm_solves_every_side_triangle_transpose_and_diagonal, D => {
+device_test!(trsm_solves_every_side_triangle_transpose_and_diagonal, D -> Result {
     for_blas_dtypes!(trsm_all, D);
+    Ok(())
 });
 
 #[test]
-fn trsm_arguments_are_checked() {
+fn trsm_arguments_are_checked() -> TestResult {
     use ctensor_base::CpuDevice;
     let a = [1.0f64; 9];
     let mut b = [1.0f64; 9];
@@ -174,4 +176,5 @@ fn trsm_arguments_are_checked() {
     }
     .unwrap_err();
     assert!(e.to_string().contains("null"), "{e}");
+    Ok(())
 }

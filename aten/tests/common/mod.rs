@@ -6,7 +6,7 @@
 mod kernel_common;
 
 #[allow(unused_imports)] // not every test file uses both
-pub use kernel_common::{random_vec, rng, skip_gpu, special_value_operands};
+pub use kernel_common::{random_vec, rng, skip_gpu, special_value_operands, Outcome, TestResult};
 
 use ctensor_aten::{Scalar, Tensor};
 use rand::rngs::StdRng;

@@ -5,6 +5,29 @@ use ctensor_base::{c64, CastFrom, Scalar};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+/// What a test function returns: a failing step names its error rather than a line in a
+/// panic.
+pub type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
+/// A helper's outcome as a [`TestResult`]: `()` for helpers that only assert, the
+/// `Result` for those that use `?`, so the dtype loops below take both.
+pub trait Outcome {
+    /// `Ok(())`, or the helper's error.
+    fn outcome(self) -> TestResult;
+}
+
+impl Outcome for () {
+    fn outcome(self) -> TestResult {
+        Ok(())
+    }
+}
+
+impl<E: Into<Box<dyn std::error::Error>>> Outcome for std::result::Result<(), E> {
+    fn outcome(self) -> TestResult {
+        self.map_err(Into::into)
+    }
+}
+
 /// A seeded generator, so failures reproduce.
 pub fn rng(seed: u64) -> StdRng {
     StdRng::seed_from_u64(seed)
@@ -27,24 +50,24 @@ pub fn random_vec<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
 #[macro_export]
 macro_rules! for_all_dtypes {
     ($f:ident, $D:ty) => {{
-        $f::<$D, f32>();
-        $f::<$D, f64>();
-        $f::<$D, i32>();
-        $f::<$D, i64>();
-        $f::<$D, ctensor_base::c32>();
-        $f::<$D, ctensor_base::c64>();
-        $f::<$D, ctensor_base::f16>();
-        $f::<$D, ctensor_base::bf16>();
+        $crate::common::Outcome::outcome($f::<$D, f32>())?;
+        $crate::common::Outcome::outcome($f::<$D, f64>())?;
+        $crate::common::Outcome::outcome($f::<$D, i32>())?;
+        $crate::common::Outcome::outcome($f::<$D, i64>())?;
+        $crate::common::Outcome::outcome($f::<$D, ctensor_base::c32>())?;
+        $crate::common::Outcome::outcome($f::<$D, ctensor_base::c64>())?;
+        $crate::common::Outcome::outcome($f::<$D, ctensor_base::f16>())?;
+        $crate::common::Outcome::outcome($f::<$D, ctensor_base::bf16>())?;
     }};
     ($f:ident) => {{
-        $f::<f32>();
-        $f::<f64>();
-        $f::<i32>();
-        $f::<i64>();
-        $f::<ctensor_base::c32>();
-        $f::<ctensor_base::c64>();
-        $f::<ctensor_base::f16>();
-        $f::<ctensor_base::bf16>();
+        $crate::common::Outcome::outcome($f::<f32>()).unwrap();
+        $crate::common::Outcome::outcome($f::<f64>()).unwrap();
+        $crate::common::Outcome::outcome($f::<i32>()).unwrap();
+        $crate::common::Outcome::outcome($f::<i64>()).unwrap();
+        $crate::common::Outcome::outcome($f::<ctensor_base::c32>()).unwrap();
+        $crate::common::Outcome::outcome($f::<ctensor_base::c64>()).unwrap();
+        $crate::common::Outcome::outcome($f::<ctensor_base::f16>()).unwrap();
+        $crate::common::Outcome::outcome($f::<ctensor_base::bf16>()).unwrap();
     }};
 }
 
@@ -60,16 +83,16 @@ pub fn c<T: Scalar>(x: T) -> c64 {
 #[macro_export]
 macro_rules! for_blas_dtypes {
     ($f:ident, $D:ty) => {{
-        $f::<$D, f32>();
-        $f::<$D, f64>();
-        $f::<$D, ctensor_base::c32>();
-        $f::<$D, ctensor_base::c64>();
+        $crate::common::Outcome::outcome($f::<$D, f32>())?;
+        $crate::common::Outcome::outcome($f::<$D, f64>())?;
+        $crate::common::Outcome::outcome($f::<$D, ctensor_base::c32>())?;
+        $crate::common::Outcome::outcome($f::<$D, ctensor_base::c64>())?;
     }};
     ($f:ident) => {{
-        $f::<f32>();
-        $f::<f64>();
-        $f::<ctensor_base::c32>();
-        $f::<ctensor_base::c64>();
+        $crate::common::Outcome::outcome($f::<f32>())?;
+        $crate::common::Outcome::outcome($f::<f64>())?;
+        $crate::common::Outcome::outcome($f::<ctensor_base::c32>())?;
+        $crate::common::Outcome::outcome($f::<ctensor_base::c64>())?;
     }};
 }
 
@@ -199,6 +222,17 @@ macro_rules! gpu_test {
             if let Some(reason) = ctensor_base::gpu::unavailable_reason() {
                 $crate::common::skip_gpu(stringify!($name), &reason);
                 return;
+            }
+            $body
+        }
+    };
+    // The same, for a body that uses `?` and ends in `Ok(())`.
+    ($name:ident, -> Result $body:block) => {
+        #[test]
+        fn $name() -> $crate::common::TestResult {
+            if let Some(reason) = ctensor_base::gpu::unavailable_reason() {
+                $crate::common::skip_gpu(stringify!($name), &reason);
+                return Ok(());
             }
             $body
         }
