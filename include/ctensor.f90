@@ -386,6 +386,13 @@ module ctensor
       type(c_ptr), value :: a
       type(c_ptr), intent(out) :: out
     end function ct_abs
+    function ct_logaddexp(a, b, out) bind(c, name="ct_logaddexp")
+      import
+      integer(c_int) :: ct_logaddexp
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), intent(out) :: out
+    end function ct_logaddexp
     function ct_gpu_memory_stats(out) bind(c, name="ct_gpu_memory_stats")
       import
       integer(c_int) :: ct_gpu_memory_stats

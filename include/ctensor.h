@@ -573,6 +573,15 @@ enum ct_status ct_not_equal(const struct ct_tensor *a,
 // `out` is valid for a write.
 enum ct_status ct_abs(const struct ct_tensor *a, struct ct_tensor **out);
 
+// Element-wise `log(exp(a) + exp(b))` without overflow (NumPy's `logaddexp`; real types),
+// broadcasting and promoting as `ct_add`, into a new tensor.
+//
+// # Safety
+// `out` is valid for a write.
+enum ct_status ct_logaddexp(const struct ct_tensor *a,
+                            const struct ct_tensor *b,
+                            struct ct_tensor **out);
+
 // The GPU caching allocator's counters (`CT_ERR_DEVICE` without a GPU).
 //
 // # Safety

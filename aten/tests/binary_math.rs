@@ -24,6 +24,19 @@ fn reference(op: BinaryMathOp, a: f64, b: f64) -> f64 {
         BinaryMathOp::Hypot => a.hypot(b),
         BinaryMathOp::Copysign => a.copysign(b),
         BinaryMathOp::Fmod => a % b,
+        BinaryMathOp::Logaddexp => logaddexp(a, b),
+    }
+}
+
+/// NumPy's `logaddexp` written out: the larger plus `ln(1 + e^(smaller − larger))`.
+fn logaddexp(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if a == b {
+        a + std::f64::consts::LN_2
+    } else {
+        let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+        hi + (lo - hi).exp().ln_1p()
     }
 }
 
@@ -35,14 +48,25 @@ fn reference32(op: BinaryMathOp, a: f32, b: f32) -> f32 {
         BinaryMathOp::Hypot => a.hypot(b),
         BinaryMathOp::Copysign => a.copysign(b),
         BinaryMathOp::Fmod => a % b,
+        BinaryMathOp::Logaddexp => {
+            if a.is_nan() || b.is_nan() {
+                f32::NAN
+            } else if a == b {
+                a + std::f32::consts::LN_2
+            } else {
+                let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+                hi + (lo - hi).exp().ln_1p()
+            }
+        }
     }
 }
 
-const OPS: [BinaryMathOp; 4] = [
+const OPS: [BinaryMathOp; 5] = [
     BinaryMathOp::Atan2,
     BinaryMathOp::Hypot,
     BinaryMathOp::Copysign,
     BinaryMathOp::Fmod,
+    BinaryMathOp::Logaddexp,
 ];
 
 /// `n` values: random magnitudes over many decades and both signs, then the hostile ones.
@@ -106,11 +130,12 @@ device_test!(named_methods_broadcast_and_take_strided_operands, D -> Result {
     // x is the transpose of a 3 × 5 array (a strided view); y a row that broadcasts.
     let x = on::<D>(Tensor::from_slice(&a, &[3, 5])?).t()?;
     let y = on::<D>(Tensor::from_slice(&b, &[1, 3])?);
-    let methods: [(BinaryMathOp, Method); 4] = [
+    let methods: [(BinaryMathOp, Method); 5] = [
         (BinaryMathOp::Atan2, Tensor::atan2),
         (BinaryMathOp::Hypot, Tensor::hypot),
         (BinaryMathOp::Copysign, Tensor::copysign),
         (BinaryMathOp::Fmod, Tensor::fmod),
+        (BinaryMathOp::Logaddexp, Tensor::logaddexp),
     ];
     for (op, f) in methods {
         let got = f(&x, &y)?;
@@ -142,7 +167,7 @@ device_test!(integers_compute_in_f64_except_fmod_which_stays_exact, D -> Result 
     let x64 = x.cast(Int64)?;
     let y64 = y.cast(Int64)?;
     assert_eq!(x64.fmod(&y64)?.to_vec::<i64>()?, [1, -1, 1, -1, 0, 0, 0, 9]);
-    for op in [BinaryMathOp::Atan2, BinaryMathOp::Hypot, BinaryMathOp::Copysign] {
+    for op in [BinaryMathOp::Atan2, BinaryMathOp::Hypot, BinaryMathOp::Copysign, BinaryMathOp::Logaddexp] {
         let got = x.binary_math(&y, op)?;
         assert_eq!(got.dtype(), Double, "{op:?} of integers is f64");
         let got = got.to_vec::<f64>()?;

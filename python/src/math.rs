@@ -102,6 +102,8 @@ binary_functions! {
     copysign => Op::Math(BinaryMathOp::Copysign);
     /// Element-wise C fmod: the remainder with the sign of x1.
     fmod => Op::Math(BinaryMathOp::Fmod);
+    /// Element-wise log(exp(x1) + exp(x2)) without overflow.
+    logaddexp => Op::Math(BinaryMathOp::Logaddexp);
     /// Element-wise x1 < x2 as an int32 0/1 mask.
     less => Op::Cmp(Cmp::Lt);
     /// Element-wise x1 <= x2 as an int32 0/1 mask.
@@ -140,6 +142,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(hypot, m)?,
         wrap_pyfunction!(copysign, m)?,
         wrap_pyfunction!(fmod, m)?,
+        wrap_pyfunction!(logaddexp, m)?,
         wrap_pyfunction!(less, m)?,
         wrap_pyfunction!(less_equal, m)?,
         wrap_pyfunction!(greater, m)?,

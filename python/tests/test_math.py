@@ -14,7 +14,7 @@ UNARY = {
 }
 BINARY = {
     "power": np.power, "arctan2": np.arctan2, "hypot": np.hypot,
-    "copysign": np.copysign, "fmod": np.fmod,
+    "copysign": np.copysign, "fmod": np.fmod, "logaddexp": np.logaddexp,
 }
 COMPARE = {
     "less": np.less, "less_equal": np.less_equal, "greater": np.greater,

@@ -351,3 +351,18 @@ pub unsafe extern "C" fn ct_abs(a: *const ct_tensor, out: *mut *mut ct_tensor) -
     // SAFETY: forwarded contract.
     unsafe { unary("ct_abs", Tensor::abs, a, out) }
 }
+
+/// Element-wise `log(exp(a) + exp(b))` without overflow (NumPy's `logaddexp`; real types),
+/// broadcasting and promoting as `ct_add`, into a new tensor.
+///
+/// # Safety
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn ct_logaddexp(
+    a: *const ct_tensor,
+    b: *const ct_tensor,
+    out: *mut *mut ct_tensor,
+) -> ct_status {
+    // SAFETY: forwarded contract.
+    unsafe { binary("ct_logaddexp", Tensor::logaddexp, a, b, out) }
+}

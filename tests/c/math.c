@@ -23,6 +23,12 @@ static double neg_of(double x) { return -x; }
 static double square_of(double x) { return x * x; }
 static double reciprocal_of(double x) { return 1.0 / x; }
 static double rsqrt_of(double x) { return 1.0 / sqrt(x); }
+/* NumPy's logaddexp: the larger plus log1p(exp(smaller - larger)). */
+static double logaddexp_of(double a, double b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return a + 0.69314718055994530942; /* ln 2 */
+  return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+}
 
 int main(void) {
   double a[N], b[N];
@@ -65,6 +71,7 @@ int main(void) {
   struct { const char *name; binary_fn f; double (*ref)(double, double); } binary[] = {
       {"pow", ct_pow, pow},     {"atan2", ct_atan2, atan2},       {"hypot", ct_hypot, hypot},
       {"copysign", ct_copysign, copysign}, {"fmod", ct_fmod, fmod},
+      {"logaddexp", ct_logaddexp, logaddexp_of},
   };
   for (size_t k = 0; k < sizeof binary / sizeof binary[0]; k++) {
     ct_tensor *r = NULL;

@@ -1,7 +1,7 @@
 //! Element-wise mathematical functions on tensors: `sin`, `cos`, `tan`, `log`, `log1p`,
 //! `expm1`, `square`, `reciprocal`, `rsqrt`, `sign`, `floor`, `ceil`, `round`, `neg`,
 //! `sqrt`, `exp` (one [`MathOp`] each) and of two arguments `pow`, `atan2`, `hypot`,
-//! `copysign`, `fmod` (one [`BinaryMathOp`] each); formulas for complex arguments in
+//! `copysign`, `fmod`, `logaddexp` (one [`BinaryMathOp`] each); formulas for complex arguments in
 //! [`ctensor_kernels::elementwise::math`]. All go through the one element-wise engine, so
 //! each has the same forms: a new tensor, in place ([`Tensor::math_`]) and into an
 //! existing tensor ([`Tensor::math_into`], [`Tensor::binary_math_into`]); operands of any
@@ -201,6 +201,9 @@ binary_methods! {
     /// Element-wise remainder of `self / other` with the sign of `self` (C's and NumPy's
     /// `fmod`); integers stay integer, and an integer divisor of 0 gives 0 (as NumPy).
     fmod, fmod_scalar => Fmod;
+    /// Element-wise `log(exp(self) + exp(other))` without overflow (NumPy's
+    /// `logaddexp`); real types, integers in `f64`.
+    logaddexp, logaddexp_scalar => Logaddexp;
 }
 
 math_methods! {

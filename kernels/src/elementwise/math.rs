@@ -175,16 +175,19 @@ pub enum BinaryMathOp {
     /// The remainder of `x / y` with the sign of `x` (C's `fmod`, NumPy's `fmod`); for
     /// integers truncated division's remainder, and 0 for a divisor of 0 (as NumPy).
     Fmod,
+    /// `log(exp(x) + exp(y))` without overflow (NumPy's `logaddexp`); real types.
+    Logaddexp,
 }
 
 impl BinaryMathOp {
     /// Every function, in the order of [`code`](Self::code).
-    pub const ALL: [BinaryMathOp; 5] = [
+    pub const ALL: [BinaryMathOp; 6] = [
         BinaryMathOp::Pow,
         BinaryMathOp::Atan2,
         BinaryMathOp::Hypot,
         BinaryMathOp::Copysign,
         BinaryMathOp::Fmod,
+        BinaryMathOp::Logaddexp,
     ];
 
     /// The code the CUDA kernel takes (declaration order, from 0).
@@ -200,6 +203,7 @@ impl BinaryMathOp {
             BinaryMathOp::Hypot => "hypot",
             BinaryMathOp::Copysign => "copysign",
             BinaryMathOp::Fmod => "fmod",
+            BinaryMathOp::Logaddexp => "logaddexp",
         }
     }
 
@@ -334,6 +338,19 @@ macro_rules! real_scalar {
                     BinaryMathOp::Copysign => a.copysign(b),
                     // Rust's `%` on floats is C's fmod.
                     BinaryMathOp::Fmod => a % b,
+                    // The larger plus log1p of the smaller's share; equal arguments
+                    // (infinities included) give a + ln 2, NaN stays NaN.
+                    BinaryMathOp::Logaddexp => {
+                        if a == b {
+                            a + std::f64::consts::LN_2 as $f
+                        } else if a > b {
+                            a + (b - a).exp().ln_1p()
+                        } else if a < b {
+                            b + (a - b).exp().ln_1p()
+                        } else {
+                            a + b
+                        }
+                    }
                 })
             }
         }

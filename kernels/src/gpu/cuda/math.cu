@@ -1,7 +1,7 @@
 // Element-wise mathematical functions, one kernel per type with the function as a code
 // (MathOp::code: 0 sin, 1 cos, 2 tan, 3 log, 4 log1p, 5 expm1, 6 square, 7 reciprocal,
 // 8 rsqrt, 9 sign, 10 floor, 11 ceil, 12 round, 13 neg, 14 sqrt, 15 exp), and the binary
-// functions (BinaryMathOp::code: 0 pow, 1 atan2, 2 hypot, 3 copysign, 4 fmod). The
+// functions (BinaryMathOp::code: 0 pow, 1 atan2, 2 hypot, 3 copysign, 4 fmod, 5 logaddexp). The
 // formulas are those of kernels/src/elementwise/math.rs, line for line; the host refuses
 // the codes a type does not take.
 
@@ -146,7 +146,12 @@ CT_ALL_TYPES(CT_MATH)
             case 1: return atan2##F(a, b);                                                     \
             case 2: return hypot##F(a, b);                                                     \
             case 3: return copysign##F(a, b);                                                  \
-            default: return fmod##F(a, b);                                                     \
+            case 4: return fmod##F(a, b);                                                      \
+            default:                                                                           \
+                if (a == b) return a + (R)0.69314718055994530942;                              \
+                if (a > b) return a + log1p##F(exp##F(b - a));                                 \
+                if (a < b) return b + log1p##F(exp##F(a - b));                                 \
+                return a + b;                                                                  \
         }                                                                                      \
     }
 CT_REAL_BINARY(float, f)
