@@ -8,6 +8,9 @@
 
 use std::fmt::Write as _;
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// What a test returns: a failing step names its error.
 type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
@@ -35,19 +38,21 @@ fn declarations(header: &str) -> Vec<String> {
 }
 
 /// `typedef enum ct_x { A = 0, B = 1, } ct_x` → the constants.
-fn enum_constants(decls: &[String]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for d in decls {
-        let Some(rest) = d.strip_prefix("typedef enum ct_") else {
-            continue;
-        };
-        let body = &rest[rest.find('{').unwrap() + 1..rest.rfind('}').unwrap()];
-        for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (name, value) = item.split_once('=').expect("enum values are explicit");
-            out.push((name.trim().to_string(), value.trim().to_string()));
+fn enum_constants(decls: &[String]) -> Fallible<Vec<(String, String)>> {
+    Ok({
+        let mut out = Vec::new();
+        for d in decls {
+            let Some(rest) = d.strip_prefix("typedef enum ct_") else {
+                continue;
+            };
+            let body = &rest[rest.find('{').unwrap() + 1..rest.rfind('}').unwrap()];
+            for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (name, value) = item.split_once('=').expect("enum values are explicit");
+                out.push((name.trim().to_string(), value.trim().to_string()));
+            }
         }
-    }
-    out
+        out
+    })
 }
 
 /// The Fortran type of a C struct field.
@@ -64,39 +69,41 @@ fn field_type(c: &str) -> &'static str {
 
 /// `typedef struct ct_x { T a; U b; } ct_x` (those with fields, but ct_c64, which
 /// Fortran's `complex(c_double_complex)` is) → Fortran `bind(c)` types.
-fn struct_types(decls: &[String]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < decls.len() {
-        let d = &decls[i];
-        i += 1;
-        let Some(rest) = d.strip_prefix("typedef struct ct_") else {
-            continue;
-        };
-        let Some((name, first)) = rest.split_once(" { ") else {
-            continue; // an opaque type
-        };
-        if name == "c64" {
-            // Fields run to the closing brace; skip them.
-            while !decls[i - 1].contains('}') {
-                i += 1;
-            }
-            continue;
-        }
-        writeln!(out, "  type, bind(c) :: ct_{name}").unwrap();
-        let mut field = first.to_string();
-        loop {
-            let (ty, var) = field.rsplit_once(' ').unwrap();
-            writeln!(out, "    {} :: {var}", field_type(ty)).unwrap();
-            field = decls[i].clone();
+fn struct_types(decls: &[String]) -> Fallible<String> {
+    Ok({
+        let mut out = String::new();
+        let mut i = 0;
+        while i < decls.len() {
+            let d = &decls[i];
             i += 1;
-            if field.starts_with('}') {
-                break;
+            let Some(rest) = d.strip_prefix("typedef struct ct_") else {
+                continue;
+            };
+            let Some((name, first)) = rest.split_once(" { ") else {
+                continue; // an opaque type
+            };
+            if name == "c64" {
+                // Fields run to the closing brace; skip them.
+                while !decls[i - 1].contains('}') {
+                    i += 1;
+                }
+                continue;
             }
+            writeln!(out, "  type, bind(c) :: ct_{name}")?;
+            let mut field = first.to_string();
+            loop {
+                let (ty, var) = field.rsplit_once(' ').unwrap();
+                writeln!(out, "    {} :: {var}", field_type(ty))?;
+                field = decls[i].clone();
+                i += 1;
+                if field.starts_with('}') {
+                    break;
+                }
+            }
+            writeln!(out, "  end type ct_{name}")?;
         }
-        writeln!(out, "  end type ct_{name}").unwrap();
-    }
-    out
+        out
+    })
 }
 
 /// Out-parameters that receive arrays rather than one value.
@@ -162,45 +169,46 @@ fn split_ident(p: &str) -> (String, String) {
     (p[..at].trim().to_string(), p[at..].to_string())
 }
 
-fn interfaces(decls: &[String]) -> String {
-    let mut out = String::new();
-    for d in decls {
-        let Some(open) = d.find('(') else { continue };
-        if d.starts_with("typedef") {
-            continue;
+fn interfaces(decls: &[String]) -> Fallible<String> {
+    Ok({
+        let mut out = String::new();
+        for d in decls {
+            let Some(open) = d.find('(') else { continue };
+            if d.starts_with("typedef") {
+                continue;
+            }
+            let (ret, name) = split_ident(&d[..open]);
+            if !name.starts_with("ct_") {
+                continue;
+            }
+            let ret = ret.as_str();
+            let result = match ret {
+                "enum ct_status" => "integer(c_int)",
+                "const char *" => "type(c_ptr)",
+                "struct ct_einsum_options" => "type(ct_einsum_options)",
+                other => panic!("fortran_module: no Fortran result type for `{other}` ({name})"),
+            };
+            let args = &d[open + 1..d.rfind(')').unwrap()];
+            let params: Vec<(String, String)> = if args.trim() == "void" {
+                Vec::new()
+            } else {
+                args.split(',').map(split_ident).collect()
+            };
+            let names: Vec<&str> = params.iter().map(|(_, n)| n.as_str()).collect();
+            writeln!(
+                out,
+                "    function {name}({}) bind(c, name=\"{name}\")",
+                names.join(", ")
+            )?;
+            writeln!(out, "      import")?;
+            writeln!(out, "      {result} :: {name}")?;
+            for (ty, n) in &params {
+                writeln!(out, "      {}", param(&name, ty, n))?;
+            }
+            writeln!(out, "    end function {name}")?;
         }
-        let (ret, name) = split_ident(&d[..open]);
-        if !name.starts_with("ct_") {
-            continue;
-        }
-        let ret = ret.as_str();
-        let result = match ret {
-            "enum ct_status" => "integer(c_int)",
-            "const char *" => "type(c_ptr)",
-            "struct ct_einsum_options" => "type(ct_einsum_options)",
-            other => panic!("fortran_module: no Fortran result type for `{other}` ({name})"),
-        };
-        let args = &d[open + 1..d.rfind(')').unwrap()];
-        let params: Vec<(String, String)> = if args.trim() == "void" {
-            Vec::new()
-        } else {
-            args.split(',').map(split_ident).collect()
-        };
-        let names: Vec<&str> = params.iter().map(|(_, n)| n.as_str()).collect();
-        writeln!(
-            out,
-            "    function {name}({}) bind(c, name=\"{name}\")",
-            names.join(", ")
-        )
-        .unwrap();
-        writeln!(out, "      import").unwrap();
-        writeln!(out, "      {result} :: {name}").unwrap();
-        for (ty, n) in &params {
-            writeln!(out, "      {}", param(&name, ty, n)).unwrap();
-        }
-        writeln!(out, "    end function {name}").unwrap();
-    }
-    out
+        out
+    })
 }
 
 /// The generic `ct_map` for real(8) and complex(8) arrays of rank 1 to 3.
@@ -271,9 +279,10 @@ const HELPERS: &str = "  ! The calling thread's last error message, as a Fortran
   end subroutine check
 ";
 
-fn generate(header: &str) -> String {
-    let decls = declarations(header);
-    let mut f = String::from(
+fn generate(header: &str) -> Fallible<String> {
+    Ok({
+        let decls = declarations(header);
+        let mut f = String::from(
         "! ctensor: the Fortran module over the C ABI. Generated from include/ctensor.h by\n\
          ! tests/fortran_module.rs (make header); do not edit.\n\
          !\n\
@@ -283,47 +292,48 @@ fn generate(header: &str) -> String {
          ! pass c_loc(x) or c_null_ptr. Link with the libraries `make link-flags` prints.\n\
          module ctensor\n  use, intrinsic :: iso_c_binding\n  use, intrinsic :: iso_fortran_env, only: error_unit\n  implicit none\n\n",
     );
-    for (name, value) in enum_constants(&decls) {
-        writeln!(f, "  integer(c_int32_t), parameter :: {name} = {value}").unwrap();
-    }
-    f.push('\n');
-    f.push_str(&struct_types(&decls));
-    f.push_str("\n  interface\n");
-    f.push_str(&interfaces(&decls));
-    f.push_str("  end interface\n\n");
-    let (generic, body) = map_wrappers();
-    f.push_str(&generic);
-    f.push_str(
-        "\n  interface shape_of\n    module procedure shape_r8_1, shape_r8_2, shape_r8_3, \
+        for (name, value) in enum_constants(&decls)? {
+            writeln!(f, "  integer(c_int32_t), parameter :: {name} = {value}")?;
+        }
+        f.push('\n');
+        f.push_str(&struct_types(&decls)?);
+        f.push_str("\n  interface\n");
+        f.push_str(&interfaces(&decls)?);
+        f.push_str("  end interface\n\n");
+        let (generic, body) = map_wrappers();
+        f.push_str(&generic);
+        f.push_str(
+            "\n  interface shape_of\n    module procedure shape_r8_1, shape_r8_2, shape_r8_3, \
          shape_c8_1, shape_c8_2, shape_c8_3\n  end interface shape_of\n",
-    );
-    f.push_str("\ncontains\n\n");
-    f.push_str(HELPERS);
-    f.push('\n');
-    f.push_str(&body);
-    for (kind, ty) in [
-        ("r8", "real(c_double)"),
-        ("c8", "complex(c_double_complex)"),
-    ] {
-        for rank in 1..=3 {
-            let dims = vec![":"; rank].join(",");
-            writeln!(
+        );
+        f.push_str("\ncontains\n\n");
+        f.push_str(HELPERS);
+        f.push('\n');
+        f.push_str(&body);
+        for (kind, ty) in [
+            ("r8", "real(c_double)"),
+            ("c8", "complex(c_double_complex)"),
+        ] {
+            for rank in 1..=3 {
+                let dims = vec![":"; rank].join(",");
+                writeln!(
                 f,
                 "  pure function shape_{kind}_{rank}(a) result(s)\n    {ty}, intent(in) :: a({dims})\n    \
                  integer :: s({rank})\n    s = shape(a)\n  end function shape_{kind}_{rank}\n"
             )
-            .unwrap();
+            ?;
+            }
         }
-    }
-    f.push_str("end module ctensor\n");
-    f
+        f.push_str("end module ctensor\n");
+        f
+    })
 }
 
 #[test]
 fn committed_fortran_module_matches_the_header() -> TestResult {
     let dir = env!("CARGO_MANIFEST_DIR");
     let header = std::fs::read_to_string(format!("{dir}/include/ctensor.h"))?;
-    let generated = generate(&header);
+    let generated = generate(&header)?;
     let path = format!("{dir}/include/ctensor.f90");
     if std::env::var_os("CTENSOR_WRITE_HEADER").is_some() {
         std::fs::write(&path, &generated)?;

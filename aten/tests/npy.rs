@@ -15,6 +15,9 @@ use ctensor_aten::{
     bf16, c32, c64, f16, DataType, Device, DeviceType, Error, Order, Scalar, Tensor,
 };
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ctensor-npy-{}-{name}", std::process::id()));
@@ -32,17 +35,19 @@ fn bytes_of<T: Scalar>(v: &[T]) -> Vec<u8> {
 }
 
 /// A tensor's elements in row-major order, as bytes, read through `to_vec`.
-fn tensor_bytes(t: &Tensor) -> Vec<u8> {
-    match t.dtype() {
-        DataType::Float => bytes_of(&t.to_vec::<f32>().unwrap()),
-        DataType::Double => bytes_of(&t.to_vec::<f64>().unwrap()),
-        DataType::Int => bytes_of(&t.to_vec::<i32>().unwrap()),
-        DataType::Int64 => bytes_of(&t.to_vec::<i64>().unwrap()),
-        DataType::ComplexFloat => bytes_of(&t.to_vec::<c32>().unwrap()),
-        DataType::ComplexDouble => bytes_of(&t.to_vec::<c64>().unwrap()),
-        DataType::Half => bytes_of(&t.to_vec::<f16>().unwrap()),
-        DataType::BFloat16 => bytes_of(&t.to_vec::<bf16>().unwrap()),
-    }
+fn tensor_bytes(t: &Tensor) -> Fallible<Vec<u8>> {
+    Ok({
+        match t.dtype() {
+            DataType::Float => bytes_of(&t.to_vec::<f32>()?),
+            DataType::Double => bytes_of(&t.to_vec::<f64>()?),
+            DataType::Int => bytes_of(&t.to_vec::<i32>()?),
+            DataType::Int64 => bytes_of(&t.to_vec::<i64>()?),
+            DataType::ComplexFloat => bytes_of(&t.to_vec::<c32>()?),
+            DataType::ComplexDouble => bytes_of(&t.to_vec::<c64>()?),
+            DataType::Half => bytes_of(&t.to_vec::<f16>()?),
+            DataType::BFloat16 => bytes_of(&t.to_vec::<bf16>()?),
+        }
+    })
 }
 
 /// `n` values of `T` with NaN, ±inf and -0 first for the floating types.
@@ -60,33 +65,31 @@ fn values<T: Scalar>(seed: u64, n: usize) -> Vec<T> {
 /// The three layouts a tensor of `shape` comes in: row-major, column-major (a permuted
 /// row-major tensor of the reversed shape) and a strided view (every other row of a
 /// taller tensor). Each with its row-major elements.
-fn layouts<T: Scalar>(seed: u64, shape: &[usize]) -> Vec<(&'static str, Tensor, Vec<T>)> {
-    let n: usize = shape.iter().product();
-    let v = values::<T>(seed, n);
-    let c = Tensor::from_slice(&v, shape).unwrap();
-    let f = common::column_major(&c);
-    let mut out = vec![("row-major", c, v.clone()), ("column-major", f, v.clone())];
-    if !shape.is_empty() {
-        let mut tall = shape.to_vec();
-        tall[0] *= 2;
-        let mut big = values::<T>(seed + 1, tall.iter().product());
-        let row: usize = shape[1..].iter().product();
-        for i in 0..shape[0] {
-            big[2 * i * row..(2 * i + 1) * row].copy_from_slice(&v[i * row..(i + 1) * row]);
+fn layouts<T: Scalar>(seed: u64, shape: &[usize]) -> Fallible<Vec<(&'static str, Tensor, Vec<T>)>> {
+    Ok({
+        let n: usize = shape.iter().product();
+        let v = values::<T>(seed, n);
+        let c = Tensor::from_slice(&v, shape)?;
+        let f = common::column_major(&c);
+        let mut out = vec![("row-major", c, v.clone()), ("column-major", f, v.clone())];
+        if !shape.is_empty() {
+            let mut tall = shape.to_vec();
+            tall[0] *= 2;
+            let mut big = values::<T>(seed + 1, tall.iter().product());
+            let row: usize = shape[1..].iter().product();
+            for i in 0..shape[0] {
+                big[2 * i * row..(2 * i + 1) * row].copy_from_slice(&v[i * row..(i + 1) * row]);
+            }
+            let mut split = vec![shape[0], 2];
+            split.extend_from_slice(&shape[1..]);
+            let strided = Tensor::from_slice(&big, &tall)?
+                .reshape(&split.iter().map(|&d| d as i64).collect::<Vec<_>>())?
+                .narrow(1, 0, 1)?
+                .squeeze(1)?;
+            out.push(("strided view", strided, v));
         }
-        let mut split = vec![shape[0], 2];
-        split.extend_from_slice(&shape[1..]);
-        let strided = Tensor::from_slice(&big, &tall)
-            .unwrap()
-            .reshape(&split.iter().map(|&d| d as i64).collect::<Vec<_>>())
-            .unwrap()
-            .narrow(1, 0, 1)
-            .unwrap()
-            .squeeze(1)
-            .unwrap();
-        out.push(("strided view", strided, v));
-    }
-    out
+        out
+    })
 }
 
 const SHAPES: [&[usize]; 9] = [
@@ -104,7 +107,7 @@ const SHAPES: [&[usize]; 9] = [
 fn round_trip<D: Device, T: Scalar>() -> TestResult {
     let dir = scratch(&format!("round-trip-{:?}-{}", D::TYPE, T::DTYPE));
     for (k, shape) in SHAPES.iter().enumerate() {
-        for (layout, t, want) in layouts::<T>(k as u64, shape) {
+        for (layout, t, want) in layouts::<T>(k as u64, shape)? {
             let what = format!("{} {shape:?} {layout} on {:?}", T::DTYPE, D::TYPE);
             let path = dir.join(format!("{k}-{}.npy", layout.replace(' ', "-")));
             let t = on::<D>(t);
@@ -114,7 +117,7 @@ fn round_trip<D: Device, T: Scalar>() -> TestResult {
             assert_eq!(back.device(), D::TYPE, "{what}");
             assert_eq!(back.dims(), *shape, "{what}");
             assert_eq!(
-                tensor_bytes(&back.to_device(DeviceType::Cpu)?),
+                tensor_bytes(&back.to_device(DeviceType::Cpu)?)?,
                 bytes_of(&want),
                 "{what}: elements (bit for bit)"
             );
@@ -158,7 +161,7 @@ fn streams_hold_several_arrays_back_to_back() -> TestResult {
     for t in [&a, &b, &c] {
         let got = Tensor::read_npy(&mut r)?;
         assert_eq!(got.dims(), t.dims());
-        assert_eq!(tensor_bytes(&got), tensor_bytes(t));
+        assert_eq!(tensor_bytes(&got)?, tensor_bytes(t)?);
     }
     assert!(r.is_empty(), "each read stops at its array's end");
     let e = Tensor::read_npy(&mut r).unwrap_err();
@@ -490,7 +493,7 @@ device_test!(npz_round_trip_stored_and_deflated, D -> Result {
             assert_eq!(got.device(), D::TYPE);
             assert_eq!(got.dims(), want.dims(), "{name}");
             let got = got.to_device(DeviceType::Cpu)?;
-            assert_eq!(tensor_bytes(&got), tensor_bytes(want), "{file} {name}");
+            assert_eq!(tensor_bytes(&got)?, tensor_bytes(want)?, "{file} {name}");
         }
         assert!(back[3].1.is_fortran_contiguous(), "a transposed member stays column-major");
     }
@@ -640,7 +643,7 @@ fn files_written_by_numpy_load_bit_for_bit() -> TestResult {
                 order.strides(&dims),
                 "{name}: fortran_order {fortran}"
             );
-            assert_eq!(tensor_bytes(&t), want, "{name}: elements differ");
+            assert_eq!(tensor_bytes(&t)?, want, "{name}: elements differ");
             checked += 1;
         }
     }
@@ -682,7 +685,7 @@ fn manifest_line(name: &str, t: &Tensor) -> String {
 
 fn emit_all<T: Scalar>(dir: &Path, lines: &mut Vec<String>) {
     for (k, shape) in SHAPES.iter().enumerate() {
-        for (layout, t, want) in layouts::<T>(k as u64 + 40, shape) {
+        for (layout, t, want) in layouts::<T>(k as u64 + 40, shape).unwrap() {
             let name = format!("{}_{k}_{}", dtype_code(T::DTYPE), &layout[..3]);
             emit(dir, lines, &name, &t, &want).unwrap();
         }

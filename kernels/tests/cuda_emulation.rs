@@ -56,6 +56,9 @@ use ctensor_kernels::reduce::{ArgExtreme, CumSum, Reduce, ReduceExtreme};
 use ctensor_kernels::select::{IndexCopy, IndexSelect};
 use rand::Rng;
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// The shim, then the source (prelude + kernels), then a driver that runs one kernel
 /// named on the command line over raw little-endian inputs from stdin.
 const HARNESS: &str = r#"
@@ -1016,52 +1019,54 @@ fn transpose_matches_the_cpu<T: Scalar>(
     shape: &[usize],
     perm: &[usize],
     conj: bool,
-) -> bool
+) -> Fallible<bool>
 where
     CpuDevice: Transpose<T>,
 {
-    use ctensor_kernels::gpu::emulation::{transpose_plan, TransposePlan};
-    let n: usize = shape.iter().product();
-    let x: Vec<T> = random_vec(&mut rng(n as u64 + 11), n);
-    let mut want = vec![T::zero(); n];
-    // SAFETY: both hold the n elements of `shape`.
-    unsafe { CpuDevice::transpose(shape, perm, x.as_ptr(), want.as_mut_ptr(), conj) }.unwrap();
-    let s = suffix(T::DTYPE);
-    let (got, tiled): (Vec<T>, bool) = match transpose_plan("transpose", shape, perm).unwrap() {
-        TransposePlan::Tiled {
-            rows,
-            cols,
-            grid,
-            block,
-        } => {
-            assert_eq!((grid.2, block.2), (1, 1), "a 2-D launch");
-            let args = words(&[
+    Ok({
+        use ctensor_kernels::gpu::emulation::{transpose_plan, TransposePlan};
+        let n: usize = shape.iter().product();
+        let x: Vec<T> = random_vec(&mut rng(n as u64 + 11), n);
+        let mut want = vec![T::zero(); n];
+        // SAFETY: both hold the n elements of `shape`.
+        unsafe { CpuDevice::transpose(shape, perm, x.as_ptr(), want.as_mut_ptr(), conj) }?;
+        let s = suffix(T::DTYPE);
+        let (got, tiled): (Vec<T>, bool) = match transpose_plan("transpose", shape, perm)? {
+            TransposePlan::Tiled {
                 rows,
                 cols,
-                conj as u64,
-                grid.0.into(),
-                grid.1.into(),
-                block.0.into(),
-                block.1.into(),
-            ]);
-            let out = emu.run(&format!("transpose2d_{s}"), n, &args, bytes(&x));
-            (from_bytes(&out), true)
-        }
-        TransposePlan::Strided(dims) => {
-            let mut input = dims.as_bytes().to_vec();
-            input.extend_from_slice(&(conj as i32).to_le_bytes());
-            input.extend(with_len(&x));
-            input.extend(with_len(&vec![T::zero(); n]));
-            let out = emu.run(&format!("copy_strided_{s}"), n, &[], &input);
-            (from_bytes(&out), false)
-        }
-    };
-    let what = format!(
-        "{} transpose {shape:?} by {perm:?} (conj {conj}, tiled {tiled})",
-        T::DTYPE
-    );
-    assert_all_same(&got, &want, &what);
-    tiled
+                grid,
+                block,
+            } => {
+                assert_eq!((grid.2, block.2), (1, 1), "a 2-D launch");
+                let args = words(&[
+                    rows,
+                    cols,
+                    conj as u64,
+                    grid.0.into(),
+                    grid.1.into(),
+                    block.0.into(),
+                    block.1.into(),
+                ]);
+                let out = emu.run(&format!("transpose2d_{s}"), n, &args, bytes(&x));
+                (from_bytes(&out), true)
+            }
+            TransposePlan::Strided(dims) => {
+                let mut input = dims.as_bytes().to_vec();
+                input.extend_from_slice(&(conj as i32).to_le_bytes());
+                input.extend(with_len(&x));
+                input.extend(with_len(&vec![T::zero(); n]));
+                let out = emu.run(&format!("copy_strided_{s}"), n, &[], &input);
+                (from_bytes(&out), false)
+            }
+        };
+        let what = format!(
+            "{} transpose {shape:?} by {perm:?} (conj {conj}, tiled {tiled})",
+            T::DTYPE
+        );
+        assert_all_same(&got, &want, &what);
+        tiled
+    })
 }
 
 /// `set_strided` (a view with gaps) and `set_matrix` (both triangles, lda > n) against
@@ -1146,7 +1151,7 @@ where
             (&[4, 5, 6, 7], &[3, 1, 0, 2]),
             (&[3, 40, 50], &[0, 2, 1]),
         ] {
-            tiled += transpose_matches_the_cpu::<T>(emu, shape, perm, conj) as usize;
+            tiled += transpose_matches_the_cpu::<T>(emu, shape, perm, conj).unwrap() as usize;
         }
     }
     assert!(tiled >= 4, "the tiled kernel ran in {tiled} cases only");
@@ -1168,13 +1173,13 @@ fn emulated_layout_kernels_match_the_cpu() -> TestResult {
         &[2, 2_100_000],
         &[1, 0],
         false
-    ));
+    )?);
     assert!(!transpose_matches_the_cpu::<f32>(
         &emu,
         &[64, 256, 1025],
         &[1, 0, 2],
         false
-    ));
+    )?);
     Ok(())
 }
 
