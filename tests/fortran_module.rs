@@ -38,20 +38,22 @@ fn declarations(header: &str) -> Vec<String> {
 }
 
 /// `typedef enum ct_x { A = 0, B = 1, } ct_x` → the constants.
-fn enum_constants(decls: &[String]) -> Fallible<Vec<(String, String)>> {
+fn enum_constants(decls: &[String]) -> Fallible<Fallible<Vec<(String, String)>>> {
     Ok({
-        let mut out = Vec::new();
-        for d in decls {
-            let Some(rest) = d.strip_prefix("typedef enum ct_") else {
-                continue;
-            };
-            let body = &rest[rest.find('{').unwrap() + 1..rest.rfind('}').unwrap()];
-            for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let (name, value) = item.split_once('=').expect("enum values are explicit");
-                out.push((name.trim().to_string(), value.trim().to_string()));
+        Ok({
+            let mut out = Vec::new();
+            for d in decls {
+                let Some(rest) = d.strip_prefix("typedef enum ct_") else {
+                    continue;
+                };
+                let body = &rest[rest.find('{').unwrap() + 1..rest.rfind('}').unwrap()];
+                for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    let (name, value) = item.split_once('=').expect("enum values are explicit");
+                    out.push((name.trim().to_string(), value.trim().to_string()));
+                }
             }
-        }
-        out
+            out
+        })
     })
 }
 
@@ -69,40 +71,42 @@ fn field_type(c: &str) -> &'static str {
 
 /// `typedef struct ct_x { T a; U b; } ct_x` (those with fields, but ct_c64, which
 /// Fortran's `complex(c_double_complex)` is) → Fortran `bind(c)` types.
-fn struct_types(decls: &[String]) -> Fallible<String> {
+fn struct_types(decls: &[String]) -> Fallible<Fallible<String>> {
     Ok({
-        let mut out = String::new();
-        let mut i = 0;
-        while i < decls.len() {
-            let d = &decls[i];
-            i += 1;
-            let Some(rest) = d.strip_prefix("typedef struct ct_") else {
-                continue;
-            };
-            let Some((name, first)) = rest.split_once(" { ") else {
-                continue; // an opaque type
-            };
-            if name == "c64" {
-                // Fields run to the closing brace; skip them.
-                while !decls[i - 1].contains('}') {
-                    i += 1;
-                }
-                continue;
-            }
-            writeln!(out, "  type, bind(c) :: ct_{name}")?;
-            let mut field = first.to_string();
-            loop {
-                let (ty, var) = field.rsplit_once(' ').unwrap();
-                writeln!(out, "    {} :: {var}", field_type(ty))?;
-                field = decls[i].clone();
+        Ok({
+            let mut out = String::new();
+            let mut i = 0;
+            while i < decls.len() {
+                let d = &decls[i];
                 i += 1;
-                if field.starts_with('}') {
-                    break;
+                let Some(rest) = d.strip_prefix("typedef struct ct_") else {
+                    continue;
+                };
+                let Some((name, first)) = rest.split_once(" { ") else {
+                    continue; // an opaque type
+                };
+                if name == "c64" {
+                    // Fields run to the closing brace; skip them.
+                    while !decls[i - 1].contains('}') {
+                        i += 1;
+                    }
+                    continue;
                 }
+                writeln!(out, "  type, bind(c) :: ct_{name}")?;
+                let mut field = first.to_string();
+                loop {
+                    let (ty, var) = field.rsplit_once(' ').unwrap();
+                    writeln!(out, "    {} :: {var}", field_type(ty))?;
+                    field = decls[i].clone();
+                    i += 1;
+                    if field.starts_with('}') {
+                        break;
+                    }
+                }
+                writeln!(out, "  end type ct_{name}")?;
             }
-            writeln!(out, "  end type ct_{name}")?;
-        }
-        out
+            out
+        })
     })
 }
 
@@ -169,61 +173,66 @@ fn split_ident(p: &str) -> (String, String) {
     (p[..at].trim().to_string(), p[at..].to_string())
 }
 
-fn interfaces(decls: &[String]) -> Fallible<String> {
+fn interfaces(decls: &[String]) -> Fallible<Fallible<String>> {
     Ok({
-        let mut out = String::new();
-        for d in decls {
-            let Some(open) = d.find('(') else { continue };
-            if d.starts_with("typedef") {
-                continue;
+        Ok({
+            let mut out = String::new();
+            for d in decls {
+                let Some(open) = d.find('(') else { continue };
+                if d.starts_with("typedef") {
+                    continue;
+                }
+                let (ret, name) = split_ident(&d[..open]);
+                if !name.starts_with("ct_") {
+                    continue;
+                }
+                let ret = ret.as_str();
+                let result = match ret {
+                    "enum ct_status" => "integer(c_int)",
+                    "const char *" => "type(c_ptr)",
+                    "struct ct_einsum_options" => "type(ct_einsum_options)",
+                    other => {
+                        panic!("fortran_module: no Fortran result type for `{other}` ({name})")
+                    }
+                };
+                let args = &d[open + 1..d.rfind(')').unwrap()];
+                let params: Vec<(String, String)> = if args.trim() == "void" {
+                    Vec::new()
+                } else {
+                    args.split(',').map(split_ident).collect()
+                };
+                let names: Vec<&str> = params.iter().map(|(_, n)| n.as_str()).collect();
+                writeln!(
+                    out,
+                    "    function {name}({}) bind(c, name=\"{name}\")",
+                    names.join(", ")
+                )?;
+                writeln!(out, "      import")?;
+                writeln!(out, "      {result} :: {name}")?;
+                for (ty, n) in &params {
+                    writeln!(out, "      {}", param(&name, ty, n))?;
+                }
+                writeln!(out, "    end function {name}")?;
             }
-            let (ret, name) = split_ident(&d[..open]);
-            if !name.starts_with("ct_") {
-                continue;
-            }
-            let ret = ret.as_str();
-            let result = match ret {
-                "enum ct_status" => "integer(c_int)",
-                "const char *" => "type(c_ptr)",
-                "struct ct_einsum_options" => "type(ct_einsum_options)",
-                other => panic!("fortran_module: no Fortran result type for `{other}` ({name})"),
-            };
-            let args = &d[open + 1..d.rfind(')').unwrap()];
-            let params: Vec<(String, String)> = if args.trim() == "void" {
-                Vec::new()
-            } else {
-                args.split(',').map(split_ident).collect()
-            };
-            let names: Vec<&str> = params.iter().map(|(_, n)| n.as_str()).collect();
-            writeln!(
-                out,
-                "    function {name}({}) bind(c, name=\"{name}\")",
-                names.join(", ")
-            )?;
-            writeln!(out, "      import")?;
-            writeln!(out, "      {result} :: {name}")?;
-            for (ty, n) in &params {
-                writeln!(out, "      {}", param(&name, ty, n))?;
-            }
-            writeln!(out, "    end function {name}")?;
-        }
-        out
+            out
+        })
     })
 }
 
 /// The generic `ct_map` for real(8) and complex(8) arrays of rank 1 to 3.
-fn map_wrappers() -> (String, String) {
-    let mut names = Vec::new();
-    let mut body = String::new();
-    for (kind, ty, code) in [
-        ("r8", "real(c_double)", "CT_F64"),
-        ("c8", "complex(c_double_complex)", "CT_C64"),
-    ] {
-        for rank in 1..=3 {
-            let dims = vec![":"; rank].join(",");
-            let name = format!("ct_map_{kind}_{rank}");
-            names.push(name.clone());
-            write!(
+fn map_wrappers() -> Fallible<(String, String)> {
+    Ok({
+        let mut names = Vec::new();
+        let mut body = String::new();
+        for (kind, ty, code) in [
+            ("r8", "real(c_double)", "CT_F64"),
+            ("c8", "complex(c_double_complex)", "CT_C64"),
+        ] {
+            for rank in 1..=3 {
+                let dims = vec![":"; rank].join(",");
+                let name = format!("ct_map_{kind}_{rank}");
+                names.push(name.clone());
+                write!(
                 body,
                 "  ! Maps a column-major {ty} array of rank {rank} as a tensor, without copying.\n\
                  \x20 subroutine {name}(a, t, status)\n\
@@ -238,16 +247,17 @@ fn map_wrappers() -> (String, String) {
                  \x20   call check(ct_tensor_map(p, {code}, CT_CPU, {rank}_c_size_t, shape, CT_COL_MAJOR, t), status)\n\
                  \x20 end subroutine {name}\n\n"
             )
-            .unwrap();
+            ?;
+            }
         }
-    }
-    let generic = format!(
-        "  ! call ct_map(a, t [, status]): a real(8) or complex(8) array of rank 1-3, mapped\n\
+        let generic = format!(
+            "  ! call ct_map(a, t [, status]): a real(8) or complex(8) array of rank 1-3, mapped\n\
          \x20 ! column-major without a copy; t is the new ct_tensor handle (ct_tensor_free it).\n\
          \x20 interface ct_map\n    module procedure {}\n  end interface ct_map\n",
-        names.join(", ")
-    );
-    (generic, body)
+            names.join(", ")
+        );
+        (generic, body)
+    })
 }
 
 const HELPERS: &str = "  ! The calling thread's last error message, as a Fortran string.
@@ -292,15 +302,15 @@ fn generate(header: &str) -> Fallible<String> {
          ! pass c_loc(x) or c_null_ptr. Link with the libraries `make link-flags` prints.\n\
          module ctensor\n  use, intrinsic :: iso_c_binding\n  use, intrinsic :: iso_fortran_env, only: error_unit\n  implicit none\n\n",
     );
-        for (name, value) in enum_constants(&decls)? {
+        for (name, value) in enum_constants(&decls)?? {
             writeln!(f, "  integer(c_int32_t), parameter :: {name} = {value}")?;
         }
         f.push('\n');
-        f.push_str(&struct_types(&decls)?);
+        f.push_str(&struct_types(&decls)??);
         f.push_str("\n  interface\n");
-        f.push_str(&interfaces(&decls)?);
+        f.push_str(&interfaces(&decls)??);
         f.push_str("  end interface\n\n");
-        let (generic, body) = map_wrappers();
+        let (generic, body) = map_wrappers()?;
         f.push_str(&generic);
         f.push_str(
             "\n  interface shape_of\n    module procedure shape_r8_1, shape_r8_2, shape_r8_3, \

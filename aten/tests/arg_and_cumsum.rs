@@ -11,8 +11,11 @@ use ctensor_aten::{c64, DataType, Error, Tensor};
 use rand::Rng;
 use DataType::*;
 
-fn values(t: &Tensor) -> Vec<c64> {
-    t.cast(ComplexDouble).unwrap().to_vec::<c64>().unwrap()
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn values(t: &Tensor) -> Fallible<Vec<c64>> {
+    Ok(t.cast(ComplexDouble)?.to_vec::<c64>()?)
 }
 
 const ORDERED: [DataType; 6] = [Double, Float, Int, Int64, Half, BFloat16];
@@ -38,18 +41,20 @@ fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
 }
 
 /// Few distinct values (ties everywhere), a NaN here and there for float types.
-fn tied(dt: DataType, n: usize, seed: u64) -> Tensor {
-    let mut r = rng(seed);
-    let v: Vec<f64> = (0..n)
-        .map(|k| {
-            if dt.is_float() && k % 97 == 41 {
-                f64::NAN
-            } else {
-                r.gen_range(-3i32..4) as f64
-            }
-        })
-        .collect();
-    Tensor::from_slice(&v, &[n]).unwrap().cast(dt).unwrap()
+fn tied(dt: DataType, n: usize, seed: u64) -> Fallible<Tensor> {
+    Ok({
+        let mut r = rng(seed);
+        let v: Vec<f64> = (0..n)
+            .map(|k| {
+                if dt.is_float() && k % 97 == 41 {
+                    f64::NAN
+                } else {
+                    r.gen_range(-3i32..4) as f64
+                }
+            })
+            .collect();
+        Tensor::from_slice(&v, &[n])?.cast(dt)?
+    })
 }
 
 /// The index of the first maximum (minimum) of `row`, the first NaN winning.
@@ -70,8 +75,8 @@ device_test!(argmax_and_argmin_match_a_loop, D -> Result {
     for dt in ORDERED {
         for (s, shape) in SHAPES.iter().enumerate() {
             let n: usize = shape.iter().product();
-            let x = on::<D>(tied(dt, n, 100 + s as u64).reshape(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?);
-            let xs: Vec<f64> = values(&x).iter().map(|z| z.re).collect();
+            let x = on::<D>(tied(dt, n, 100 + s as u64)?.reshape(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?);
+            let xs: Vec<f64> = values(&x)?.iter().map(|z| z.re).collect();
             for axis in 0..shape.len() {
                 let (outer, len, inner) = split(shape, axis);
                 for max in [true, false] {
@@ -95,7 +100,7 @@ device_test!(argmax_and_argmin_match_a_loop, D -> Result {
         }
     }
     // A transposed view is read in its logical order.
-    let m = on::<D>(tied(Double, 12, 7).reshape(&[3, 4])?);
+    let m = on::<D>(tied(Double, 12, 7)?.reshape(&[3, 4])?);
     let t = m.t()?;
     assert_eq!(t.argmax(1)?.to_vec::<i64>()?, t.contiguous()?.argmax(1)?.to_vec::<i64>()?);
     assert_eq!(t.argmin_all()?, t.contiguous()?.argmin_all()?);
@@ -125,13 +130,13 @@ device_test!(cumsum_matches_a_loop, D -> Result {
             let v: Vec<c64> = (0..n).map(|_| c64::new(r.gen_range(-9i32..10) as f64, r.gen_range(-9i32..10) as f64)).collect();
             let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
             let x = on::<D>(Tensor::from_slice(&v, &[n])?.cast(dt)?.reshape(&dims)?);
-            let xs = values(&x);
+            let xs = values(&x)?;
             for axis in 0..shape.len() {
                 let (outer, len, inner) = split(shape, axis);
                 let got = x.cumsum(axis)?;
                 assert_eq!(got.dims(), shape);
                 assert_eq!(got.dtype(), if dt == Int { Int64 } else { dt });
-                let got = values(&got);
+                let got = values(&got)?;
                 for o in 0..outer {
                     for i in 0..inner {
                         let mut acc = c64::new(0.0, 0.0);
@@ -140,7 +145,7 @@ device_test!(cumsum_matches_a_loop, D -> Result {
                             acc += xs[k];
                             // Small integers: partial sums are exact in f32 (the sum of
                             // f16/bf16), so the result is the exact sum rounded once.
-                            let want = values(&Tensor::from_slice(&[acc], &[1])?.cast(dt)?)[0];
+                            let want = values(&Tensor::from_slice(&[acc], &[1])?.cast(dt)?)?[0];
                             assert_eq!(got[k], want, "{dt} {shape:?} axis {axis} at {k}");
                         }
                     }
@@ -159,9 +164,9 @@ device_test!(cumsum_of_views_empties_and_wrapping_integers, D -> Result {
     assert_eq!(t.cumsum(0)?.to_vec::<f64>()?, [1.0, 4.0, 3.0, 9.0, 6.0, 15.0]);
     // f16 accumulates in f32: 3000 ones reach 3000 (an f16 running sum stops at 2048).
     let ones = on::<D>(Tensor::from_slice(&vec![1.0f64; 3000], &[3000])?.cast(Half)?);
-    let s = values(&ones.cumsum(0)?);
+    let s = values(&ones.cumsum(0)?)?;
     for (k, z) in s.iter().enumerate() {
-        let want = values(&Tensor::from_slice(&[(k + 1) as f64], &[1])?.cast(Half)?)[0];
+        let want = values(&Tensor::from_slice(&[(k + 1) as f64], &[1])?.cast(Half)?)?[0];
         assert_eq!(*z, want, "f16 cumsum of ones at {k}");
     }
     // i64 wraps; i32 sums in i64 and so does not.

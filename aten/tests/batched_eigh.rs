@@ -12,6 +12,9 @@ use ctensor_aten::{
     Scalar, Tensor,
 };
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// A stack of random Hermitian matrices `[batch..., n, n]` (A + Aᴴ) on `D`, plus `shift`
 /// on the diagonal (large shifts make them positive definite).
 fn hermitian_stack<D: Device, T: Scalar>(
@@ -19,23 +22,22 @@ fn hermitian_stack<D: Device, T: Scalar>(
     n: usize,
     shift: f64,
     seed: u64,
-) -> Tensor {
-    let mut shape = batch.to_vec();
-    shape.extend([n, n]);
-    let (a, _) = random_on::<D, T>(&mut rng(seed), &shape);
-    let rank = shape.len();
-    let h = (&a + &a.transpose(rank - 2, rank - 1).unwrap().conj().unwrap()).unwrap();
-    let eye = Tensor::eye(T::DTYPE, D::TYPE, n).unwrap();
-    (&h + &(&eye * shift).unwrap())
-        .unwrap()
-        .contiguous()
-        .unwrap()
+) -> Fallible<Tensor> {
+    Ok({
+        let mut shape = batch.to_vec();
+        shape.extend([n, n]);
+        let (a, _) = random_on::<D, T>(&mut rng(seed), &shape);
+        let rank = shape.len();
+        let h = (&a + &a.transpose(rank - 2, rank - 1)?.conj()?)?;
+        let eye = Tensor::eye(T::DTYPE, D::TYPE, n)?;
+        (&h + &(&eye * shift)?)?.contiguous()?
+    })
 }
 
 fn stacks_of<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     for n in [1usize, 7, 40] {
-        let h = hermitian_stack::<D, T>(&[3, 2], n, 0.0, n as u64);
+        let h = hermitian_stack::<D, T>(&[3, 2], n, 0.0, n as u64)?;
         for (range, m) in [
             (EighRange::All, n),
             (EighRange::Index(0, n.div_ceil(2)), n.div_ceil(2)),
@@ -84,9 +86,9 @@ device_test!(stacked_eigh_solves_each_matrix, D -> Result {
 });
 
 device_test!(stacked_generalized_eigh_takes_one_b_or_a_stack, D -> Result {
-    let a = hermitian_stack::<D, ctensor_aten::c64>(&[4], 9, 0.0, 1);
+    let a = hermitian_stack::<D, ctensor_aten::c64>(&[4], 9, 0.0, 1)?;
     // Entries up to 250: a shift of 9 · 250 makes B diagonally dominant, so definite.
-    let b = hermitian_stack::<D, ctensor_aten::c64>(&[4], 9, 2300.0, 2);
+    let b = hermitian_stack::<D, ctensor_aten::c64>(&[4], 9, 2300.0, 2)?;
     let b0 = b.index(0)?;
     for (what, bb) in [("per-matrix B", b.share()), ("shared B", b0.share())] {
         let (w, v) = eigh_generalized(&a, &bb, 1, EighRange::Index(0, 3))?;
@@ -97,13 +99,13 @@ device_test!(stacked_generalized_eigh_takes_one_b_or_a_stack, D -> Result {
             assert!(w.index(k)?.allclose(&w1, 0.0, 1e-10)?, "{what} [{k}]");
         }
     }
-    let e = eigh_generalized(&a, &hermitian_stack::<D, ctensor_aten::c64>(&[3], 9, 2300.0, 2), 1, EighRange::All).unwrap_err();
+    let e = eigh_generalized(&a, &hermitian_stack::<D, ctensor_aten::c64>(&[3], 9, 2300.0, 2)?, 1, EighRange::All).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "eigh_generalized", .. }), "{e}");
     Ok(())
 });
 
 device_test!(stacked_eigh_refuses_value_ranges_and_reports_nan, D -> Result {
-    let h = hermitian_stack::<D, f64>(&[2], 5, 0.0, 3);
+    let h = hermitian_stack::<D, f64>(&[2], 5, 0.0, 3)?;
     let e = eigh(&h, EighRange::Value(-1.0, 1.0), EigBackend::default()).unwrap_err();
     assert!(matches!(e, Error::Unsupported { op: "eigh", .. }), "{e}");
     // NaN in the lower triangle of the second matrix: the batch fails and says so.

@@ -11,6 +11,9 @@ use common::*;
 use ctensor_aten::ops::einsum::{einsum, einsum_into, EinsumOptions};
 use ctensor_aten::{c32, c64, CastFrom, DataType, Device, Error, Scalar, Tensor};
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// The brute-force reference for a letters-only equation with an explicit output:
 /// sums the product of the operands (conjugated as asked) over every assignment of
 /// every label. A size-1 axis broadcasts. Returns the output shape, values and the
@@ -74,7 +77,7 @@ fn assert_matches(
 ) -> TestResult {
     assert_eq!(got.dims(), dims, "{what}: shape");
     let got = got.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
-    let e = eps_of(got_dtype_hint(what));
+    let e = eps_of(got_dtype_hint(what)?);
     for i in 0..want.len() {
         let tol = 8.0 * (k as f64 + 2.0) * e * mag[i].max(1.0);
         assert!(
@@ -88,8 +91,10 @@ fn assert_matches(
 }
 
 /// The dtype is encoded at the start of each case's description.
-fn got_dtype_hint(what: &str) -> DataType {
-    DataType::from_name(what.split_whitespace().next().unwrap()).unwrap()
+fn got_dtype_hint(what: &str) -> Fallible<DataType> {
+    Ok(DataType::from_name(
+        what.split_whitespace().next().unwrap(),
+    )?)
 }
 
 /// Runs `eq` (ctensor's) and `reference` (letters only) on random operands of `shapes`.

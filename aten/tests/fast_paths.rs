@@ -119,39 +119,41 @@ fn reference(
     beta: c64,
     c: &[c64],
     n: usize,
-) -> Fallible<Vec<c64>> {
+) -> Fallible<Fallible<Vec<c64>>> {
     Ok({
-        let val = |t: &Tensor| {
-            t.contiguous()
-                .unwrap()
-                .cast(DataType::ComplexDouble)
-                .unwrap()
-                .to_vec::<c64>()
-                .unwrap()
-        };
-        let (av, bv) = (val(a), val(b));
-        let at = |t: &[c64], cols: usize, op: Trans, i: usize, j: usize| match op {
-            Trans::N => t[i * cols + j],
-            Trans::T => t[j * cols + i],
-            Trans::C => t[j * cols + i].conj(),
-        };
-        let (ac, bc) = (a.dims()[1], b.dims()[1]);
-        let k = if op_a == Trans::N { ac } else { a.dims()[0] };
-        (0..c.len())
-            .map(|f| {
-                let (i, j) = (f / n, f % n);
-                let mut s = c64::new(0.0, 0.0);
-                for l in 0..k {
-                    s += at(&av, ac, op_a, i, l) * at(&bv, bc, op_b, l, j);
-                }
-                alpha * s
-                    + if beta == c64::new(0.0, 0.0) {
-                        c64::new(0.0, 0.0)
-                    } else {
-                        beta * c[f]
+        Ok({
+            let val = |t: &Tensor| {
+                t.contiguous()
+                    .unwrap()
+                    .cast(DataType::ComplexDouble)
+                    .unwrap()
+                    .to_vec::<c64>()
+                    .unwrap()
+            };
+            let (av, bv) = (val(a), val(b));
+            let at = |t: &[c64], cols: usize, op: Trans, i: usize, j: usize| match op {
+                Trans::N => t[i * cols + j],
+                Trans::T => t[j * cols + i],
+                Trans::C => t[j * cols + i].conj(),
+            };
+            let (ac, bc) = (a.dims()[1], b.dims()[1]);
+            let k = if op_a == Trans::N { ac } else { a.dims()[0] };
+            (0..c.len())
+                .map(|f| {
+                    let (i, j) = (f / n, f % n);
+                    let mut s = c64::new(0.0, 0.0);
+                    for l in 0..k {
+                        s += at(&av, ac, op_a, i, l) * at(&bv, bc, op_b, l, j);
                     }
-            })
-            .collect()
+                    alpha * s
+                        + if beta == c64::new(0.0, 0.0) {
+                            c64::new(0.0, 0.0)
+                        } else {
+                            beta * c[f]
+                        }
+                })
+                .collect()
+        })
     })
 }
 
@@ -208,7 +210,7 @@ fn direct_gemm_layouts<D: ctensor_aten::Device, T: Scalar>() -> TestResult {
                     c64::new(0.0, 0.0),
                     &vec![c64::new(0.0, 0.0); m * n],
                     n,
-                )?;
+                )??;
                 assert_matches(&got, &want, tol, &what)?;
                 // Into the transposed view of a column-major block inside NaN padding,
                 // accumulating with beta; the padding must stay NaN.
@@ -224,7 +226,7 @@ fn direct_gemm_layouts<D: ctensor_aten::Device, T: Scalar>() -> TestResult {
                 };
                 matmul_into(&a, op_a, &b, op_b, alpha, beta, &mut out)?;
                 let cv: Vec<c64> = c0v.iter().map(|x| x.to_c64()).collect();
-                let want = reference(&a, op_a, &b, op_b, alpha, beta, &cv, n)?;
+                let want = reference(&a, op_a, &b, op_b, alpha, beta, &cv, n)??;
                 assert_matches(&out, &want, tol, &format!("{what}: into"))?;
                 let p = pad.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
                 let written = p.iter().filter(|z| !z.re.is_nan()).count();

@@ -47,16 +47,16 @@ fn views_case<T: Scalar>() -> TestResult {
     let v = random_vec::<T>(&mut r, 210);
     let host = Tensor::from_slice(&v, &shape)?;
     let g = host.to_device(GPU)?;
-    let views = |t: &Tensor| -> Vec<Tensor> {
-        vec![
-            t.narrow(1, 2, 3).unwrap(),
-            t.permute(&[2, 0, 1]).unwrap(),
-            t.transpose(0, 2).unwrap(),
-            t.slice(&[1, 0, 2], &[3, 4, 5]).unwrap(),
-            t.reshape(&[30, -1]).unwrap(),
-        ]
+    let views = |t: &Tensor| -> ctensor_aten::Result<Vec<Tensor>> {
+        Ok(vec![
+            t.narrow(1, 2, 3)?,
+            t.permute(&[2, 0, 1])?,
+            t.transpose(0, 2)?,
+            t.slice(&[1, 0, 2], &[3, 4, 5])?,
+            t.reshape(&[30, -1])?,
+        ])
     };
-    for (hv, gv) in views(&host).iter().zip(views(&g)) {
+    for (hv, gv) in views(&host)?.iter().zip(views(&g)?) {
         assert_eq!(gv.to_vec::<T>()?, hv.to_vec::<T>()?);
         assert_eq!(gv.try_clone()?.to_vec::<T>()?, hv.to_vec::<T>()?);
         assert_eq!(format!("{gv}").replace("gpu", "cpu"), format!("{hv}"));

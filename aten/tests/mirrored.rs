@@ -11,19 +11,24 @@ use std::sync::{Arc, Mutex};
 use ctensor_aten::{DataType, DeviceType, Error, MirroredTensor, Tensor};
 use rand::{Rng, SeedableRng};
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// What a test returns: a failing step names its error.
 type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
 const CPU: DeviceType = DeviceType::Cpu;
 const GPU: DeviceType = DeviceType::Gpu;
 
-fn value(t: &Tensor) -> f64 {
-    let v = t.to_device(CPU).unwrap().to_vec::<f64>().unwrap();
-    assert!(
-        v.iter().all(|&x| x == v[0]),
-        "a copy holds mixed values: {v:?}"
-    );
-    v[0]
+fn value(t: &Tensor) -> Fallible<f64> {
+    Ok({
+        let v = t.to_device(CPU)?.to_vec::<f64>()?;
+        assert!(
+            v.iter().all(|&x| x == v[0]),
+            "a copy holds mixed values: {v:?}"
+        );
+        v[0]
+    })
 }
 
 #[test]
@@ -66,7 +71,7 @@ fn against_the_model(devices: &[DeviceType], seed: u64) -> TestResult {
                     assert!(matches!(r, Err(Error::Uninitialized { .. })), "{what}");
                     continue;
                 }
-                let got = value(r?);
+                let got = value(r?)?;
                 assert_eq!(got, current_value, "{what}: read");
                 if versions[idx(d)] != latest {
                     copies += 1;
@@ -82,7 +87,7 @@ fn against_the_model(devices: &[DeviceType], seed: u64) -> TestResult {
                 }
                 let t = r?;
                 assert_eq!(
-                    value(t),
+                    value(t)?,
                     current_value,
                     "{what}: write sees the newest values"
                 );
@@ -201,7 +206,7 @@ fn threads_share_one_mirror_behind_a_mutex() -> TestResult {
     });
     let mut g = m.lock().unwrap();
     assert_eq!(g.version(), 1 + 400);
-    assert_eq!(value(g.read(CPU)?), 400.0);
+    assert_eq!(value(g.read(CPU)?)?, 400.0);
     assert_eq!(g.copies_made(), 0);
     Ok(())
 }

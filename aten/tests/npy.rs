@@ -19,11 +19,13 @@ use ctensor_aten::{
 type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 /// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ctensor-npy-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> Fallible<PathBuf> {
+    Ok({
+        let d = std::env::temp_dir().join(format!("ctensor-npy-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d)?;
+        d
+    })
 }
 
 /// The elements of `v` as bytes (the element types are plain data).
@@ -105,7 +107,7 @@ const SHAPES: [&[usize]; 9] = [
 ];
 
 fn round_trip<D: Device, T: Scalar>() -> TestResult {
-    let dir = scratch(&format!("round-trip-{:?}-{}", D::TYPE, T::DTYPE));
+    let dir = scratch(&format!("round-trip-{:?}-{}", D::TYPE, T::DTYPE))?;
     for (k, shape) in SHAPES.iter().enumerate() {
         for (layout, t, want) in layouts::<T>(k as u64, shape)? {
             let what = format!("{} {shape:?} {layout} on {:?}", T::DTYPE, D::TYPE);
@@ -394,7 +396,7 @@ fn every_truncation_is_an_error_never_a_panic() -> TestResult {
         );
     }
     // The same through a file, where the size is known before anything is allocated.
-    let dir = scratch("truncated");
+    let dir = scratch("truncated")?;
     let path = dir.join("cut.npy");
     std::fs::write(&path, &file[..file.len() - 1])?;
     let msg = Tensor::load_npy(&path).unwrap_err().to_string();
@@ -409,7 +411,7 @@ fn every_truncation_is_an_error_never_a_panic() -> TestResult {
 
 #[test]
 fn hostile_shapes_fail_before_allocating() -> TestResult {
-    let dir = scratch("hostile");
+    let dir = scratch("hostile")?;
     // 2^40 elements promised by a 128-byte file: refused from the file's size.
     let path = dir.join("huge.npy");
     let file = craft(
@@ -459,7 +461,7 @@ fn file_system_errors_name_the_path() -> TestResult {
 #[test]
 fn saving_holds_a_read_borrow() -> TestResult {
     // A tensor borrowed mutably cannot be saved (the bytes could change under the write).
-    let dir = scratch("borrow");
+    let dir = scratch("borrow")?;
     let mut t = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4])?;
     let view = t.share();
     let _guard = t.data_mut::<f64>()?;
@@ -470,7 +472,7 @@ fn saving_holds_a_read_borrow() -> TestResult {
 }
 
 device_test!(npz_round_trip_stored_and_deflated, D -> Result {
-    let dir = scratch(&format!("npz-{:?}", D::TYPE));
+    let dir = scratch(&format!("npz-{:?}", D::TYPE))?;
     let psi = Tensor::from_slice(&values::<c64>(1, 15), &[5, 3])?;
     let e = Tensor::from_slice(&values::<f64>(2, 9), &[9])?;
     let k = Tensor::from_slice(&values::<i32>(3, 4), &[2, 2])?;
@@ -503,7 +505,7 @@ device_test!(npz_round_trip_stored_and_deflated, D -> Result {
 
 #[test]
 fn npz_errors() -> TestResult {
-    let dir = scratch("npz-errors");
+    let dir = scratch("npz-errors")?;
     let t = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[2])?;
     let e = save_npz(dir.join("a.npz"), &[("x", &t), ("x", &t)]).unwrap_err();
     assert!(e.to_string().contains("'x' twice"), "{e}");
@@ -606,7 +608,7 @@ fn dtype_code(d: DataType) -> &'static str {
 #[test]
 fn files_written_by_numpy_load_bit_for_bit() -> TestResult {
     let Some(py) = python() else { return Ok(()) };
-    let dir = scratch("from-numpy");
+    let dir = scratch("from-numpy")?;
     run_python(&py, "write", &dir)?;
     let manifest = std::fs::read_to_string(dir.join("manifest.txt"))?;
     let mut checked = 0;
@@ -683,28 +685,29 @@ fn manifest_line(name: &str, t: &Tensor) -> String {
     )
 }
 
-fn emit_all<T: Scalar>(dir: &Path, lines: &mut Vec<String>) {
+fn emit_all<T: Scalar>(dir: &Path, lines: &mut Vec<String>) -> TestResult {
     for (k, shape) in SHAPES.iter().enumerate() {
-        for (layout, t, want) in layouts::<T>(k as u64 + 40, shape).unwrap() {
+        for (layout, t, want) in layouts::<T>(k as u64 + 40, shape)? {
             let name = format!("{}_{k}_{}", dtype_code(T::DTYPE), &layout[..3]);
-            emit(dir, lines, &name, &t, &want).unwrap();
+            emit(dir, lines, &name, &t, &want)?;
         }
     }
+    Ok(())
 }
 
 #[test]
 fn files_written_by_ctensor_load_in_numpy() -> TestResult {
     let Some(py) = python() else { return Ok(()) };
-    let dir = scratch("to-numpy");
+    let dir = scratch("to-numpy")?;
     let mut lines = Vec::new();
-    emit_all::<f32>(&dir, &mut lines);
-    emit_all::<f64>(&dir, &mut lines);
-    emit_all::<i32>(&dir, &mut lines);
-    emit_all::<i64>(&dir, &mut lines);
-    emit_all::<c32>(&dir, &mut lines);
-    emit_all::<c64>(&dir, &mut lines);
-    emit_all::<f16>(&dir, &mut lines);
-    emit_all::<bf16>(&dir, &mut lines);
+    emit_all::<f32>(&dir, &mut lines)?;
+    emit_all::<f64>(&dir, &mut lines)?;
+    emit_all::<i32>(&dir, &mut lines)?;
+    emit_all::<i64>(&dir, &mut lines)?;
+    emit_all::<c32>(&dir, &mut lines)?;
+    emit_all::<c64>(&dir, &mut lines)?;
+    emit_all::<f16>(&dir, &mut lines)?;
+    emit_all::<bf16>(&dir, &mut lines)?;
     // Archives: NumPy reads each member by its name.
     let psi_v = values::<c64>(9, 15);
     let psi = Tensor::from_slice(&psi_v, &[5, 3])?;

@@ -10,11 +10,11 @@ mod common;
 use common::*;
 use ctensor_aten::{c64, CastFrom, DataType, Device, Error, Scalar, Tensor};
 
-fn c64s(t: &Tensor) -> Vec<c64> {
-    t.cast(DataType::ComplexDouble)
-        .unwrap()
-        .to_vec::<c64>()
-        .unwrap()
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn c64s(t: &Tensor) -> Fallible<Vec<c64>> {
+    Ok(t.cast(DataType::ComplexDouble)?.to_vec::<c64>()?)
 }
 
 fn eps(dt: DataType) -> f64 {
@@ -79,7 +79,7 @@ fn binary_case<D: Device, T: Scalar>() -> TestResult {
         ];
         for (name, got) in results {
             let out = got.dims().to_vec();
-            let g = c64s(&got);
+            let g = c64s(&got)?;
             for (k, idx) in all_indices(&out).iter().enumerate() {
                 let (x, y) = (at(&ac, sa, &out, idx), at(&bc, sb, &out, idx));
                 let want = match name {
@@ -177,7 +177,7 @@ fn nonfinite_complex_case<D: Device, T: Scalar>() -> TestResult {
         }),
     ];
     for (name, got, want) in cases {
-        let g = c64s(&got);
+        let g = c64s(&got)?;
         assert_eq!(g.len(), n, "{name}");
         for k in 0..n {
             let w = c(T::cast_from(want(xv[k], yv[k], zv[k])));
@@ -223,7 +223,7 @@ fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) -> TestResu
             let ys: Vec<T> = yv.iter().map(|&v| T::cast_from(v * sy)).collect();
             let x = on::<D>(Tensor::from_slice(&xs, &[n])?);
             let y = on::<D>(Tensor::from_slice(&ys, &[n])?);
-            let got = c64s(&(&x / &y)?);
+            let got = c64s(&(&x / &y)?)?;
             for i in 0..n {
                 // The stored inputs, unscaled exactly (powers of two), divided where
                 // nothing overflows, and scaled back.
@@ -257,7 +257,7 @@ fn division_range_case<D: Device, T: Scalar>(ks: &[i32], max_k: i32) -> TestResu
         c64::new(2.0, 0.0),
         c64::new(-0.5, 0.0),
     ]);
-    let got = c64s(&(&num / &den)?);
+    let got = c64s(&(&num / &den)?)?;
     let want = [
         c64::new(inf, inf),
         c64::new(-inf, f64::NAN),
@@ -350,9 +350,9 @@ device_test!(unary_ops_match_loops_and_reject_what_has_no_meaning, D -> Result {
     let v = [c64::new(1.0, 2.0), c64::new(-3.0, 0.5), c64::new(0.0, -1.0)];
     let t = on::<D>(Tensor::from_slice(&v, &[3])?);
     let (neg, sq, ex, ab) = (
-        c64s(&(-&t)?),
-        c64s(&t.sqrt()?),
-        c64s(&t.exp()?),
+        c64s(&(-&t)?)?,
+        c64s(&t.sqrt()?)?,
+        c64s(&t.exp()?)?,
         t.abs()?,
     );
     assert_eq!(ab.dtype(), DataType::Double);
@@ -432,7 +432,7 @@ fn reduce_case<D: Device, T: Scalar>() -> TestResult {
             let out_dims: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
             let sum = t.sum(&axes)?;
             assert_eq!(sum.dims(), out_dims);
-            let got = c64s(&sum);
+            let got = c64s(&sum)?;
             let mut want = vec![c64::new(0.0, 0.0); out_dims.iter().product()];
             let mut mag = vec![0.0; want.len()];
             let mut maxv = vec![f64::MIN; want.len()];
@@ -458,7 +458,7 @@ fn reduce_case<D: Device, T: Scalar>() -> TestResult {
                 );
             }
             if !T::DTYPE.is_complex() && !shape.contains(&0) {
-                let got = c64s(&t.max(&axes)?);
+                let got = c64s(&t.max(&axes)?)?;
                 for k in 0..want.len() {
                     assert_eq!(
                         got[k].re,

@@ -16,30 +16,39 @@ use ctensor_aten::{
 };
 use rand::Rng;
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// A random Hermitian matrix of dtype `T` (entries in [-1, 1]), in `order`.
-fn hermitian<D: Device, T: Scalar>(seed: u64, n: usize, order: Order) -> (Tensor, Vec<c64>) {
-    let mut r = rng(seed);
-    let mut h = vec![c64::new(0.0, 0.0); n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let im = if T::DTYPE.is_complex() && i != j {
-                r.gen_range(-1.0..1.0)
-            } else {
-                0.0
-            };
-            let v = c64::new(r.gen_range(-1.0..1.0), im);
-            h[i * n + j] = v;
-            h[j * n + i] = v.conj();
+fn hermitian<D: Device, T: Scalar>(
+    seed: u64,
+    n: usize,
+    order: Order,
+) -> Fallible<(Tensor, Vec<c64>)> {
+    Ok({
+        let mut r = rng(seed);
+        let mut h = vec![c64::new(0.0, 0.0); n * n];
+        for i in 0..n {
+            for j in 0..=i {
+                let im = if T::DTYPE.is_complex() && i != j {
+                    r.gen_range(-1.0..1.0)
+                } else {
+                    0.0
+                };
+                let v = c64::new(r.gen_range(-1.0..1.0), im);
+                h[i * n + j] = v;
+                h[j * n + i] = v.conj();
+            }
         }
-    }
-    let vals: Vec<T> = h.iter().map(|&v| T::cast_from(v)).collect();
-    let t = on::<D>(on::<D>(Tensor::from_slice(&vals, &[n, n]).unwrap()));
-    let t = if order == Order::ColMajor {
-        t.copy_to_col_major()
-    } else {
-        t
-    };
-    (t, h)
+        let vals: Vec<T> = h.iter().map(|&v| T::cast_from(v)).collect();
+        let t = on::<D>(on::<D>(Tensor::from_slice(&vals, &[n, n])?));
+        let t = if order == Order::ColMajor {
+            t.copy_to_col_major()
+        } else {
+            t
+        };
+        (t, h)
+    })
 }
 
 trait TestExt {
@@ -105,7 +114,7 @@ fn check_eig(h: &[c64], n: usize, w: &[c64], v: &[c64], m: usize, tol: f64, what
 fn eigh_case<D: Device, T: Scalar>() -> TestResult {
     for n in [1usize, 2, 9, 64] {
         for order in [Order::RowMajor, Order::ColMajor] {
-            let (a, h) = hermitian::<D, T>(n as u64 + 7, n, order);
+            let (a, h) = hermitian::<D, T>(n as u64 + 7, n, order)?;
             let tol = 200.0 * n as f64 * eps(T::DTYPE);
             for backend in BACKENDS {
                 let what = format!("{} eigh n={n} {order:?} {backend:?}", T::DTYPE);
@@ -180,7 +189,7 @@ device_test!(eigh_gives_av_eq_v_lambda_for_every_backend_order_range_and_dtype, 
 
 device_test!(eigh_at_n_300_agrees_across_backends, D -> Result {
     let n = 300;
-    let (a, h) = hermitian::<D, c64>(11, n, Order::RowMajor);
+    let (a, h) = hermitian::<D, c64>(11, n, Order::RowMajor)?;
     let tol = 200.0 * n as f64 * f64::EPSILON;
     let mut first: Option<Vec<c64>> = None;
     for backend in BACKENDS {
@@ -201,7 +210,7 @@ device_test!(eigh_at_n_300_agrees_across_backends, D -> Result {
 
 device_test!(eigh_generalized_solves_all_three_types_and_rejects_indefinite_b, D -> Result {
     let n = 12;
-    let (a, h) = hermitian::<D, c64>(5, n, Order::RowMajor);
+    let (a, h) = hermitian::<D, c64>(5, n, Order::RowMajor)?;
     // B = R Rᴴ / n + I, Hermitian positive definite.
     let mut r = rng(6);
     let rv: Vec<c64> = (0..n * n)
@@ -341,7 +350,7 @@ device_test!(linalg_errors_are_reported, D -> Result {
     let ints = Tensor::zeros(DataType::Int, D::TYPE, &[3, 3])?;
     let e = eigh(&ints, EighRange::All, EigBackend::LapackEvd).unwrap_err();
     assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
-    let (a, _) = hermitian::<D, f64>(1, 4, Order::RowMajor);
+    let (a, _) = hermitian::<D, f64>(1, 4, Order::RowMajor)?;
     let e = eigh(&a, EighRange::Index(2, 9), EigBackend::Faer).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
     let mut m = Tensor::ones(DataType::Int, D::TYPE, &[3, 3])?;
@@ -367,7 +376,7 @@ fn set_num_threads_governs_both_pools_and_results_do_not_depend_on_it() -> TestR
             "{bad}"
         );
     }
-    let (a, _) = hermitian::<ctensor_aten::CpuDevice, c64>(21, 40, Order::RowMajor);
+    let (a, _) = hermitian::<ctensor_aten::CpuDevice, c64>(21, 40, Order::RowMajor)?;
     let mut results = Vec::new();
     for threads in [1usize, 2] {
         ctensor_aten::set_num_threads(threads)?;

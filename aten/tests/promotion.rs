@@ -14,6 +14,9 @@ use ctensor_aten::{
 use rand::Rng;
 use DataType::*;
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// The order of the table below.
 const ORDER: [DataType; 8] = [
     Int,
@@ -131,29 +134,35 @@ fn unit(dt: DataType) -> f64 {
     }
 }
 
-fn values(t: &Tensor) -> Vec<c64> {
-    t.cast(ComplexDouble).unwrap().to_vec::<c64>().unwrap()
+fn values(t: &Tensor) -> Fallible<Vec<c64>> {
+    Ok(t.cast(ComplexDouble)?.to_vec::<c64>()?)
 }
 
 /// A random tensor of `dt` on `D`: small integers for integer types (so products and
 /// quotients are exact), otherwise values with a fractional part; no zeros (divisors).
-fn random_of<D: Device>(r: &mut rand::rngs::StdRng, dt: DataType, shape: &[usize]) -> Tensor {
-    let n: usize = shape.iter().product();
-    let v: Vec<c64> = (0..n)
-        .map(|_| {
-            let mut re = r.gen_range(-40i32..40) as f64;
-            if re == 0.0 {
-                re = 3.0;
-            }
-            let im = r.gen_range(-40i32..40) as f64;
-            if dt.is_integer() {
-                c64::new(re, 0.0)
-            } else {
-                c64::new(re / 4.0, im / 8.0)
-            }
-        })
-        .collect();
-    on::<D>(Tensor::from_slice(&v, shape).unwrap().cast(dt).unwrap())
+fn random_of<D: Device>(
+    r: &mut rand::rngs::StdRng,
+    dt: DataType,
+    shape: &[usize],
+) -> Fallible<Tensor> {
+    Ok({
+        let n: usize = shape.iter().product();
+        let v: Vec<c64> = (0..n)
+            .map(|_| {
+                let mut re = r.gen_range(-40i32..40) as f64;
+                if re == 0.0 {
+                    re = 3.0;
+                }
+                let im = r.gen_range(-40i32..40) as f64;
+                if dt.is_integer() {
+                    c64::new(re, 0.0)
+                } else {
+                    c64::new(re / 4.0, im / 8.0)
+                }
+            })
+            .collect();
+        on::<D>(Tensor::from_slice(&v, shape)?.cast(dt)?)
+    })
 }
 
 fn check_close(got: &[c64], want: &[c64], dt: DataType, what: &str) {
@@ -198,10 +207,10 @@ device_test!(binary_ops_promote_every_pair_of_dtypes, D -> Result {
     for a_t in ORDER {
         for b_t in ORDER {
             let want_t = result_type(a_t, b_t);
-            let a = random_of::<D>(&mut r, a_t, &[3, 1]);
-            let b = random_of::<D>(&mut r, b_t, &[1, 4]);
+            let a = random_of::<D>(&mut r, a_t, &[3, 1])?;
+            let b = random_of::<D>(&mut r, b_t, &[1, 4])?;
             // The operands as the promoted type holds them, in complex double.
-            let (av, bv) = (values(&a.cast(want_t)?), values(&b.cast(want_t)?));
+            let (av, bv) = (values(&a.cast(want_t)?)?, values(&b.cast(want_t)?)?);
             let cases: [(&str, Result<Tensor>, Vec<c64>); 4] = [
                 ("add", &a + &b, outer(&av, &bv, |x, y| x + y)),
                 ("sub", &a - &b, outer(&av, &bv, |x, y| x - y)),
@@ -219,7 +228,7 @@ device_test!(binary_ops_promote_every_pair_of_dtypes, D -> Result {
                 assert_eq!(got.device(), D::TYPE, "{what}");
                 assert_eq!(got.dims(), [3, 4], "{what}");
                 let units = if name == "div" && want_t.is_complex() { COMPLEX_DIV_UNITS } else { 2.0 };
-                check_within(&values(&got), &want, want_t, &what, units);
+                check_within(&values(&got)?, &want, want_t, &what, units);
             }
         }
     }
@@ -243,11 +252,11 @@ device_test!(numbers_promote_weakly_on_either_side, D -> Result {
     let numbers = [Number::from(3), Number::from(2.5), Number::from(c64::new(0.5, -1.5))];
     for t in ORDER {
         for s in numbers {
-            let x = random_of::<D>(&mut r, t, &[5]);
+            let x = random_of::<D>(&mut r, t, &[5])?;
             let want_t = weak(s, t);
-            let xv = values(&x.cast(want_t)?);
+            let xv = values(&x.cast(want_t)?)?;
             // The number as the result type holds it.
-            let sv = values(&Tensor::from_slice(&[s.to_c64()], &[1])?.cast(want_t)?)[0];
+            let sv = values(&Tensor::from_slice(&[s.to_c64()], &[1])?.cast(want_t)?)?[0];
             let div = |p: c64, q: c64| if want_t.is_integer() { trunc_div(p, q) } else { p / q };
             let cases: [(&str, Result<Tensor>, Vec<c64>); 6] = [
                 ("t + s", x.add_scalar(s), xv.iter().map(|&v| v + sv).collect()),
@@ -262,7 +271,7 @@ device_test!(numbers_promote_weakly_on_either_side, D -> Result {
                 let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert_eq!(got.dtype(), want_t, "{what}");
                 let units = if name.contains('/') && want_t.is_complex() { COMPLEX_DIV_UNITS } else { 2.0 };
-                check_within(&values(&got), &want, want_t, &what, units);
+                check_within(&values(&got)?, &want, want_t, &what, units);
             }
         }
     }
@@ -276,7 +285,7 @@ device_test!(operators_chain_on_results_and_take_numbers_on_either_side, D -> Re
     // (a ∘ b) + c: f64 with f32 is f64, then with c64 is c64.
     let got = ((&a * &b) + &c)?;
     assert_eq!(got.dtype(), ComplexDouble);
-    assert_eq!(values(&got), [c64::new(4.0, 1.0), c64::new(10.0, 1.0), c64::new(18.0, 1.0)]);
+    assert_eq!(values(&got)?, [c64::new(4.0, 1.0), c64::new(10.0, 1.0), c64::new(18.0, 1.0)]);
     // Numbers on the left and right, owned tensors, and unary minus of a result.
     let got = (2.0 * &a - (&b * 0.5)?)?;
     assert_eq!(got.dtype(), Double);
@@ -285,7 +294,7 @@ device_test!(operators_chain_on_results_and_take_numbers_on_either_side, D -> Re
     assert_eq!(got.to_vec::<f64>()?, [-2.0, -4.0, -6.0]);
     let got = (&b * c32::new(0.0, 2.0))?;
     assert_eq!(got.dtype(), ComplexFloat, "f32 times a complex number is c32, not f32");
-    assert_eq!(values(&got)[1], c64::new(0.0, 10.0));
+    assert_eq!(values(&got)?[1], c64::new(0.0, 10.0));
     let got = (1.0 / &b)?;
     assert_eq!(got.dtype(), Float);
     assert_eq!(got.to_vec::<f32>()?, [0.25, 0.2, 1.0 / 6.0]);
@@ -331,21 +340,21 @@ device_test!(in_place_and_out_compute_in_the_output_type_and_refuse_dropping_a_k
 
 device_test!(einsum_matmul_and_dot_promote_mixed_operands, D -> Result {
     let mut r = rng(7);
-    let a = random_of::<D>(&mut r, Double, &[4, 3]);
-    let b = random_of::<D>(&mut r, ComplexFloat, &[3, 5]);
+    let a = random_of::<D>(&mut r, Double, &[4, 3])?;
+    let b = random_of::<D>(&mut r, ComplexFloat, &[3, 5])?;
     let want = matmul(&a.cast(ComplexDouble)?, &b.cast(ComplexDouble)?)?;
     let got = matmul(&a, &b)?;
     assert_eq!(got.dtype(), ComplexDouble, "f64 with c32 is c64");
-    check_close(&values(&got), &values(&want), ComplexDouble, "matmul f64 · c32");
+    check_close(&values(&got)?, &values(&want)?, ComplexDouble, "matmul f64 · c32");
     let got = einsum("ij,jk->ik", &[&a, &b], &EinsumOptions::default())?;
-    check_close(&values(&got), &values(&want), ComplexDouble, "einsum f64 · c32");
+    check_close(&values(&got)?, &values(&want)?, ComplexDouble, "einsum f64 · c32");
     // Into a c64 output from two real operands of different types.
-    let ai = random_of::<D>(&mut r, Int, &[4, 3]);
-    let bf = random_of::<D>(&mut r, Float, &[3, 5]);
+    let ai = random_of::<D>(&mut r, Int, &[4, 3])?;
+    let bf = random_of::<D>(&mut r, Float, &[3, 5])?;
     let mut out = on::<D>(Tensor::zeros(ComplexDouble, D::TYPE, &[4, 5])?);
     einsum_into("ij,jk->ik", &[&ai, &bf], &EinsumOptions::default(), &mut out)?;
     let want = matmul(&ai.cast(ComplexDouble)?, &bf.cast(ComplexDouble)?)?;
-    check_close(&values(&out), &values(&want), ComplexDouble, "einsum_into c64 from i32 · f32");
+    check_close(&values(&out)?, &values(&want)?, ComplexDouble, "einsum_into c64 from i32 · f32");
     let mut real_out = on::<D>(Tensor::zeros(Double, D::TYPE, &[4, 5])?);
     let err = einsum_into("ij,jk->ik", &[&a, &b], &EinsumOptions::default(), &mut real_out)
         .unwrap_err();
@@ -357,7 +366,7 @@ device_test!(einsum_matmul_and_dot_promote_mixed_operands, D -> Result {
     let y = on::<D>(Tensor::from_slice(&[c64::new(0.0, 1.0), c64::new(3.0, 0.0)], &[2])?);
     let v = x.vdot(&y)?;
     assert_eq!(v.dtype(), ComplexDouble);
-    assert_eq!(values(&v), [c64::new(6.0, 1.0)]);
+    assert_eq!(values(&v)?, [c64::new(6.0, 1.0)]);
     Ok(())
 });
 

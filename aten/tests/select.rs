@@ -14,16 +14,21 @@ use ctensor_aten::{
 };
 use DataType::*;
 
-fn values(t: &Tensor) -> Vec<c64> {
-    t.cast(ComplexDouble).unwrap().to_vec::<c64>().unwrap()
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn values(t: &Tensor) -> Fallible<Vec<c64>> {
+    Ok(t.cast(ComplexDouble)?.to_vec::<c64>()?)
 }
 
 /// A `shape` tensor of `dt` on `D` whose element at flat row-major index `k` is `k + 1`
 /// (exact in every dtype for these sizes), plus 0.5i for complex types.
-fn counting<D: Device>(dt: DataType, shape: &[usize]) -> Tensor {
-    let n: usize = shape.iter().product();
-    let v: Vec<c64> = (0..n).map(|k| c64::new(k as f64 + 1.0, 0.5)).collect();
-    on::<D>(Tensor::from_slice(&v, shape).unwrap().cast(dt).unwrap())
+fn counting<D: Device>(dt: DataType, shape: &[usize]) -> Fallible<Tensor> {
+    Ok({
+        let n: usize = shape.iter().product();
+        let v: Vec<c64> = (0..n).map(|k| c64::new(k as f64 + 1.0, 0.5)).collect();
+        on::<D>(Tensor::from_slice(&v, shape)?.cast(dt)?)
+    })
 }
 
 /// The row-major multi-index of flat index `f` in `shape`.
@@ -46,7 +51,7 @@ device_test!(cat_and_stack_match_index_loops_along_every_dimension, D -> Result 
                 let mut s = base;
                 s[dim] = len;
                 // Mixed dtypes: f32, f64 and i32 promote to f64.
-                counting::<D>([Float, Double, Int][k], &s)
+                counting::<D>([Float, Double, Int][k], &s).unwrap()
             })
             .collect();
         let refs: Vec<&Tensor> = parts.iter().collect();
@@ -55,8 +60,8 @@ device_test!(cat_and_stack_match_index_loops_along_every_dimension, D -> Result 
         let mut want_shape = base;
         want_shape[dim] = 6;
         assert_eq!(got.dims(), want_shape);
-        let g = values(&got);
-        let pv: Vec<Vec<c64>> = parts.iter().map(values).collect();
+        let g = values(&got)?;
+        let pv: Vec<Vec<c64>> = parts.iter().map(values).collect::<Fallible<_>>()?;
         for (f, v) in g.iter().enumerate() {
             let mut idx = unflat(&want_shape, f);
             // Which part, and where in it.
@@ -70,18 +75,18 @@ device_test!(cat_and_stack_match_index_loops_along_every_dimension, D -> Result 
             let want = if parts[k].dtype().is_complex() { want } else { c64::new(want.re, 0.0) };
             assert_eq!(*v, want, "cat along {dim} at {f}");
         }
-        assert_eq!(values(&concat(&refs, dim)?), g, "concat is cat");
+        assert_eq!(values(&concat(&refs, dim)?)?, g, "concat is cat");
     }
     // A transposed view and a column-major map next to a plain tensor.
-    let a = counting::<D>(ComplexDouble, &[3, 2]);
-    let (_owner, map) = fortran_map::<D, c64>(&values(&counting::<D>(ComplexDouble, &[3, 2])), &[2, 3]);
+    let a = counting::<D>(ComplexDouble, &[3, 2])?;
+    let (_owner, map) = fortran_map::<D, c64>(&values(&counting::<D>(ComplexDouble, &[3, 2])?)?, &[2, 3]);
     let at = a.t()?;
     let got = cat(&[&at, &map], 0)?;
-    let mut want = values(&at.contiguous()?);
-    want.extend(values(&map.contiguous()?));
-    assert_eq!(values(&got), want);
+    let mut want = values(&at.contiguous()?)?;
+    want.extend(values(&map.contiguous()?)?);
+    assert_eq!(values(&got)?, want);
     // stack at every position 0..=rank against unsqueeze + cat.
-    let x = counting::<D>(Int64, &[2, 3]);
+    let x = counting::<D>(Int64, &[2, 3])?;
     let y = (&x * 10)?;
     for dim in 0..=2 {
         let s = stack(&[&x, &y], dim)?;
@@ -114,14 +119,14 @@ device_test!(assembling_zero_size_tensors_with_huge_axes_allocates_nothing, D ->
 });
 
 device_test!(cat_and_stack_refuse_what_does_not_fit, D -> Result {
-    let a = counting::<D>(Double, &[2, 3]);
-    let b = counting::<D>(Double, &[3, 3]);
+    let a = counting::<D>(Double, &[2, 3])?;
+    let b = counting::<D>(Double, &[3, 3])?;
     let e = cat(&[], 0).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "cat", .. }), "{e}");
     let e = cat(&[&a, &b], 1).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "cat", .. }), "{e}");
     assert!(e.to_string().contains("tensor 1"), "{e}");
-    let e = cat(&[&a, &counting::<D>(Double, &[6])], 0).unwrap_err();
+    let e = cat(&[&a, &counting::<D>(Double, &[6])?], 0).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
     let e = cat(&[&a, &b], 2).unwrap_err();
     assert!(matches!(e, Error::OutOfRange { op: "cat", .. }), "{e}");
@@ -136,12 +141,12 @@ device_test!(cat_and_stack_refuse_what_does_not_fit, D -> Result {
 fn gathers_every_dtype<D: Device, T: Scalar>() -> TestResult {
     let dt = T::DTYPE;
     let shape = [4usize, 5, 6];
-    let x = counting::<D>(dt, &shape);
+    let x = counting::<D>(dt, &shape)?;
     // A strided source too: the same values through a permuted copy's transpose view.
     let permuted = x.permute(&[2, 0, 1])?.contiguous()?;
     let strided = permuted.permute(&[1, 2, 0])?;
     assert!(!strided.is_contiguous());
-    let xv = values(&x);
+    let xv = values(&x)?;
     for dim in 0..3 {
         let n = shape[dim];
         let lists: [Vec<usize>; 4] = [
@@ -182,7 +187,7 @@ fn gathers_every_dtype<D: Device, T: Scalar>() -> TestResult {
                     (dt, D::TYPE, &out_shape[..]),
                     "{what}"
                 );
-                assert_eq!(values(&got), want, "{dt} {what} along {dim} by {idx:?}");
+                assert_eq!(values(&got)?, want, "{dt} {what} along {dim} by {idx:?}");
             }
         }
     }
@@ -195,7 +200,7 @@ device_test!(index_select_and_take_match_index_loops_for_every_dtype, D -> Resul
 });
 
 device_test!(selection_refuses_bad_indices_and_handles_empty_tensors, D -> Result {
-    let x = counting::<D>(Double, &[3, 4]);
+    let x = counting::<D>(Double, &[3, 4])?;
     for bad in [vec![0i64, 4], vec![-1]] {
         let idx = Tensor::from_slice(&bad, &[bad.len()])?;
         let e = x.index_select(1, &idx).unwrap_err();
@@ -221,20 +226,20 @@ device_test!(selection_refuses_bad_indices_and_handles_empty_tensors, D -> Resul
 });
 
 device_test!(compress_and_masked_select_keep_the_true_entries, D -> Result {
-    let x = counting::<D>(ComplexFloat, &[3, 4]);
-    let xv = values(&x);
+    let x = counting::<D>(ComplexFloat, &[3, 4])?;
+    let xv = values(&x)?;
     // NaN counts as true (NumPy's bool(nan)); -0.0 as false.
     let mask = on::<D>(Tensor::from_slice(&[1.0f64, f64::NAN, -0.0, 2.0], &[4])?);
     let got = x.compress(1, &mask)?;
     assert_eq!(got.dims(), [3, 3]);
     let want: Vec<c64> = (0..3).flat_map(|r| [0, 1, 3].map(|c| xv[r * 4 + c])).collect();
-    assert_eq!(values(&got), want);
+    assert_eq!(values(&got)?, want);
     let rows = on::<D>(Tensor::from_slice(&[0i32, 1, 0], &[3])?);
-    assert_eq!(values(&x.compress(0, &rows)?), xv[4..8]);
+    assert_eq!(values(&x.compress(0, &rows)?)?, xv[4..8]);
     // masked_select with a broadcast mask: the columns 0, 1 and 3 of every row, flat.
-    assert_eq!(values(&x.masked_select(&mask)?), want);
+    assert_eq!(values(&x.masked_select(&mask)?)?, want);
     let full = x.equal_scalar(c64::new(6.0, 0.5))?;
-    assert_eq!(values(&x.masked_select(&full)?), [xv[5]]);
+    assert_eq!(values(&x.masked_select(&full)?)?, [xv[5]]);
     let none = on::<D>(Tensor::zeros(Int, D::TYPE, &[3, 4])?);
     assert_eq!(x.masked_select(&none)?.dims(), [0]);
     let e = x.compress(1, &rows).unwrap_err();
@@ -245,14 +250,14 @@ device_test!(compress_and_masked_select_keep_the_true_entries, D -> Result {
 });
 
 device_test!(split_and_chunk_are_views_that_tile_the_tensor, D -> Result {
-    let x = counting::<D>(Double, &[10, 3]);
+    let x = counting::<D>(Double, &[10, 3])?;
     let pieces = x.split(4, 0)?;
     assert_eq!(pieces.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), [4, 4, 2]);
     let chunks = x.chunk(3, 0)?;
     assert_eq!(chunks.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), [4, 4, 2]);
     assert_eq!(x.chunk(4, 1)?.len(), 3, "fewer pieces when the length runs out");
     let sized = x.split_sizes(&[0, 7, 3], 0)?;
-    assert_eq!(values(&sized[2]), values(&x)[21..]);
+    assert_eq!(values(&sized[2])?, values(&x)?[21..]);
     // Views: writing into a piece writes into x.
     pieces[2].share().assign(&Tensor::scalar(-1.0f64)?)?;
     assert_eq!(x.to_vec::<f64>()?[24..], [-1.0; 6]);
@@ -276,7 +281,7 @@ device_test!(split_and_chunk_are_views_that_tile_the_tensor, D -> Result {
 device_test!(assign_writes_into_views_with_broadcasting_promotion_and_overlap, D -> Result {
     // Into a block of a column-major map.
     let (owner, map) = fortran_map::<D, f64>(&[0.0; 12], &[3, 4]);
-    let block = counting::<D>(Float, &[3, 2]);
+    let block = counting::<D>(Float, &[3, 2])?;
     map.narrow(1, 1, 2)?.assign(&block)?;
     let m = map.contiguous()?.to_vec::<f64>()?;
     for r in 0..3 {
@@ -285,21 +290,21 @@ device_test!(assign_writes_into_views_with_broadcasting_promotion_and_overlap, D
     drop(owner);
     // A broadcast row, and a refused complex source.
     let mut t = on::<D>(Tensor::zeros(Double, D::TYPE, &[2, 3])?);
-    t.assign(&counting::<D>(Int, &[3]))?;
+    t.assign(&counting::<D>(Int, &[3])?)?;
     assert_eq!(t.to_vec::<f64>()?, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
-    let e = t.assign(&counting::<D>(ComplexDouble, &[3])).unwrap_err();
+    let e = t.assign(&counting::<D>(ComplexDouble, &[3])?).unwrap_err();
     assert!(matches!(e, Error::CannotCast { op: "assign", .. }), "{e}");
-    let e = t.assign(&counting::<D>(Double, &[2])).unwrap_err();
+    let e = t.assign(&counting::<D>(Double, &[2])?).unwrap_err();
     assert!(matches!(e, Error::Broadcast { op: "assign", .. }), "{e}");
     // Overlapping source and destination in one buffer: a shift by one row.
-    let x = counting::<D>(Int64, &[4, 2]);
+    let x = counting::<D>(Int64, &[4, 2])?;
     x.narrow(0, 1, 3)?.assign(&x.narrow(0, 0, 3)?)?;
     assert_eq!(x.to_vec::<i64>()?, [1, 2, 1, 2, 3, 4, 5, 6]);
     // From the host into a tensor on D (a transfer where D is the GPU).
     let mut y = on::<D>(Tensor::zeros(ComplexFloat, D::TYPE, &[2])?);
     y.assign(&Tensor::from_slice(&[c64::new(1.0, 2.0), c64::new(3.0, 4.0)], &[2])?
         .cast(ComplexFloat)?)?;
-    assert_eq!(values(&y), [c64::new(1.0, 2.0), c64::new(3.0, 4.0)]);
+    assert_eq!(values(&y)?, [c64::new(1.0, 2.0), c64::new(3.0, 4.0)]);
     Ok(())
 });
 
@@ -313,7 +318,7 @@ device_test!(growable_tensor_appends_blocks_and_views_the_filled_part, D -> Resu
         for (k, len) in [1usize, 3, 0, 5, 2].into_iter().enumerate() {
             let mut s = [5usize, 5];
             s[dim] = len;
-            let block = (&counting::<D>(ComplexDouble, &s) * (k as i64 + 1))?;
+            let block = (&counting::<D>(ComplexDouble, &s)? * (k as i64 + 1))?;
             g.push(&block)?;
             pushed.push(block);
         }
@@ -321,7 +326,7 @@ device_test!(growable_tensor_appends_blocks_and_views_the_filled_part, D -> Resu
         assert!(g.capacity() >= 11 && g.capacity() <= 22, "capacity {}", g.capacity());
         let refs: Vec<&Tensor> = pushed.iter().collect();
         let want = cat(&refs, dim)?;
-        assert_eq!(values(&g.view()?), values(&want), "dim {dim}");
+        assert_eq!(values(&g.view()?)?, values(&want)?, "dim {dim}");
         // The view feeds matmul without a copy and gives the same product.
         let v = g.view()?;
         let prod = if dim == 1 { matmul(&v, &v.t()?) } else { matmul(&v.t()?, &v) };
@@ -332,12 +337,12 @@ device_test!(growable_tensor_appends_blocks_and_views_the_filled_part, D -> Resu
         };
         assert!(prod?.allclose(&want_prod?, 1e-14, 0.0)?);
         g.truncate(4);
-        assert_eq!(values(&g.view()?), values(&want.narrow(dim, 0, 4)?));
+        assert_eq!(values(&g.view()?)?, values(&want.narrow(dim, 0, 4)?)?);
         g.clear();
         let cap = g.capacity();
         g.push(&pushed[1])?;
         assert_eq!((g.len(), g.capacity()), (3, cap), "a restart reuses the memory");
-        let e = g.push(&counting::<D>(ComplexDouble, &[4, 4])).unwrap_err();
+        let e = g.push(&counting::<D>(ComplexDouble, &[4, 4])?).unwrap_err();
         assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
     }
     let e = GrowableTensor::new(Double, D::TYPE, &[3], 1, 4).unwrap_err();
@@ -353,9 +358,9 @@ device_test!(item_reads_the_one_element_of_any_rank, D -> Result {
     assert_eq!(s.item::<i32>()?, 7);
     let e = s.item::<f64>().unwrap_err();
     assert!(matches!(e, Error::DTypeMismatch { op: "item", .. }), "{e}");
-    let e = counting::<D>(Double, &[2]).item::<f64>().unwrap_err();
+    let e = counting::<D>(Double, &[2])?.item::<f64>().unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "item", .. }), "{e}");
-    let x = counting::<D>(Double, &[3]);
+    let x = counting::<D>(Double, &[3])?;
     assert_eq!(x.vdot(&x)?.item::<f64>()?, 14.0);
     Ok(())
 });
@@ -376,10 +381,10 @@ device_test!(index_copy_matches_a_loop, D -> Result {
             let idx = &perm[..size - 1];
             let mut sdims = dims;
             sdims[dim] = idx.len();
-            let mut x = counting::<D>(dt, &dims);
-            let before = values(&x);
+            let mut x = counting::<D>(dt, &dims)?;
+            let before = values(&x)?;
             let s = on::<D>(Tensor::from_slice(&(0..sdims.iter().product::<usize>()).map(|k| -(k as f64) - 1.0).collect::<Vec<_>>(), &sdims)?.cast(dt)?);
-            let sv = values(&s);
+            let sv = values(&s)?;
             x.index_copy_(dim, &on::<D>(Tensor::from_slice(idx, &[idx.len()])?), &s)?;
             let mut want = before.clone();
             for ix in all_indices(&sdims) {
@@ -387,7 +392,7 @@ device_test!(index_copy_matches_a_loop, D -> Result {
                 to[dim] = idx[ix[dim]] as usize;
                 want[flat(&dims, &to)] = sv[flat(&sdims, &ix)];
             }
-            assert_eq!(values(&x), want, "{dt} dim {dim}");
+            assert_eq!(values(&x)?, want, "{dt} dim {dim}");
         }
     }
     Ok(())
@@ -396,19 +401,19 @@ device_test!(index_copy_matches_a_loop, D -> Result {
 // Views, aliasing and hostile input for `index_copy_`.
 device_test!(index_copy_into_views_aliases_and_errors, D -> Result {
     // A transposed view writes into its parent.
-    let parent = counting::<D>(Double, &[3, 4]);
+    let parent = counting::<D>(Double, &[3, 4])?;
     let mut t = parent.t()?; // [4, 3]
     let src = on::<D>(Tensor::from_slice(&[-1.0f64, -2.0, -3.0], &[1, 3])?);
     t.index_copy_(0, &on::<D>(Tensor::from_slice(&[2i32], &[1])?), &src)?;
     assert_eq!(parent.to_vec::<f64>()?, [1.0, 2.0, -1.0, 4.0, 5.0, 6.0, -2.0, 8.0, 9.0, 10.0, -3.0, 12.0]);
     // The source a view of the target itself: read before written.
-    let mut x = counting::<D>(Double, &[4]);
+    let mut x = counting::<D>(Double, &[4])?;
     let head = x.narrow(0, 0, 2)?;
     x.index_copy_(0, &on::<D>(Tensor::from_slice(&[1i64, 2], &[2])?), &head)?;
     assert_eq!(x.to_vec::<f64>()?, [1.0, 1.0, 2.0, 4.0]);
     // Errors: a repeat (both positions named), out of range, the wrong source shape, a
     // complex source for a real target, float indices; none writes anything.
-    let mut y = counting::<D>(Double, &[5]);
+    let mut y = counting::<D>(Double, &[5])?;
     let two = on::<D>(Tensor::from_slice(&[0.5f64, 0.25], &[2])?);
     let e = y.index_copy_(0, &on::<D>(Tensor::from_slice(&[3i64, 3], &[2])?), &two).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "index_copy_", .. }) && e.to_string().contains("positions 0 and 1"), "{e}");
@@ -428,9 +433,9 @@ device_test!(index_copy_into_views_aliases_and_errors, D -> Result {
     // index_select after index_copy_ gives the source back.
     let mut g = on::<D>(Tensor::zeros(ComplexDouble, ctensor_aten::DeviceType::Cpu, &[10, 3])?);
     let at = on::<D>(Tensor::from_slice(&[7i64, 2, 9], &[3])?);
-    let s = counting::<D>(ComplexDouble, &[3, 3]);
+    let s = counting::<D>(ComplexDouble, &[3, 3])?;
     g.index_copy_(0, &at, &s)?;
-    assert_eq!(values(&g.index_select(0, &at)?), values(&s));
+    assert_eq!(values(&g.index_select(0, &at)?)?, values(&s)?);
     Ok(())
 });
 
@@ -449,7 +454,7 @@ device_test!(indices_checked_once_give_what_the_per_call_forms_give, D -> Result
                 perm.swap(k, r.gen_range(0..=k));
             }
             let scatter = &perm[..size.div_ceil(2)];
-            let x = counting::<D>(dt, &dims);
+            let x = counting::<D>(dt, &dims)?;
             let g = ctensor_aten::Indices::from_slice(&gather, size, D::TYPE)?;
             assert!(!g.is_distinct(), "more positions than the axis has: a repeat");
             let as_tensor = |v: &[usize]| -> ctensor_aten::Result<Tensor> {
@@ -457,16 +462,16 @@ device_test!(indices_checked_once_give_what_the_per_call_forms_give, D -> Result
                 Tensor::from_slice(&v, &[v.len()])?.to_device(D::TYPE)
             };
             let want = x.index_select(dim, &as_tensor(&gather)?)?;
-            assert_eq!(values(&x.index_select_with(dim, &g)?), values(&want), "{dt} dim {dim}");
+            assert_eq!(values(&x.index_select_with(dim, &g)?)?, values(&want)?, "{dt} dim {dim}");
             let s = ctensor_aten::Indices::new(&as_tensor(scatter)?, size, D::TYPE)?;
             assert!(s.is_distinct() && s.len() == scatter.len() && s.bound() == size);
             let mut sdims = dims;
             sdims[dim] = scatter.len();
-            let src = counting::<D>(dt, &sdims).neg()?;
+            let src = counting::<D>(dt, &sdims)?.neg()?;
             let (mut a, mut b) = (x.try_clone()?, x.try_clone()?);
             a.index_copy_(dim, &as_tensor(scatter)?, &src)?;
             b.index_copy_with(dim, &s, &src)?;
-            assert_eq!(values(&a), values(&b), "{dt} dim {dim}");
+            assert_eq!(values(&a)?, values(&b)?, "{dt} dim {dim}");
         }
     }
     Ok(())
@@ -483,13 +488,13 @@ device_test!(indices_refuse_what_does_not_fit_and_stay_unwritable, D -> Result {
     assert!(matches!(Indices::new(&floats, 4, D::TYPE), Err(Error::InvalidArgument { .. })));
     // Used on an axis of another length: refused, not read out of bounds.
     let ind = Indices::from_slice(&[1, 1, 3], 4, D::TYPE)?;
-    let x = counting::<D>(Double, &[2, 5]);
+    let x = counting::<D>(Double, &[2, 5])?;
     assert!(matches!(x.index_select_with(1, &ind), Err(Error::ShapeMismatch { .. })));
     assert!(matches!(x.index_select_with(2, &ind), Err(Error::OutOfRange { .. })));
     // A repeat gathers, but does not scatter.
-    let mut y = counting::<D>(Double, &[2, 4]);
+    let mut y = counting::<D>(Double, &[2, 4])?;
     assert_eq!(y.index_select_with(1, &ind)?.dims(), [2, 3]);
-    let e = y.index_copy_with(1, &ind, &counting::<D>(Double, &[2, 3])).unwrap_err();
+    let e = y.index_copy_with(1, &ind, &counting::<D>(Double, &[2, 3])?).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "index_copy_with", .. }), "{e}");
     // The positions are a copy of their own: writing the tensor they came from, or the
     // tensor to_tensor gives, changes nothing.
@@ -506,7 +511,7 @@ device_test!(indices_refuse_what_does_not_fit_and_stay_unwritable, D -> Result {
     assert_eq!(huge.index_select_with(1, &none)?.dims(), [0, 0]);
     if ctensor_aten::gpu_available() && D::TYPE == ctensor_aten::DeviceType::Cpu {
         let on_gpu = Indices::from_slice(&[0], 2, ctensor_aten::DeviceType::Gpu)?;
-        let e = counting::<D>(Double, &[2]).index_select_with(0, &on_gpu).unwrap_err();
+        let e = counting::<D>(Double, &[2])?.index_select_with(0, &on_gpu).unwrap_err();
         assert!(matches!(e, Error::DeviceMismatch { .. }), "{e}");
     }
     Ok(())

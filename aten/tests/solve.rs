@@ -21,8 +21,8 @@ fn values(t: &Tensor) -> Fallible<Vec<c64>> {
     Ok(t.cast(DataType::ComplexDouble)?.to_vec::<c64>()?)
 }
 
-fn close(got: &Tensor, want: &Tensor, tol: f64, what: &str) {
-    let (g, w) = (values(got).unwrap(), values(want).unwrap());
+fn close(got: &Tensor, want: &Tensor, tol: f64, what: &str) -> TestResult {
+    let (g, w) = (values(got)?, values(want)?);
     assert_eq!(g.len(), w.len(), "{what}: lengths");
     let scale = w.iter().map(|z| z.norm()).fold(1.0, f64::max);
     for (k, (a, b)) in g.iter().zip(&w).enumerate() {
@@ -32,6 +32,7 @@ fn close(got: &Tensor, want: &Tensor, tol: f64, what: &str) {
             tol * scale
         );
     }
+    Ok(())
 }
 
 /// A well-conditioned n × n matrix: random entries scaled small, plus 2 on the diagonal.
@@ -45,32 +46,34 @@ fn conditioned<D: Device, T: Scalar>(n: usize, seed: u64) -> Fallible<Tensor> {
 
 /// The `uplo` triangle of `a` (unit diagonal when asked) with zeros elsewhere, and a copy
 /// with NaN where the solver must not look.
-fn triangle(a: &Tensor, uplo: Uplo, diag: Diag) -> Fallible<(Tensor, Tensor)> {
+fn triangle(a: &Tensor, uplo: Uplo, diag: Diag) -> Fallible<Fallible<(Tensor, Tensor)>> {
     Ok({
-        let n = a.dims()[0];
-        let v = values(a)?;
-        let nan = c64::new(f64::NAN, f64::NAN);
-        let (mut clean, mut dirty) = (vec![c64::new(0.0, 0.0); n * n], vec![nan; n * n]);
-        for i in 0..n {
-            for j in 0..n {
-                let inside = if uplo == Uplo::Upper { i <= j } else { i >= j };
-                if i == j && diag == Diag::Unit {
-                    clean[i * n + j] = c64::new(1.0, 0.0);
-                } else if inside {
-                    clean[i * n + j] = v[i * n + j];
-                    dirty[i * n + j] = v[i * n + j];
+        Ok({
+            let n = a.dims()[0];
+            let v = values(a)?;
+            let nan = c64::new(f64::NAN, f64::NAN);
+            let (mut clean, mut dirty) = (vec![c64::new(0.0, 0.0); n * n], vec![nan; n * n]);
+            for i in 0..n {
+                for j in 0..n {
+                    let inside = if uplo == Uplo::Upper { i <= j } else { i >= j };
+                    if i == j && diag == Diag::Unit {
+                        clean[i * n + j] = c64::new(1.0, 0.0);
+                    } else if inside {
+                        clean[i * n + j] = v[i * n + j];
+                        dirty[i * n + j] = v[i * n + j];
+                    }
                 }
             }
-        }
-        let back = |x: Vec<c64>| {
-            Tensor::from_slice(&x, &[n, n])
-                .unwrap()
-                .cast(a.dtype())
-                .unwrap()
-                .to_device(a.device())
-                .unwrap()
-        };
-        (back(clean), back(dirty))
+            let back = |x: Vec<c64>| {
+                Tensor::from_slice(&x, &[n, n])
+                    .unwrap()
+                    .cast(a.dtype())
+                    .unwrap()
+                    .to_device(a.device())
+                    .unwrap()
+            };
+            (back(clean), back(dirty))
+        })
     })
 }
 
@@ -82,13 +85,13 @@ fn solves_of<D: Device, T: Scalar>() -> TestResult {
         let (b, _) = random_on::<D, T>(&mut rng(99), &[n, 3]);
         for uplo in [Uplo::Lower, Uplo::Upper] {
             for diag in [Diag::NonUnit, Diag::Unit] {
-                let (clean, dirty) = triangle(&a, uplo, diag)?;
+                let (clean, dirty) = triangle(&a, uplo, diag)??;
                 for trans in [Trans::N, Trans::T, Trans::C] {
                     let what = format!("{dt} n={n} {uplo:?} {diag:?} {trans:?}");
                     let x = solve_triangular(&dirty, &b, uplo, trans, diag)
                         .unwrap_or_else(|e| panic!("{what}: {e}"));
                     let lhs = matmul_op(&clean, trans, &x, Trans::N)?;
-                    close(&lhs, &b, tol, &what);
+                    close(&lhs, &b, tol, &what)?;
                 }
                 // A vector right-hand side keeps its shape.
                 let bv = b.narrow(1, 0, 1)?.reshape(&[n as i64])?;
@@ -109,7 +112,7 @@ fn solves_of<D: Device, T: Scalar>() -> TestResult {
                 &want,
                 tol,
                 &format!("{dt} n={n} cholesky_solve {uplo:?}"),
-            );
+            )?;
         }
     }
     Ok(())
@@ -131,7 +134,7 @@ fn least_squares_of<D: Device, T: Scalar>() -> TestResult {
         &matmul_op(&a, Trans::C, &a, Trans::N)?,
         &matmul_op(&a, Trans::C, &b, Trans::N)?,
     )?;
-    close(&x, &normal, tol, &format!("{dt} tall lstsq"));
+    close(&x, &normal, tol, &format!("{dt} tall lstsq"))?;
     // Wide: the minimum-norm solution Aᴴ (A Aᴴ)⁻¹ b, which solves A x = b exactly.
     let (w, _) = random_on::<D, T>(&mut rng(7), &[5, 30]);
     let (c, _) = random_on::<D, T>(&mut rng(8), &[5]);
@@ -151,7 +154,7 @@ fn least_squares_of<D: Device, T: Scalar>() -> TestResult {
         &min_norm,
         tol,
         &format!("{dt} wide lstsq"),
-    );
+    )?;
     // Rank deficient: two equal columns.
     let dup = ctensor_aten::cat(&[&a.narrow(1, 0, 3)?, &a.narrow(1, 0, 3)?], 1)?;
     let e = lstsq(&dup, &b).unwrap_err();
@@ -176,7 +179,7 @@ fn determinants_of<D: Device, T: Scalar>() -> TestResult {
         &Tensor::scalar(-2.0f64)?,
         tol,
         &format!("{dt} det 2×2"),
-    );
+    )?;
     // A permutation: sign −1, |det| = 1.
     let p = on::<D>(
         Tensor::from_slice(&[0.0f64, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0], &[3, 3])?.cast(dt)?,
@@ -196,7 +199,7 @@ fn determinants_of<D: Device, T: Scalar>() -> TestResult {
         &Tensor::scalar(prod)?,
         tol,
         &format!("{dt} det = Π λ"),
-    );
+    )?;
     // Singular, overflowing and empty.
     let s = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, 2.0, 4.0], &[2, 2])?.cast(dt)?);
     assert_eq!(slogdet(&s)?, (c64::new(0.0, 0.0), f64::NEG_INFINITY));

@@ -17,6 +17,9 @@ use std::time::Duration;
 use common::{random_tensor, rng, TestResult};
 use ctensor_aten::{DataType, DeviceType, Error, Fence, Order, Result, Scalar, Stream, Tensor};
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// A fence the test completes, counting the waits.
 #[derive(Debug, Default)]
 struct Fake {
@@ -99,7 +102,7 @@ fn unfinished_work_that_reads_host_memory_allows_reads_and_refuses_writes() -> T
     assert_eq!(doubled?.to_vec::<i32>()?, vec![2, 4, 6]);
     assert!(is_conflict(&t.data_mut::<i32>()));
     assert!(is_conflict(&t.set_value(7i32)));
-    assert!(is_conflict(&t.share().add_(&doubled_again())));
+    assert!(is_conflict(&t.share().add_(&doubled_again()?)));
     // A second reader in flight: reads still work, and work that writes cannot start.
     let g = fence();
     t.record_fence(g.clone(), false)?;
@@ -116,8 +119,8 @@ fn unfinished_work_that_reads_host_memory_allows_reads_and_refuses_writes() -> T
     Ok(())
 }
 
-fn doubled_again() -> Tensor {
-    Tensor::from_slice(&[1i32, 1, 1], &[3]).unwrap()
+fn doubled_again() -> Fallible<Tensor> {
+    Ok(Tensor::from_slice(&[1i32, 1, 1], &[3])?)
 }
 
 #[test]
@@ -458,26 +461,24 @@ gpu_test!(async_copies_reject_what_they_cannot_do, -> Result {
     Ok(())
 });
 
-gpu_test!(
-    async_copies_of_empty_tensors_and_into_views_touch_nothing_else,
-    {
-        let stream = Stream::new().unwrap();
+gpu_test!(async_copies_of_empty_tensors_and_into_views_touch_nothing_else, -> Result {
+        let stream = Stream::new()?;
         // Zero elements with a 2^40 dimension: nothing moves, nothing is allocated.
         for dims in [[0usize, 1 << 40], [1 << 40, 0]] {
-            let host = Tensor::pinned(DataType::ComplexDouble, &dims, Order::RowMajor).unwrap();
-            let dev = host.to_device_async(DeviceType::Gpu, &stream).unwrap();
-            let back = dev.to_device_async(DeviceType::Cpu, &stream).unwrap();
-            stream.synchronize().unwrap();
+            let host = Tensor::pinned(DataType::ComplexDouble, &dims, Order::RowMajor)?;
+            let dev = host.to_device_async(DeviceType::Gpu, &stream)?;
+            let back = dev.to_device_async(DeviceType::Cpu, &stream)?;
+            stream.synchronize()?;
             assert_eq!((dev.dims(), back.dims()), (&dims[..], &dims[..]));
         }
         // Into rows 1..3 of a NaN-filled [4, 7] GPU tensor (a dense view at an offset): the
         // other rows keep their NaN.
-        let mut pin = Tensor::pinned(DataType::Double, &[2, 7], Order::RowMajor).unwrap();
-        pin.fill(2.5).unwrap();
-        let dev = Tensor::full(f64::NAN, DeviceType::Gpu, &[4, 7]).unwrap();
-        let mut rows = dev.narrow(0, 1, 2).unwrap();
-        rows.sync_async(&pin, &stream).unwrap();
-        let all = dev.to_vec::<f64>().unwrap();
+        let mut pin = Tensor::pinned(DataType::Double, &[2, 7], Order::RowMajor)?;
+        pin.fill(2.5)?;
+        let dev = Tensor::full(f64::NAN, DeviceType::Gpu, &[4, 7])?;
+        let mut rows = dev.narrow(0, 1, 2)?;
+        rows.sync_async(&pin, &stream)?;
+        let all = dev.to_vec::<f64>()?;
         for (i, x) in all.iter().enumerate() {
             if (7..21).contains(&i) {
                 assert_eq!(*x, 2.5, "element {i}");
@@ -486,15 +487,16 @@ gpu_test!(
             }
         }
         // And from a view at an offset into pinned memory inside NaN padding.
-        let mut out = Tensor::pinned(DataType::Double, &[4, 7], Order::RowMajor).unwrap();
-        out.fill(f64::NAN).unwrap();
-        let mut mid = out.narrow(0, 2, 1).unwrap();
-        mid.sync_async(&dev.narrow(0, 1, 1).unwrap(), &stream)
-            .unwrap();
-        out.synchronize().unwrap();
-        let v = out.to_vec::<f64>().unwrap();
+        let mut out = Tensor::pinned(DataType::Double, &[4, 7], Order::RowMajor)?;
+        out.fill(f64::NAN)?;
+        let mut mid = out.narrow(0, 2, 1)?;
+        mid.sync_async(&dev.narrow(0, 1, 1)?, &stream)
+            ?;
+        out.synchronize()?;
+        let v = out.to_vec::<f64>()?;
         assert!(v[14..21].iter().all(|&x| x == 2.5));
         assert!(v[..14].iter().chain(&v[21..]).all(|x| x.is_nan()));
+        Ok(())
     }
 );
 

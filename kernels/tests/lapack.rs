@@ -14,6 +14,9 @@ use ctensor_kernels::lapack::*;
 use rand::rngs::StdRng;
 use rand::Rng;
 
+/// What a helper that can fail returns.
+type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// A column-major `rows × cols` matrix in complex double (the reference side).
 #[derive(Clone)]
 struct M {
@@ -870,35 +873,37 @@ fn getrf_and_getrs_on_a_2_mib_stack_thread_do_not_overflow_it() -> TestResult {
 
 /// The inverse of `a` by Gauss–Jordan elimination with partial pivoting, in c64: an
 /// independent reference for `gecon`.
-fn inverse(a: &M) -> M {
-    let n = a.rows;
-    let (mut l, mut r) = (a.clone(), M::eye(n));
-    for k in 0..n {
-        let p = (k..n)
-            .max_by(|&i, &j| l.at(i, k).norm().total_cmp(&l.at(j, k).norm()))
-            .unwrap();
-        for j in 0..n {
-            let (x, y) = (l.at(k, j), l.at(p, j));
-            l.set(k, j, y);
-            l.set(p, j, x);
-            let (x, y) = (r.at(k, j), r.at(p, j));
-            r.set(k, j, y);
-            r.set(p, j, x);
-        }
-        let d = l.at(k, k);
-        for j in 0..n {
-            l.set(k, j, l.at(k, j) / d);
-            r.set(k, j, r.at(k, j) / d);
-        }
-        for i in (0..n).filter(|&i| i != k) {
-            let f = l.at(i, k);
+fn inverse(a: &M) -> Fallible<M> {
+    Ok({
+        let n = a.rows;
+        let (mut l, mut r) = (a.clone(), M::eye(n));
+        for k in 0..n {
+            let p = (k..n)
+                .max_by(|&i, &j| l.at(i, k).norm().total_cmp(&l.at(j, k).norm()))
+                .unwrap();
             for j in 0..n {
-                l.set(i, j, l.at(i, j) - f * l.at(k, j));
-                r.set(i, j, r.at(i, j) - f * r.at(k, j));
+                let (x, y) = (l.at(k, j), l.at(p, j));
+                l.set(k, j, y);
+                l.set(p, j, x);
+                let (x, y) = (r.at(k, j), r.at(p, j));
+                r.set(k, j, y);
+                r.set(p, j, x);
+            }
+            let d = l.at(k, k);
+            for j in 0..n {
+                l.set(k, j, l.at(k, j) / d);
+                r.set(k, j, r.at(k, j) / d);
+            }
+            for i in (0..n).filter(|&i| i != k) {
+                let f = l.at(i, k);
+                for j in 0..n {
+                    l.set(i, j, l.at(i, j) - f * l.at(k, j));
+                    r.set(i, j, r.at(i, j) - f * r.at(k, j));
+                }
             }
         }
-    }
-    r
+        r
+    })
 }
 
 /// `a` stored with leading dimension `ld`, NaN in the rows past `a.rows` (for the float
@@ -977,7 +982,7 @@ where
             assert_eq!(rcond, 1.0, "{} gecon n=0", T::DTYPE);
             continue;
         }
-        let exact = 1.0 / (anorm * norm_one_ref(&inverse(&a)));
+        let exact = 1.0 / (anorm * norm_one_ref(&inverse(&a)?));
         let slack = 1.0 + 100.0 * n as f64 * eps::<T>();
         assert!(
             rcond >= exact / slack && rcond <= 10.0 * exact * slack,

@@ -67,8 +67,8 @@ enum Out {
 fn run<D: TestDevice, T: Scalar>(
     place: Out,
     [x, y, z]: &[Vec<T>; 3],
-    kernel: impl Fn(*const T, *const T, *const T, *mut T),
-) -> Vec<T> {
+    kernel: impl Fn(*const T, *const T, *const T, *mut T) -> ctensor_base::Result<()>,
+) -> ctensor_base::Result<Vec<T>> {
     let [mut x, mut y, mut z] = [x, y, z].map(|v| Buf::on::<D>(v.clone()));
     let mut fresh = Buf::on::<D>(vec![T::zero(); x.get().len()]);
     let out = match place {
@@ -77,13 +77,13 @@ fn run<D: TestDevice, T: Scalar>(
         Out::OverY => y.ptr(),
         Out::OverZ => z.ptr(),
     };
-    kernel(x.ptr(), y.ptr(), z.ptr(), out);
-    match place {
+    kernel(x.ptr(), y.ptr(), z.ptr(), out)?;
+    Ok(match place {
         Out::Fresh => fresh.get(),
         Out::OverX => x.get(),
         Out::OverY => y.get(),
         Out::OverZ => z.get(),
-    }
+    })
 }
 
 fn elementwise_case<D, T: Arith>() -> TestResult
@@ -104,8 +104,8 @@ where
             // SAFETY (all closures below): every buffer holds `n` elements and the output
             // is a fresh buffer or exactly one of the inputs.
             let got = run::<D, T>(place, &data, |x, y, _, o| unsafe {
-                <D as Add<T>>::add(n, a, x, b, y, o).unwrap()
-            });
+                <D as Add<T>>::add(n, a, x, b, y, o)
+            })?;
             for i in 0..n {
                 let (p, q) = (ac * xs[i], bc * ys[i]);
                 check(
@@ -116,15 +116,15 @@ where
                 );
             }
             let got = run::<D, T>(place, &data, |x, y, _, o| unsafe {
-                <D as Mul<T>>::mul(n, a, x, y, o).unwrap()
-            });
+                <D as Mul<T>>::mul(n, a, x, y, o)
+            })?;
             for i in 0..n {
                 let w = ac * xs[i] * ys[i];
                 check(got[i], w, w.norm(), &format!("mul {place:?} n={n} i={i}"));
             }
             let got = run::<D, T>(place, &data, |x, y, _, o| unsafe {
-                <D as Div<T>>::div(n, a, x, y, o).unwrap()
-            });
+                <D as Div<T>>::div(n, a, x, y, o)
+            })?;
             for i in 0..n {
                 let w = if T::DTYPE.is_integer() {
                     c64::new(((ac.re * xs[i].re) / ys[i].re).trunc(), 0.0)
@@ -141,8 +141,8 @@ where
         }
         for place in [Out::Fresh, Out::OverX] {
             let got = run::<D, T>(place, &data, |x, _, _, o| unsafe {
-                <D as Mul<T>>::scale(n, a, x, o).unwrap()
-            });
+                <D as Mul<T>>::scale(n, a, x, o)
+            })?;
             for i in 0..n {
                 let w = ac * xs[i];
                 check(got[i], w, w.norm(), &format!("scale {place:?} n={n} i={i}"));
@@ -150,8 +150,8 @@ where
         }
         for place in [Out::Fresh, Out::OverX, Out::OverY, Out::OverZ] {
             let got = run::<D, T>(place, &data, |x, y, z, o| unsafe {
-                <D as Fma<T>>::fma(n, a, x, y, b, z, o).unwrap()
-            });
+                <D as Fma<T>>::fma(n, a, x, y, b, z, o)
+            })?;
             for i in 0..n {
                 let (p, q) = (ac * xs[i] * ys[i], bc * zs[i]);
                 check(

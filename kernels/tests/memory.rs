@@ -192,7 +192,7 @@ where
     Ok(())
 }
 
-fn cast_from_all<Dev, S: Scalar>()
+fn cast_from_all<Dev, S: Scalar>() -> TestResult
 where
     Dev: TestDevice
         + CastMemory<f32, S>
@@ -212,25 +212,26 @@ where
     f16: CastFrom<S>,
     bf16: CastFrom<S>,
 {
-    cast_to::<Dev, f32, S>().unwrap();
-    cast_to::<Dev, f64, S>().unwrap();
-    cast_to::<Dev, i32, S>().unwrap();
-    cast_to::<Dev, i64, S>().unwrap();
-    cast_to::<Dev, c32, S>().unwrap();
-    cast_to::<Dev, c64, S>().unwrap();
-    cast_to::<Dev, f16, S>().unwrap();
-    cast_to::<Dev, bf16, S>().unwrap();
+    cast_to::<Dev, f32, S>()?;
+    cast_to::<Dev, f64, S>()?;
+    cast_to::<Dev, i32, S>()?;
+    cast_to::<Dev, i64, S>()?;
+    cast_to::<Dev, c32, S>()?;
+    cast_to::<Dev, c64, S>()?;
+    cast_to::<Dev, f16, S>()?;
+    cast_to::<Dev, bf16, S>()?;
+    Ok(())
 }
 
 device_test!(cast_memory_all_64_pairs, D -> Result {
-    cast_from_all::<D, f32>();
-    cast_from_all::<D, f64>();
-    cast_from_all::<D, i32>();
-    cast_from_all::<D, i64>();
-    cast_from_all::<D, c32>();
-    cast_from_all::<D, c64>();
-    cast_from_all::<D, f16>();
-    cast_from_all::<D, bf16>();
+    cast_from_all::<D, f32>()?;
+    cast_from_all::<D, f64>()?;
+    cast_from_all::<D, i32>()?;
+    cast_from_all::<D, i64>()?;
+    cast_from_all::<D, c32>()?;
+    cast_from_all::<D, c64>()?;
+    cast_from_all::<D, f16>()?;
+    cast_from_all::<D, bf16>()?;
     Ok(())
 });
 

@@ -60,14 +60,14 @@ macro_rules! for_all_dtypes {
         $crate::common::Outcome::outcome($f::<$D, ctensor_base::bf16>())?;
     }};
     ($f:ident) => {{
-        $crate::common::Outcome::outcome($f::<f32>()).unwrap();
-        $crate::common::Outcome::outcome($f::<f64>()).unwrap();
-        $crate::common::Outcome::outcome($f::<i32>()).unwrap();
-        $crate::common::Outcome::outcome($f::<i64>()).unwrap();
-        $crate::common::Outcome::outcome($f::<ctensor_base::c32>()).unwrap();
-        $crate::common::Outcome::outcome($f::<ctensor_base::c64>()).unwrap();
-        $crate::common::Outcome::outcome($f::<ctensor_base::f16>()).unwrap();
-        $crate::common::Outcome::outcome($f::<ctensor_base::bf16>()).unwrap();
+        $crate::common::Outcome::outcome($f::<f32>())?;
+        $crate::common::Outcome::outcome($f::<f64>())?;
+        $crate::common::Outcome::outcome($f::<i32>())?;
+        $crate::common::Outcome::outcome($f::<i64>())?;
+        $crate::common::Outcome::outcome($f::<ctensor_base::c32>())?;
+        $crate::common::Outcome::outcome($f::<ctensor_base::c64>())?;
+        $crate::common::Outcome::outcome($f::<ctensor_base::f16>())?;
+        $crate::common::Outcome::outcome($f::<ctensor_base::bf16>())?;
     }};
 }
 
