@@ -80,7 +80,7 @@ impl fmt::Display for Trans {
     }
 }
 
-/// Which side of `B` the triangular matrix of [`BlasTrsm`] stands on.
+/// Which side of `B` the triangular matrix of [`BlasTrsm`](crate::blas::BlasTrsm) stands on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
     /// `op(A) X = alpha B`.
