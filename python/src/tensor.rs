@@ -493,11 +493,35 @@ pub(crate) enum Cmp {
 /// the remainder is nonzero and its sign differs from the divisor's (Python's and
 /// NumPy's floor). A zero divisor is ctensor's error.
 fn floor_divide(a: &Inner, b: &Inner) -> ctensor_aten::Result<Inner> {
+    if a.dtype().is_float() {
+        return floor_divide_floats(a, b);
+    }
     let q = a.div(b)?;
     let r = a.sub(&q.mul(b)?)?;
     let signs_differ = r.lt_scalar(0)?.not_equal(&b.lt_scalar(0)?)?;
     let adjust = r.not_equal_scalar(0)?.mul(&signs_differ)?.cast(q.dtype())?;
     q.sub(&adjust)
+}
+
+/// `a // b` for floating tensors of one type, as NumPy's `npy_divmod` computes it from the
+/// exact remainder: `div = (a - fmod(a, b)) / b`, less one where the remainder's sign
+/// differs from the divisor's, then rounded to the nearest integer (it is one up to the
+/// rounding of the division); a zero quotient takes the sign of `a / b`, and a zero
+/// divisor gives `a / b` (±inf or NaN).
+fn floor_divide_floats(a: &Inner, b: &Inner) -> ctensor_aten::Result<Inner> {
+    let dt = a.dtype();
+    let m = a.fmod(b)?;
+    let div = a.sub(&m)?.div(b)?;
+    let signs_differ = m.lt_scalar(0)?.not_equal(&b.lt_scalar(0)?)?;
+    let adjust = m.not_equal_scalar(0)?.mul(&signs_differ)?.cast(dt)?;
+    let div = div.sub(&adjust)?;
+    let floor = div.floor()?;
+    let up = div.sub(&floor)?.gt_scalar(0.5)?.cast(dt)?;
+    let floor = floor.add(&up)?;
+    let quotient = a.div(b)?;
+    let signed_zero = Inner::zeros(dt, a.device(), &[])?.copysign(&quotient)?;
+    let q = ctensor_aten::where_cond(&div.equal_scalar(0)?, &signed_zero, &floor)?;
+    ctensor_aten::where_cond(&b.equal_scalar(0)?, &quotient, &q)
 }
 
 impl Tensor {
@@ -561,12 +585,14 @@ impl Tensor {
                 Op::Sub => a.sub(b),
                 Op::Mul => a.mul(b),
                 Op::Div => a.div(b),
-                Op::FloorDiv if floating => Err(ctensor_aten::Error::UnsupportedDType {
-                    op: "floor_divide",
-                    dtype: a.dtype(),
-                    supported: "integer types (for floating types, take numpy.floor_divide \
-                                of .numpy(): its fmod-based rounding is not here yet)",
-                }),
+                Op::FloorDiv if a.dtype().is_complex() => {
+                    Err(ctensor_aten::Error::UnsupportedDType {
+                        op: "floor_divide",
+                        dtype: a.dtype(),
+                        supported: "integer and real floating types (complex numbers have no \
+                                    floor division, as in NumPy)",
+                    })
+                }
                 Op::FloorDiv => floor_divide(a, b),
                 Op::Math(f) => a.binary_math(b, f),
                 Op::Cmp(Cmp::Lt) => a.lt(b),

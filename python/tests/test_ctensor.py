@@ -202,9 +202,29 @@ def test_division_is_true_division_and_floor_division_floors():
         assert got.dtype == ref.dtype.name
         np.testing.assert_array_equal(got.numpy(), ref)
     with pytest.raises(ctensor.Error, match="floor_divide"):
-        ctensor.Tensor(np.ones(2)) // 2
+        ctensor.Tensor(np.ones(2, np.complex128)) // 2
     with pytest.raises(ctensor.Error, match="zero"):
         t // 0
+
+
+def test_floor_division_of_floats_matches_numpy():
+    """NumPy's rule (the exact fmod remainder, then the quotient rounded): on random values,
+    exact multiples, signed zeros, infinities, NaN and zero divisors, both float types."""
+    rng = np.random.default_rng(3)
+    special = np.array([0.0, -0.0, 1.0, -1.0, 3.0, -3.0, np.inf, -np.inf, np.nan, 0.1, 1e30])
+    for dtype in [np.float64, np.float32]:
+        x = np.concatenate([rng.uniform(-50, 50, 301), np.repeat(special, len(special)),
+                            [6.0, -6.0, 0.3, -0.3]]).astype(dtype)
+        y = np.concatenate([rng.uniform(-5, 5, 301), np.tile(special, len(special)),
+                            [3.0, 3.0, 0.1, 0.1]]).astype(dtype)
+        with np.errstate(all="ignore"):
+            want = np.floor_divide(x, y)
+            for got in [ctensor.Tensor(x) // ctensor.Tensor(y), ctensor.Tensor(x) // y,
+                        x // ctensor.Tensor(y)]:
+                assert got.dtype == np.dtype(dtype).name
+                np.testing.assert_array_equal(got.numpy(), want)
+                assert np.array_equal(np.signbit(got.numpy()), np.signbit(want))
+            np.testing.assert_array_equal((ctensor.Tensor(x) // 2.5).numpy(), x // dtype(2.5))
 
 
 def test_integers_out_of_a_tensors_range_raise_overflow_as_numpy_2():
