@@ -267,3 +267,42 @@ fn every_op_has_a_distinct_code_and_name() -> R {
     assert_eq!(names.len(), n);
     Ok(())
 }
+
+device_test!(engine_routed_comparisons_classes_and_math_take_hostile_input, D -> Result {
+    // A transposed (strided) operand against a broadcast row, with NaN, ±inf and ±0:
+    // each result element checked against Rust's own comparison on the same pair.
+    let a = [f64::NAN, -0.0, 0.0, f64::INFINITY, -1.5, f64::NEG_INFINITY, 2.0, 7.0, f64::NAN];
+    let x = on::<D>(Tensor::from_slice(&a, &[3, 3])?).t()?;
+    let row = [0.0, f64::NAN, -1.5];
+    let y = on::<D>(Tensor::from_slice(&row, &[1, 3])?);
+    let xv = |i: usize, j: usize| a[j * 3 + i];
+    let lt = x.lt(&y)?.to_vec::<i32>()?;
+    let ne = x.not_equal(&y)?.to_vec::<i32>()?;
+    let mx = x.maximum(&y)?.to_vec::<f64>()?;
+    let nan = x.isnan()?.to_vec::<i32>()?;
+    let sq = x.math(MathOp::Sqrt)?.to_vec::<f64>()?;
+    for i in 0..3 {
+        for (j, &q) in row.iter().enumerate() {
+            let (p, k) = (xv(i, j), i * 3 + j);
+            assert_eq!(lt[k], (p < q) as i32, "lt({p}, {q})");
+            assert_eq!(ne[k], (p != q) as i32, "ne({p}, {q})");
+            let want = if p.is_nan() || q.is_nan() { f64::NAN } else { p.max(q) };
+            assert!(same(mx[k], want), "max({p}, {q}) = {}", mx[k]);
+            assert_eq!(nan[k], p.is_nan() as i32);
+            assert!(same(sq[k], p.sqrt()), "sqrt({p})");
+        }
+    }
+    // Zero elements with a huge other dimension: nothing is read, the shapes come out.
+    let e = on::<D>(Tensor::zeros(Double, D::TYPE, &[1 << 40, 0])?);
+    assert_eq!(e.lt(&e)?.dims(), [1 << 40, 0]);
+    assert_eq!(e.isinf()?.dims(), [1 << 40, 0]);
+    assert_eq!(e.minimum(&e)?.dims(), [1 << 40, 0]);
+    assert_eq!(e.sin()?.dims(), [1 << 40, 0]);
+    let mut m = e.share();
+    m.math_(MathOp::Exp)?;
+    // Complex numbers have no order, and say so under the name the caller used.
+    let z = on::<D>(Tensor::from_slice(&[ctensor_aten::c64::new(1.0, 1.0)], &[1])?);
+    assert!(matches!(z.lt(&z).unwrap_err(), Error::UnsupportedDType { op: "lt", .. }));
+    assert!(matches!(z.maximum(&z).unwrap_err(), Error::UnsupportedDType { op: "maximum", .. }));
+    Ok(())
+});

@@ -358,24 +358,14 @@ impl Tensor {
         other: &Bound<'_, PyAny>,
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        if modulo.is_some_and(|m| !m.is_none()) {
-            return Err(PyTypeError::new_err(
-                "pow() with a modulus is not supported for tensors",
-            ));
-        }
-        self.binary(other, Op::Math(BinaryMathOp::Pow), false)
+        self.power(other, modulo, false)
     }
     fn __rpow__(
         &self,
         other: &Bound<'_, PyAny>,
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        if modulo.is_some_and(|m| !m.is_none()) {
-            return Err(PyTypeError::new_err(
-                "pow() with a modulus is not supported for tensors",
-            ));
-        }
-        self.binary(other, Op::Math(BinaryMathOp::Pow), true)
+        self.power(other, modulo, true)
     }
 
     fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
@@ -528,6 +518,21 @@ impl Tensor {
     /// `self op other` (or `other op self` when `reflected`), with Python numbers as
     /// weakly-typed scalars and anything else converted to a tensor; two tensors promote
     /// as NumPy 2 does ([`numpy_promoted`]).
+    /// `**` and its reflection; a third `pow()` argument (a modulus) is refused.
+    fn power(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+        reflected: bool,
+    ) -> PyResult<Self> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulus is not supported for tensors",
+            ));
+        }
+        self.binary(other, Op::Math(BinaryMathOp::Pow), reflected)
+    }
+
     pub(crate) fn binary(
         &self,
         other: &Bound<'_, PyAny>,
