@@ -33,6 +33,7 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod ffi;
+pub mod solvers;
 
 /// The cargo features this build of ctensor has, comma-separated (e.g. `cuda`): a shared
 /// target directory may hold a library built with other features than the current

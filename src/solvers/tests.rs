@@ -1,0 +1,180 @@
+//! Both solvers against dense `eigh` of the same matrix, every floating dtype, awkward
+//! sizes, degenerate spectra, and the inputs that must be refused.
+
+use super::*;
+use ctensor_aten::{eigh, matmul, DataType, DeviceType, EigBackend, EighRange, Tensor};
+
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
+type Solver = fn(&Tensor, &Tensor, &Tensor, SolverOptions) -> Result<Eigenpairs>;
+
+const FLOATS: [DataType; 4] = [
+    DataType::Float,
+    DataType::Double,
+    DataType::ComplexFloat,
+    DataType::ComplexDouble,
+];
+
+fn run_davidson(h: &Tensor, d: &Tensor, x0: &Tensor, o: SolverOptions) -> Result<Eigenpairs> {
+    davidson(|x| matmul(h, x), diagonal_preconditioner(d, 1e-2), x0, o)
+}
+
+fn run_lobpcg(h: &Tensor, d: &Tensor, x0: &Tensor, o: SolverOptions) -> Result<Eigenpairs> {
+    lobpcg(|x| matmul(h, x), diagonal_preconditioner(d, 1e-2), x0, o)
+}
+
+/// A Hermitian `[n, n]` matrix: a spread diagonal plus a random Hermitian coupling
+/// (a plane-wave Hamiltonian's shape: diagonally dominant, not diagonal). With
+/// `degenerate`, the diagonal holds pairs of equal values.
+fn matrix(dtype: DataType, n: usize, seed: u64, degenerate: bool) -> Result<(Tensor, Tensor)> {
+    let a = Tensor::randn(dtype, DeviceType::Cpu, &[n, n], seed)?.mul_scalar(0.05)?;
+    let sym = a.add(&a.t()?.conj()?)?;
+    let d: Vec<f64> = (0..n)
+        .map(|i| {
+            if degenerate {
+                (i / 2) as f64
+            } else {
+                i as f64 * 0.7
+            }
+        })
+        .collect();
+    let dt = Tensor::from_slice(&d, &[n])?;
+    let h = if degenerate {
+        // Exact degeneracy: H = diag(d) itself, with a unitary-invariant pairwise block.
+        Tensor::eye(dtype, DeviceType::Cpu, n)?.mul(&dt.unsqueeze(0)?.cast(dtype)?)?
+    } else {
+        sym.add(&Tensor::eye(dtype, DeviceType::Cpu, n)?.mul(&dt.unsqueeze(0)?.cast(dtype)?)?)?
+    };
+    let real = if matches!(dtype, DataType::Float | DataType::ComplexFloat) {
+        DataType::Float
+    } else {
+        DataType::Double
+    };
+    Ok((h, dt.cast(real)?))
+}
+
+fn check_against_eigh(solver: Solver, dtype: DataType, n: usize, nev: usize) -> TestResult {
+    let single = matches!(dtype, DataType::Float | DataType::ComplexFloat);
+    for degenerate in [false, true] {
+        let (h, d) = matrix(dtype, n, 7 + n as u64, degenerate)?;
+        let x0 = Tensor::randn(dtype, DeviceType::Cpu, &[n, nev], 3)?;
+        let mut o = SolverOptions::new(nev);
+        o.tol = if single { 2e-3 } else { 1e-9 };
+        o.max_iter = 400;
+        let found = solver(&h, &d, &x0, o)?;
+        assert!(
+            found.converged,
+            "{dtype:?} n={n} nev={nev}: {:?}",
+            found.residual_norms
+        );
+        let want = eigh(&h, EighRange::Index(0, nev), EigBackend::default())?.0;
+        let (got, want) = (host_values(&found.values)?, host_values(&want)?);
+        let tol = if single { 1e-3 } else { 1e-9 };
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= tol * w.abs().max(1.0),
+                "{dtype:?} n={n}: {got:?} vs {want:?}"
+            );
+        }
+        // The vectors: orthonormal, and their residuals are the ones reported.
+        let v = &found.vectors;
+        let gram = matmul_op_c(v, v)?;
+        let eye = Tensor::eye(dtype, DeviceType::Cpu, nev)?;
+        assert!(gram.allclose(&eye, 0.0, if single { 1e-4 } else { 1e-10 })?);
+        let r = matmul(&h, v)?.sub(&v.mul(&found.values.unsqueeze(0)?)?)?;
+        let norms = column_norms(&r)?;
+        for (a, b) in norms.iter().zip(&found.residual_norms) {
+            assert!((a - b).abs() <= if single { 1e-3 } else { 1e-10 });
+        }
+    }
+    Ok(())
+}
+
+fn matmul_op_c(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    ctensor_aten::matmul_op(a, ctensor_aten::Trans::C, b, ctensor_aten::Trans::N)
+}
+
+#[test]
+fn davidson_matches_dense_eigh_for_every_dtype_and_size() -> TestResult {
+    for dtype in FLOATS {
+        for (n, nev) in [(1, 1), (7, 3), (40, 5), (301, 8)] {
+            check_against_eigh(run_davidson, dtype, n, nev)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn lobpcg_matches_dense_eigh_for_every_dtype_and_size() -> TestResult {
+    for dtype in FLOATS {
+        for (n, nev) in [(1, 1), (7, 3), (40, 5), (301, 8)] {
+            check_against_eigh(run_lobpcg, dtype, n, nev)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn an_iteration_limit_returns_the_current_pairs_unconverged() -> TestResult {
+    for solver in [run_davidson as Solver, run_lobpcg] {
+        let (h, d) = matrix(DataType::ComplexDouble, 120, 5, false)?;
+        let x0 = Tensor::randn(DataType::ComplexDouble, DeviceType::Cpu, &[120, 6], 9)?;
+        let mut o = SolverOptions::new(6);
+        o.max_iter = 1;
+        o.tol = 1e-12;
+        let found = solver(&h, &d, &x0, o)?;
+        assert!(!found.converged);
+        assert_eq!(found.iterations, 1);
+        assert_eq!(found.vectors.dims(), [120, 6]);
+        assert!(found.residual_norms.iter().any(|&r| r > 1e-12));
+    }
+    Ok(())
+}
+
+#[test]
+fn bad_start_blocks_and_settings_are_refused_with_errors() -> TestResult {
+    let (h, d) = matrix(DataType::Double, 10, 1, false)?;
+    for solver in [run_davidson as Solver, run_lobpcg] {
+        // nev larger than n, a start block of the wrong width, an integer block.
+        let x0 = Tensor::randn(DataType::Double, DeviceType::Cpu, &[10, 11], 1)?;
+        assert!(solver(&h, &d, &x0, SolverOptions::new(11)).is_err());
+        let x0 = Tensor::randn(DataType::Double, DeviceType::Cpu, &[10, 3], 1)?;
+        let e = solver(&h, &d, &x0, SolverOptions::new(2)).unwrap_err();
+        assert!(e.to_string().contains("nev = 2"), "{e}");
+        let xi = Tensor::zeros(DataType::Int, DeviceType::Cpu, &[10, 2])?;
+        assert!(solver(&h, &d, &xi, SolverOptions::new(2)).is_err());
+        // A tolerance that is NaN or zero.
+        for tol in [f64::NAN, 0.0, -1.0, f64::INFINITY] {
+            let mut o = SolverOptions::new(3);
+            o.tol = tol;
+            assert!(solver(&h, &d, &x0, o).is_err(), "tol {tol}");
+        }
+        // A start block with NaN: an error (eigh refuses non-finite input), not a hang.
+        let xn = Tensor::full(f64::NAN, DeviceType::Cpu, &[10, 3])?;
+        assert!(solver(&h, &d, &xn, SolverOptions::new(3)).is_err());
+        // An operator that fails: its error comes back unchanged.
+        let fail = |_: &Tensor| -> Result<Tensor> {
+            Err(ctensor_aten::Error::InvalidArgument {
+                op: "my_operator",
+                expected: "x".into(),
+                given: "y".into(),
+            })
+        };
+        let e = davidson(
+            fail,
+            diagonal_preconditioner(&d, 1e-2),
+            &x0,
+            SolverOptions::new(3),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("my_operator"));
+        let e = lobpcg(
+            fail,
+            diagonal_preconditioner(&d, 1e-2),
+            &x0,
+            SolverOptions::new(3),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("my_operator"));
+    }
+    Ok(())
+}
