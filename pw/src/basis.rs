@@ -1,0 +1,260 @@
+//! The plane-wave basis: the FFT grid, per-k G-spheres `½|k+G|² ≤ ecut`, and the
+//! density's G vectors on the grid.
+
+use crate::crystal::{dot, Crystal, Vec3};
+use crate::error::{input, Result};
+use std::f64::consts::PI;
+
+/// The real-space grid `n1 × n2 × n3` along the lattice vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FftGrid {
+    /// Points along each lattice vector.
+    pub n: [usize; 3],
+}
+
+impl FftGrid {
+    /// ABINIT's default grid for `ecut` (boxcut ≥ 2): along each `a_i`, the smallest even
+    /// 2-3-5-smooth size `n_i ≥ 2·m_i + 1`, where `m_i = ⌊2 G_max |a_i| / 2π⌋` is the largest
+    /// component along `b_i` of a G in the sphere of radius `2 G_max`, `G_max = √(2 ecut)`:
+    /// the box holds every product of two basis functions without aliasing.
+    pub fn for_cutoff(crystal: &Crystal, ecut: f64) -> FftGrid {
+        let gmax = (2.0 * ecut).sqrt();
+        let n = crystal.lattice.map(|a| {
+            let m = (2.0 * gmax * dot(a, a).sqrt() / (2.0 * PI) + 1e-9).floor() as usize;
+            smooth_even_at_least(2 * m + 1)
+        });
+        FftGrid { n }
+    }
+
+    /// Points in the grid.
+    pub fn len(&self) -> usize {
+        self.n[0] * self.n[1] * self.n[2]
+    }
+
+    /// Whether the grid has no points (never, for a grid from [`FftGrid::for_cutoff`]).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The flat (row-major) grid index of the integer reciprocal vector `m`.
+    pub fn index(&self, m: [i64; 3]) -> usize {
+        let w = |j: usize| m[j].rem_euclid(self.n[j] as i64) as usize;
+        (w(0) * self.n[1] + w(1)) * self.n[2] + w(2)
+    }
+
+    /// The integer vector `m` of each grid point, each component in `[−n/2, n/2)`.
+    pub fn frequencies(&self) -> Vec<[i64; 3]> {
+        let f = |i: usize, n: usize| {
+            if i < n.div_ceil(2) {
+                i as i64
+            } else {
+                i as i64 - n as i64
+            }
+        };
+        let mut out = Vec::with_capacity(self.len());
+        for i in 0..self.n[0] {
+            for j in 0..self.n[1] {
+                for k in 0..self.n[2] {
+                    out.push([f(i, self.n[0]), f(j, self.n[1]), f(k, self.n[2])]);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The smallest even `m ≥ n` whose prime factors are 2, 3 and 5.
+pub fn smooth_even_at_least(n: usize) -> usize {
+    (n.max(2)..)
+        .find(|&m| {
+            let mut r = m;
+            for p in [2, 3, 5] {
+                while r % p == 0 {
+                    r /= p;
+                }
+            }
+            r == 1 && m % 2 == 0
+        })
+        .unwrap_or(n)
+}
+
+/// The basis of one k-point: integer G vectors with `½|k+G|² ≤ ecut`.
+#[derive(Clone, Debug)]
+pub struct Sphere {
+    /// The k-point in reduced coordinates of the reciprocal vectors.
+    pub kred: Vec3,
+    /// The integer components of each G.
+    pub g: Vec<[i64; 3]>,
+    /// `K = k + G` in Cartesian bohr⁻¹.
+    pub kcart: Vec<Vec3>,
+    /// `½|k+G|²` (Ha).
+    pub kinetic: Vec<f64>,
+    /// The flat grid index of each G.
+    pub grid_index: Vec<usize>,
+}
+
+impl Sphere {
+    /// The G-sphere of `kred` for `ecut` on `grid`; G is ordered by grid index.
+    pub fn new(crystal: &Crystal, kred: Vec3, ecut: f64, grid: &FftGrid) -> Result<Sphere> {
+        if !(ecut.is_finite() && ecut > 0.0) {
+            return Err(input(
+                "ecut_ha",
+                "a finite cutoff > 0 (Ha)",
+                format!("{ecut}"),
+            ));
+        }
+        let kmax = (2.0 * ecut).sqrt();
+        let bound = crystal
+            .lattice
+            .map(|a| (kmax * dot(a, a).sqrt() / (2.0 * PI)).ceil() as i64 + 1);
+        let mut found: Vec<(usize, [i64; 3], Vec3, f64)> = Vec::new();
+        for m1 in -bound[0]..=bound[0] {
+            for m2 in -bound[1]..=bound[1] {
+                for m3 in -bound[2]..=bound[2] {
+                    let m = [m1, m2, m3];
+                    let kc = crystal.reciprocal_cartesian([
+                        m1 as f64 + kred[0],
+                        m2 as f64 + kred[1],
+                        m3 as f64 + kred[2],
+                    ]);
+                    let e = 0.5 * dot(kc, kc);
+                    if e <= ecut {
+                        found.push((grid.index(m), m, kc, e));
+                    }
+                }
+            }
+        }
+        found.sort_by_key(|x| x.0);
+        if found.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(input(
+                "fft_grid",
+                "a grid that holds the G-sphere without folding",
+                format!("{:?}", grid.n),
+            ));
+        }
+        Ok(Sphere {
+            kred,
+            grid_index: found.iter().map(|x| x.0).collect(),
+            g: found.iter().map(|x| x.1).collect(),
+            kcart: found.iter().map(|x| x.2).collect(),
+            kinetic: found.iter().map(|x| x.3).collect(),
+        })
+    }
+
+    /// Number of plane waves.
+    pub fn len(&self) -> usize {
+        self.g.len()
+    }
+
+    /// Whether the sphere is empty.
+    pub fn is_empty(&self) -> bool {
+        self.g.is_empty()
+    }
+}
+
+/// The G vectors of the density grid: `|G|²` of each grid point and whether it lies in
+/// the density sphere `|G|² ≤ gsqcut = 8·ecut` (= (2 G_max)²), the only components
+/// that enter V_H and V_loc.
+pub struct DensityGrid {
+    /// The grid.
+    pub grid: FftGrid,
+    /// Integer G of each grid point.
+    pub m: Vec<[i64; 3]>,
+    /// `|G|²` (bohr⁻²) of each grid point.
+    pub g2: Vec<f64>,
+    /// Whether `0 < |G|² ≤ gsqcut`.
+    pub in_sphere: Vec<bool>,
+}
+
+impl DensityGrid {
+    /// The density grid of `grid` for `ecut`.
+    pub fn new(crystal: &Crystal, grid: FftGrid, ecut: f64) -> DensityGrid {
+        let gsqcut = 8.0 * ecut;
+        let m = grid.frequencies();
+        let g2: Vec<f64> = m
+            .iter()
+            .map(|v| {
+                let g = crystal.reciprocal_cartesian([v[0] as f64, v[1] as f64, v[2] as f64]);
+                dot(g, g)
+            })
+            .collect();
+        let in_sphere = g2
+            .iter()
+            .map(|&x| x > 0.0 && x <= gsqcut * (1.0 + 1e-12))
+            .collect();
+        DensityGrid {
+            grid,
+            m,
+            g2,
+            in_sphere,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crystal::Atom;
+
+    fn silicon(a: f64) -> Crystal {
+        let h = a / 2.0;
+        let atoms = vec![
+            Atom {
+                species: 0,
+                reduced: [0.0; 3],
+            },
+            Atom {
+                species: 0,
+                reduced: [0.25; 3],
+            },
+        ];
+        Crystal::new(
+            [[0.0, h, h], [h, 0.0, h], [h, h, 0.0]],
+            vec!["Si".into()],
+            atoms,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn grids_are_abinits_for_silicon() {
+        let c = silicon(10.26);
+        for (ecut, n) in [(10.0, 24), (20.0, 30), (30.0, 36)] {
+            assert_eq!(FftGrid::for_cutoff(&c, ecut).n, [n; 3], "ecut {ecut}");
+        }
+        assert_eq!(smooth_even_at_least(21), 24);
+        assert_eq!(smooth_even_at_least(1), 2);
+        assert_eq!(smooth_even_at_least(31), 32);
+    }
+
+    #[test]
+    fn sphere_counts_match_a_brute_force_count_and_abinit_at_gamma() -> Result<()> {
+        let c = silicon(10.26);
+        let grid = FftGrid::for_cutoff(&c, 10.0);
+        let s = Sphere::new(&c, [0.0; 3], 10.0, &grid)?;
+        // ABINIT (istwfk 1): 411 plane waves at Γ for a = 10.26, ecut 10.
+        assert_eq!(s.len(), 411);
+        // A brute-force count over a much larger box, at an off-symmetry k.
+        let k = [0.137, -0.29, 0.41];
+        let s = Sphere::new(&c, k, 7.3, &grid)?;
+        let mut count = 0;
+        for m1 in -12i64..=12 {
+            for m2 in -12i64..=12 {
+                for m3 in -12i64..=12 {
+                    let kc = c.reciprocal_cartesian([
+                        m1 as f64 + k[0],
+                        m2 as f64 + k[1],
+                        m3 as f64 + k[2],
+                    ]);
+                    count += (0.5 * dot(kc, kc) <= 7.3) as usize;
+                }
+            }
+        }
+        assert_eq!(s.len(), count);
+        assert!(s.kinetic.iter().all(|&e| e <= 7.3));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(Sphere::new(&c, k, bad, &grid).is_err());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,179 @@
+//! `ctensor-pw run INPUT.json --output RESULT.json [--threads N] [--device cpu|gpu]`:
+//! a self-consistent Kohn–Sham LDA calculation. Prints the SCF progress and a summary;
+//! any bad input is one line on stderr and exit status 2; an SCF that does not converge
+//! writes its last state, says so, and exits with status 3.
+
+use clap::{Parser, Subcommand};
+use ctensor::DeviceType;
+use ctensor_pw::io::{Input, RunResult};
+use ctensor_pw::{PwError, Result};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "ctensor-pw",
+    version,
+    about = "Plane-wave Kohn–Sham LDA on ctensor"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the SCF of an input file.
+    Run {
+        /// The input (JSON).
+        input: PathBuf,
+        /// Where to write the result (JSON).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        /// Threads for ctensor's kernels and BLAS (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// cpu or gpu.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Print only the summary.
+        #[arg(long)]
+        quiet: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            input,
+            output,
+            threads,
+            device,
+            quiet,
+        } => match run(&input, output.as_deref(), threads, &device, quiet) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(3),
+            Err(e) => {
+                eprintln!("ctensor-pw: {e}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+/// Runs one input; `Ok(false)` when the SCF did not converge (the result is written).
+fn run(
+    path: &Path,
+    output: Option<&Path>,
+    threads: Option<usize>,
+    device: &str,
+    quiet: bool,
+) -> Result<bool> {
+    let start = Instant::now();
+    let device = match device {
+        "cpu" => DeviceType::Cpu,
+        "gpu" => DeviceType::Gpu,
+        other => {
+            return Err(ctensor_pw::error::PwError::Input {
+                what: "--device".into(),
+                expected: "cpu or gpu".into(),
+                given: other.into(),
+            })
+        }
+    };
+    if device == DeviceType::Gpu && !ctensor::gpu_available() {
+        return Err(PwError::Tensor(ctensor::Error::DeviceUnavailable {
+            device: DeviceType::Gpu,
+            reason: "no usable GPU (no driver or no device)".into(),
+        }));
+    }
+    if let Some(n) = threads {
+        if n == 0 {
+            return Err(PwError::Input {
+                what: "--threads".into(),
+                expected: "at least 1".into(),
+                given: "0".into(),
+            });
+        }
+        ctensor::set_num_threads(n)?;
+    }
+    let input = Input::from_file(path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let calc = input.calculation(base, device)?;
+    if !quiet {
+        println!(
+            "ctensor-pw: {} atoms, ecut {} Ha, {} k-points (reduced), {} bands, FFT grid {:?}, xc {} (libxc {})",
+            calc.crystal.atoms.len(),
+            calc.ecut,
+            calc.kpoints.len(),
+            calc.nband,
+            calc.grid.n,
+            calc.xc.name(),
+            ctensor_pw::xc::libxc_version()
+        );
+        println!(
+            "{:>5} {:>20} {:>12} {:>12} {:>12} {:>8}",
+            "step", "E_tot (Ha)", "ΔE (Ha)", "‖Δρ‖", "eig. res.", "s"
+        );
+    }
+    let mut n = 0;
+    let outcome = calc.run(&mut |s| {
+        n += 1;
+        if !quiet {
+            println!(
+                "{n:>5} {:>20.12} {:>12.3e} {:>12.3e} {:>12.3e} {:>8.3}",
+                s.energy_ha, s.de_ha, s.residual, s.eig_residual, s.seconds
+            );
+        }
+    })?;
+    let result = RunResult::new(
+        &calc,
+        &outcome,
+        start.elapsed().as_secs_f64(),
+        ctensor::num_threads(),
+    );
+    if let Some(out) = output {
+        let text = serde_json::to_string_pretty(&result).map_err(|e| PwError::Json {
+            path: out.into(),
+            source: e,
+        })?;
+        std::fs::write(out, text).map_err(|e| PwError::Io {
+            path: out.into(),
+            source: e,
+        })?;
+    }
+    let e = &result.energy_components_ha;
+    println!("  kinetic       {:>20.12}", e.kinetic);
+    println!("  hartree       {:>20.12}", e.hartree);
+    println!("  xc            {:>20.12}", e.xc);
+    println!("  ewald         {:>20.12}", e.ewald);
+    println!("  psp_core      {:>20.12}", e.psp_core);
+    println!("  local_psp     {:>20.12}", e.local_psp);
+    println!("  nonlocal_psp  {:>20.12}", e.nonlocal_psp);
+    println!(
+        "  total         {:>20.12} Ha   HOMO {:.8} Ha   {} SCF steps   {:.3} s",
+        result.total_energy_ha, result.homo_ha, result.scf_iterations, result.wall_time_s
+    );
+    if !outcome.converged {
+        let last = outcome.steps.last();
+        let err = PwError::NotConverged {
+            steps: outcome.steps.len(),
+            de: last.map_or(f64::NAN, |s| s.de_ha),
+            residual: last.map_or(f64::NAN, |s| s.residual),
+            etol: calc.settings.energy_tol,
+            rtol: calc.settings.density_tol,
+        };
+        eprintln!(
+            "ctensor-pw: {err}{}",
+            if output.is_some() {
+                " (the last state is in the output file)"
+            } else {
+                ""
+            }
+        );
+        return Ok(false);
+    }
+    Ok(true)
+}

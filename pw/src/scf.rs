@@ -1,0 +1,388 @@
+//! The self-consistent field loop: for each k-point a block eigensolver on `H[ρ_in]`,
+//! the output density, the energy, and Pulay–Kerker mixing, until the energy and the
+//! density stop changing.
+
+use crate::basis::{DensityGrid, FftGrid, Sphere};
+use crate::crystal::Crystal;
+use crate::error::{input, Result};
+use crate::ewald::ewald_energy;
+use crate::hamiltonian::KOperator;
+use crate::kpoints::KPoint;
+use crate::mixing::Pulay;
+use crate::potential::{density_terms, grid_tensor, local_potential_g, to_real, to_reciprocal};
+use crate::psp::Hgh;
+use crate::xc::Xc;
+use ctensor::solvers::{davidson, diagonal_preconditioner, lobpcg, SolverOptions};
+use ctensor::{DataType, DeviceType, Tensor};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// Which block eigensolver the SCF runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Eigensolver {
+    /// Block Davidson ([`ctensor::solvers::davidson`]).
+    #[default]
+    Davidson,
+    /// LOBPCG ([`ctensor::solvers::lobpcg`]).
+    Lobpcg,
+}
+
+/// SCF settings (all optional in the input file).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScfSettings {
+    /// Step limit.
+    pub max_steps: usize,
+    /// Converged when |ΔE| between steps is below this (Ha) …
+    pub energy_tol: f64,
+    /// … and the density residual `‖ρ_out − ρ_in‖` (electrons, L2 over the cell) is below this.
+    pub density_tol: f64,
+    /// Pulay history length.
+    pub history: usize,
+    /// Fraction of the preconditioned residual mixed in.
+    pub mixing_beta: f64,
+    /// Kerker wave vector q0 (bohr⁻¹).
+    pub kerker_q0: f64,
+    /// The eigensolver.
+    pub eigensolver: Eigensolver,
+    /// The tightest eigensolver residual asked for (Ha).
+    pub eig_tol: f64,
+}
+
+impl Default for ScfSettings {
+    fn default() -> Self {
+        ScfSettings {
+            max_steps: 60,
+            energy_tol: 1e-10,
+            density_tol: 1e-7,
+            history: 8,
+            mixing_beta: 0.7,
+            kerker_q0: 0.8,
+            eigensolver: Eigensolver::Davidson,
+            eig_tol: 1e-9,
+        }
+    }
+}
+
+/// The seven energy terms (Ha), ABINIT's names in the comments.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Energies {
+    /// "Kinetic energy".
+    pub kinetic: f64,
+    /// "Hartree energy".
+    pub hartree: f64,
+    /// "XC energy".
+    pub xc: f64,
+    /// "Ewald energy".
+    pub ewald: f64,
+    /// "PspCore energy": (N_el/Ω) Σ_a α_a.
+    pub psp_core: f64,
+    /// "Loc. psp. energy".
+    pub local_psp: f64,
+    /// "NL psp energy".
+    pub nonlocal_psp: f64,
+}
+
+impl Energies {
+    /// Their sum, the total energy.
+    pub fn total(&self) -> f64 {
+        self.kinetic
+            + self.hartree
+            + self.xc
+            + self.ewald
+            + self.psp_core
+            + self.local_psp
+            + self.nonlocal_psp
+    }
+}
+
+/// One SCF step, as printed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Step {
+    /// Total energy after the step (Ha).
+    pub energy_ha: f64,
+    /// Change from the previous step (Ha).
+    pub de_ha: f64,
+    /// `‖ρ_out − ρ_in‖`.
+    pub residual: f64,
+    /// The largest eigensolver residual of the step.
+    pub eig_residual: f64,
+    /// Seconds the step took.
+    pub seconds: f64,
+}
+
+/// A k-point's converged bands.
+#[derive(Clone, Debug)]
+pub struct KBands {
+    /// The k-point and its weight.
+    pub kpoint: KPoint,
+    /// Plane waves.
+    pub npw: usize,
+    /// Eigenvalues (Ha), ascending, ABINIT's G = 0 convention (V_loc(0) = V_H(0) = 0).
+    pub eigenvalues: Vec<f64>,
+}
+
+/// What an SCF run produced.
+pub struct ScfOutcome {
+    /// The energy terms of the last step.
+    pub energies: Energies,
+    /// Bands per k-point.
+    pub bands: Vec<KBands>,
+    /// Every step.
+    pub steps: Vec<Step>,
+    /// Whether both tolerances were met.
+    pub converged: bool,
+    /// Electrons per cell.
+    pub nelectrons: f64,
+    /// Seconds spent in the eigensolver, in density building, and in the rest.
+    pub seconds_eigensolver: f64,
+    /// Seconds building densities from the bands.
+    pub seconds_density: f64,
+}
+
+/// A calculation, checked and set up.
+pub struct Calculation {
+    /// The crystal.
+    pub crystal: Crystal,
+    /// Pseudopotentials by species.
+    pub psps: Vec<Hgh>,
+    /// Cutoff (Ha).
+    pub ecut: f64,
+    /// Bands per k-point.
+    pub nband: usize,
+    /// The (reduced) k-points.
+    pub kpoints: Vec<KPoint>,
+    /// Exchange–correlation.
+    pub xc: Xc,
+    /// The FFT grid.
+    pub grid: FftGrid,
+    /// SCF settings.
+    pub settings: ScfSettings,
+    /// Where the bands live.
+    pub device: DeviceType,
+}
+
+impl Calculation {
+    /// Electrons per cell (Σ Z_ion over atoms).
+    pub fn nelectrons(&self) -> f64 {
+        self.crystal
+            .atoms
+            .iter()
+            .map(|a| self.psps[a.species].zion)
+            .sum()
+    }
+
+    /// Occupied bands (closed shell: N_el / 2), after checking the electron count.
+    pub fn occupied(&self) -> Result<usize> {
+        let ne = self.nelectrons();
+        if ne.fract() != 0.0 || (ne as usize) % 2 != 0 {
+            return Err(input(
+                "atoms",
+                "an even number of valence electrons (closed shells; no smearing or spin yet)",
+                format!("{ne}"),
+            ));
+        }
+        let nocc = ne as usize / 2;
+        if nocc > self.nband {
+            return Err(input(
+                "nband",
+                format!("at least {nocc} bands for {ne} electrons"),
+                self.nband.to_string(),
+            ));
+        }
+        Ok(nocc)
+    }
+
+    /// Runs the SCF, calling `log` after each step.
+    pub fn run(&self, log: &mut dyn FnMut(&Step)) -> Result<ScfOutcome> {
+        let s = &self.settings;
+        if !(s.energy_tol > 0.0
+            && s.density_tol > 0.0
+            && s.eig_tol > 0.0
+            && s.mixing_beta > 0.0
+            && s.kerker_q0 >= 0.0
+            && s.max_steps > 0)
+        {
+            return Err(input(
+                "scf",
+                "positive tolerances, mixing_beta > 0, kerker_q0 >= 0, max_steps >= 1",
+                format!("{s:?}"),
+            ));
+        }
+        let nocc = self.occupied()?;
+        let (crystal, dev) = (&self.crystal, self.device);
+        let omega = crystal.volume();
+        let dg = DensityGrid::new(crystal, self.grid, self.ecut);
+        let npts = self.grid.len();
+        let vloc_g = local_potential_g(crystal, &self.psps, &dg);
+        let vloc_r = to_real(&dg, &vloc_g)?;
+        let z: Vec<f64> = crystal
+            .atoms
+            .iter()
+            .map(|a| self.psps[a.species].zion)
+            .collect();
+        let ne = self.nelectrons();
+        let mut energies = Energies {
+            ewald: ewald_energy(crystal, &z),
+            psp_core: ne / omega
+                * crystal
+                    .atoms
+                    .iter()
+                    .map(|a| self.psps[a.species].alpha())
+                    .sum::<f64>(),
+            ..Energies::default()
+        };
+        let ops: Vec<KOperator> = self
+            .kpoints
+            .iter()
+            .map(|k| {
+                KOperator::new(
+                    crystal,
+                    &self.psps,
+                    Sphere::new(crystal, k.kred, self.ecut, &self.grid)?,
+                    self.grid,
+                    dev,
+                )
+            })
+            .collect::<Result<_>>()?;
+        for (op, k) in ops.iter().zip(&self.kpoints) {
+            if op.npw() < self.nband {
+                return Err(input(
+                    "nband",
+                    format!(
+                        "at most {} bands (the plane waves at k = {:?})",
+                        op.npw(),
+                        k.kred
+                    ),
+                    self.nband.to_string(),
+                ));
+            }
+        }
+        // Start: a uniform density and random bands smoothed by 1/(1 + ½|k+G|²).
+        let mut rho = vec![ne / omega; npts];
+        let mut psi: Vec<Tensor> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| -> Result<Tensor> {
+                let r = Tensor::randn(
+                    DataType::ComplexDouble,
+                    dev,
+                    &[op.npw(), self.nband],
+                    17 + i as u64,
+                )?;
+                Ok(r.div(&op.kinetic()?.add_scalar(1.0)?.unsqueeze(1)?)?)
+            })
+            .collect::<Result<_>>()?;
+        let mut eigenvalues: Vec<Vec<f64>> = vec![Vec::new(); ops.len()];
+        let mut mixer = Pulay::new(s.history, s.mixing_beta, s.kerker_q0, &dg.g2);
+        let mut steps: Vec<Step> = Vec::new();
+        let (mut t_eig, mut t_rho) = (0.0, 0.0);
+        let mut residual: f64 = 1.0;
+        let mut converged = false;
+        let mut occ = vec![0.0; self.nband];
+        occ[..nocc].fill(2.0);
+        for step in 0..s.max_steps {
+            let t0 = Instant::now();
+            let terms_in = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho)?;
+            let v_r = grid_tensor(&dg, &terms_in.v_total, dev)?;
+            let tol = (0.05 * residual).clamp(s.eig_tol, 1e-2);
+            let mut rho_out = vec![0.0; npts];
+            let (mut kin, mut enl, mut worst) = (0.0, 0.0, 0.0f64);
+            for (i, op) in ops.iter().enumerate() {
+                let te = Instant::now();
+                let mut opts = SolverOptions::new(self.nband);
+                opts.tol = tol;
+                opts.max_iter = if step == 0 { 8 } else { 40 };
+                opts.max_basis = 3 * self.nband;
+                let h = |x: &Tensor| -> ctensor::Result<Tensor> {
+                    op.apply(&v_r, x).map_err(into_tensor_error)
+                };
+                let kin_diag = op.kinetic()?;
+                let pre = diagonal_preconditioner(&kin_diag, 0.5);
+                let found = match s.eigensolver {
+                    Eigensolver::Davidson => davidson(h, pre, &psi[i], opts)?,
+                    Eigensolver::Lobpcg => lobpcg(h, pre, &psi[i], opts)?,
+                };
+                worst = found.residual_norms.iter().cloned().fold(worst, f64::max);
+                psi[i] = found.vectors;
+                eigenvalues[i] = found.values.to_vec::<f64>()?;
+                t_eig += te.elapsed().as_secs_f64();
+                let tr = Instant::now();
+                let w = self.kpoints[i].weight;
+                let (t, e) = op.kinetic_and_nonlocal(&psi[i], &occ)?;
+                kin += w * t;
+                enl += w * e;
+                let u = op.to_real_space(&psi[i].narrow(1, 0, nocc)?)?;
+                let a = u.abs()?;
+                let dens = a.mul(&a)?.sum(&[0])?.reshape(&[-1])?.to_vec::<f64>()?;
+                let f = 2.0 * w / omega;
+                for (r, d) in rho_out.iter_mut().zip(&dens) {
+                    *r += f * d;
+                }
+                t_rho += tr.elapsed().as_secs_f64();
+            }
+            let terms = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho_out)?;
+            energies.kinetic = kin;
+            energies.nonlocal_psp = enl;
+            energies.hartree = terms.hartree;
+            energies.xc = terms.xc;
+            energies.local_psp = terms.local;
+            let e = energies.total();
+            residual = (omega / npts as f64
+                * rho_out
+                    .iter()
+                    .zip(&rho)
+                    .map(|(o, i)| (o - i).powi(2))
+                    .sum::<f64>())
+            .sqrt();
+            let de = steps.last().map_or(f64::INFINITY, |p| e - p.energy_ha);
+            let st = Step {
+                energy_ha: e,
+                de_ha: de,
+                residual,
+                eig_residual: worst,
+                seconds: t0.elapsed().as_secs_f64(),
+            };
+            log(&st);
+            steps.push(st);
+            if de.abs() < s.energy_tol && residual < s.density_tol && worst <= tol {
+                converged = true;
+                break;
+            }
+            let next = mixer.next(&to_reciprocal(&dg, &rho)?, &to_reciprocal(&dg, &rho_out)?)?;
+            rho = to_real(&dg, &next)?;
+        }
+        let bands = ops
+            .iter()
+            .zip(&self.kpoints)
+            .zip(eigenvalues)
+            .map(|((op, k), ev)| KBands {
+                kpoint: k.clone(),
+                npw: op.npw(),
+                eigenvalues: ev,
+            })
+            .collect();
+        Ok(ScfOutcome {
+            energies,
+            bands,
+            steps,
+            converged,
+            nelectrons: ne,
+            seconds_eigensolver: t_eig,
+            seconds_density: t_rho,
+        })
+    }
+}
+
+/// The operator's errors are ctensor errors already; this keeps the closure's type.
+fn into_tensor_error(e: crate::error::PwError) -> ctensor::Error {
+    match e {
+        crate::error::PwError::Tensor(t) => t,
+        other => ctensor::Error::InvalidArgument {
+            op: "hamiltonian",
+            expected: "a valid operator".into(),
+            given: other.to_string(),
+        },
+    }
+}
