@@ -6,6 +6,7 @@ use crate::error::{input, PwError, Result};
 use crate::kpoints::{monkhorst_pack, reduce};
 use crate::psp::Hgh;
 use crate::scf::{Calculation, Energies, ScfOutcome, ScfSettings, Step};
+use crate::symmetry::find_operations;
 use crate::xc::Xc;
 use ctensor::DeviceType;
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,10 @@ pub struct Input {
     /// Reduce the k-points by time reversal (default true).
     #[serde(default = "yes")]
     pub time_reversal: bool,
+    /// Reduce the k-points by the crystal's space group and symmetrise the density
+    /// (default true).
+    #[serde(default = "yes")]
+    pub symmetry: bool,
     /// An explicit FFT grid instead of ABINIT's default for the cutoff.
     #[serde(default)]
     pub fft_grid: Option<[usize; 3]>,
@@ -132,7 +137,13 @@ impl Input {
             })
             .collect::<Result<Vec<_>>>()?;
         let full = monkhorst_pack(self.kmesh.ngkpt, &self.kmesh.shifts)?;
-        let kpoints = reduce(&full, &[], self.time_reversal);
+        let ops = if self.symmetry {
+            find_operations(&crystal, 1e-5)?
+        } else {
+            Vec::new()
+        };
+        let rotations: Vec<[[i64; 3]; 3]> = ops.iter().skip(1).map(|o| o.rotation).collect();
+        let kpoints = reduce(&full, &rotations, self.time_reversal);
         let grid = match self.fft_grid {
             Some(n) => {
                 let min = FftGrid::for_cutoff(&crystal, self.ecut_ha);
@@ -157,6 +168,7 @@ impl Input {
             grid,
             settings: self.scf.clone(),
             device,
+            symmetry: ops,
         })
     }
 }

@@ -21,6 +21,7 @@ pub mod mixing;
 pub mod potential;
 pub mod psp;
 pub mod scf;
+pub mod symmetry;
 pub mod xc;
 
 pub use error::{PwError, Result};

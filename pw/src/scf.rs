@@ -11,6 +11,7 @@ use crate::kpoints::KPoint;
 use crate::mixing::Pulay;
 use crate::potential::{density_terms, grid_tensor, local_potential_g, to_real, to_reciprocal};
 use crate::psp::Hgh;
+use crate::symmetry::{symmetrize, SymOp};
 use crate::xc::Xc;
 use ctensor::solvers::{davidson, diagonal_preconditioner, lobpcg, SolverOptions};
 use ctensor::{DataType, DeviceType, Tensor};
@@ -161,6 +162,9 @@ pub struct Calculation {
     pub settings: ScfSettings,
     /// Where the bands live.
     pub device: DeviceType,
+    /// The space-group operations the k-points were reduced with (empty: none; the
+    /// density is then not symmetrised).
+    pub symmetry: Vec<SymOp>,
 }
 
 impl Calculation {
@@ -321,6 +325,15 @@ impl Calculation {
                     *r += f * d;
                 }
                 t_rho += tr.elapsed().as_secs_f64();
+            }
+            if self.symmetry.len() > 1 {
+                let g = symmetrize(
+                    &self.symmetry,
+                    &dg,
+                    8.0 * self.ecut,
+                    &to_reciprocal(&dg, &rho_out)?,
+                );
+                rho_out = to_real(&dg, &g)?;
             }
             let terms = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho_out)?;
             energies.kinetic = kin;

@@ -1,0 +1,90 @@
+//! The crystal's space-group operations (found by the `moyo` crate, a pure-Rust port of
+//! spglib's search) and the symmetrisation of a density with them.
+
+use crate::basis::DensityGrid;
+use crate::crystal::{Crystal, Vec3};
+use crate::error::{input, Result};
+use ctensor::c64;
+use std::f64::consts::PI;
+
+/// A space-group operation in reduced coordinates: `x → R x + t`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SymOp {
+    /// The integer rotation `R` (rows).
+    pub rotation: [[i64; 3]; 3],
+    /// The fractional translation `t`.
+    pub translation: Vec3,
+}
+
+/// The operations that map the crystal onto itself (positions to `symprec` bohr), the
+/// identity first.
+pub fn find_operations(crystal: &Crystal, symprec: f64) -> Result<Vec<SymOp>> {
+    use moyo::base::{AngleTolerance, Cell, Lattice};
+    use moyo::data::Setting;
+    use nalgebra::{Matrix3, Vector3};
+    let l = crystal.lattice;
+    let lattice = Lattice::new(Matrix3::new(
+        l[0][0], l[0][1], l[0][2], l[1][0], l[1][1], l[1][2], l[2][0], l[2][1], l[2][2],
+    ));
+    let positions = crystal
+        .atoms
+        .iter()
+        .map(|a| Vector3::new(a.reduced[0], a.reduced[1], a.reduced[2]))
+        .collect();
+    let numbers = crystal.atoms.iter().map(|a| a.species as i32).collect();
+    let cell = Cell::new(lattice, positions, numbers);
+    let ds = moyo::MoyoDataset::new(
+        &cell,
+        symprec,
+        AngleTolerance::Default,
+        Setting::Spglib,
+        false,
+    )
+    .map_err(|e| {
+        input(
+            "symmetry",
+            "a cell whose symmetry the search can find (or \"symmetry\": false)",
+            format!("{e:?}"),
+        )
+    })?;
+    let mut ops: Vec<SymOp> = ds
+        .operations
+        .iter()
+        .map(|op| SymOp {
+            rotation: [0, 1, 2].map(|i| [0, 1, 2].map(|j| op.rotation[(i, j)] as i64)),
+            translation: [0, 1, 2].map(|i| op.translation[i]),
+        })
+        .collect();
+    let identity = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+    ops.sort_by_key(|o| (o.rotation != identity) as u8);
+    if ops.first().map(|o| o.rotation) != Some(identity) {
+        ops.insert(
+            0,
+            SymOp {
+                rotation: identity,
+                translation: [0.0; 3],
+            },
+        );
+    }
+    Ok(ops)
+}
+
+/// `ρ_sym(G) = (1/|ops|) Σ_ops` of `ρ` transformed by each operation: the component at
+/// `m' = Rᵀ m` receives `ρ(m) e^{2πi m·t}` (`ρ(R x + t) = ρ(x)`). Only the density
+/// sphere `|G|² ≤ gsqcut` (and G = 0) is kept: outside it the density has no components.
+pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -> Vec<c64> {
+    let mut out = vec![c64::new(0.0, 0.0); rho_g.len()];
+    let scale = 1.0 / ops.len() as f64;
+    for (i, m) in dg.m.iter().enumerate() {
+        if dg.g2[i] > gsqcut * (1.0 + 1e-12) {
+            continue;
+        }
+        for op in ops {
+            let r = op.rotation;
+            let mp = [0, 1, 2].map(|c| r[0][c] * m[0] + r[1][c] * m[1] + r[2][c] * m[2]);
+            let ph = 2.0 * PI * (0..3).map(|c| m[c] as f64 * op.translation[c]).sum::<f64>();
+            out[dg.grid.index(mp)] += rho_g[i] * c64::from_polar(scale, ph);
+        }
+    }
+    out
+}

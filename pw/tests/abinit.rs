@@ -1,0 +1,195 @@
+//! ctensor-pw against ABINIT 9.6.2 on diamond silicon (HGH, Teter LDA): total energy to
+//! 1e-6 Ha, every energy term to 1e-5 Ha (Ewald and the pseudo-core term to 1e-8),
+//! every eigenvalue to 1e-5 Ha and the plane-wave count of every k-point exactly, at
+//! ecut 10, 20 and 30 Ha for Γ only, the Γ-centred 2×2×2 mesh and the shifted 4×4×4
+//! Monkhorst–Pack mesh with its four fcc shifts. The references were produced by running
+//! ABINIT on the inputs in tests/data/abinit/ (README there); ABINIT is not needed here.
+
+use ctensor::DeviceType;
+use ctensor_pw::io::{AtomInput, Input, KMesh};
+use ctensor_pw::scf::ScfSettings;
+use serde_json::Value;
+use std::path::PathBuf;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The input of a reference case (a = 10.26 bohr, 8 bands, as in CASE.abi).
+fn input_for(case: &str, ecut: f64) -> Input {
+    let h = 10.26 / 2.0;
+    let (ngkpt, shifts) = if case.starts_with("si_gamma") {
+        ([1, 1, 1], vec![[0.0; 3]])
+    } else if case.starts_with("si_k222") {
+        ([2, 2, 2], vec![[0.0; 3]])
+    } else {
+        (
+            [4, 4, 4],
+            vec![
+                [0.5, 0.5, 0.5],
+                [0.5, 0.0, 0.0],
+                [0.0, 0.5, 0.0],
+                [0.0, 0.0, 0.5],
+            ],
+        )
+    };
+    Input {
+        lattice_vectors_bohr: [[0.0, h, h], [h, 0.0, h], [h, h, 0.0]],
+        atoms: vec![
+            AtomInput {
+                species: "Si".into(),
+                reduced: [0.0; 3],
+            },
+            AtomInput {
+                species: "Si".into(),
+                reduced: [0.25; 3],
+            },
+        ],
+        pseudopotentials: [("Si".to_string(), data().join("data/14si.4.hgh"))].into(),
+        ecut_ha: ecut,
+        nband: 8,
+        kmesh: KMesh { ngkpt, shifts },
+        xc: "lda_teter93".into(),
+        scf: ScfSettings::default(),
+        time_reversal: true,
+        symmetry: true,
+        fft_grid: None,
+    }
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().expect("a number in the reference")
+}
+
+/// k' ≡ ±S k (mod 1) for one of the reference's rotations. ABINIT writes its `symrel`
+/// (Fortran `symrel(3,3,nsym)`) to netCDF with the first two indices swapped, so the
+/// JSON's `r[i][j]` is `symrel(j, i)`, and `S = symrelᵀ` = `r` itself: `(S k)_i = Σ_j r[i][j] k_j`.
+fn equivalent(k: [f64; 3], kp: [f64; 3], rots: &[Value]) -> bool {
+    rots.iter().any(|r| {
+        let m = |i: usize, j: usize| f(&r[i][j]);
+        let rk: Vec<f64> = (0..3)
+            .map(|i| (0..3).map(|j| m(i, j) * k[j]).sum())
+            .collect();
+        [1.0, -1.0].iter().any(|s| {
+            (0..3).all(|i| {
+                let d = kp[i] - s * rk[i];
+                (d - d.round()).abs() < 1e-8
+            })
+        })
+    })
+}
+
+fn check(case: &str) -> TestResult {
+    let path = data().join(format!("tests/data/abinit/{case}.json"));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+    let calc = input_for(case, f(&r["ecut_ha"])).calculation(&data(), DeviceType::Cpu)?;
+    let grid: Vec<usize> = r["fft_grid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(calc.grid.n.to_vec(), grid, "{case}: FFT grid");
+    let out = calc.run(&mut |_| {})?;
+    assert!(out.converged, "{case}: SCF did not converge");
+    let e = out.energies;
+    let total = f(&r["total_energy_ha"]);
+    assert!(
+        (e.total() - total).abs() < 1e-6,
+        "{case}: E_tot {} vs ABINIT {total}",
+        e.total()
+    );
+    let c = &r["energy_components_ha"];
+    for (name, ours, tol) in [
+        ("kinetic", e.kinetic, 1e-5),
+        ("hartree", e.hartree, 1e-5),
+        ("xc", e.xc, 1e-5),
+        ("ewald", e.ewald, 1e-8),
+        ("psp_core", e.psp_core, 1e-8),
+        ("local_psp", e.local_psp, 1e-5),
+        ("nonlocal_psp", e.nonlocal_psp, 1e-5),
+    ] {
+        let want = f(&c[name]);
+        assert!(
+            (ours - want).abs() < tol,
+            "{case}: {name} {ours} vs ABINIT {want}"
+        );
+    }
+    let rots = r["symmetry_rotations_reduced"].as_array().unwrap();
+    let kref = r["kpoints"].as_array().unwrap();
+    assert_eq!(
+        out.bands.len(),
+        kref.len(),
+        "{case}: k-point count after symmetry"
+    );
+    let mut worst: f64 = 0.0;
+    for k in kref {
+        let kr = [0, 1, 2].map(|i| f(&k["kred"][i]));
+        let ours = out
+            .bands
+            .iter()
+            .find(|b| equivalent(kr, b.kpoint.kred, rots))
+            .unwrap_or_else(|| panic!("{case}: no k-point equivalent to ABINIT's {kr:?}"));
+        assert_eq!(
+            ours.npw as u64,
+            k["npw"].as_u64().unwrap(),
+            "{case}: npw at {kr:?}"
+        );
+        assert!(
+            (ours.kpoint.weight - f(&k["weight"])).abs() < 1e-12,
+            "{case}: weight at {kr:?}"
+        );
+        for (a, b) in ours
+            .eigenvalues
+            .iter()
+            .zip(k["eigenvalues_ha"].as_array().unwrap())
+        {
+            worst = worst.max((a - f(b)).abs());
+        }
+    }
+    assert!(worst < 1e-5, "{case}: eigenvalues differ by {worst:.3e} Ha");
+    println!(
+        "{case}: |ΔE_tot| = {:.2e} Ha, max |Δε| = {worst:.2e} Ha, {} steps",
+        (e.total() - total).abs(),
+        out.steps.len()
+    );
+    Ok(())
+}
+
+#[test]
+fn silicon_gamma_matches_abinit_at_ecut_10_20_30() -> TestResult {
+    ["si_gamma_e10", "si_gamma_e20", "si_gamma_e30"]
+        .into_iter()
+        .try_for_each(check)
+}
+
+#[test]
+fn silicon_k222_matches_abinit_at_ecut_10_20_30() -> TestResult {
+    ["si_k222_e10", "si_k222_e20", "si_k222_e30"]
+        .into_iter()
+        .try_for_each(check)
+}
+
+#[test]
+fn silicon_shifted_mp444_matches_abinit_at_ecut_10_20_30() -> TestResult {
+    ["si_mp444_e10", "si_mp444_e20", "si_mp444_e30"]
+        .into_iter()
+        .try_for_each(check)
+}
+
+#[test]
+fn without_symmetry_the_full_mesh_gives_the_same_energy() -> TestResult {
+    let mut inp = input_for("si_k222", 10.0);
+    inp.symmetry = false;
+    inp.time_reversal = false;
+    let calc = inp.calculation(&data(), DeviceType::Cpu)?;
+    assert_eq!(calc.kpoints.len(), 8);
+    let out = calc.run(&mut |_| {})?;
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(
+        data().join("tests/data/abinit/si_k222_e10.json"),
+    )?)?;
+    assert!((out.energies.total() - f(&r["total_energy_ha"])).abs() < 1e-6);
+    Ok(())
+}
