@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages ctensor builds against, when they are missing:
 # pkg-config, the OpenBLAS development package (BLAS + LAPACK), and for the demo's plot
-# fontconfig, freetype and the DejaVu fonts, from Debian/Ubuntu's apt. With the argument
-# `bench`, also FFTW; with `mpi` (make test, make lint, make bench: the workspace has the
+# fontconfig, freetype and the DejaVu fonts, and libxc for the plane-wave crate pw/, from
+# Debian/Ubuntu's apt. With the argument `bench`, also FFTW and ABINIT (the peer of
+# ctensor-pw); with `mpi` (make test, make lint, make bench: the workspace has the
 # crate ctensor-mpi), OpenMPI, ScaLAPACK for OpenMPI, ELPA and libclang (rsmpi generates its
 # MPI bindings with bindgen). As root it installs directly, otherwise through passwordless sudo; when neither
 # is possible it prints the exact command and fails.
@@ -25,11 +26,17 @@ if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists freetype2; t
   missing+=(libfreetype-dev)
 fi
 ls /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
+# The plane-wave crate (pw/, part of the workspace) calls libxc for exchange-correlation.
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libxc; then
+  missing+=(libxc-dev)
+fi
 # `ensure-deps.sh bench`: also FFTW, the peer of make bench's FFT table.
 if [ "${1:-}" = bench ] || [ "${2:-}" = bench ]; then
   if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists fftw3; then
     missing+=(libfftw3-dev)
   fi
+  # ctensor-pw's side-by-side run against ABINIT (bench/pw-vs-abinit.sh).
+  command -v abinit >/dev/null 2>&1 || missing+=(abinit abinit-data)
 fi
 # `ensure-deps.sh mpi`: the MPI crate's system libraries.
 if [ "${1:-}" = mpi ] || [ "${2:-}" = mpi ]; then

@@ -13,6 +13,7 @@ use crate::potential::{density_terms, grid_tensor, local_potential_g, to_real, t
 use crate::psp::Hgh;
 use crate::symmetry::{symmetrize, SymOp};
 use crate::xc::Xc;
+use ctensor::kernels::parallel::map_batch;
 use ctensor::solvers::{davidson, diagonal_preconditioner, lobpcg, SolverOptions};
 use ctensor::{DataType, DeviceType, Tensor};
 use serde::{Deserialize, Serialize};
@@ -291,40 +292,66 @@ impl Calculation {
             let terms_in = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho)?;
             let v_r = grid_tensor(&dg, &terms_in.v_total, dev)?;
             let tol = (0.05 * residual).clamp(s.eig_tol, 1e-2);
-            let mut rho_out = vec![0.0; npts];
-            let (mut kin, mut enl, mut worst) = (0.0, 0.0, 0.0f64);
-            for (i, op) in ops.iter().enumerate() {
+            // The k-points are independent: they run as a batch over ctensor's threads
+            // (OpenBLAS single-threaded meanwhile), each returning its bands, its energy
+            // terms and its density contribution.
+            let occ_ref = &occ;
+            let psi_ref = &psi;
+            let v_ref = &v_r;
+            let (nband, kpoints, solver) = (self.nband, &self.kpoints, s.eigensolver);
+            let results = map_batch(ops.len(), |i| -> Result<KStep> {
+                let op = &ops[i];
                 let te = Instant::now();
-                let mut opts = SolverOptions::new(self.nband);
+                let mut opts = SolverOptions::new(nband);
                 opts.tol = tol;
                 opts.max_iter = if step == 0 { 8 } else { 40 };
-                opts.max_basis = 3 * self.nband;
+                opts.max_basis = 3 * nband;
                 let h = |x: &Tensor| -> ctensor::Result<Tensor> {
-                    op.apply(&v_r, x).map_err(into_tensor_error)
+                    op.apply(v_ref, x).map_err(into_tensor_error)
                 };
                 let kin_diag = op.kinetic()?;
                 let pre = diagonal_preconditioner(&kin_diag, 0.5);
-                let found = match s.eigensolver {
-                    Eigensolver::Davidson => davidson(h, pre, &psi[i], opts)?,
-                    Eigensolver::Lobpcg => lobpcg(h, pre, &psi[i], opts)?,
+                let found = match solver {
+                    Eigensolver::Davidson => davidson(h, pre, &psi_ref[i], opts)?,
+                    Eigensolver::Lobpcg => lobpcg(h, pre, &psi_ref[i], opts)?,
                 };
-                worst = found.residual_norms.iter().cloned().fold(worst, f64::max);
-                psi[i] = found.vectors;
-                eigenvalues[i] = found.values.to_vec::<f64>()?;
-                t_eig += te.elapsed().as_secs_f64();
+                let t_eig = te.elapsed().as_secs_f64();
                 let tr = Instant::now();
-                let w = self.kpoints[i].weight;
-                let (t, e) = op.kinetic_and_nonlocal(&psi[i], &occ)?;
-                kin += w * t;
-                enl += w * e;
-                let u = op.to_real_space(&psi[i].narrow(1, 0, nocc)?)?;
+                let w = kpoints[i].weight;
+                let (t, e) = op.kinetic_and_nonlocal(&found.vectors, occ_ref)?;
+                let u = op.to_real_space(&found.vectors.narrow(1, 0, nocc)?)?;
                 let a = u.abs()?;
-                let dens = a.mul(&a)?.sum(&[0])?.reshape(&[-1])?.to_vec::<f64>()?;
                 let f = 2.0 * w / omega;
-                for (r, d) in rho_out.iter_mut().zip(&dens) {
-                    *r += f * d;
+                let dens = a
+                    .mul(&a)?
+                    .sum(&[0])?
+                    .reshape(&[-1])?
+                    .mul_scalar(f)?
+                    .to_vec::<f64>()?;
+                Ok(KStep {
+                    worst: found.residual_norms.iter().cloned().fold(0.0, f64::max),
+                    values: found.values.to_vec::<f64>()?,
+                    vectors: found.vectors,
+                    kinetic: w * t,
+                    nonlocal: w * e,
+                    density: dens,
+                    seconds: (t_eig, tr.elapsed().as_secs_f64()),
+                })
+            });
+            let mut rho_out = vec![0.0; npts];
+            let (mut kin, mut enl, mut worst) = (0.0, 0.0, 0.0f64);
+            for (i, r) in results.into_iter().enumerate() {
+                let r = r?;
+                worst = worst.max(r.worst);
+                kin += r.kinetic;
+                enl += r.nonlocal;
+                for (x, d) in rho_out.iter_mut().zip(&r.density) {
+                    *x += d;
                 }
-                t_rho += tr.elapsed().as_secs_f64();
+                psi[i] = r.vectors;
+                eigenvalues[i] = r.values;
+                t_eig += r.seconds.0;
+                t_rho += r.seconds.1;
             }
             if self.symmetry.len() > 1 {
                 let g = symmetrize(
@@ -386,6 +413,17 @@ impl Calculation {
             seconds_density: t_rho,
         })
     }
+}
+
+/// What one k-point's part of an SCF step returns.
+struct KStep {
+    worst: f64,
+    values: Vec<f64>,
+    vectors: Tensor,
+    kinetic: f64,
+    nonlocal: f64,
+    density: Vec<f64>,
+    seconds: (f64, f64),
 }
 
 /// The operator's errors are ctensor errors already; this keeps the closure's type.
