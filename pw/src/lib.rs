@@ -1,8 +1,9 @@
 //! ctensor-pw: self-consistent Kohn–Sham LDA in plane waves, written on ctensor's public
 //! API — HGH/GTH pseudopotentials, libxc exchange–correlation, Ewald, Pulay–Kerker
-//! mixing and the block eigensolvers of [`ctensor::solvers`]. The physics and its
-//! conventions (ABINIT's, which the tests compare against) are in
-//! `docs/kohn-sham.md`; the program is `ctensor-pw run INPUT.json --output RESULT.json`.
+//! mixing and the block eigensolvers of [`ctensor::solvers`]. The physics follows
+//! ABINIT's conventions (G = 0 terms, grids, the HGH h matrices; `pw/README.md`), and the
+//! tests compare with ABINIT 9.6.2; the program is
+//! `ctensor-pw run INPUT.json --output RESULT.json`.
 //!
 //! The pieces are library pieces, each with its own tests: [`crystal`], [`kpoints`],
 //! [`basis`] (FFT grid and G-spheres), [`psp`], [`ewald`], [`xc`], [`hamiltonian`],

@@ -26,7 +26,12 @@ fn silicon() -> serde_json::Value {
 }
 
 /// Runs the program on `input`; returns (exit code, stdout, stderr).
-fn run(dir: &Path, name: &str, input: &str, extra: &[&str]) -> Result<(i32, String, String), Box<dyn std::error::Error>> {
+fn run(
+    dir: &Path,
+    name: &str,
+    input: &str,
+    extra: &[&str],
+) -> Result<(i32, String, String), Box<dyn std::error::Error>> {
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, input)?;
     let out = Command::new(exe())
@@ -37,7 +42,11 @@ fn run(dir: &Path, name: &str, input: &str, extra: &[&str]) -> Result<(i32, Stri
         .args(["--threads", "1"])
         .args(extra)
         .output()?;
-    Ok((out.status.code().unwrap_or(-1), String::from_utf8(out.stdout)?, String::from_utf8(out.stderr)?))
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout)?,
+        String::from_utf8(out.stderr)?,
+    ))
 }
 
 fn tempdir(tag: &str) -> PathBuf {
@@ -52,8 +61,17 @@ fn a_converged_run_prints_progress_and_writes_every_field() -> TestResult {
     let (code, out, err) = run(&dir, "si", &silicon().to_string(), &[])?;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("E_tot (Ha)") && out.contains("total"), "{out}");
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("si.result.json"))?)?;
-    for key in ["total_energy_ha", "energy_components_ha", "kpoints", "fft_grid", "homo_ha", "scf_iterations", "wall_time_s"] {
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("si.result.json"))?)?;
+    for key in [
+        "total_energy_ha",
+        "energy_components_ha",
+        "kpoints",
+        "fft_grid",
+        "homo_ha",
+        "scf_iterations",
+        "wall_time_s",
+    ] {
         assert!(r.get(key).is_some(), "{key} missing");
     }
     let k = &r["kpoints"][0];
@@ -74,28 +92,75 @@ fn every_bad_input_is_one_line_and_exit_status_2() -> TestResult {
     };
     let missing = dir.join("nope.hgh");
     let malformed = dir.join("bad.hgh");
-    std::fs::write(&malformed, "title\n 14 4 010605\n 3 1 1 0 2001 0\n 0.44 oops\n")?;
+    std::fs::write(
+        &malformed,
+        "title\n 14 4 010605\n 3 1 1 0 2001 0\n 0.44 oops\n",
+    )?;
     let cases: Vec<(&str, String, &str)> = vec![
         ("json", "{ not json".into(), "line 1 column"),
         ("unknown", set(&|v| v["ecut"] = 3.into()), "unknown field"),
-        ("psp_missing", set(&|v| v["pseudopotentials"]["Si"] = missing.to_str().unwrap().into()), "nope.hgh"),
-        ("psp_malformed", set(&|v| v["pseudopotentials"]["Si"] = malformed.to_str().unwrap().into()), "line 4"),
-        ("singular", set(&|v| v["lattice_vectors_bohr"] = serde_json::json!([[1, 0, 0], [0, 1, 0], [1, 1, 0]])), "singular"),
-        ("left", set(&|v| v["lattice_vectors_bohr"] = serde_json::json!([[5.13, 0.0, 5.13], [0.0, 5.13, 5.13], [5.13, 5.13, 0.0]])), "left-handed"),
-        ("overlap", set(&|v| v["atoms"][1]["reduced"] = serde_json::json!([1.0, 0.0, 0.0])), "on top of each other"),
+        (
+            "psp_missing",
+            set(&|v| v["pseudopotentials"]["Si"] = missing.to_str().unwrap().into()),
+            "nope.hgh",
+        ),
+        (
+            "psp_malformed",
+            set(&|v| v["pseudopotentials"]["Si"] = malformed.to_str().unwrap().into()),
+            "line 4",
+        ),
+        (
+            "singular",
+            set(&|v| {
+                v["lattice_vectors_bohr"] = serde_json::json!([[1, 0, 0], [0, 1, 0], [1, 1, 0]])
+            }),
+            "singular",
+        ),
+        (
+            "left",
+            set(&|v| {
+                v["lattice_vectors_bohr"] =
+                    serde_json::json!([[5.13, 0.0, 5.13], [0.0, 5.13, 5.13], [5.13, 5.13, 0.0]])
+            }),
+            "left-handed",
+        ),
+        (
+            "overlap",
+            set(&|v| v["atoms"][1]["reduced"] = serde_json::json!([1.0, 0.0, 0.0])),
+            "on top of each other",
+        ),
         ("ecut0", set(&|v| v["ecut_ha"] = 0.into()), "ecut_ha"),
-        ("ecut_neg", set(&|v| v["ecut_ha"] = (-3.0).into()), "ecut_ha"),
-        ("kmesh0", set(&|v| v["kmesh"]["ngkpt"] = serde_json::json!([0, 1, 1])), "ngkpt"),
+        (
+            "ecut_neg",
+            set(&|v| v["ecut_ha"] = (-3.0).into()),
+            "ecut_ha",
+        ),
+        (
+            "kmesh0",
+            set(&|v| v["kmesh"]["ngkpt"] = serde_json::json!([0, 1, 1])),
+            "ngkpt",
+        ),
         ("bands", set(&|v| v["nband"] = 3.into()), "at least 4 bands"),
-        ("species", set(&|v| v["atoms"][0]["species"] = "Ge".into()), "species"),
+        (
+            "species",
+            set(&|v| v["atoms"][0]["species"] = "Ge".into()),
+            "species",
+        ),
         ("xc", set(&|v| v["xc"] = "gga_x_pbe".into()), "LDA"),
-        ("grid", set(&|v| v["fft_grid"] = serde_json::json!([8, 8, 8])), "fft_grid"),
+        (
+            "grid",
+            set(&|v| v["fft_grid"] = serde_json::json!([8, 8, 8])),
+            "fft_grid",
+        ),
     ];
     for (name, input, want) in cases {
         let (code, _, err) = run(&dir, name, &input, &[])?;
         assert_eq!(code, 2, "{name}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
-        assert!(err.contains(want) && err.starts_with("ctensor-pw: "), "{name}: {err}");
+        assert!(
+            err.contains(want) && err.starts_with("ctensor-pw: "),
+            "{name}: {err}"
+        );
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
     // NaN is not JSON: a NaN cutoff arrives as a string or null and is refused by the parser.
@@ -114,7 +179,8 @@ fn an_scf_that_does_not_converge_says_so_writes_its_state_and_exits_3() -> TestR
     let (code, _, err) = run(&dir, "short", &v.to_string(), &[])?;
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("did not converge in 2 steps"), "{err}");
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("short.result.json"))?)?;
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("short.result.json"))?)?;
     assert_eq!(r["converged"], false);
     assert_eq!(r["scf_iterations"], 2);
     Ok(())
