@@ -211,10 +211,10 @@ mod tests {
         let c = si(fcc(10.26), [0.25; 3])?;
         assert!((c.volume() - 10.26f64.powi(3) / 4.0).abs() < 1e-10);
         let b = c.reciprocal();
-        for i in 0..3 {
-            for j in 0..3 {
+        for (i, a) in c.lattice.iter().enumerate() {
+            for (j, bj) in b.iter().enumerate() {
                 let want = if i == j { 2.0 * PI } else { 0.0 };
-                assert!((dot(c.lattice[i], b[j]) - want).abs() < 1e-12);
+                assert!((dot(*a, *bj) - want).abs() < 1e-12);
             }
         }
         // Si's second atom is a/4 (1, 1, 1) away: √3 a / 4.

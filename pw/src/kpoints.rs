@@ -115,11 +115,11 @@ pub fn reduce(full: &[Vec3], rotations: &[[[i64; 3]; 3]], time_reversal: bool) -
             };
             for img in images {
                 let kk = key(*img);
-                if !seen.contains_key(&kk) {
-                    if let Some(c) = count.get(&kk) {
-                        members += c;
-                        seen.insert(kk, ());
-                    }
+                if let (Some(c), std::collections::hash_map::Entry::Vacant(slot)) =
+                    (count.get(&kk), seen.entry(kk))
+                {
+                    members += c;
+                    slot.insert(());
                 }
             }
         }

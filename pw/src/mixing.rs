@@ -71,9 +71,9 @@ impl Pulay {
         let n = rho_in.len();
         let mut out = vec![c64::new(0.0, 0.0); n];
         for (k, ck) in c.iter().enumerate() {
-            for g in 0..n {
-                out[g] +=
-                    (self.inputs[k][g] + self.residuals[k][g] * (self.beta * self.kerker[g])) * ck;
+            let (input, residual) = (&self.inputs[k], &self.residuals[k]);
+            for (g, o) in out.iter_mut().enumerate() {
+                *o += (input[g] + residual[g] * (self.beta * self.kerker[g])) * ck;
             }
         }
         Ok(out)

@@ -125,7 +125,7 @@ impl Hgh {
         let loc = numbers(path, &lines, 3, 5, "rloc C1 C2 C3 C4")?;
         let mut channels = Vec::new();
         let mut row = 4;
-        for l in 0..=lmax as usize {
+        for (l, &max_n) in MAX_PROJECTORS.iter().enumerate().take(lmax as usize + 1) {
             let v = numbers(path, &lines, row, 4, &format!("r_l h11 h22 h33 of l = {l}"))?;
             row += if l == 0 { 1 } else { 2 };
             let diag: Vec<f64> = v[1..4].to_vec();
@@ -140,13 +140,13 @@ impl Hgh {
                     format!("expected a radius r_{l} > 0, found {}", v[0]),
                 ));
             }
-            if n > MAX_PROJECTORS[l] {
+            if n > max_n {
                 return Err(err(
                     path,
                     row,
                     format!(
                         "{n} projectors for l = {l}: at most {} are supported",
-                        MAX_PROJECTORS[l]
+                        max_n
                     ),
                 ));
             }
@@ -231,7 +231,7 @@ impl Hgh {
             ));
         }
         row += 1;
-        for l in 0..nchan as usize {
+        for (l, &max_n) in MAX_PROJECTORS.iter().enumerate().take(nchan as usize) {
             let head = numbers(
                 path,
                 &lines,
@@ -241,13 +241,13 @@ impl Hgh {
             )
             .map_err(|e| renumber(e, row))?;
             let n = head[1] as usize;
-            if head[1].fract() != 0.0 || n > MAX_PROJECTORS[l] {
+            if head[1].fract() != 0.0 || n > max_n {
                 return Err(err(
                     path,
                     at(row),
                     format!(
                         "{} projectors for l = {l}: at most {} are supported",
-                        head[1], MAX_PROJECTORS[l]
+                        head[1], max_n
                     ),
                 ));
             }
@@ -284,14 +284,14 @@ impl Hgh {
     }
 
     fn checked(path: &Path, zion: f64, loc: Vec<f64>, channels: Vec<Channel>) -> Result<Hgh> {
-        if !(zion > 0.0) {
+        if zion.is_nan() || zion <= 0.0 {
             return Err(err(
                 path,
                 0,
                 format!("expected a valence charge > 0, found {zion}"),
             ));
         }
-        if !(loc[0] > 0.0) {
+        if loc[0].is_nan() || loc[0] <= 0.0 {
             return Err(err(
                 path,
                 0,

@@ -181,7 +181,7 @@ impl Calculation {
     /// Occupied bands (closed shell: N_el / 2), after checking the electron count.
     pub fn occupied(&self) -> Result<usize> {
         let ne = self.nelectrons();
-        if ne.fract() != 0.0 || (ne as usize) % 2 != 0 {
+        if ne.fract() != 0.0 || !(ne as usize).is_multiple_of(2) {
             return Err(input(
                 "atoms",
                 "an even number of valence electrons (closed shells; no smearing or spin yet)",

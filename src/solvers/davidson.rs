@@ -5,7 +5,7 @@ use ctensor_aten::{
     Trans,
 };
 
-use super::{check, column_norms, host_values, Eigenpairs, SolverOptions};
+use super::{check, column_norms, host_values, unconverged, Eigenpairs, SolverOptions};
 
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
 /// of columns `X`) by block Davidson, from the start block `x0` (`[n, nev]`, need not be
@@ -48,7 +48,9 @@ pub fn davidson(
         let (x, hx) = (matmul(&basis, &y)?, matmul(&h_basis, &y)?);
         let r = hx.sub(&x.mul(&theta.unsqueeze(0)?)?)?;
         let norms = column_norms(&r)?;
-        let open: Vec<usize> = (0..nev).filter(|&b| !(norms[b] <= opts.tol)).collect();
+        let open: Vec<usize> = (0..nev)
+            .filter(|&b| unconverged(norms[b], opts.tol))
+            .collect();
         if open.is_empty() || iteration >= opts.max_iter {
             return Ok(Eigenpairs {
                 values: theta,

@@ -8,7 +8,7 @@ use ctensor_aten::{
     cat, eigh, matmul, matmul_op, DataType, EigBackend, EighRange, Result, Tensor, Trans,
 };
 
-use super::{check, column_norms, host_values, Eigenpairs, SolverOptions};
+use super::{check, column_norms, host_values, unconverged, Eigenpairs, SolverOptions};
 
 /// Relative size below which a direction of a block's Gram matrix counts as dependent
 /// (a singular value below about 1e-6 of the largest in f64, 3e-3 in f32).
@@ -59,7 +59,9 @@ pub fn lobpcg(
         iteration += 1;
         let r = hx.sub(&x.mul(&theta.unsqueeze(0)?)?)?;
         let norms = column_norms(&r)?;
-        let open: Vec<usize> = (0..nev).filter(|&b| !(norms[b] <= opts.tol)).collect();
+        let open: Vec<usize> = (0..nev)
+            .filter(|&b| unconverged(norms[b], opts.tol))
+            .collect();
         if open.is_empty() || iteration >= opts.max_iter {
             return Ok(Eigenpairs {
                 values: theta,

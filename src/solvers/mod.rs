@@ -139,3 +139,8 @@ fn column_norms(r: &Tensor) -> Result<Vec<f64>> {
 fn host_values(theta: &Tensor) -> Result<Vec<f64>> {
     theta.cast(DataType::Double)?.to_vec::<f64>()
 }
+
+/// Whether a pair with residual norm `norm` still needs work (a NaN residual does).
+fn unconverged(norm: f64, tol: f64) -> bool {
+    norm > tol || norm.is_nan()
+}
