@@ -36,13 +36,15 @@ test: deps
 ## copy bandwidth on a GPU, when one is usable), plain loops and
 ## peer libraries (faer, ndarray; NumPy and SciPy from PyPI in target/py-venv,
 ## scripts/py-env.sh, for the stacked eigh); prints markdown tables, writes target/bench/bench.md;
-## then the block Davidson example against dense eigh (n = 2000 random, the 14 materials),
+## then ctensor-pw against ABINIT (bench/pw-vs-abinit.sh), the block Davidson example against dense eigh (n = 2000 random, the 14 materials),
 ## and the demo's k-points/s (dense and Davidson + FFT) against NumPy/SciPy's dense eigh.
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
 	@bash scripts/ensure-deps.sh bench mpi
 	CTENSOR_BENCH_PYTHON=$$(bash scripts/py-env.sh) $(CARGO) run --release -p ctensor-bench
 	$(CARGO) run --release --example davidson -- --random 2000
+	@echo "== ctensor-pw vs ABINIT 9.6.2 (Si, shifted 4x4x4 mesh, ecut 10/20/30 Ha, 1 and 2 threads)"
+	bash bench/pw-vs-abinit.sh
 	$(CARGO) run --release --example davidson -- --material all
 	@echo "== the demo's k-points/s: dense and Davidson + FFT (Si, path with 10 points per segment) vs NumPy/SciPy's dense eigh on the same H"
 	@py=$$(bash scripts/py-env.sh) && for g in 27 60; do for t in 1 2; do \
