@@ -194,27 +194,7 @@ impl DensityGrid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crystal::Atom;
-
-    fn silicon(a: f64) -> Crystal {
-        let h = a / 2.0;
-        let atoms = vec![
-            Atom {
-                species: 0,
-                reduced: [0.0; 3],
-            },
-            Atom {
-                species: 0,
-                reduced: [0.25; 3],
-            },
-        ];
-        Crystal::new(
-            [[0.0, h, h], [h, 0.0, h], [h, h, 0.0]],
-            vec!["Si".into()],
-            atoms,
-        )
-        .unwrap()
-    }
+    use crate::crystal::tests::silicon;
 
     #[test]
     fn grids_are_abinits_for_silicon() {

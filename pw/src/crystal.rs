@@ -181,7 +181,7 @@ fn scale(a: Vec3, f: f64) -> Vec3 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn fcc(a: f64) -> [Vec3; 3] {
@@ -190,6 +190,11 @@ mod tests {
             [a / 2.0, 0.0, a / 2.0],
             [a / 2.0, a / 2.0, 0.0],
         ]
+    }
+
+    /// Diamond silicon with lattice constant `a` (bohr): the fixture of every pw unit test.
+    pub(crate) fn silicon(a: f64) -> Crystal {
+        si(fcc(a), [0.25; 3]).expect("diamond silicon is a valid crystal")
     }
 
     fn si(lattice: [Vec3; 3], x2: Vec3) -> Result<Crystal> {

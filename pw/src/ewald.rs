@@ -85,27 +85,8 @@ pub fn ewald_energy_with(crystal: &Crystal, z: &[f64], eta: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crystal::tests::silicon;
     use crate::crystal::Atom;
-
-    fn silicon(a: f64) -> Crystal {
-        let h = a / 2.0;
-        let atoms = vec![
-            Atom {
-                species: 0,
-                reduced: [0.0; 3],
-            },
-            Atom {
-                species: 0,
-                reduced: [0.25; 3],
-            },
-        ];
-        Crystal::new(
-            [[0.0, h, h], [h, 0.0, h], [h, h, 0.0]],
-            vec!["Si".into()],
-            atoms,
-        )
-        .unwrap()
-    }
 
     #[test]
     fn silicon_matches_the_published_value_and_abinit() {

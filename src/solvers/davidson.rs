@@ -5,7 +5,7 @@ use ctensor_aten::{
     Trans,
 };
 
-use super::{check, column_norms, host_values, unconverged, Eigenpairs, SolverOptions};
+use super::{check, correct_or_finish, Eigenpairs, SolverOptions};
 
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
 /// of columns `X`) by block Davidson, from the start block `x0` (`[n, nev]`, need not be
@@ -46,25 +46,19 @@ pub fn davidson(
         let s = matmul_op(&basis, Trans::C, &h_basis, Trans::N)?;
         let (theta, y) = eigh(&s, EighRange::Index(0, nev), EigBackend::default())?;
         let (x, hx) = (matmul(&basis, &y)?, matmul(&h_basis, &y)?);
-        let r = hx.sub(&x.mul(&theta.unsqueeze(0)?)?)?;
-        let norms = column_norms(&r)?;
-        let open: Vec<usize> = (0..nev)
-            .filter(|&b| unconverged(norms[b], opts.tol))
-            .collect();
-        if open.is_empty() || iteration >= opts.max_iter {
-            return Ok(Eigenpairs {
-                values: theta,
-                vectors: x,
-                converged: open.is_empty(),
-                residual_norms: norms,
-                iterations: iteration,
-                applications,
-            });
-        }
-        let th = host_values(&theta)?;
-        let open_theta: Vec<f64> = open.iter().map(|&b| th[b]).collect();
-        let mut t = precond(&r.take(1, &open)?, &open_theta)?;
-        if v.len() + open.len() > max_basis {
+        let mut t = match correct_or_finish(
+            &theta,
+            &x,
+            &hx,
+            &opts,
+            (iteration, applications),
+            &mut precond,
+        )? {
+            Ok(correction) => correction,
+            Err(done) => return Ok(done),
+        };
+        let added = t.dims()[1];
+        if v.len() + added > max_basis {
             v.clear();
             hv.clear();
             v.push(&x)?;
@@ -80,6 +74,6 @@ pub fn davidson(
         }
         hv.push(&op(&t)?)?;
         v.push(&t)?;
-        applications += open.len();
+        applications += added;
     }
 }

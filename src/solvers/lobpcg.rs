@@ -8,7 +8,7 @@ use ctensor_aten::{
     cat, eigh, matmul, matmul_op, DataType, EigBackend, EighRange, Result, Tensor, Trans,
 };
 
-use super::{check, column_norms, host_values, unconverged, Eigenpairs, SolverOptions};
+use super::{check, correct_or_finish, host_values, Eigenpairs, SolverOptions};
 
 /// Relative size below which a direction of a block's Gram matrix counts as dependent
 /// (a singular value below about 1e-6 of the largest in f64, 3e-3 in f32).
@@ -57,24 +57,17 @@ pub fn lobpcg(
     let mut iteration = 0;
     loop {
         iteration += 1;
-        let r = hx.sub(&x.mul(&theta.unsqueeze(0)?)?)?;
-        let norms = column_norms(&r)?;
-        let open: Vec<usize> = (0..nev)
-            .filter(|&b| unconverged(norms[b], opts.tol))
-            .collect();
-        if open.is_empty() || iteration >= opts.max_iter {
-            return Ok(Eigenpairs {
-                values: theta,
-                vectors: x,
-                converged: open.is_empty(),
-                residual_norms: norms,
-                iterations: iteration,
-                applications,
-            });
-        }
-        let th = host_values(&theta)?;
-        let open_theta: Vec<f64> = open.iter().map(|&b| th[b]).collect();
-        let mut w = precond(&r.take(1, &open)?, &open_theta)?;
+        let mut w = match correct_or_finish(
+            &theta,
+            &x,
+            &hx,
+            &opts,
+            (iteration, applications),
+            &mut precond,
+        )? {
+            Ok(correction) => correction,
+            Err(done) => return Ok(done),
+        };
         // P orthonormal and orthogonal to X (H P follows the same combinations).
         if let Some((pb, hpb)) = p.take() {
             let (pb, hpb) = project_out(&x, Some(&hx), &pb, Some(&hpb))?;

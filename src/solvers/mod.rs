@@ -144,3 +144,36 @@ fn host_values(theta: &Tensor) -> Result<Vec<f64>> {
 fn unconverged(norm: f64, tol: f64) -> bool {
     norm > tol || norm.is_nan()
 }
+
+/// The residuals `H X − X Θ` of a Ritz block and what follows from them: the finished
+/// pairs when every residual norm is within `opts.tol` or the iteration limit is reached
+/// (`Err` of the inner result), otherwise the preconditioned residuals of the
+/// unconverged columns (`Ok`), the new search directions of both solvers.
+fn correct_or_finish(
+    theta: &Tensor,
+    x: &Tensor,
+    hx: &Tensor,
+    opts: &SolverOptions,
+    progress: (usize, usize),
+    precond: &mut impl FnMut(&Tensor, &[f64]) -> Result<Tensor>,
+) -> Result<std::result::Result<Tensor, Eigenpairs>> {
+    let (iteration, applications) = progress;
+    let r = hx.sub(&x.mul(&theta.unsqueeze(0)?)?)?;
+    let norms = column_norms(&r)?;
+    let open: Vec<usize> = (0..opts.nev)
+        .filter(|&b| unconverged(norms[b], opts.tol))
+        .collect();
+    if open.is_empty() || iteration >= opts.max_iter {
+        return Ok(Err(Eigenpairs {
+            values: theta.clone(),
+            vectors: x.clone(),
+            converged: open.is_empty(),
+            residual_norms: norms,
+            iterations: iteration,
+            applications,
+        }));
+    }
+    let th = host_values(theta)?;
+    let open_theta: Vec<f64> = open.iter().map(|&b| th[b]).collect();
+    Ok(Ok(precond(&r.take(1, &open)?, &open_theta)?))
+}
