@@ -13,15 +13,17 @@ pub struct FftGrid {
 }
 
 impl FftGrid {
-    /// ABINIT's default grid for `ecut` (boxcut ≥ 2): along each `a_i`, the smallest even
-    /// 2-3-5-smooth size `n_i ≥ 2·m_i + 1`, where `m_i = ⌊2 G_max |a_i| / 2π⌋` is the largest
-    /// component along `b_i` of a G in the sphere of radius `2 G_max`, `G_max = √(2 ecut)`:
-    /// the box holds every product of two basis functions without aliasing.
+    /// ABINIT's default grid for `ecut` (boxcut ≥ 2): along each `a_i`, the smallest
+    /// 2-3-5-smooth size `n_i` whose half-width `n_i / 2` (in units of `b_i`) reaches the
+    /// sphere of radius `2 G_max`, `G_max = √(2 ecut)`: `n_i ≥ 2 · 2 G_max |a_i| / 2π`.
+    /// The box then holds every product of two basis functions without aliasing.
+    /// (Measured against ABINIT 9.6.2: 24³, 30³, 36³ for a = 10.26-bohr Si at 10, 20,
+    /// 30 Ha, and 27³ — not 25³ — for a = 10.18 at 15 Ha.)
     pub fn for_cutoff(crystal: &Crystal, ecut: f64) -> FftGrid {
         let gmax = (2.0 * ecut).sqrt();
         let n = crystal.lattice.map(|a| {
-            let m = (2.0 * gmax * dot(a, a).sqrt() / (2.0 * PI) + 1e-9).floor() as usize;
-            smooth_even_at_least(2 * m + 1)
+            let need = 2.0 * 2.0 * gmax * dot(a, a).sqrt() / (2.0 * PI);
+            smooth_at_least((need - 1e-9).ceil() as usize)
         });
         FftGrid { n }
     }
@@ -63,9 +65,10 @@ impl FftGrid {
     }
 }
 
-/// The smallest even `m ≥ n` whose prime factors are 2, 3 and 5.
-pub fn smooth_even_at_least(n: usize) -> usize {
-    (n.max(2)..)
+/// The smallest `m ≥ n` whose prime factors are 2, 3 and 5 (odd sizes included, as
+/// ABINIT: 27 for 10.18-bohr Si at 15 Ha).
+pub fn smooth_at_least(n: usize) -> usize {
+    (n.max(1)..)
         .find(|&m| {
             let mut r = m;
             for p in [2, 3, 5] {
@@ -73,7 +76,7 @@ pub fn smooth_even_at_least(n: usize) -> usize {
                     r /= p;
                 }
             }
-            r == 1 && m % 2 == 0
+            r == 1
         })
         .unwrap_or(n)
 }
@@ -202,9 +205,12 @@ mod tests {
         for (ecut, n) in [(10.0, 24), (20.0, 30), (30.0, 36)] {
             assert_eq!(FftGrid::for_cutoff(&c, ecut).n, [n; 3], "ecut {ecut}");
         }
-        assert_eq!(smooth_even_at_least(21), 24);
-        assert_eq!(smooth_even_at_least(1), 2);
-        assert_eq!(smooth_even_at_least(31), 32);
+        assert_eq!(smooth_at_least(21), 24);
+        assert_eq!(smooth_at_least(1), 1);
+        assert_eq!(smooth_at_least(26), 27);
+        assert_eq!(smooth_at_least(31), 32);
+        // ABINIT 9.6.2 picks 27³ for a = 10.18 bohr at 15 Ha (pw/tests/data/abinit).
+        assert_eq!(FftGrid::for_cutoff(&silicon(10.18), 15.0).n, [27; 3]);
     }
 
     #[test]

@@ -17,13 +17,20 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The input of a reference case (a = 10.26 bohr, 8 bands, as in CASE.abi).
+/// The input of a reference case (a = 10.26 bohr unless the case says 10.18, 8 bands,
+/// as in CASE.abi).
 fn input_for(case: &str, ecut: f64) -> Input {
-    let h = 10.26 / 2.0;
+    let h = if case.starts_with("si_a1018") {
+        10.18
+    } else {
+        10.26
+    } / 2.0;
     let (ngkpt, shifts) = if case.starts_with("si_gamma") {
         ([1, 1, 1], vec![[0.0; 3]])
     } else if case.starts_with("si_k222") {
         ([2, 2, 2], vec![[0.0; 3]])
+    } else if case.contains("k333") {
+        ([3, 3, 3], vec![[0.0; 3]])
     } else {
         (
             [4, 4, 4],
@@ -177,6 +184,13 @@ fn silicon_shifted_mp444_matches_abinit_at_ecut_10_20_30() -> TestResult {
     ["si_mp444_e10", "si_mp444_e20", "si_mp444_e30"]
         .into_iter()
         .try_for_each(check)
+}
+
+/// A case none of the code was written against: another lattice constant (10.18 bohr,
+/// where ABINIT's grid is the odd 27³), cutoff (15 Ha) and mesh (Γ-centred 3×3×3).
+#[test]
+fn silicon_at_another_lattice_constant_cutoff_and_mesh_matches_abinit() -> TestResult {
+    check("si_a1018_k333_e15")
 }
 
 #[test]
