@@ -48,6 +48,7 @@ pub use crate::ops::qr::{qr, qr_r, QrMode};
 pub use crate::ops::random::Generator;
 pub use crate::ops::select::{cat, concat, stack};
 pub use crate::ops::solve::{cholesky_solve, det, lstsq, slogdet, solve_triangular};
+pub use crate::ops::sphere_fft::SphereFft;
 pub use crate::ops::svd::{pinv, svd, svdvals};
 /// Queued device work that may not have finished (see `core::transfer`).
 pub use ctensor_base::fence::Fence;

@@ -66,6 +66,7 @@ pub mod permute;
 pub mod random;
 pub mod reduce;
 pub mod select;
+pub mod sphere_fft;
 pub mod strides;
 
 // The former paths of moved modules, kept for one release.

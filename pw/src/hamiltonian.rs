@@ -7,15 +7,15 @@ use crate::basis::{FftGrid, Sphere};
 use crate::crystal::{dot, Crystal};
 use crate::error::Result;
 use crate::psp::Hgh;
-use ctensor::{c64, matmul, matmul_op, DataType, DeviceType, FftNorm, Indices, Tensor, Trans};
+use ctensor::{c64, matmul, matmul_op, DataType, DeviceType, SphereFft, Tensor, Trans};
 use std::f64::consts::PI;
 
 /// `H(k)` of one k-point on a block of coefficient columns.
 pub struct KOperator {
     /// The basis.
     pub sphere: Sphere,
-    grid: FftGrid,
-    idx: Indices,
+    /// The sphere ↔ box transform of this basis.
+    fft: SphereFft,
     /// `½|k+G|²`, f64 `[npw, 1]` on the device.
     kinetic: Tensor,
     /// `⟨K|p_j⟩`, c64 `[npw, nproj]`.
@@ -86,14 +86,12 @@ impl KOperator {
         for (i, j, h) in blocks {
             d[i * nproj + j] = c64::new(h, 0.0);
         }
-        let idx: Vec<usize> = sphere.grid_index.clone();
         Ok(KOperator {
-            idx: Indices::from_slice(&idx, grid.len(), device)?,
+            fft: SphereFft::new(grid.n, &sphere.grid_index, device)?,
             kinetic: Tensor::from_slice(&sphere.kinetic, &[npw, 1])?.to_device(device)?,
             proj: Tensor::from_slice(&flat, &[npw, nproj])?.to_device(device)?,
             dmat: Tensor::from_slice(&d, &[nproj, nproj])?.to_device(device)?,
             sphere,
-            grid,
         })
     }
 
@@ -107,29 +105,19 @@ impl KOperator {
         Ok(self.kinetic.reshape(&[-1])?)
     }
 
-    /// `u_n(r) = Σ_G c_n(G) e^{iG·r}` on the grid for the columns of `x` (`[npw, nb]`):
-    /// c64 `[nb, n1, n2, n3]`.
-    pub fn to_real_space(&self, x: &Tensor) -> Result<Tensor> {
-        let nb = x.dims()[1];
-        let [n1, n2, n3] = self.grid.n;
-        let mut grid = Tensor::zeros(DataType::ComplexDouble, x.device(), &[nb, self.grid.len()])?;
-        grid.index_copy_with(1, &self.idx, &x.t()?)?;
-        let mut grid = grid.reshape(&[nb as i64, n1 as i64, n2 as i64, n3 as i64])?;
-        grid.ifftn_(&[1, 2, 3], FftNorm::Forward)?;
-        Ok(grid)
+    /// `Σ_n w_n |u_n(r)|²` on the grid (f64 `[n1, n2, n3]`) for the columns of `x`,
+    /// with `u_n(r) = Σ_G c_n(G) e^{iG·r}`.
+    pub fn density(&self, x: &Tensor, weights: &[f64]) -> Result<Tensor> {
+        Ok(self.fft.density(x, weights)?)
     }
 
     /// `H X` for the columns of `x` (`[npw, nb]`, c64) with the local potential `v_r`
     /// (f64 `[n1, n2, n3]`, Ha).
     pub fn apply(&self, v_r: &Tensor, x: &Tensor) -> Result<Tensor> {
-        let nb = x.dims()[1];
-        let mut grid = self.to_real_space(x)?;
-        grid.mul_(v_r)?;
-        grid.fftn_(&[1, 2, 3], FftNorm::Forward)?;
-        let vx = grid
-            .reshape(&[nb as i64, self.grid.len() as i64])?
-            .index_select_with(1, &self.idx)?;
-        let out = vx.t()?.add(&x.mul(&self.kinetic)?)?;
+        let out = self
+            .fft
+            .apply_potential(v_r, x)?
+            .add(&x.mul(&self.kinetic)?)?;
         if self.proj.dims()[1] == 0 {
             return Ok(out);
         }

@@ -319,14 +319,10 @@ impl Calculation {
                 let tr = Instant::now();
                 let w = kpoints[i].weight;
                 let (t, e) = op.kinetic_and_nonlocal(&found.vectors, occ_ref)?;
-                let u = op.to_real_space(&found.vectors.narrow(1, 0, nocc)?)?;
-                let a = u.abs()?;
-                let f = 2.0 * w / omega;
-                let dens = a
-                    .mul(&a)?
-                    .sum(&[0])?
+                let f = vec![2.0 * w / omega; nocc];
+                let dens = op
+                    .density(&found.vectors.narrow(1, 0, nocc)?, &f)?
                     .reshape(&[-1])?
-                    .mul_scalar(f)?
                     .to_vec::<f64>()?;
                 Ok(KStep {
                     worst: found.residual_norms.iter().cloned().fold(0.0, f64::max),

@@ -43,6 +43,7 @@ pub mod random;
 pub mod reduce;
 pub mod select;
 pub mod solve;
+pub mod sphere_fft;
 pub mod svd;
 
 use ctensor_base::{Error, Result};

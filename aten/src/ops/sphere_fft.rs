@@ -1,0 +1,331 @@
+//! [`SphereFft`]: the plane-wave sphere ↔ box transform of a block of bands, as a
+//! reusable plan (see `ctensor_kernels::sphere_fft` for the algorithm).
+
+use crate::core::tensor::Tensor;
+use crate::ops::fft::FftNorm;
+use crate::ops::indices::Indices;
+use ctensor_base::{c32, c64, DataType, DeviceType, Error, Result};
+use ctensor_kernels::sphere_fft::SpherePlan;
+
+/// A plane-wave basis's transform between coefficients on a G-sphere and a real-space
+/// box, for blocks of bands: build it once per basis and apply it at every step.
+///
+/// Coefficient blocks are `[npw, nb]` (one column per band, any strides), grids
+/// `[nb, n0, n1, n2]`; c64 or c32, on the plan's device. On the host the plan transforms
+/// only the box columns and planes the sphere touches, threads over bands and reuses
+/// its buffers; on a GPU it scatters into the box and runs cuFFT on the whole box.
+///
+/// ```
+/// use ctensor::{c64, DeviceType, SphereFft, Tensor};
+/// // Two coefficients of a 4×4×4 box: G = 0 and G = (0, 0, 1).
+/// let plan = SphereFft::new([4, 4, 4], &[0, 1], DeviceType::Cpu)?;
+/// let c = Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.5, 0.0)], &[2, 1])?;
+/// let u = plan.to_grid(&c)?; // u(r) = 1 + 0.5 e^{2πi r2/4}
+/// assert_eq!(u.dims(), [1, 4, 4, 4]);
+/// let back = plan.from_grid(&u)?;
+/// assert!(back.allclose(&c, 0.0, 1e-14)?);
+/// # Ok::<(), ctensor::Error>(())
+/// ```
+pub struct SphereFft {
+    n: [usize; 3],
+    npw: usize,
+    device: DeviceType,
+    host: Option<(SpherePlan<f64>, SpherePlan<f32>)>,
+    indices: Indices,
+}
+
+impl SphereFft {
+    /// The plan for a box of `shape` and the sphere at flat (row-major) grid indices
+    /// `index`, on `device`. Errors: an empty or oversized box, an index outside the box
+    /// or given twice, an unusable device.
+    pub fn new(shape: [usize; 3], index: &[usize], device: DeviceType) -> Result<SphereFft> {
+        let p64 = SpherePlan::<f64>::new(shape, index)?;
+        let host = match device {
+            DeviceType::Cpu => Some((p64, SpherePlan::<f32>::new(shape, index)?)),
+            _ => None,
+        };
+        Ok(SphereFft {
+            n: shape,
+            npw: index.len(),
+            device,
+            host,
+            indices: Indices::from_slice(index, shape.iter().product(), device)?,
+        })
+    }
+
+    /// Coefficients per band.
+    pub fn npw(&self) -> usize {
+        self.npw
+    }
+
+    /// The box shape.
+    pub fn shape(&self) -> [usize; 3] {
+        self.n
+    }
+
+    fn points(&self) -> usize {
+        self.n.iter().product()
+    }
+
+    /// The band count of a coefficient block after checking it.
+    fn bands(&self, op: &'static str, c: &Tensor) -> Result<usize> {
+        self.check_complex(op, c)?;
+        if c.ndim() != 2 || c.dims()[0] != self.npw {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("coefficients [{}, nb]", self.npw),
+                got: vec![c.dims().to_vec()],
+            });
+        }
+        Ok(c.dims()[1])
+    }
+
+    fn check_complex(&self, op: &'static str, t: &Tensor) -> Result<()> {
+        if !matches!(t.dtype(), DataType::ComplexDouble | DataType::ComplexFloat) {
+            return Err(Error::UnsupportedDType {
+                op,
+                dtype: t.dtype(),
+                supported: "c32, c64",
+            });
+        }
+        if t.device() != self.device {
+            return Err(Error::DeviceMismatch {
+                op,
+                expected: self.device,
+                got: t.device(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `u_b(r) = Σ_G c_b(G) e^{iG·r}` (no normalisation) of every column of `coeffs`
+    /// (`[npw, nb]`): `[nb, n0, n1, n2]` in the same dtype.
+    pub fn to_grid(&self, coeffs: &Tensor) -> Result<Tensor> {
+        let nb = self.bands("SphereFft::to_grid", coeffs)?;
+        let [n0, n1, n2] = self.n;
+        let shape = [nb, n0, n1, n2];
+        match (&self.host, coeffs.dtype()) {
+            (Some((p, _)), DataType::ComplexDouble) => {
+                let c = coeffs.t()?.contiguous()?.to_vec::<c64>()?;
+                let mut g = vec![c64::new(0.0, 0.0); nb * self.points()];
+                p.to_grid(nb, &c, &mut g)?;
+                Tensor::from_vec(g, &shape)
+            }
+            (Some((_, p)), _) => {
+                let c = coeffs.t()?.contiguous()?.to_vec::<c32>()?;
+                let mut g = vec![c32::new(0.0, 0.0); nb * self.points()];
+                p.to_grid(nb, &c, &mut g)?;
+                Tensor::from_vec(g, &shape)
+            }
+            (None, _) => self.dense_to_grid(coeffs, nb),
+        }
+    }
+
+    /// `c_b(G) = (1/N) Σ_r u_b(r) e^{−iG·r}` of a grid block (`[nb, n0, n1, n2]`): the
+    /// inverse of [`to_grid`](Self::to_grid), `[npw, nb]`.
+    pub fn from_grid(&self, grid: &Tensor) -> Result<Tensor> {
+        let op = "SphereFft::from_grid";
+        self.check_complex(op, grid)?;
+        let [n0, n1, n2] = self.n;
+        if grid.ndim() != 4 || grid.dims()[1..] != [n0, n1, n2] {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("a grid [nb, {n0}, {n1}, {n2}]"),
+                got: vec![grid.dims().to_vec()],
+            });
+        }
+        let nb = grid.dims()[0];
+        match (&self.host, grid.dtype()) {
+            (Some((p, _)), DataType::ComplexDouble) => {
+                let g = grid.contiguous()?.to_vec::<c64>()?;
+                let mut c = vec![c64::new(0.0, 0.0); nb * self.npw];
+                p.from_grid(nb, &g, 1.0 / self.points() as f64, &mut c)?;
+                Tensor::from_vec(c, &[nb, self.npw])?.t()
+            }
+            (Some((_, p)), _) => {
+                let g = grid.contiguous()?.to_vec::<c32>()?;
+                let mut c = vec![c32::new(0.0, 0.0); nb * self.npw];
+                p.from_grid(nb, &g, 1.0 / self.points() as f32, &mut c)?;
+                Tensor::from_vec(c, &[nb, self.npw])?.t()
+            }
+            (None, _) => {
+                let mut g = grid.contiguous()?;
+                g.fftn_(&[1, 2, 3], FftNorm::Forward)?;
+                g.reshape(&[nb as i64, self.points() as i64])?
+                    .index_select_with(1, &self.indices)?
+                    .t()
+            }
+        }
+    }
+
+    /// `from_grid(v · to_grid(coeffs))` for a real potential `v` (`[n0, n1, n2]`, f64 or
+    /// f32): the local-potential term of a Hamiltonian on a block of bands, `[npw, nb]`.
+    /// On the host each band goes through one box buffer and no grid block is formed.
+    pub fn apply_potential(&self, v: &Tensor, coeffs: &Tensor) -> Result<Tensor> {
+        let op = "SphereFft::apply_potential";
+        let nb = self.bands(op, coeffs)?;
+        if v.dims() != self.n || v.dtype().is_complex() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("a real potential {:?}", self.n),
+                got: vec![v.dims().to_vec()],
+            });
+        }
+        match (&self.host, coeffs.dtype()) {
+            (Some((p, _)), DataType::ComplexDouble) => {
+                let c = coeffs.t()?.contiguous()?.to_vec::<c64>()?;
+                let vv = v.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
+                let mut out = vec![c64::new(0.0, 0.0); nb * self.npw];
+                p.apply_potential(nb, &vv, &c, &mut out)?;
+                Tensor::from_vec(out, &[nb, self.npw])?.t()
+            }
+            (Some((_, p)), _) => {
+                let c = coeffs.t()?.contiguous()?.to_vec::<c32>()?;
+                let vv = v.cast(DataType::Float)?.contiguous()?.to_vec::<f32>()?;
+                let mut out = vec![c32::new(0.0, 0.0); nb * self.npw];
+                p.apply_potential(nb, &vv, &c, &mut out)?;
+                Tensor::from_vec(out, &[nb, self.npw])?.t()
+            }
+            (None, _) => {
+                let mut g = self.dense_to_grid(coeffs, nb)?;
+                g.mul_(v)?;
+                self.from_grid(&g)
+            }
+        }
+    }
+
+    /// `Σ_b weights[b] |u_b(r)|²` over the columns of `coeffs`: a density on the box,
+    /// real `[n0, n1, n2]` (f64 for c64, f32 for c32).
+    pub fn density(&self, coeffs: &Tensor, weights: &[f64]) -> Result<Tensor> {
+        let op = "SphereFft::density";
+        let nb = self.bands(op, coeffs)?;
+        if weights.len() != nb {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: format!("{nb} weights, one per band"),
+                given: format!("{}", weights.len()),
+            });
+        }
+        match (&self.host, coeffs.dtype()) {
+            (Some((p, _)), DataType::ComplexDouble) => {
+                let c = coeffs.t()?.contiguous()?.to_vec::<c64>()?;
+                let mut rho = vec![0.0; self.points()];
+                p.accumulate_density(nb, &c, weights, &mut rho)?;
+                Tensor::from_vec(rho, &self.n)
+            }
+            (Some((_, p)), _) => {
+                let c = coeffs.t()?.contiguous()?.to_vec::<c32>()?;
+                let w: Vec<f32> = weights.iter().map(|&x| x as f32).collect();
+                let mut rho = vec![0.0f32; self.points()];
+                p.accumulate_density(nb, &c, &w, &mut rho)?;
+                Tensor::from_vec(rho, &self.n)
+            }
+            (None, _) => {
+                let u = self.dense_to_grid(coeffs, nb)?;
+                let a = u.abs()?;
+                let real = a.dtype();
+                let w = Tensor::from_slice(weights, &[nb, 1, 1, 1])?
+                    .cast(real)?
+                    .to_device(self.device)?;
+                a.mul(&a)?
+                    .mul(&w)?
+                    .sum(&[0])?
+                    .reshape(&self.n.map(|x| x as i64))
+            }
+        }
+    }
+
+    /// The dense path (GPU): scatter into a zeroed box, inverse FFT of the whole box.
+    fn dense_to_grid(&self, coeffs: &Tensor, nb: usize) -> Result<Tensor> {
+        let [n0, n1, n2] = self.n;
+        let mut grid = Tensor::zeros(coeffs.dtype(), self.device, &[nb, self.points()])?;
+        grid.index_copy_with(1, &self.indices, &coeffs.t()?)?;
+        let mut grid = grid.reshape(&[nb as i64, n0 as i64, n1 as i64, n2 as i64])?;
+        grid.ifftn_(&[1, 2, 3], FftNorm::Forward)?;
+        Ok(grid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host plan against the dense path (scatter + whole-box FFT) on the same data.
+    #[test]
+    fn the_host_plan_equals_the_dense_path_for_both_dtypes() -> Result<()> {
+        let n = [9, 10, 12];
+        let idx: Vec<usize> = (0..1080).filter(|i| i % 7 == 3 || i % 11 == 0).collect();
+        let plan = SphereFft::new(n, &idx, DeviceType::Cpu)?;
+        for dtype in [DataType::ComplexDouble, DataType::ComplexFloat] {
+            let tol = if dtype == DataType::ComplexDouble {
+                1e-12
+            } else {
+                1e-4
+            };
+            for nb in [0, 1, 5] {
+                // A transposed (non-contiguous) block, as a solver hands it over.
+                let c = Tensor::randn(dtype, DeviceType::Cpu, &[nb, idx.len()], 4)?.t()?;
+                let fast = plan.to_grid(&c)?;
+                let dense = plan.dense_to_grid(&c, nb)?;
+                assert!(fast.allclose(&dense, tol, tol)?);
+                let v = Tensor::randn(DataType::Double, DeviceType::Cpu, &n, 5)?;
+                let hv = plan.apply_potential(&v, &c)?;
+                let mut g = dense.clone();
+                g.mul_(&v)?;
+                g.fftn_(&[1, 2, 3], FftNorm::Forward)?;
+                let want = g
+                    .reshape(&[nb as i64, 1080])?
+                    .index_select_with(1, &plan.indices)?
+                    .t()?;
+                assert!(hv.allclose(&want, tol, tol)?);
+                let w: Vec<f64> = (0..nb).map(|b| 1.0 + b as f64).collect();
+                let rho = plan.density(&c, &w)?;
+                let a = dense.abs()?;
+                let real = a.dtype();
+                let wt = Tensor::from_slice(&w, &[nb, 1, 1, 1])?.cast(real)?;
+                let want = a.mul(&a)?.mul(&wt)?.sum(&[0])?;
+                assert!(rho.allclose(&want.reshape(&[9, 10, 12])?, tol, tol)?);
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn wrong_shapes_dtypes_and_weights_are_refused() -> Result<()> {
+        let plan = SphereFft::new([4, 4, 4], &[0, 1, 5], DeviceType::Cpu)?;
+        let c = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[3, 2])?;
+        assert!(plan
+            .to_grid(&Tensor::zeros(
+                DataType::ComplexDouble,
+                DeviceType::Cpu,
+                &[4, 2]
+            )?)
+            .is_err());
+        assert!(plan
+            .to_grid(&Tensor::zeros(DataType::Double, DeviceType::Cpu, &[3, 2])?)
+            .is_err());
+        assert!(plan
+            .from_grid(&Tensor::zeros(
+                DataType::ComplexDouble,
+                DeviceType::Cpu,
+                &[2, 4, 4, 5]
+            )?)
+            .is_err());
+        assert!(plan
+            .apply_potential(
+                &Tensor::zeros(DataType::Double, DeviceType::Cpu, &[4, 4])?,
+                &c
+            )
+            .is_err());
+        assert!(plan
+            .apply_potential(
+                &Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[4, 4, 4])?,
+                &c
+            )
+            .is_err());
+        let e = plan.density(&c, &[1.0]).err().unwrap();
+        assert!(e.to_string().contains("2 weights"), "{e}");
+        assert!(SphereFft::new([4, 4, 4], &[64], DeviceType::Cpu).is_err());
+        Ok(())
+    }
+}

@@ -1,0 +1,206 @@
+//! The sphere transform against plain DFT sums (an independent reference), on odd,
+//! degenerate and realistic boxes, in f64 and f32, for 0, 1 and many bands.
+
+use super::*;
+use rand::{Rng, SeedableRng};
+
+type C = Complex<f64>;
+
+fn rng(seed: u64) -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// `Σ_k c_k e^{+2πi m_k·r/n}` at grid point `r` for coefficients at flat indices `idx`.
+fn dft_at(n: [usize; 3], idx: &[usize], c: &[C], r: usize) -> C {
+    let (r0, r1, r2) = (r / (n[1] * n[2]), (r / n[2]) % n[1], r % n[2]);
+    let mut s = C::new(0.0, 0.0);
+    for (k, &i) in idx.iter().enumerate() {
+        let (m0, m1, m2) = (i / (n[1] * n[2]), (i / n[2]) % n[1], i % n[2]);
+        let ph = 2.0
+            * std::f64::consts::PI
+            * ((m0 * r0) as f64 / n[0] as f64
+                + (m1 * r1) as f64 / n[1] as f64
+                + (m2 * r2) as f64 / n[2] as f64);
+        s += c[k] * C::from_polar(1.0, ph);
+    }
+    s
+}
+
+/// `(1/N) Σ_r g_r e^{−2πi m·r/n}` at flat index `i`.
+fn dft_back(n: [usize; 3], g: &[C], i: usize) -> C {
+    let all: Vec<usize> = (0..g.len()).collect();
+    // The same sum with the roles of m and r exchanged, conjugated.
+    let conj: Vec<C> = g.iter().map(|x| x.conj()).collect();
+    dft_at(n, &all, &conj, i).conj() / g.len() as f64
+}
+
+fn random_c(r: &mut rand::rngs::StdRng, len: usize) -> Vec<C> {
+    (0..len)
+        .map(|_| C::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
+        .collect()
+}
+
+fn subsets(n: [usize; 3], r: &mut rand::rngs::StdRng) -> Vec<Vec<usize>> {
+    let total = n[0] * n[1] * n[2];
+    let mut shuffled: Vec<usize> = (0..total).collect();
+    for i in (1..total).rev() {
+        shuffled.swap(i, r.gen_range(0..=i));
+    }
+    vec![
+        vec![],
+        vec![total - 1],
+        shuffled[..total.div_ceil(3)].to_vec(),
+        shuffled.clone(),
+    ]
+}
+
+#[test]
+fn every_operation_matches_plain_dft_sums_on_small_boxes() -> Result<()> {
+    let mut r = rng(1);
+    for n in [[1, 1, 1], [5, 6, 7], [1, 4, 9], [8, 3, 1], [6, 6, 6]] {
+        let total = n[0] * n[1] * n[2];
+        for idx in subsets(n, &mut r) {
+            let plan = SpherePlan::<f64>::new(n, &idx)?;
+            for nb in [0, 1, 3, 9] {
+                let c = random_c(&mut r, nb * idx.len());
+                let mut grid = vec![C::new(0.0, 0.0); nb * total];
+                plan.to_grid(nb, &c, &mut grid)?;
+                for b in 0..nb {
+                    for p in 0..total {
+                        let want = dft_at(n, &idx, &c[b * idx.len()..(b + 1) * idx.len()], p);
+                        assert!(
+                            (grid[b * total + p] - want).norm() < 1e-12,
+                            "{n:?} nb={nb} b={b} p={p}"
+                        );
+                    }
+                }
+                // from_grid of an arbitrary grid against the sum, and the round trip.
+                let g = random_c(&mut r, nb * total);
+                let mut back = vec![C::new(7.0, 7.0); nb * idx.len()];
+                plan.from_grid(nb, &g, 1.0 / total as f64, &mut back)?;
+                for b in 0..nb {
+                    for (k, &i) in idx.iter().enumerate() {
+                        let want = dft_back(n, &g[b * total..(b + 1) * total], i);
+                        assert!((back[b * idx.len() + k] - want).norm() < 1e-12);
+                    }
+                }
+                let mut round = vec![C::new(0.0, 0.0); nb * idx.len()];
+                plan.from_grid(nb, &grid, 1.0 / total as f64, &mut round)?;
+                for (a, b) in round.iter().zip(&c) {
+                    assert!((a - b).norm() < 1e-12);
+                }
+                // The potential and the density against the same sums.
+                let v: Vec<f64> = (0..total).map(|_| r.gen_range(-2.0..2.0)).collect();
+                let mut hv = vec![C::new(0.0, 0.0); nb * idx.len()];
+                plan.apply_potential(nb, &v, &c, &mut hv)?;
+                let mut rho = vec![0.5; total];
+                let w: Vec<f64> = (0..nb).map(|b| 0.3 + b as f64).collect();
+                plan.accumulate_density(nb, &c, &w, &mut rho)?;
+                for b in 0..nb {
+                    let vu: Vec<C> = (0..total).map(|p| grid[b * total + p] * v[p]).collect();
+                    for (k, &i) in idx.iter().enumerate() {
+                        assert!((hv[b * idx.len() + k] - dft_back(n, &vu, i)).norm() < 1e-12);
+                    }
+                }
+                for p in 0..total {
+                    let want = 0.5
+                        + (0..nb)
+                            .map(|b| w[b] * grid[b * total + p].norm_sqr())
+                            .sum::<f64>();
+                    assert!(
+                        (rho[p] - want).abs() < 1e-12 * want.abs().max(1.0),
+                        "{} vs {want}",
+                        rho[p]
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The G-sphere of radius `g` (in index units) of an `n³` box, in a shuffled order.
+fn sphere(n: usize, g: f64, r: &mut rand::rngs::StdRng) -> Vec<usize> {
+    let mut idx = Vec::new();
+    let w = |m: i64| m.rem_euclid(n as i64) as usize;
+    let h = n as i64 / 2;
+    for a in -h..h {
+        for b in -h..h {
+            for c in -h..h {
+                if ((a * a + b * b + c * c) as f64) <= g * g {
+                    idx.push((w(a) * n + w(b)) * n + w(c));
+                }
+            }
+        }
+    }
+    for i in (1..idx.len()).rev() {
+        idx.swap(i, r.gen_range(0..=i));
+    }
+    idx
+}
+
+#[test]
+fn a_plane_wave_sphere_in_a_36_cube_matches_the_sums_and_round_trips() -> Result<()> {
+    let mut r = rng(2);
+    let n = 36;
+    let idx = sphere(n, 8.5, &mut r);
+    assert!(idx.len() > 2000);
+    let plan = SpherePlan::<f64>::new([n; 3], &idx)?;
+    assert!(plan.work_fraction() < 0.75, "{}", plan.work_fraction());
+    let nb = 5;
+    let total = n * n * n;
+    let c = random_c(&mut r, nb * idx.len());
+    let mut grid = vec![C::new(0.0, 0.0); nb * total];
+    plan.to_grid(nb, &c, &mut grid)?;
+    for _ in 0..40 {
+        let (b, p) = (r.gen_range(0..nb), r.gen_range(0..total));
+        let want = dft_at([n; 3], &idx, &c[b * idx.len()..(b + 1) * idx.len()], p);
+        assert!((grid[b * total + p] - want).norm() < 1e-10);
+    }
+    let mut back = vec![C::new(0.0, 0.0); nb * idx.len()];
+    plan.from_grid(nb, &grid, 1.0 / total as f64, &mut back)?;
+    for (a, b) in back.iter().zip(&c) {
+        assert!((a - b).norm() < 1e-12);
+    }
+    Ok(())
+}
+
+#[test]
+fn single_precision_round_trips_to_its_rounding() -> Result<()> {
+    let mut r = rng(3);
+    let idx = sphere(24, 5.5, &mut r);
+    let plan = SpherePlan::<f32>::new([24; 3], &idx)?;
+    let c: Vec<Complex<f32>> = (0..3 * idx.len())
+        .map(|_| Complex::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
+        .collect();
+    let mut grid = vec![Complex::new(0.0f32, 0.0); 3 * 24 * 24 * 24];
+    plan.to_grid(3, &c, &mut grid)?;
+    let mut back = vec![Complex::new(0.0f32, 0.0); c.len()];
+    plan.from_grid(3, &grid, 1.0 / (24.0 * 24.0 * 24.0), &mut back)?;
+    for (a, b) in back.iter().zip(&c) {
+        assert!((a - b).norm() < 1e-5);
+    }
+    Ok(())
+}
+
+#[test]
+fn bad_plans_and_buffers_are_refused() {
+    assert!(SpherePlan::<f64>::new([0, 4, 4], &[]).is_err());
+    assert!(SpherePlan::<f64>::new([usize::MAX, 2, 2], &[]).is_err());
+    let e = SpherePlan::<f64>::new([2, 2, 2], &[8]).err().unwrap();
+    assert!(e.to_string().contains("0..8"), "{e}");
+    let e = SpherePlan::<f64>::new([2, 2, 2], &[3, 1, 3]).err().unwrap();
+    assert!(e.to_string().contains("twice"), "{e}");
+    let plan = SpherePlan::<f64>::new([2, 2, 2], &[0, 5]).unwrap();
+    let mut g = vec![C::new(0.0, 0.0); 8];
+    assert!(plan.to_grid(1, &[C::new(1.0, 0.0)], &mut g).is_err());
+    assert!(plan.to_grid(2, &[C::new(1.0, 0.0); 4], &mut g).is_err());
+    let mut out = vec![C::new(0.0, 0.0); 2];
+    assert!(plan
+        .apply_potential(1, &[1.0; 7], &[C::new(0.0, 0.0); 2], &mut out)
+        .is_err());
+    let mut rho = vec![0.0; 8];
+    assert!(plan
+        .accumulate_density(1, &[C::new(0.0, 0.0); 2], &[1.0, 2.0], &mut rho)
+        .is_err());
+}
