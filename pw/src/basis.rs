@@ -14,16 +14,21 @@ pub struct FftGrid {
 
 impl FftGrid {
     /// ABINIT's default grid for `ecut` (boxcut ≥ 2): along each `a_i`, the smallest
-    /// 2-3-5-smooth size `n_i` whose half-width `n_i / 2` (in units of `b_i`) reaches the
-    /// sphere of radius `2 G_max`, `G_max = √(2 ecut)`: `n_i ≥ 2 · 2 G_max |a_i| / 2π`.
-    /// The box then holds every product of two basis functions without aliasing.
-    /// (Measured against ABINIT 9.6.2: 24³, 30³, 36³ for a = 10.26-bohr Si at 10, 20,
-    /// 30 Ha, and 27³ — not 25³ — for a = 10.18 at 15 Ha.)
+    /// 2-3-5-smooth size `n_i` whose box holds the sphere of radius `2 G_max`,
+    /// `G_max = √(2 ecut)`: the largest index the box holds symmetrically, `n/2` for even
+    /// and `(n−1)/2` for odd `n` (ABINIT's count), must reach `2 G_max |a_i| / 2π`. The
+    /// box then holds every product of two basis functions without aliasing. (Measured
+    /// against ABINIT 9.6.2: 24³, 30³, 36³ for a = 10.26-bohr Si at 10, 20, 30 Ha; 27³ for
+    /// a = 10.18 at 15 Ha; 30³ — not 27³ — for 10.68-bohr GaAs at 15 Ha.)
     pub fn for_cutoff(crystal: &Crystal, ecut: f64) -> FftGrid {
         let gmax = (2.0 * ecut).sqrt();
         let n = crystal.lattice.map(|a| {
-            let need = 2.0 * 2.0 * gmax * dot(a, a).sqrt() / (2.0 * PI);
-            smooth_at_least((need - 1e-9).ceil() as usize)
+            let reach = 2.0 * gmax * dot(a, a).sqrt() / (2.0 * PI) - 1e-9;
+            let mut n = smooth_at_least((2.0 * reach).ceil().max(1.0) as usize);
+            while ((n / 2) as f64) < reach {
+                n = smooth_at_least(n + 1);
+            }
+            n
         });
         FftGrid { n }
     }
@@ -211,6 +216,9 @@ mod tests {
         assert_eq!(smooth_at_least(31), 32);
         // ABINIT 9.6.2 picks 27³ for a = 10.18 bohr at 15 Ha (pw/tests/data/abinit).
         assert_eq!(FftGrid::for_cutoff(&silicon(10.18), 15.0).n, [27; 3]);
+        // …and 30³ for a = 10.68 at 15 Ha, where 27 (half-width 13) falls short of 13.2.
+        assert_eq!(FftGrid::for_cutoff(&silicon(10.68), 15.0).n, [30; 3]);
+        assert_eq!(FftGrid::for_cutoff(&silicon(10.68), 14.0).n, [27; 3]);
     }
 
     #[test]

@@ -17,17 +17,21 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The input of a reference case (a = 10.26 bohr unless the case says 10.18, 8 bands,
-/// as in CASE.abi).
+/// The input of a reference case (Si at a = 10.26 bohr unless the case says 10.18;
+/// zinc-blende GaAs at 10.68; 8 bands; as in CASE.abi).
 fn input_for(case: &str, ecut: f64) -> Input {
-    let h = if case.starts_with("si_a1018") {
+    let gaas = case.starts_with("gaas");
+    let a = if case.starts_with("si_a1018") {
         10.18
+    } else if gaas {
+        10.68
     } else {
         10.26
-    } / 2.0;
+    };
+    let h = a / 2.0;
     let (ngkpt, shifts) = if case.starts_with("si_gamma") {
         ([1, 1, 1], vec![[0.0; 3]])
-    } else if case.starts_with("si_k222") {
+    } else if case.starts_with("si_k222") || case.starts_with("gaas_k222") {
         ([2, 2, 2], vec![[0.0; 3]])
     } else if case.contains("k333") {
         ([3, 3, 3], vec![[0.0; 3]])
@@ -42,19 +46,28 @@ fn input_for(case: &str, ecut: f64) -> Input {
             ],
         )
     };
+    let (first, second) = if gaas { ("Ga", "As") } else { ("Si", "Si") };
+    let files = if gaas {
+        vec![("Ga", "data/31ga.3.hgh"), ("As", "data/33as.5.hgh")]
+    } else {
+        vec![("Si", "data/14si.4.hgh")]
+    };
     Input {
         lattice_vectors_bohr: [[0.0, h, h], [h, 0.0, h], [h, h, 0.0]],
         atoms: vec![
             AtomInput {
-                species: "Si".into(),
+                species: first.into(),
                 reduced: [0.0; 3],
             },
             AtomInput {
-                species: "Si".into(),
+                species: second.into(),
                 reduced: [0.25; 3],
             },
         ],
-        pseudopotentials: [("Si".to_string(), data().join("data/14si.4.hgh"))].into(),
+        pseudopotentials: files
+            .into_iter()
+            .map(|(s, f)| (s.to_string(), data().join(f)))
+            .collect(),
         ecut_ha: ecut,
         nband: 8,
         kmesh: KMesh { ngkpt, shifts },
@@ -182,6 +195,16 @@ fn silicon_k222_matches_abinit_at_ecut_10_20_30() -> TestResult {
 #[test]
 fn silicon_shifted_mp444_matches_abinit_at_ecut_10_20_30() -> TestResult {
     ["si_mp444_e10", "si_mp444_e20", "si_mp444_e30"]
+        .into_iter()
+        .try_for_each(check)
+}
+
+/// A second material: two species, three s and two p projectors with the completed
+/// off-diagonal h_ij, d projectors, and a space group without inversion (time reversal
+/// then matters for the k-point reduction).
+#[test]
+fn gallium_arsenide_matches_abinit() -> TestResult {
+    ["gaas_k222_e20", "gaas_mp444_e15"]
         .into_iter()
         .try_for_each(check)
 }

@@ -38,7 +38,7 @@ def main(case):
     ecut = float(re.search(r"^\s+ecut\s+([0-9.E+-]+)", abo, re.M).group(1))
     ref = {
         "case": case,
-        "code": "ABINIT 9.6.2 (Debian package abinit 9.6.2-1), pseudopotential 14si.4.hgh from abinit-data",
+        "code": "ABINIT 9.6.2 (Debian package abinit 9.6.2-1), HGH pseudopotentials from abinit-data",
         "ecut_ha": ecut,
         "fft_grid": [int(x) for x in ngfft],
         "total_energy_ha": energies.pop("total"),
