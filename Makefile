@@ -19,7 +19,7 @@ demo: deps
 
 ## make test: every test of every crate (unit, integration, doc; the .npy tests against
 ## NumPy from target/py-venv, scripts/py-env.sh; the MPI crate's tests under mpirun -n 2
-## and -n 3), the demo under mpirun against one process (the facade's `mpi` feature),
+## and -n 3), the demo and ctensor-pw under mpirun against one process (the `mpi` feature),
 ## then the C, C++ and Fortran clients of the C ABI against the static library
 ## (tests/c/run.sh), then the Python package built with maturin and its pytest suite
 ## against NumPy/SciPy (scripts/py-test.sh).
@@ -29,6 +29,7 @@ test: deps
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --all-targets
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --doc
 	$(CARGO) test --features mpi --example silicon_bands mpi_
+	$(CARGO) test -p ctensor-pw --features mpi --test mpi
 	bash tests/c/run.sh
 	bash scripts/py-test.sh
 
@@ -58,6 +59,7 @@ lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p ctensor --features mpi --all-targets -- -D warnings
+	$(CARGO) clippy -p ctensor-pw --features mpi --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 fmt:

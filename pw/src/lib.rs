@@ -22,6 +22,7 @@ pub mod mixing;
 pub mod potential;
 pub mod psp;
 pub mod scf;
+pub mod share;
 pub mod symmetry;
 pub mod xc;
 

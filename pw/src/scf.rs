@@ -11,6 +11,7 @@ use crate::kpoints::KPoint;
 use crate::mixing::Pulay;
 use crate::potential::{density_terms, grid_tensor, local_potential_g, to_real, to_reciprocal};
 use crate::psp::Hgh;
+use crate::share::KShare;
 use crate::symmetry::{symmetrize, SymOp};
 use crate::xc::Xc;
 use ctensor::kernels::parallel::map_batch;
@@ -199,8 +200,14 @@ impl Calculation {
         Ok(nocc)
     }
 
-    /// Runs the SCF, calling `log` after each step.
+    /// Runs the SCF in this process, calling `log` after each step.
     pub fn run(&self, log: &mut dyn FnMut(&Step)) -> Result<ScfOutcome> {
+        self.run_shared(&KShare::Alone, log)
+    }
+
+    /// Runs the SCF with the k-points shared as `share` says (every rank calls it and
+    /// every rank gets the same outcome; `log` is called on every rank).
+    pub fn run_shared(&self, share: &KShare, log: &mut dyn FnMut(&Step)) -> Result<ScfOutcome> {
         let s = &self.settings;
         if !(s.energy_tol > 0.0
             && s.density_tol > 0.0
@@ -238,32 +245,32 @@ impl Calculation {
                     .sum::<f64>(),
             ..Energies::default()
         };
-        let ops: Vec<KOperator> = self
+        let spheres: Vec<Sphere> = self
             .kpoints
             .iter()
-            .map(|k| {
-                KOperator::new(
-                    crystal,
-                    &self.psps,
-                    Sphere::new(crystal, k.kred, self.ecut, &self.grid)?,
-                    self.grid,
-                    dev,
-                )
-            })
+            .map(|k| Sphere::new(crystal, k.kred, self.ecut, &self.grid))
             .collect::<Result<_>>()?;
-        for (op, k) in ops.iter().zip(&self.kpoints) {
-            if op.npw() < self.nband {
+        for (sp, k) in spheres.iter().zip(&self.kpoints) {
+            if sp.len() < self.nband {
                 return Err(input(
                     "nband",
                     format!(
                         "at most {} bands (the plane waves at k = {:?})",
-                        op.npw(),
+                        sp.len(),
                         k.kred
                     ),
                     self.nband.to_string(),
                 ));
             }
         }
+        let nk = self.kpoints.len();
+        let mine = share.range(nk);
+        let ops: Vec<KOperator> = share.agree(
+            spheres[mine.clone()]
+                .iter()
+                .map(|sp| KOperator::new(crystal, &self.psps, sp.clone(), self.grid, dev))
+                .collect::<Result<_>>(),
+        )?;
         // Start: a uniform density and random bands smoothed by 1/(1 + ½|k+G|²).
         let mut rho = vec![ne / omega; npts];
         let mut psi: Vec<Tensor> = ops
@@ -274,7 +281,7 @@ impl Calculation {
                     DataType::ComplexDouble,
                     dev,
                     &[op.npw(), self.nband],
-                    17 + i as u64,
+                    17 + (mine.start + i) as u64,
                 )?;
                 Ok(r.div(&op.kinetic()?.add_scalar(1.0)?.unsqueeze(1)?)?)
             })
@@ -317,7 +324,7 @@ impl Calculation {
                 };
                 let t_eig = te.elapsed().as_secs_f64();
                 let tr = Instant::now();
-                let w = kpoints[i].weight;
+                let w = kpoints[mine.start + i].weight;
                 let (t, e) = op.kinetic_and_nonlocal(&found.vectors, occ_ref)?;
                 let f = vec![2.0 * w / omega; nocc];
                 let dens = op
@@ -336,8 +343,8 @@ impl Calculation {
             });
             let mut rho_out = vec![0.0; npts];
             let (mut kin, mut enl, mut worst) = (0.0, 0.0, 0.0f64);
+            let results = share.agree(results.into_iter().collect::<Result<Vec<KStep>>>())?;
             for (i, r) in results.into_iter().enumerate() {
-                let r = r?;
                 worst = worst.max(r.worst);
                 kin += r.kinetic;
                 enl += r.nonlocal;
@@ -349,6 +356,11 @@ impl Calculation {
                 t_eig += r.seconds.0;
                 t_rho += r.seconds.1;
             }
+            let mut sums = [kin, enl];
+            share.sum(&mut rho_out)?;
+            share.sum(&mut sums)?;
+            let [kin, enl] = sums;
+            let worst = share.max(worst)?;
             if self.symmetry.len() > 1 {
                 let g = symmetrize(
                     &self.symmetry,
@@ -389,14 +401,19 @@ impl Calculation {
             let next = mixer.next(&to_reciprocal(&dg, &rho)?, &to_reciprocal(&dg, &rho_out)?)?;
             rho = to_real(&dg, &next)?;
         }
-        let bands = ops
+        let mut all = vec![0.0; nk * self.nband];
+        for (i, ev) in eigenvalues.iter().enumerate() {
+            all[(mine.start + i) * self.nband..][..ev.len()].copy_from_slice(ev);
+        }
+        share.sum(&mut all)?;
+        let bands = spheres
             .iter()
             .zip(&self.kpoints)
-            .zip(eigenvalues)
-            .map(|((op, k), ev)| KBands {
+            .enumerate()
+            .map(|(i, (sp, k))| KBands {
                 kpoint: k.clone(),
-                npw: op.npw(),
-                eigenvalues: ev,
+                npw: sp.len(),
+                eigenvalues: all[i * self.nband..(i + 1) * self.nband].to_vec(),
             })
             .collect();
         Ok(ScfOutcome {

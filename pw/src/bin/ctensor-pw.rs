@@ -6,6 +6,7 @@
 use clap::{Parser, Subcommand};
 use ctensor::DeviceType;
 use ctensor_pw::io::{Input, RunResult};
+use ctensor_pw::share::KShare;
 use ctensor_pw::{PwError, Result};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,6 +46,28 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // In an `mpi` build every process is a rank (one rank without mpirun): the k-points
+    // are split over the ranks and rank 0 prints and writes.
+    #[cfg(feature = "mpi")]
+    let universe = match ctensor::mpi::initialize() {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("ctensor-pw: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    #[cfg(feature = "mpi")]
+    let world = match universe.world() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("ctensor-pw: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    #[cfg(feature = "mpi")]
+    let share = KShare::Ranks(&world);
+    #[cfg(not(feature = "mpi"))]
+    let share = KShare::Alone;
     match cli.command {
         Command::Run {
             input,
@@ -52,7 +75,7 @@ fn main() -> ExitCode {
             threads,
             device,
             quiet,
-        } => match run(&input, output.as_deref(), threads, &device, quiet) {
+        } => match run(&share, &input, output.as_deref(), threads, &device, quiet) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(3),
             Err(e) => {
@@ -64,7 +87,9 @@ fn main() -> ExitCode {
 }
 
 /// Runs one input; `Ok(false)` when the SCF did not converge (the result is written).
+/// Every rank runs it; only the root prints and writes.
 fn run(
+    share: &KShare,
     path: &Path,
     output: Option<&Path>,
     threads: Option<usize>,
@@ -102,6 +127,7 @@ fn run(
     let input = Input::from_file(path)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let calc = input.calculation(base, device)?;
+    let quiet = quiet || !share.is_root();
     if !quiet {
         println!(
             "ctensor-pw: {} atoms, ecut {} Ha, {} k-points (reduced), {} bands, FFT grid {:?}, xc {} (libxc {})",
@@ -119,7 +145,7 @@ fn run(
         );
     }
     let mut n = 0;
-    let outcome = calc.run(&mut |s| {
+    let outcome = calc.run_shared(share, &mut |s| {
         n += 1;
         if !quiet {
             println!(
@@ -134,6 +160,9 @@ fn run(
         start.elapsed().as_secs_f64(),
         ctensor::num_threads(),
     );
+    if !share.is_root() {
+        return Ok(outcome.converged);
+    }
     if let Some(out) = output {
         let text = serde_json::to_string_pretty(&result).map_err(|e| PwError::Json {
             path: out.into(),
