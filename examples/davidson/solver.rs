@@ -42,6 +42,7 @@ pub fn davidson(
 ) -> Result<Found> {
     let settings = SolverOptions {
         nev: opts.nev,
+        nconv: opts.nev,
         tol: opts.tol,
         max_basis: opts.max_basis,
         max_iter: opts.max_iter,

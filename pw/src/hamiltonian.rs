@@ -9,6 +9,8 @@ use crate::error::Result;
 use crate::psp::Hgh;
 use ctensor::{c64, matmul, matmul_op, DataType, DeviceType, SphereFft, Tensor, Trans};
 use std::f64::consts::PI;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// `H(k)` of one k-point on a block of coefficient columns.
 pub struct KOperator {
@@ -22,6 +24,8 @@ pub struct KOperator {
     proj: Tensor,
     /// The coupling `h` between projectors, c64 `[nproj, nproj]` (block diagonal).
     dmat: Tensor,
+    /// Nanoseconds spent in the local-potential transforms and in the projector gemms.
+    spent: [AtomicU64; 2],
 }
 
 impl KOperator {
@@ -92,6 +96,7 @@ impl KOperator {
             proj: Tensor::from_slice(&flat, &[npw, nproj])?.to_device(device)?,
             dmat: Tensor::from_slice(&d, &[nproj, nproj])?.to_device(device)?,
             sphere,
+            spent: [AtomicU64::new(0), AtomicU64::new(0)],
         })
     }
 
@@ -114,15 +119,24 @@ impl KOperator {
     /// `H X` for the columns of `x` (`[npw, nb]`, c64) with the local potential `v_r`
     /// (f64 `[n1, n2, n3]`, Ha).
     pub fn apply(&self, v_r: &Tensor, x: &Tensor) -> Result<Tensor> {
-        let out = self
-            .fft
-            .apply_potential(v_r, x)?
-            .add(&x.mul(&self.kinetic)?)?;
-        if self.proj.dims()[1] == 0 {
-            return Ok(out);
+        let t0 = Instant::now();
+        let local = self.fft.apply_potential(v_r, x)?;
+        let t1 = Instant::now();
+        let mut out = local.add(&x.mul(&self.kinetic)?)?;
+        if self.proj.dims()[1] > 0 {
+            let beta = matmul_op(&self.proj, Trans::C, x, Trans::N)?;
+            out = out.add(&matmul(&self.proj, &matmul(&self.dmat, &beta)?)?)?;
         }
-        let beta = matmul_op(&self.proj, Trans::C, x, Trans::N)?;
-        Ok(out.add(&matmul(&self.proj, &matmul(&self.dmat, &beta)?)?)?)
+        self.spent[0].fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
+        self.spent[1].fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(out)
+    }
+
+    /// Seconds spent so far in [`apply`](Self::apply)'s local-potential transforms and in
+    /// its kinetic and projector terms (reset to zero by the call).
+    pub fn take_seconds(&self) -> (f64, f64) {
+        let f = |a: &AtomicU64| a.swap(0, Ordering::Relaxed) as f64 * 1e-9;
+        (f(&self.spent[0]), f(&self.spent[1]))
     }
 
     /// `Σ_n f_n ⟨x_n|T|x_n⟩` and `Σ_n f_n ⟨x_n|V_nl|x_n⟩` for occupations `occ` of the

@@ -5,7 +5,7 @@ use crate::crystal::{Atom, Crystal, Vec3};
 use crate::error::{input, PwError, Result};
 use crate::kpoints::{monkhorst_pack, reduce};
 use crate::psp::Hgh;
-use crate::scf::{Calculation, Energies, ScfOutcome, ScfSettings, Step};
+use crate::scf::{Calculation, Energies, ScfOutcome, ScfSettings, Step, Timings};
 use crate::symmetry::find_operations;
 use crate::xc::Xc;
 use ctensor::DeviceType;
@@ -144,6 +144,14 @@ impl Input {
         };
         let rotations: Vec<[[i64; 3]; 3]> = ops.iter().skip(1).map(|o| o.rotation).collect();
         let kpoints = reduce(&full, &rotations, self.time_reversal);
+        // A set the rotations did not shrink (Γ alone, a supercell's Γ) gives a density
+        // with the crystal's symmetry already: it is not symmetrised (1536 operations of
+        // a 64-atom cell would cost more than the bands).
+        let ops = if kpoints.len() < reduce(&full, &[], self.time_reversal).len() {
+            ops
+        } else {
+            Vec::new()
+        };
         let grid = match self.fft_grid {
             Some(n) => {
                 let min = FftGrid::for_cutoff(&crystal, self.ecut_ha);
@@ -215,10 +223,8 @@ pub struct RunResult {
     pub threads: usize,
     /// Whole-run wall time (s).
     pub wall_time_s: f64,
-    /// Seconds in the eigensolver and in building densities.
-    pub seconds_eigensolver: f64,
-    /// Seconds building densities from the bands.
-    pub seconds_density: f64,
+    /// Where the time went (seconds).
+    pub timings: Timings,
     /// Each SCF step.
     pub scf_history: Vec<Step>,
 }
@@ -259,8 +265,7 @@ impl RunResult {
             },
             threads,
             wall_time_s: wall,
-            seconds_eigensolver: outcome.seconds_eigensolver,
-            seconds_density: outcome.seconds_density,
+            timings: outcome.timings,
             scf_history: outcome.steps.clone(),
         }
     }

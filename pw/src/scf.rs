@@ -51,6 +51,10 @@ pub struct ScfSettings {
     pub eigensolver: Eigensolver,
     /// The tightest eigensolver residual asked for (Ha).
     pub eig_tol: f64,
+    /// Eigensolver iterations per k-point and SCF step at most (the first step: 8).
+    pub max_eig_iter: usize,
+    /// Extra bands solved above `nband` without being required to converge.
+    pub buffer_bands: usize,
 }
 
 impl Default for ScfSettings {
@@ -60,10 +64,12 @@ impl Default for ScfSettings {
             energy_tol: 1e-10,
             density_tol: 1e-7,
             history: 8,
-            mixing_beta: 0.7,
+            mixing_beta: 1.0,
             kerker_q0: 0.8,
             eigensolver: Eigensolver::Davidson,
             eig_tol: 1e-9,
+            max_eig_iter: 40,
+            buffer_bands: 0,
         }
     }
 }
@@ -138,10 +144,29 @@ pub struct ScfOutcome {
     pub converged: bool,
     /// Electrons per cell.
     pub nelectrons: f64,
-    /// Seconds spent in the eigensolver, in density building, and in the rest.
-    pub seconds_eigensolver: f64,
-    /// Seconds building densities from the bands.
-    pub seconds_density: f64,
+    /// Where the time went.
+    pub timings: Timings,
+}
+
+/// Where an SCF run's time went (seconds; the k-point parts summed over the threads that
+/// ran them, so on several threads they add up to more than the wall time).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Timings {
+    /// The local potential applied through the sphere ↔ box FFTs.
+    pub fft_local_potential: f64,
+    /// The kinetic term and the nonlocal projector gemms.
+    pub nonlocal_gemms: f64,
+    /// The rest of the eigensolver: Rayleigh–Ritz, orthogonalisation, residuals,
+    /// preconditioner.
+    pub eigensolver_subspace: f64,
+    /// Densities from the bands (FFTs), kinetic and nonlocal energies.
+    pub density: f64,
+    /// Hartree and XC potentials and energies (libxc, FFTs of the density).
+    pub hartree_xc: f64,
+    /// Symmetrisation and Pulay mixing.
+    pub symmetry_mixing: f64,
+    /// The whole SCF (wall time).
+    pub scf_wall: f64,
 }
 
 /// A calculation, checked and set up.
@@ -271,6 +296,10 @@ impl Calculation {
                 .map(|sp| KOperator::new(crystal, &self.psps, sp.clone(), self.grid, dev))
                 .collect::<Result<_>>(),
         )?;
+        // Buffer bands above the wanted ones (none by default: measured on Si, 1–4 of
+        // them cost more than they saved): solved with them, not required to converge.
+        let min_npw = spheres.iter().map(|sp| sp.len()).min().unwrap_or(0);
+        let nsolve = (self.nband + s.buffer_bands).min(min_npw);
         // Start: a uniform density and random bands smoothed by 1/(1 + ½|k+G|²).
         let mut rho = vec![ne / omega; npts];
         let mut psi: Vec<Tensor> = ops
@@ -280,7 +309,7 @@ impl Calculation {
                 let r = Tensor::randn(
                     DataType::ComplexDouble,
                     dev,
-                    &[op.npw(), self.nband],
+                    &[op.npw(), nsolve],
                     17 + (mine.start + i) as u64,
                 )?;
                 Ok(r.div(&op.kinetic()?.add_scalar(1.0)?.unsqueeze(1)?)?)
@@ -289,14 +318,17 @@ impl Calculation {
         let mut eigenvalues: Vec<Vec<f64>> = vec![Vec::new(); ops.len()];
         let mut mixer = Pulay::new(s.history, s.mixing_beta, s.kerker_q0, &dg.g2);
         let mut steps: Vec<Step> = Vec::new();
-        let (mut t_eig, mut t_rho) = (0.0, 0.0);
+        let mut timings = Timings::default();
+        let t_scf = Instant::now();
         let mut residual: f64 = 1.0;
         let mut converged = false;
-        let mut occ = vec![0.0; self.nband];
+        let mut occ = vec![0.0; nsolve];
         occ[..nocc].fill(2.0);
         for step in 0..s.max_steps {
             let t0 = Instant::now();
+            let th = Instant::now();
             let terms_in = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho)?;
+            timings.hartree_xc += th.elapsed().as_secs_f64();
             let v_r = grid_tensor(&dg, &terms_in.v_total, dev)?;
             let tol = (0.05 * residual).clamp(s.eig_tol, 1e-2);
             // The k-points are independent: they run as a batch over ctensor's threads
@@ -306,13 +338,15 @@ impl Calculation {
             let psi_ref = &psi;
             let v_ref = &v_r;
             let (nband, kpoints, solver) = (self.nband, &self.kpoints, s.eigensolver);
+            let max_eig_iter = s.max_eig_iter;
             let results = map_batch(ops.len(), |i| -> Result<KStep> {
                 let op = &ops[i];
                 let te = Instant::now();
-                let mut opts = SolverOptions::new(nband);
+                let mut opts = SolverOptions::new(nsolve);
+                opts.nconv = nband;
                 opts.tol = tol;
-                opts.max_iter = if step == 0 { 8 } else { 40 };
-                opts.max_basis = 3 * nband;
+                opts.max_iter = if step == 0 { 8 } else { max_eig_iter };
+                opts.max_basis = 3 * nsolve;
                 let h = |x: &Tensor| -> ctensor::Result<Tensor> {
                     op.apply(v_ref, x).map_err(into_tensor_error)
                 };
@@ -332,8 +366,11 @@ impl Calculation {
                     .reshape(&[-1])?
                     .to_vec::<f64>()?;
                 Ok(KStep {
-                    worst: found.residual_norms.iter().cloned().fold(0.0, f64::max),
-                    values: found.values.to_vec::<f64>()?,
+                    worst: found.residual_norms[..nband]
+                        .iter()
+                        .cloned()
+                        .fold(0.0, f64::max),
+                    values: found.values.to_vec::<f64>()?[..nband].to_vec(),
                     vectors: found.vectors,
                     kinetic: w * t,
                     nonlocal: w * e,
@@ -353,14 +390,18 @@ impl Calculation {
                 }
                 psi[i] = r.vectors;
                 eigenvalues[i] = r.values;
-                t_eig += r.seconds.0;
-                t_rho += r.seconds.1;
+                let (fft, nl) = ops[i].take_seconds();
+                timings.fft_local_potential += fft;
+                timings.nonlocal_gemms += nl;
+                timings.eigensolver_subspace += r.seconds.0 - fft - nl;
+                timings.density += r.seconds.1;
             }
             let mut sums = [kin, enl];
             share.sum(&mut rho_out)?;
             share.sum(&mut sums)?;
             let [kin, enl] = sums;
             let worst = share.max(worst)?;
+            let tm = Instant::now();
             if self.symmetry.len() > 1 {
                 let g = symmetrize(
                     &self.symmetry,
@@ -370,7 +411,10 @@ impl Calculation {
                 );
                 rho_out = to_real(&dg, &g)?;
             }
+            timings.symmetry_mixing += tm.elapsed().as_secs_f64();
+            let th = Instant::now();
             let terms = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho_out)?;
+            timings.hartree_xc += th.elapsed().as_secs_f64();
             energies.kinetic = kin;
             energies.nonlocal_psp = enl;
             energies.hartree = terms.hartree;
@@ -398,8 +442,10 @@ impl Calculation {
                 converged = true;
                 break;
             }
+            let tm = Instant::now();
             let next = mixer.next(&to_reciprocal(&dg, &rho)?, &to_reciprocal(&dg, &rho_out)?)?;
             rho = to_real(&dg, &next)?;
+            timings.symmetry_mixing += tm.elapsed().as_secs_f64();
         }
         let mut all = vec![0.0; nk * self.nband];
         for (i, ev) in eigenvalues.iter().enumerate() {
@@ -422,8 +468,10 @@ impl Calculation {
             steps,
             converged,
             nelectrons: ne,
-            seconds_eigensolver: t_eig,
-            seconds_density: t_rho,
+            timings: Timings {
+                scf_wall: t_scf.elapsed().as_secs_f64(),
+                ..timings
+            },
         })
     }
 }

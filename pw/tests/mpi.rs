@@ -32,7 +32,11 @@ fn run(np: usize, input: &std::path::Path, out: &std::path::Path) -> (bool, Stri
         .arg("--output")
         .arg(out)
         .args(["--threads", "1", "--quiet"]);
-    run_within(cmd, &format!("ctensor-pw on {np} ranks"), Duration::from_secs(120))
+    run_within(
+        cmd,
+        &format!("ctensor-pw on {np} ranks"),
+        Duration::from_secs(120),
+    )
 }
 
 #[test]
@@ -54,10 +58,20 @@ fn one_two_and_three_ranks_give_the_same_energies_and_bands() -> TestResult {
     for r in &results[1..] {
         let e = r["total_energy_ha"].as_f64().unwrap();
         assert!((e - e0).abs() < 1e-10, "{e} vs {e0}");
-        for (k0, k) in results[0]["kpoints"].as_array().unwrap().iter().zip(r["kpoints"].as_array().unwrap()) {
+        for (k0, k) in results[0]["kpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(r["kpoints"].as_array().unwrap())
+        {
             assert_eq!(k0["npw"], k["npw"]);
             assert_eq!(k0["kred"], k["kred"]);
-            for (a, b) in k0["eigenvalues_ha"].as_array().unwrap().iter().zip(k["eigenvalues_ha"].as_array().unwrap()) {
+            for (a, b) in k0["eigenvalues_ha"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(k["eigenvalues_ha"].as_array().unwrap())
+            {
                 assert!((a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 1e-9);
             }
         }
@@ -72,6 +86,9 @@ fn a_bad_input_ends_every_rank_with_one_error() -> TestResult {
     let inp = input(&dir, -1.0)?;
     let (ok, text) = run(3, &inp, &dir.join("r.json"));
     assert!(!ok, "{text}");
-    assert!(text.contains("ecut_ha") && !text.contains("TIMED OUT") && !text.contains("panicked"), "{text}");
+    assert!(
+        text.contains("ecut_ha") && !text.contains("TIMED OUT") && !text.contains("panicked"),
+        "{text}"
+    );
     Ok(())
 }

@@ -1,11 +1,11 @@
 //! Block Davidson with soft locking and thick restarts from the Ritz vectors.
 
 use ctensor_aten::{
-    eigh, matmul, matmul_op, qr, EigBackend, EighRange, GrowableTensor, QrMode, Result, Tensor,
-    Trans,
+    cat, eigh, matmul, matmul_op, qr, EigBackend, EighRange, GrowableTensor, QrMode, Result,
+    Tensor, Trans,
 };
 
-use super::{check, correct_or_finish, Eigenpairs, SolverOptions};
+use super::{check, correct_or_finish, hermitian, Eigenpairs, SolverOptions};
 
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
 /// of columns `X`) by block Davidson, from the start block `x0` (`[n, nev]`, need not be
@@ -35,7 +35,11 @@ pub fn davidson(
     let new_basis = || GrowableTensor::new(x0.dtype(), x0.device(), &[n, 0], 1, max_basis);
     let (mut v, mut hv) = (new_basis()?, new_basis()?);
     let x = qr(x0, QrMode::Reduced)?.0;
-    hv.push(&op(&x)?)?;
+    let hx = op(&x)?;
+    // The projected matrix Vᴴ H V, grown by the new columns' block each iteration
+    // instead of recomputed (that gemm, n·m², was most of the subspace work).
+    let mut s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
+    hv.push(&hx)?;
     v.push(&x)?;
     let mut applications = nev;
     let mut iteration = 0;
@@ -43,7 +47,6 @@ pub fn davidson(
         iteration += 1;
         // Rayleigh–Ritz on the subspace: the lowest nev pairs of Vᴴ H V.
         let (basis, h_basis) = (v.view()?, hv.view()?);
-        let s = matmul_op(&basis, Trans::C, &h_basis, Trans::N)?;
         let (theta, y) = eigh(&s, EighRange::Index(0, nev), EigBackend::default())?;
         let (x, hx) = (matmul(&basis, &y)?, matmul(&h_basis, &y)?);
         let mut t = match correct_or_finish(
@@ -63,6 +66,7 @@ pub fn davidson(
             hv.clear();
             v.push(&x)?;
             hv.push(&hx)?;
+            s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
         }
         let basis = v.view()?;
         for _ in 0..2 {
@@ -72,8 +76,20 @@ pub fn davidson(
             )?)?;
             t = qr(&t, QrMode::Reduced)?.0;
         }
-        hv.push(&op(&t)?)?;
+        let ht = op(&t)?;
+        hv.push(&ht)?;
         v.push(&t)?;
+        // The new rows and columns of Vᴴ H V: [S, B; Bᴴ, D] with B = V_oldᴴ H T and
+        // D = Tᴴ H T (H is Hermitian, so the lower block is B's adjoint).
+        let m = s.dims()[0];
+        let block = matmul_op(&v.view()?, Trans::C, &ht, Trans::N)?;
+        let (b, d) = (
+            block.narrow(0, 0, m)?,
+            hermitian(&block.narrow(0, m, added)?)?,
+        );
+        let top = cat(&[&s, &b], 1)?;
+        let bottom = cat(&[&b.t()?.conj()?, &d], 1)?;
+        s = cat(&[&top, &bottom], 0)?;
         applications += added;
     }
 }

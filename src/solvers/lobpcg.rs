@@ -8,7 +8,7 @@ use ctensor_aten::{
     cat, eigh, matmul, matmul_op, DataType, EigBackend, EighRange, Result, Tensor, Trans,
 };
 
-use super::{check, correct_or_finish, host_values, Eigenpairs, SolverOptions};
+use super::{check, correct_or_finish, hermitian, host_values, Eigenpairs, SolverOptions};
 
 /// Relative size below which a direction of a block's Gram matrix counts as dependent
 /// (a singular value below about 1e-6 of the largest in f64, 3e-3 in f32).
@@ -114,9 +114,7 @@ pub fn lobpcg(
 
 /// The lowest `nev` eigenpairs of `Sᴴ H S` for an orthonormal `S`.
 fn rayleigh_ritz(s: &Tensor, hs: &Tensor, nev: usize) -> Result<(Tensor, Tensor)> {
-    let m = matmul_op(s, Trans::C, hs, Trans::N)?;
-    // Symmetrise: eigh reads one triangle, and rounding makes Sᴴ H S slightly non-Hermitian.
-    let m = m.add(&m.t()?.conj()?)?.mul_scalar(0.5)?;
+    let m = hermitian(&matmul_op(s, Trans::C, hs, Trans::N)?)?;
     eigh(&m, EighRange::Index(0, nev), EigBackend::default())
 }
 
@@ -146,8 +144,7 @@ fn orthonormalize(b: &Tensor, hb: Option<&Tensor>) -> Result<(Tensor, Option<Ten
         if b.dims()[1] == 0 {
             break;
         }
-        let g = matmul_op(&b, Trans::C, &b, Trans::N)?;
-        let g = g.add(&g.t()?.conj()?)?.mul_scalar(0.5)?;
+        let g = hermitian(&matmul_op(&b, Trans::C, &b, Trans::N)?)?;
         let (lam, u) = eigh(&g, EighRange::All, EigBackend::default())?;
         let l = host_values(&lam)?;
         let top = l.iter().cloned().fold(0.0_f64, f64::max);

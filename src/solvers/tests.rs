@@ -131,6 +131,28 @@ fn an_iteration_limit_returns_the_current_pairs_unconverged() -> TestResult {
 }
 
 #[test]
+fn buffer_pairs_do_not_hold_the_wanted_ones_back() -> TestResult {
+    for solver in [run_davidson as Solver, run_lobpcg] {
+        let (h, d) = matrix(DataType::ComplexDouble, 200, 11, false)?;
+        let x0 = Tensor::randn(DataType::ComplexDouble, DeviceType::Cpu, &[200, 8], 2)?;
+        let mut o = SolverOptions::new(8);
+        o.tol = 1e-10;
+        o.nconv = 5;
+        let found = solver(&h, &d, &x0, o)?;
+        assert!(found.converged);
+        assert!(found.residual_norms[..5].iter().all(|&r| r <= 1e-10));
+        let want = host_values(&eigh(&h, EighRange::Index(0, 5), EigBackend::default())?.0)?;
+        let got = host_values(&found.values)?;
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-9);
+        }
+        o.nconv = 9;
+        assert!(solver(&h, &d, &x0, o).is_err());
+    }
+    Ok(())
+}
+
+#[test]
 fn bad_start_blocks_and_settings_are_refused_with_errors() -> TestResult {
     let (h, d) = matrix(DataType::Double, 10, 1, false)?;
     for solver in [run_davidson as Solver, run_lobpcg] {

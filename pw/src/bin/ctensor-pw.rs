@@ -185,6 +185,13 @@ fn run(
         "  total         {:>20.12} Ha   HOMO {:.8} Ha   {} SCF steps   {:.3} s",
         result.total_energy_ha, result.homo_ha, result.scf_iterations, result.wall_time_s
     );
+    if !quiet {
+        let t = &result.timings;
+        println!(
+            "  time (s): local-potential FFTs {:.3}, kinetic + nonlocal gemms {:.3}, subspace/orthogonalisation {:.3}, densities {:.3}, Hartree + XC {:.3}, symmetry + mixing {:.3}; SCF wall {:.3}",
+            t.fft_local_potential, t.nonlocal_gemms, t.eigensolver_subspace, t.density, t.hartree_xc, t.symmetry_mixing, t.scf_wall
+        );
+    }
     if !outcome.converged {
         let last = outcome.steps.last();
         let err = PwError::NotConverged {
