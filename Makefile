@@ -13,7 +13,7 @@ deps:
 ## container tour.
 demo: deps
 	@mkdir -p target/pw
-	$(CARGO) run --release -p ctensor-pw -- run pw/examples/si.json --output target/pw/si.json
+	$(CARGO) run --release -p ctensor-pw -- run pw/examples/si.json --output target/pw/si.json --plot target/pw/si-bands.svg
 	$(CARGO) run --release --example silicon_bands
 	$(CARGO) run --release --example tour
 

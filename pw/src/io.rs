@@ -1,5 +1,6 @@
 //! The input and result files of `ctensor-pw run` (JSON).
 
+use crate::bands::{BandPath, BandStructure};
 use crate::basis::FftGrid;
 use crate::crystal::{Atom, Crystal, Vec3};
 use crate::error::{input, PwError, Result};
@@ -74,6 +75,9 @@ pub struct Input {
     /// An explicit FFT grid instead of ABINIT's default for the cutoff.
     #[serde(default)]
     pub fft_grid: Option<[usize; 3]>,
+    /// A path for a band structure from the converged potential.
+    #[serde(default)]
+    pub band_path: Option<BandPath>,
 }
 
 fn yes() -> bool {
@@ -227,6 +231,9 @@ pub struct RunResult {
     pub timings: Timings,
     /// Each SCF step.
     pub scf_history: Vec<Step>,
+    /// The bands along the input's `band_path`, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band_structure: Option<BandStructure>,
 }
 
 impl RunResult {
@@ -267,6 +274,7 @@ impl RunResult {
             wall_time_s: wall,
             timings: outcome.timings,
             scf_history: outcome.steps.clone(),
+            band_structure: None,
         }
     }
 }

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+pub mod bands;
 pub mod basis;
 pub mod crystal;
 pub mod error;

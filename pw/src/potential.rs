@@ -101,3 +101,8 @@ pub fn density_terms(
 pub fn grid_tensor(dg: &DensityGrid, f: &[f64], device: DeviceType) -> Result<Tensor> {
     Ok(Tensor::from_slice(f, &dg.grid.n)?.to_device(device)?)
 }
+
+/// A real grid function on a grid of shape `n` as an f64 tensor on `device`.
+pub fn grid_tensor_n(n: [usize; 3], f: &[f64], device: DeviceType) -> Result<Tensor> {
+    Ok(Tensor::from_slice(f, &n)?.to_device(device)?)
+}

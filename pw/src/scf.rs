@@ -146,6 +146,8 @@ pub struct ScfOutcome {
     pub nelectrons: f64,
     /// Where the time went.
     pub timings: Timings,
+    /// The local potential V_loc + V_H + V_xc (Ha) of the last step, on the FFT grid.
+    pub potential: Vec<f64>,
 }
 
 /// Where an SCF run's time went (seconds; the k-point parts summed over the threads that
@@ -319,6 +321,7 @@ impl Calculation {
         let mut mixer = Pulay::new(s.history, s.mixing_beta, s.kerker_q0, &dg.g2);
         let mut steps: Vec<Step> = Vec::new();
         let mut timings = Timings::default();
+        let mut last_potential = Vec::new();
         let t_scf = Instant::now();
         let mut residual: f64 = 1.0;
         let mut converged = false;
@@ -330,6 +333,7 @@ impl Calculation {
             let terms_in = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho)?;
             timings.hartree_xc += th.elapsed().as_secs_f64();
             let v_r = grid_tensor(&dg, &terms_in.v_total, dev)?;
+            last_potential.clone_from(&terms_in.v_total);
             let tol = (0.05 * residual).clamp(s.eig_tol, 1e-2);
             // The k-points are independent: they run as a batch over ctensor's threads
             // (OpenBLAS single-threaded meanwhile), each returning its bands, its energy
@@ -468,6 +472,7 @@ impl Calculation {
             steps,
             converged,
             nelectrons: ne,
+            potential: last_potential,
             timings: Timings {
                 scf_wall: t_scf.elapsed().as_secs_f64(),
                 ..timings

@@ -76,6 +76,7 @@ fn input_for(case: &str, ecut: f64) -> Input {
         time_reversal: true,
         symmetry: true,
         fft_grid: None,
+        band_path: None,
     }
 }
 

@@ -82,6 +82,76 @@ fn a_converged_run_prints_progress_and_writes_every_field() -> TestResult {
 }
 
 #[test]
+fn a_band_path_gives_the_scf_bands_at_its_mesh_points_and_a_plot() -> TestResult {
+    let dir = tempdir("bands");
+    let mut v = silicon();
+    v["kmesh"] = serde_json::json!({"ngkpt": [2, 2, 2]});
+    v["band_path"] = serde_json::json!({
+        "points": [{"label": "L", "kred": [0.5, 0.5, 0.5]}, {"label": "G", "kred": [0, 0, 0]}, {"label": "X", "kred": [0.5, 0.0, 0.5]}],
+        "per_segment": 3
+    });
+    let svg = dir.join("bands.svg");
+    let (code, out, err) = run(
+        &dir,
+        "bands",
+        &v.to_string(),
+        &["--plot", svg.to_str().unwrap()],
+    )?;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(std::fs::read_to_string(&svg)?.contains("<svg"));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("bands.result.json"))?)?;
+    let bs = &r["band_structure"];
+    assert_eq!(bs["x"].as_array().unwrap().len(), 7);
+    // The path's Γ (index 3) and X (index 6) are points of the 2×2×2 mesh: the same bands
+    // as the SCF's (X up to symmetry: the SCF has (½, 0, ½) itself or an equivalent).
+    let scf_gamma = r["kpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kred"] == serde_json::json!([0.0, 0.0, 0.0]))
+        .unwrap();
+    for (a, b) in bs["eigenvalues_ha"][3]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(scf_gamma["eigenvalues_ha"].as_array().unwrap())
+    {
+        assert!(
+            (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 1e-7,
+            "{a} vs {b}"
+        );
+    }
+    let x_bands: Vec<f64> = bs["eigenvalues_ha"][6]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_f64().unwrap())
+        .collect();
+    let found = r["kpoints"].as_array().unwrap().iter().any(|k| {
+        k["eigenvalues_ha"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(&x_bands)
+            .all(|(a, b)| (a.as_f64().unwrap() - b).abs() < 1e-7)
+    });
+    assert!(
+        found,
+        "X bands {x_bands:?} are not among the SCF's k-points"
+    );
+    // --plot without a band_path is refused before the SCF runs.
+    let (code, _, err) = run(
+        &dir,
+        "noplot",
+        &silicon().to_string(),
+        &["--plot", svg.to_str().unwrap()],
+    )?;
+    assert!(code == 2 && err.contains("band_path"), "{err}");
+    Ok(())
+}
+
+#[test]
 fn every_bad_input_is_one_line_and_exit_status_2() -> TestResult {
     let dir = tempdir("bad");
     let good = silicon();

@@ -41,6 +41,9 @@ enum Command {
         /// Print only the summary.
         #[arg(long)]
         quiet: bool,
+        /// Draw the band structure of the input's `band_path` to this SVG file.
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
 }
 
@@ -75,7 +78,16 @@ fn main() -> ExitCode {
             threads,
             device,
             quiet,
-        } => match run(&share, &input, output.as_deref(), threads, &device, quiet) {
+            plot,
+        } => match run(
+            &share,
+            &input,
+            output.as_deref(),
+            threads,
+            &device,
+            quiet,
+            plot.as_deref(),
+        ) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(3),
             Err(e) => {
@@ -95,6 +107,7 @@ fn run(
     threads: Option<usize>,
     device: &str,
     quiet: bool,
+    plot: Option<&Path>,
 ) -> Result<bool> {
     let start = Instant::now();
     let device = match device {
@@ -125,6 +138,13 @@ fn run(
         ctensor::set_num_threads(n)?;
     }
     let input = Input::from_file(path)?;
+    if plot.is_some() && input.band_path.is_none() {
+        return Err(PwError::Input {
+            what: "--plot".into(),
+            expected: "an input with a band_path".into(),
+            given: "none".into(),
+        });
+    }
     let base = path.parent().unwrap_or(Path::new("."));
     let calc = input.calculation(base, device)?;
     let quiet = quiet || !share.is_root();
@@ -154,12 +174,32 @@ fn run(
             );
         }
     })?;
-    let result = RunResult::new(
+    let mut result = RunResult::new(
         &calc,
         &outcome,
         start.elapsed().as_secs_f64(),
         ctensor::num_threads(),
     );
+    if let (Some(path), true) = (&input.band_path, outcome.converged) {
+        let bands = ctensor_pw::bands::bands_along(&calc, &outcome.potential, path)?;
+        if let (Some(svg), true) = (plot, share.is_root()) {
+            let nocc = (outcome.nelectrons / 2.0) as usize;
+            let title = format!(
+                "ctensor-pw: LDA bands, ecut {} Ha ({})",
+                calc.ecut,
+                calc.xc.name()
+            );
+            ctensor_pw::bands::write_svg(&bands, result.homo_ha, nocc, &title, svg)?;
+            if !quiet {
+                println!(
+                    "band structure ({} k-points) drawn to {}",
+                    bands.x.len(),
+                    svg.display()
+                );
+            }
+        }
+        result.band_structure = Some(bands);
+    }
     if !share.is_root() {
         return Ok(outcome.converged);
     }
