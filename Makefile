@@ -46,6 +46,7 @@ bench: deps
 	$(CARGO) run --release --example davidson -- --random 2000
 	@echo "== ctensor-pw vs ABINIT 9.6.2 (Si, shifted 4x4x4 mesh, ecut 10/20/30 Ha, 1 and 2 threads)"
 	bash bench/pw-vs-abinit.sh
+	@echo "== the larger cells (8-atom cubic Si at 4x4x4, 64-atom supercell at Gamma, 15 Ha; minutes): bash bench/pw-vs-abinit.sh --large"
 	$(CARGO) run --release --example davidson -- --material all
 	@echo "== the demo's k-points/s: dense and Davidson + FFT (Si, path with 10 points per segment) vs NumPy/SciPy's dense eigh on the same H"
 	@py=$$(bash scripts/py-env.sh) && for g in 27 60; do for t in 1 2; do \

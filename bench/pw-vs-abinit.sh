@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# ctensor-pw against ABINIT 9.6.2 on the same machine, same cases, same thread counts:
-# Si, shifted 4x4x4 Monkhorst-Pack mesh (256 points, 10 after symmetry), ecut 10/20/30 Ha,
-# 8 bands. ABINIT runs the committed inputs pw/tests/data/abinit/si_mp444_e*.abi
-# (tolvrs 1e-16, OMP_NUM_THREADS = threads); ctensor-pw runs the same crystal with its
-# defaults (|dE| < 1e-10 Ha and |rho_out - rho_in| < 1e-7). Whole-process wall time, best
-# of 3, and time per SCF step. Prints a markdown table (and writes it to
-# target/bench/pw-vs-abinit.md).
+# ctensor-pw against ABINIT 9.6.2 on the same machine, same cases, same thread counts.
+# Default: Si, shifted 4x4x4 Monkhorst-Pack mesh (256 points, 10 after symmetry), ecut
+# 10/20/30 Ha, 8 bands, on 1 and 2 threads, best of 3. ABINIT runs the committed inputs
+# pw/tests/data/abinit/si_mp444_e*.abi (tolvrs 1e-16, OMP_NUM_THREADS = threads);
+# ctensor-pw runs the same crystal with its defaults (|dE| < 1e-10 Ha and
+# |rho_out - rho_in| < 1e-7). With --large: the 8-atom cubic cell on a 4x4x4 mesh and the
+# 64-atom supercell at Gamma, ecut 15 Ha, one thread, one run each (minutes), with peak
+# memory. Whole-process wall time. Prints a markdown table (also written to
+# target/bench/pw-vs-abinit.md or pw-vs-abinit-large.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v abinit >/dev/null || { echo "pw-vs-abinit: ABINIT is not installed (apt-get install abinit abinit-data)"; exit 1; }
@@ -15,30 +17,90 @@ trap 'rm -rf "$work"' EXIT
 cp pw/data/14si.4.hgh "$work/"
 mkdir -p target/bench
 best() { sort -g | head -1; }
-out=target/bench/pw-vs-abinit.md
+
+# One row: NAME THREADS REPS (inputs $work/NAME.abi and $work/NAME.json).
+row() {
+  local name=$1 t=$2 reps=$3 ta tp sa sp ea ep ma mp
+  ta=$(for i in $(seq "$reps"); do ( cd "$work" && rm -f "$name".abo* "${name}o_"* && /usr/bin/time -f "%e %M" env OMP_NUM_THREADS="$t" abinit "$name.abi" 2>&1 >/dev/null | tail -1 ); done | sort -g | head -1)
+  ma=${ta#* }; ta=${ta% *}
+  sa=$(grep -Ec '^ ETOT +[0-9]+' "$work/$name.abo")
+  ea=$(grep 'total_energy  ' "$work/$name.abo" | tail -1 | awk '{print $3}')
+  tp=$(for i in $(seq "$reps"); do /usr/bin/time -f "%e %M" target/release/ctensor-pw run "$work/$name.json" --output "$work/r.json" --quiet --threads "$t" 2>&1 >/dev/null | tail -1; done | sort -g | head -1)
+  mp=${tp#* }; tp=${tp% *}
+  read -r sp ep < <(python3 -c "import json; d=json.load(open('$work/r.json')); print(d['scf_iterations'], d['total_energy_ha'])")
+  python3 -c "
+ta, sa, tp, sp, ea, ep, ma, mp = $ta, $sa, $tp, $sp, $ea, $ep, $ma, $mp
+print(f'| $name | $t | {ta:.2f} | {sa} | {ta/sa:.3f} | {ma/1024:.0f} | {tp:.2f} | {sp} | {tp/sp:.3f} | {mp/1024:.0f} | {tp/ta:.2f} | {abs(ea-ep):.1e} |')"
+}
+
+header() {
+  echo "| case | threads | ABINIT (s) | steps | s/step | MB | ctensor-pw (s) | steps | s/step | MB | ctensor-pw / ABINIT | \|ΔE_tot\| (Ha) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+}
+
+if [ "${1:-}" = --large ]; then
+  python3 - "$work" <<'PY'
+import itertools, json, sys
+work = sys.argv[1]
+a = 10.26
+conv = [(0,0,0),(0,.5,.5),(.5,0,.5),(.5,.5,0),(.25,.25,.25),(.25,.75,.75),(.75,.25,.75),(.75,.75,.25)]
+def write(name, cells, ngkpt, nband):
+    atoms = [[(x[0]+i)/cells, (x[1]+j)/cells, (x[2]+k)/cells]
+             for (i, j, k) in itertools.product(range(cells), repeat=3) for x in conv]
+    L = a * cells
+    json.dump({"lattice_vectors_bohr": [[L,0,0],[0,L,0],[0,0,L]],
+               "atoms": [{"species": "Si", "reduced": p} for p in atoms],
+               "pseudopotentials": {"Si": "14si.4.hgh"}, "ecut_ha": 15.0, "nband": nband,
+               "kmesh": {"ngkpt": ngkpt}}, open(f"{work}/{name}.json", "w"))
+    xred = "\n".join(" ".join(f"{c:.10f}" for c in p) for p in atoms)
+    open(f"{work}/{name}.abi", "w").write(f"""acell 3*{L}
+rprim 1 0 0  0 1 0  0 0 1
+ntypat 1
+znucl 14
+natom {len(atoms)}
+typat {len(atoms)}*1
+xred
+{xred}
+ixc 1
+chkprim 0
+maxnsym 2000
+ecut 15
+nband {nband}
+occopt 1
+istwfk *1
+kptopt 1
+ngkpt {ngkpt[0]} {ngkpt[1]} {ngkpt[2]}
+nshiftk 1
+shiftk 0 0 0
+nstep 100
+tolvrs 1.0d-16
+diemac 12.0
+pp_dirpath "./"
+pseudos "14si.4.hgh"
+prtwf 0
+prtden 0
+prteig 0
+""")
+write("si8_k444_e15", 1, [4, 4, 4], 20)
+write("si64_gamma_e15", 2, [1, 1, 1], 132)
+PY
+  { header; row si8_k444_e15 1 1; row si64_gamma_e15 1 1; } | tee target/bench/pw-vs-abinit-large.md
+  exit 0
+fi
+
 {
-echo "| ecut (Ha) | threads | ABINIT (s) | ABINIT steps | ABINIT s/step | ctensor-pw (s) | ctensor-pw steps | ctensor-pw s/step | ctensor-pw / ABINIT | \|ΔE_tot\| (Ha) |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+header
 for e in 10 20 30; do
   cp "pw/tests/data/abinit/si_mp444_e$e.abi" "$work/"
-  python3 - "$e" "$work/si_$e.json" <<'PY'
+  python3 - "$e" "$work/si_mp444_e$e.json" <<'PY'
 import json, sys
 e, path = float(sys.argv[1]), sys.argv[2]
 d = json.load(open("pw/examples/si.json"))
 d["ecut_ha"] = e
 d["pseudopotentials"] = {"Si": "14si.4.hgh"}
+d.pop("band_path", None)
 json.dump(d, open(path, "w"))
 PY
-  for t in 1 2; do
-    ta=$(for i in 1 2 3; do ( cd "$work" && rm -f si_mp444_e${e}o_* && /usr/bin/time -f %e env OMP_NUM_THREADS=$t abinit si_mp444_e$e.abi 2>&1 >/dev/null | tail -1 ); done | best)
-    sa=$(grep -c 'ETOT ' "$work/si_mp444_e$e.abo" || true)
-    [ "$sa" -gt 0 ] || sa=$(grep -Ec '^ ETOT +[0-9]+' "$work/si_mp444_e$e.abo")
-    ea=$(grep 'total_energy  ' "$work/si_mp444_e$e.abo" | tail -1 | awk '{print $3}')
-    tp=$(for i in 1 2 3; do /usr/bin/time -f %e target/release/ctensor-pw run "$work/si_$e.json" --output "$work/r.json" --quiet --threads $t 2>&1 >/dev/null | tail -1; done | best)
-    read -r sp ep < <(python3 -c "import json; d=json.load(open('$work/r.json')); print(d['scf_iterations'], d['total_energy_ha'])")
-    python3 -c "
-ta, sa, tp, sp, ea, ep = $ta, $sa, $tp, $sp, $ea, $ep
-print(f'| $e | $t | {ta:.2f} | {sa} | {ta/sa:.3f} | {tp:.2f} | {sp} | {tp/sp:.3f} | {tp/ta:.2f} | {abs(ea-ep):.1e} |')"
-  done
+  for t in 1 2; do row "si_mp444_e$e" "$t" 3; done
 done
-} | tee "$out"
+} | tee target/bench/pw-vs-abinit.md
