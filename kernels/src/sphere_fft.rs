@@ -208,6 +208,26 @@ impl<F: FftNum + Default> SpherePlan<F> {
         })
     }
 
+    /// [`per_band`](Self::per_band) with band `b`'s slice `[b·width, (b+1)·width)` of
+    /// `out` handed to `f`; the scratches go back to the pool.
+    fn per_band_into(
+        &self,
+        nb: usize,
+        width: usize,
+        out: &mut [Complex<F>],
+        f: impl Fn(usize, &mut Scratch<F>, &mut [Complex<F>]) + Sync,
+    ) {
+        debug_assert_eq!(out.len(), nb * width);
+        let dst = crate::parallel::SendPtr(out.as_mut_ptr());
+        let pool = self.per_band(nb, |b, s| {
+            // SAFETY: band b alone owns elements [b·width, (b+1)·width) of `out`, which
+            // holds nb·width (checked by every caller).
+            let d = unsafe { std::slice::from_raw_parts_mut(dst.get().add(b * width), width) };
+            f(b, s, d);
+        });
+        pool.into_iter().for_each(|s| self.give_back(s));
+    }
+
     /// Band `coeffs` (npw values) into the box `grid` as `u(r) = Σ c(G) e^{iG·r}`.
     fn band_to_grid(&self, coeffs: &[Complex<F>], s: &mut Scratch<F>) {
         let [n0, n1, n2] = self.n;
@@ -289,15 +309,10 @@ impl<F: FftNum + Default> SpherePlan<F> {
             nb * self.npw,
         )?;
         self.check("SpherePlan::to_grid", "a grid", grid.len(), nb * self.len())?;
-        let n = self.len();
-        let out = crate::parallel::SendPtr(grid.as_mut_ptr());
-        let pool = self.per_band(nb, |b, s| {
+        self.per_band_into(nb, self.len(), grid, |b, s, dst| {
             self.band_to_grid(&coeffs[b * self.npw..(b + 1) * self.npw], s);
-            // SAFETY: band b owns elements [b·N, (b+1)·N) of `grid`, which has nb·N.
-            let dst = unsafe { std::slice::from_raw_parts_mut(out.get().add(b * n), n) };
             dst.copy_from_slice(&s.grid);
         });
-        pool.into_iter().for_each(|s| self.give_back(s));
         Ok(())
     }
 
@@ -322,15 +337,11 @@ impl<F: FftNum + Default> SpherePlan<F> {
             coeffs.len(),
             nb * self.npw,
         )?;
-        let (n, npw) = (self.len(), self.npw);
-        let out = crate::parallel::SendPtr(coeffs.as_mut_ptr());
-        let pool = self.per_band(nb, |b, s| {
+        let n = self.len();
+        self.per_band_into(nb, self.npw, coeffs, |b, s, dst| {
             s.grid.copy_from_slice(&grid[b * n..(b + 1) * n]);
-            // SAFETY: band b owns coefficients [b·npw, (b+1)·npw).
-            let dst = unsafe { std::slice::from_raw_parts_mut(out.get().add(b * npw), npw) };
             self.band_from_grid(s, scale, dst);
         });
-        pool.into_iter().for_each(|s| self.give_back(s));
         Ok(())
     }
 
@@ -363,17 +374,13 @@ impl<F: FftNum + Default> SpherePlan<F> {
         )?;
         let npw = self.npw;
         let scale = F::one() / F::from_usize(self.len()).unwrap_or_else(F::one);
-        let dst_ptr = crate::parallel::SendPtr(out.as_mut_ptr());
-        let pool = self.per_band(nb, |b, s| {
+        self.per_band_into(nb, npw, out, |b, s, dst| {
             self.band_to_grid(&coeffs[b * npw..(b + 1) * npw], s);
             for (g, &p) in s.grid.iter_mut().zip(v) {
                 *g = *g * p;
             }
-            // SAFETY: band b owns outputs [b·npw, (b+1)·npw).
-            let dst = unsafe { std::slice::from_raw_parts_mut(dst_ptr.get().add(b * npw), npw) };
             self.band_from_grid(s, scale, dst);
         });
-        pool.into_iter().for_each(|s| self.give_back(s));
         Ok(())
     }
 
