@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.device/gpu
-rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
+rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/tools"
 bash scripts/ensure-deps.sh
 nvrtc_lib=$(bash scripts/nvrtc-env.sh)
 
@@ -23,6 +23,10 @@ list=$(cargo test --release --workspace --exclude ctensor-bench --all-targets --
 cargo build --release -p ctensor-bench --quiet
 list="$list
 $(cargo metadata --format-version 1 --no-deps | grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)/release/ctensor-bench"
+# The Kohn-Sham program: pw/tests/cli.rs runs it by its build path, and gpu-run.sh runs
+# the SCF with --device gpu against --device cpu.
+cargo build --release -p ctensor-pw --quiet
+strip -o "$out/tools/ctensor-pw" "$(cargo metadata --format-version 1 --no-deps | grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)/release/ctensor-pw"
 for exe in $list; do
   [ -x "$exe" ] || continue
   # Test binaries are named <target>-<hash>; keep the target name.
@@ -48,7 +52,7 @@ cp scripts/gpu-run.sh "$out/gpu-run.sh"
 # Some tests read files of the tree by the path it had at build time.
 pwd > "$out/build-root.txt"
 # One archive travels faster than many files and stays under the size limit.
-tar -C "$out" -cJf "$out.tar.xz" bin lib gpu-run.sh build-root.txt
+tar -C "$out" -cJf "$out.tar.xz" bin lib tools gpu-run.sh build-root.txt
 rm -rf "$out/bin" "$out/lib" "$out/build-root.txt"
 mv "$out.tar.xz" "$out/bundle.tar.xz"
 echo "gpu-check: $(ls "$out" | wc -l) files, $(du -sh "$out" | cut -f1) in $out; run there: bash $out/gpu-run.sh" >&2

@@ -34,6 +34,10 @@ if [ "$root" != "$PWD" ] && [ ! -e "$root" ]; then
   mkdir -p "$(dirname "$root")" && ln -s "$PWD" "$root" || echo "gpu-run: cannot link $root here" >&2
 fi
 
+# ctensor-pw where its tests look for it (the build path of target/release).
+if [ -x "$work/tools/ctensor-pw" ] && [ ! -e "$root/target/release/ctensor-pw" ]; then
+  mkdir -p "$root/target/release" && ln -s "$work/tools/ctensor-pw" "$root/target/release/ctensor-pw"
+fi
 links="$work/cuda-links"
 mkdir -p "$links"
 {
@@ -76,6 +80,25 @@ for bin in "$work"/bin/*; do
   echo "$line" | tee -a "$logs/summary.txt"
   echo "  SKIP lines: $(grep -c 'SKIP' "$work/one.log")" >> "$logs/summary.txt"
 done
+# The Kohn-Sham SCF on the GPU against the CPU (Si, shifted 4x4x4, 10 Ha): the total
+# energies must agree to 1e-8 Ha.
+if [ -x "$work/tools/ctensor-pw" ] && [ -z "${GPU_RUN_ONLY:-}" ]; then
+  {
+    for dev in cpu gpu; do
+      timeout 300 "$work/tools/ctensor-pw" run pw/examples/si.json --device $dev --output "$logs/pw-$dev.json" 2>&1
+    done
+  } > "$logs/pw.log" 2>&1
+  if python3 -c "
+import json, sys
+c, g = (json.load(open('$logs/pw-%s.json' % d))['total_energy_ha'] for d in ('cpu', 'gpu'))
+print('ctensor-pw cpu %.12f gpu %.12f diff %.2e' % (c, g, abs(c - g)))
+sys.exit(0 if abs(c - g) < 1e-8 else 1)" >> "$logs/summary.txt" 2>&1; then
+    echo "ok ctensor-pw --device gpu" | tee -a "$logs/summary.txt"
+  else
+    echo "FAILED ctensor-pw --device gpu (see pw.log)" | tee -a "$logs/summary.txt"
+    failed=1
+  fi
+fi
 if [ "${GPU_RUN_BENCH:-1}" != 0 ] && [ -x "$work/bin/ctensor-bench" ]; then
   (cd "$work" && timeout 400 "$work/bin/ctensor-bench" gpu > "$logs/bench.log" 2>&1) \
     || echo "bench FAILED" | tee -a "$logs/summary.txt"
