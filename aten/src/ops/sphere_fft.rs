@@ -16,7 +16,7 @@ use ctensor_kernels::sphere_fft::SpherePlan;
 /// its buffers; on a GPU it scatters into the box and runs cuFFT on the whole box.
 ///
 /// ```
-/// use ctensor::{c64, DeviceType, SphereFft, Tensor};
+/// use ctensor_aten::{c64, DeviceType, SphereFft, Tensor};
 /// // Two coefficients of a 4×4×4 box: G = 0 and G = (0, 0, 1).
 /// let plan = SphereFft::new([4, 4, 4], &[0, 1], DeviceType::Cpu)?;
 /// let c = Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.5, 0.0)], &[2, 1])?;
@@ -24,7 +24,7 @@ use ctensor_kernels::sphere_fft::SpherePlan;
 /// assert_eq!(u.dims(), [1, 4, 4, 4]);
 /// let back = plan.from_grid(&u)?;
 /// assert!(back.allclose(&c, 0.0, 1e-14)?);
-/// # Ok::<(), ctensor::Error>(())
+/// # Ok::<(), ctensor_aten::Error>(())
 /// ```
 pub struct SphereFft {
     n: [usize; 3],
