@@ -24,6 +24,11 @@ use rustfft::{Fft, FftNum, FftPlanner};
 
 use crate::parallel::{install, num_threads};
 
+/// The largest box a plan accepts (2³¹ points, 32 GiB of c64 per worker's buffer): far
+/// beyond any plane-wave grid, and small enough that a mistyped shape is an error
+/// instead of an attempt to allocate it.
+pub const MAX_POINTS: usize = 1 << 31;
+
 /// Strided lines gathered per block (as the dense host FFT does).
 const BLOCK: usize = 8;
 
@@ -59,19 +64,19 @@ pub struct SpherePlan<F: FftNum> {
 impl<F: FftNum + Default> SpherePlan<F> {
     /// The plan for a box of shape `n` and the coefficients at flat grid indices `index`
     /// (the sphere, in the order the coefficients will be given). Errors: an empty box
-    /// dimension, a box of more than `isize::MAX` points, an index outside the box, or an
-    /// index given twice.
+    /// dimension, a box of more than [`MAX_POINTS`] points (each worker holds one box),
+    /// an index outside the box, or an index given twice. Nothing of the box's size is
+    /// allocated before these checks pass.
     pub fn new(n: [usize; 3], index: &[usize]) -> Result<SpherePlan<F>> {
         let total = n
             .iter()
             .try_fold(1usize, |a, &b| a.checked_mul(b))
-            .filter(|&t| t > 0 && t <= isize::MAX as usize)
+            .filter(|&t| t > 0 && t <= MAX_POINTS)
             .ok_or_else(|| Error::InvalidArgument {
                 op: "SpherePlan::new",
-                expected: "a box of three dimensions >= 1 and at most isize::MAX points".into(),
+                expected: format!("a box of three dimensions >= 1 and at most {MAX_POINTS} points"),
                 given: format!("{n:?}"),
             })?;
-        let mut seen = vec![false; total];
         let mut by_column: Vec<(usize, usize, usize)> = Vec::with_capacity(index.len());
         for (c, &i) in index.iter().enumerate() {
             if i >= total {
@@ -82,18 +87,26 @@ impl<F: FftNum + Default> SpherePlan<F> {
                     valid: format!("0..{total}"),
                 });
             }
-            if std::mem::replace(&mut seen[i], true) {
-                return Err(Error::InvalidArgument {
-                    op: "SpherePlan::new",
-                    expected: "distinct grid indices".into(),
-                    given: format!("grid index {i} twice (the second at position {c})"),
-                });
-            }
-            by_column.push((i / n[2], c, i % n[2]));
+            by_column.push((i / n[2], i % n[2], c));
         }
         by_column.sort_unstable();
+        if let Some(w) = by_column
+            .windows(2)
+            .find(|w| w[0].0 == w[1].0 && w[0].1 == w[1].1)
+        {
+            return Err(Error::InvalidArgument {
+                op: "SpherePlan::new",
+                expected: "distinct grid indices".into(),
+                given: format!(
+                    "grid index {} twice (at positions {} and {})",
+                    w[0].0 * n[2] + w[0].1,
+                    w[0].2,
+                    w[1].2
+                ),
+            });
+        }
         let (mut columns, mut col_start, mut entries) = (Vec::new(), Vec::new(), Vec::new());
-        for &(col, c, i2) in &by_column {
+        for &(col, i2, c) in &by_column {
             if columns.last() != Some(&col) {
                 columns.push(col);
                 col_start.push(entries.len());

@@ -290,6 +290,35 @@ mod tests {
         Ok(())
     }
 
+    /// A NaN in one band stays in that band: the per-worker box buffers are reused from
+    /// band to band and must not carry it over; a NaN potential reaches every band.
+    #[test]
+    fn a_non_finite_band_does_not_leak_into_the_others() -> Result<()> {
+        let idx: Vec<usize> = (0..216).step_by(5).collect();
+        let plan = SphereFft::new([6, 6, 6], &idx, DeviceType::Cpu)?;
+        let clean = Tensor::randn(DataType::ComplexDouble, DeviceType::Cpu, &[idx.len(), 6], 8)?;
+        let mut vals = clean.to_vec::<c64>()?;
+        vals[6 * 3] = c64::new(f64::NAN, 0.0); // band 0, coefficient 3
+        let dirty = Tensor::from_vec(vals, &[idx.len(), 6])?;
+        let v = Tensor::randn(DataType::Double, DeviceType::Cpu, &[6, 6, 6], 9)?;
+        let (a, b) = (
+            plan.apply_potential(&v, &clean)?,
+            plan.apply_potential(&v, &dirty)?,
+        );
+        assert!(!b.narrow(1, 0, 1)?.isfinite()?.all()?);
+        assert!(b.narrow(1, 1, 5)?.allclose(&a.narrow(1, 1, 5)?, 0.0, 0.0)?);
+        let vn = Tensor::full(f64::NAN, DeviceType::Cpu, &[6, 6, 6])?;
+        assert!(!plan.apply_potential(&vn, &clean)?.isfinite()?.any()?);
+        // No bands: empty results of the right shapes.
+        let none = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[idx.len(), 0])?;
+        assert_eq!(plan.to_grid(&none)?.dims(), [0, 6, 6, 6]);
+        assert_eq!(plan.apply_potential(&v, &none)?.dims(), [idx.len(), 0]);
+        assert_eq!(plan.density(&none, &[])?.sum_all()?.item::<f64>()?, 0.0);
+        // A huge box is an error, not an allocation.
+        assert!(SphereFft::new([1 << 30, 1 << 30, 1], &[0], DeviceType::Cpu).is_err());
+        Ok(())
+    }
+
     #[test]
     fn wrong_shapes_dtypes_and_weights_are_refused() -> Result<()> {
         let plan = SphereFft::new([4, 4, 4], &[0, 1, 5], DeviceType::Cpu)?;

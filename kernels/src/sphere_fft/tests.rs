@@ -184,13 +184,33 @@ fn single_precision_round_trips_to_its_rounding() -> Result<()> {
 }
 
 #[test]
-fn bad_plans_and_buffers_are_refused() {
+fn bad_plans_and_buffers_are_refused() -> Result<()> {
     assert!(SpherePlan::<f64>::new([0, 4, 4], &[]).is_err());
     assert!(SpherePlan::<f64>::new([usize::MAX, 2, 2], &[]).is_err());
+    // Huge boxes are refused before anything of their size is allocated or planned.
+    for n in [
+        [1 << 40, 1, 1],
+        [1 << 20, 1 << 20, 1],
+        [1, 1 << 16, 1 << 16],
+    ] {
+        let e = SpherePlan::<f64>::new(n, &[0, 1])
+            .err()
+            .expect("a huge box");
+        assert!(e.to_string().contains("at most"), "{e}");
+    }
+    // The largest allowed box with an empty sphere is fine.
+    assert_eq!(
+        SpherePlan::<f32>::new([1 << 11, 1 << 10, 1 << 10], &[])?.npw(),
+        0
+    );
     let e = SpherePlan::<f64>::new([2, 2, 2], &[8]).err().unwrap();
     assert!(e.to_string().contains("0..8"), "{e}");
     let e = SpherePlan::<f64>::new([2, 2, 2], &[3, 1, 3]).err().unwrap();
-    assert!(e.to_string().contains("twice"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("grid index 3 twice (at positions 0 and 2)"),
+        "{e}"
+    );
     let plan = SpherePlan::<f64>::new([2, 2, 2], &[0, 5]).unwrap();
     let mut g = vec![C::new(0.0, 0.0); 8];
     assert!(plan.to_grid(1, &[C::new(1.0, 0.0)], &mut g).is_err());
@@ -203,4 +223,5 @@ fn bad_plans_and_buffers_are_refused() {
     assert!(plan
         .accumulate_density(1, &[C::new(0.0, 0.0); 2], &[1.0, 2.0], &mut rho)
         .is_err());
+    Ok(())
 }
