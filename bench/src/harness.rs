@@ -43,6 +43,75 @@ pub fn hermitian(rng: &mut StdRng, n: usize) -> Vec<c64> {
     h
 }
 
+/// LAPACK's `zheevr` called directly (no ctensor in between): the lowest `k` eigenpairs
+/// of the column-major `n × n` matrix `a` (its lower triangle, overwritten) into `w`
+/// (`n` values) and `z` (`n × k`), with a workspace query first as a C caller would.
+pub fn zheevr_lowest(a: &mut [c64], n: usize, k: usize, w: &mut [f64], z: &mut [c64]) {
+    let ni = n as i32;
+    let (mut m, mut info) = (0, 0);
+    let mut isuppz = vec![0; 2 * n];
+    let (mut wq, mut rq, mut iq) = ([c64::default()], [0.0], [0]);
+    // SAFETY: `a` is n × n, `w` n values, `z` n × k (ldz = n); a workspace query, then
+    // the call with what it asked for.
+    unsafe {
+        lapack::zheevr(
+            b'V',
+            b'I',
+            b'L',
+            ni,
+            a,
+            ni,
+            0.0,
+            0.0,
+            1,
+            k as i32,
+            0.0,
+            &mut m,
+            w,
+            z,
+            ni,
+            &mut isuppz,
+            &mut wq,
+            -1,
+            &mut rq,
+            -1,
+            &mut iq,
+            -1,
+            &mut info,
+        );
+        let (lw, lr, li) = (wq[0].re as i32, rq[0] as i32, iq[0]);
+        let mut work = vec![c64::default(); lw as usize];
+        let mut rwork = vec![0.0; lr as usize];
+        let mut iwork = vec![0; li as usize];
+        lapack::zheevr(
+            b'V',
+            b'I',
+            b'L',
+            ni,
+            a,
+            ni,
+            0.0,
+            0.0,
+            1,
+            k as i32,
+            0.0,
+            &mut m,
+            w,
+            z,
+            ni,
+            &mut isuppz,
+            &mut work,
+            lw,
+            &mut rwork,
+            lr,
+            &mut iwork,
+            li,
+            &mut info,
+        );
+    }
+    assert_eq!((info, m), (0, k as i32));
+}
+
 /// Seconds per call of `a` and of `b`, medians over interleaved samples.
 pub fn compare(a: impl FnMut(), b: impl FnMut()) -> (f64, f64) {
     compare_samples(SAMPLES, a, b)

@@ -39,6 +39,7 @@
 //! `O(n³)` (see `make bench`). `CTENSOR_OPENBLAS_GUARD=0` turns the guard off and `=1`
 //! forces it on (both for tests); anything else leaves the version check in charge.
 
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
@@ -137,11 +138,61 @@ pub fn core_is_affected(core: &str) -> bool {
 /// Whether a host kernel on `T` must run on padded copies in this process: complex types
 /// on builds with the `?gemv`/`?hemv` over-read, real ones under the `Prescott` kernels.
 pub(crate) fn guard<T: Scalar>() -> bool {
-    match T::DTYPE {
+    guard_for(T::DTYPE)
+}
+
+/// [`guard`] by data type.
+fn guard_for(dtype: DataType) -> bool {
+    match dtype {
         DataType::ComplexFloat | DataType::ComplexDouble => gemv_guard_enabled(),
         DataType::Float | DataType::Double => symv_guard_enabled(),
         _ => false,
     }
+}
+
+/// Elements of mapped memory that must follow each matrix operand of element type
+/// `dtype` whose call's largest leading dimension is `ld` for [`with_mapped_tails`] to
+/// be sound: one leading dimension and a margin where the guard is on for `dtype`, 0
+/// where it is off.
+pub fn operand_tail(dtype: DataType, ld: usize) -> usize {
+    if guard_for(dtype) {
+        tail(ld)
+    } else {
+        0
+    }
+}
+
+thread_local! {
+    /// Set by [`with_mapped_tails`]: the caller's operands already carry their tails.
+    static TAILS_MAPPED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the guard's copies of the matrix operands skipped on this thread: the
+/// host LAPACK kernels that `f` calls work on the caller's memory directly (their own
+/// workspaces keep their tails). For callers that allocate their operands themselves,
+/// with the tail, and so save the two copies of each operand that the guard would make
+/// (in and back out). Without the guard it only runs `f`.
+///
+/// # Safety
+/// Every matrix operand that a host LAPACK kernel receives inside `f` on this thread must
+/// be followed by at least [`operand_tail`]`(dtype, ld)` elements of mapped memory that
+/// may be read, where `ld` is the largest leading dimension of that call's operands.
+pub unsafe fn with_mapped_tails<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the previous setting, also when `f` unwinds.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TAILS_MAPPED.with(|t| t.set(self.0));
+        }
+    }
+    let _restore = Restore(TAILS_MAPPED.with(|t| t.replace(true)));
+    f()
+}
+
+/// Whether the operands must be copied into padded memory: the guard is on for `T` and
+/// no [`with_mapped_tails`] caller has vouched for their tails.
+fn copy_operands<T: Scalar>() -> bool {
+    guard::<T>() && !TAILS_MAPPED.with(Cell::get)
 }
 
 /// Elements of mapped tail that keep the over-read of an array with leading dimension
@@ -187,10 +238,11 @@ impl<T: Scalar> Padded<T> {
     }
 }
 
-/// Runs `f` on `a` itself, or, when the guard is on for `T`, on a padded copy of it
-/// (tail of one leading dimension `ld`) that is written back afterwards.
+/// Runs `f` on `a` itself, or, when the guard is on for `T` (and the caller has not
+/// vouched for the tails, [`with_mapped_tails`]), on a padded copy of it (tail of one
+/// leading dimension `ld`) that is written back afterwards.
 pub(crate) fn on_padded<T: Scalar, R>(a: &mut [T], ld: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
-    if !guard::<T>() || a.is_empty() {
+    if !copy_operands::<T>() || a.is_empty() {
         return f(a);
     }
     let mut p = Padded::copy_of(a, tail(ld));
@@ -213,7 +265,7 @@ pub(crate) fn on_padded3<T: Scalar, R>(
 /// Runs `f` on `a` itself, or, when the guard is on for `T`, on a padded copy of it (tail
 /// of one leading dimension `ld`); for matrices LAPACK only reads.
 pub(crate) fn on_padded_read<T: Scalar, R>(a: &[T], ld: usize, f: impl FnOnce(&[T]) -> R) -> R {
-    if !guard::<T>() || a.is_empty() {
+    if !copy_operands::<T>() || a.is_empty() {
         return f(a);
     }
     f(Padded::copy_of(a, tail(ld)).as_slice())
@@ -226,6 +278,34 @@ pub(crate) const WORK_MARGIN: usize = TAIL_MARGIN;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mapped_tails_are_vouched_for_only_inside_the_call_and_only_on_its_thread() {
+        use ctensor_base::c64;
+        let before = copy_operands::<c64>();
+        assert_eq!(before, guard::<c64>());
+        // SAFETY: no kernel runs inside.
+        let (inside, other_thread) = unsafe {
+            with_mapped_tails(|| {
+                (
+                    copy_operands::<c64>(),
+                    std::thread::spawn(copy_operands::<c64>).join().unwrap(),
+                )
+            })
+        };
+        assert!(!inside);
+        assert_eq!(other_thread, before);
+        // Nested calls and a panic inside restore the setting on the way out.
+        let r = std::panic::catch_unwind(|| {
+            // SAFETY: as above.
+            unsafe { with_mapped_tails(|| with_mapped_tails(|| panic!("inside"))) }
+        });
+        assert!(r.is_err());
+        assert_eq!(copy_operands::<c64>(), before);
+        assert_eq!(operand_tail(DataType::Int, 100), 0);
+        let expect = if guard::<c64>() { 100 + TAIL_MARGIN } else { 0 };
+        assert_eq!(operand_tail(DataType::ComplexDouble, 100), expect);
+    }
 
     #[test]
     fn versions_parse_from_configuration_strings() {

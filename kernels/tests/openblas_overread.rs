@@ -113,7 +113,8 @@ fn hermitian<T: Scalar>(seed: u64, n: usize, shift: f64) -> Vec<T> {
 }
 
 /// The affected drivers on guarded memory, `rounds` times, both triangles: heevd,
-/// heevr (all and an index range), hegvd, potrf, getrf + getrs, geqrf + orgqr, gesdd and
+/// heevr (all and an index range), both also on operands with the caller's own tails,
+/// hegvd, potrf, getrf + getrs, geqrf + orgqr, gesdd and
 /// gemv 'N' with a
 /// strided `x`. Results are checked loosely (eigenvalues sum to the trace), so a run
 /// that survives also computed something.
@@ -175,6 +176,54 @@ where
                     };
                     assert_eq!(m, cols, "heevr n={n}");
                 }
+
+                // The caller's own tails (`with_mapped_tails`, as `eigh` allocates its
+                // operands): no padded copies, the tail of `operand_tail` elements is
+                // all that stands between the kernels and the guard pages.
+                // `CTENSOR_OVERREAD_SHORT_TAILS=1` leaves the tails out, which must fault.
+                let tail = if std::env::var_os("CTENSOR_OVERREAD_SHORT_TAILS").is_some() {
+                    0
+                } else {
+                    openblas::operand_tail(T::DTYPE, n)
+                };
+                let padded = |v: &[T]| {
+                    let mut p = v.to_vec();
+                    p.resize(v.len() + tail, T::zero());
+                    Guarded::new(&p)
+                };
+                step("heevd, caller's tails", n, Some(uplo));
+                let a = padded(&a0);
+                let mut w = vec![zr; n];
+                // SAFETY: `a` holds n·n elements (ld n) and the tail `operand_tail` asks
+                // for after them (unless the negative test asked for none); `w` n values.
+                unsafe {
+                    openblas::with_mapped_tails(|| {
+                        CpuDevice::heevd(Jobz::Vectors, uplo, n, a.ptr(), n, w.as_mut_ptr())
+                    })?
+                };
+                let s: f64 = w.iter().map(|x| x.to_c64().re).sum();
+                assert!(
+                    (s - trace).abs() <= tol * trace.abs().max(1.0),
+                    "heevd on the caller's tails n={n}"
+                );
+                step("heevr, caller's tails", n, Some(uplo));
+                let (a, z) = (padded(&a0), padded(&vec![T::zero(); n * n.div_ceil(2)]));
+                // SAFETY: as above; `z` n × ⌈n/2⌉ (ld n) with its tail.
+                let m = unsafe {
+                    openblas::with_mapped_tails(|| {
+                        CpuDevice::heevr(
+                            uplo,
+                            n,
+                            a.ptr(),
+                            n,
+                            EigRange::Index(0..n.div_ceil(2)),
+                            w.as_mut_ptr(),
+                            z.ptr(),
+                            n,
+                        )
+                    })?
+                };
+                assert_eq!(m, n.div_ceil(2), "heevr on the caller's tails n={n}");
 
                 let b0 = hermitian::<T>(round as u64 * 1000 + n as u64 + 7, n, n as f64);
                 step("hegvd", n, Some(uplo));
@@ -389,6 +438,14 @@ fn without_the_guard_an_affected_openblas_faults() {
         status.signal(),
         Some(libc::SIGSEGV),
         "expected the unguarded drivers to fault on {config}, got {status}"
+    );
+    // The guard on, but callers vouching for tails they did not leave: the tails are what
+    // keeps `with_mapped_tails` safe.
+    let status = run_child(&[("CTENSOR_OVERREAD_SHORT_TAILS", "1")]);
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGSEGV),
+        "expected the drivers on tail-less memory to fault on {config}, got {status}"
     );
     // The real types under the Prescott kernels (measured on 0.3.21; `ssyevd` n = 6).
     if config.contains("DYNAMIC_ARCH") && openblas::parse_version(&config) == Some((0, 3, 21)) {

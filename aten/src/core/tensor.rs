@@ -98,6 +98,36 @@ impl Tensor {
         Tensor::allocated(dtype, device, shape, order, Memory::Uninit)
     }
 
+    /// [`uninit_in_order`](Self::uninit_in_order) with `tail` zeroed elements of the same
+    /// buffer after the tensor's own: for operands of host LAPACK kernels, whose
+    /// over-read on some OpenBLAS builds must stay in mapped memory
+    /// (`ctensor_kernels::openblas::with_mapped_tails`).
+    ///
+    /// # Safety
+    /// As for [`uninit_in_order`](Self::uninit_in_order).
+    pub(crate) unsafe fn uninit_with_tail(
+        dtype: DataType,
+        device: DeviceType,
+        shape: &[usize],
+        order: Order,
+        tail: usize,
+    ) -> Result<Tensor> {
+        let numel = TensorShape::new(shape).checked_numel("Tensor::new")?;
+        let total = numel.checked_add(tail).ok_or_else(|| Error::Overflow {
+            op: "Tensor::new",
+            what: format!("{numel} elements and a tail of {tail} exceed usize"),
+        })?;
+        // The caller writes the first `numel` elements before reading them (this
+        // function's contract); the tail is zeroed below.
+        let mut t = Tensor::allocated(dtype, device, &[total], order, Memory::Uninit)?;
+        if tail > 0 {
+            t.narrow(0, numel, tail)?.fill(0.0)?;
+        }
+        t.shape = TensorShape::new(shape);
+        t.strides = order.strides(shape);
+        Ok(t)
+    }
+
     /// [`uninit_in_order`](Self::uninit_in_order), row-major.
     ///
     /// # Safety

@@ -86,6 +86,76 @@ pub(crate) fn col_major(a: &Tensor) -> Result<Tensor> {
     a.copy_in_order(Order::ColMajor)
 }
 
+/// The elements of mapped tail each host LAPACK operand of `a`'s type and device needs
+/// for the kernels to run on it directly (`with_mapped_tails`) with leading dimension
+/// `ld`; 0 on the GPU and where the OpenBLAS guard is off.
+fn lapack_tail(a: &Tensor, ld: usize) -> usize {
+    match a.device() {
+        DeviceType::Cpu => ctensor_kernels::openblas::operand_tail(a.dtype(), ld),
+        DeviceType::Gpu => 0,
+    }
+}
+
+/// A copy of `a` in `order` in a buffer with `tail` zeroed elements after the matrix.
+fn copy_with_tail(a: &Tensor, order: Order, tail: usize) -> Result<Tensor> {
+    // SAFETY: `copy_values` writes every element of `out` (same shape as `a`), and `out`
+    // is dropped unread when it fails.
+    let out = unsafe { Tensor::uninit_with_tail(a.dtype(), a.device(), a.dims(), order, tail)? };
+    Tensor::copy_values(&out, a, "eigh")?;
+    Ok(out)
+}
+
+/// An error about the mirrored operand of `eigh` (its transpose, upper triangle) told in
+/// terms of the caller's matrix: row and column swap, the upper triangle is the lower.
+fn unmirror(e: Error) -> Error {
+    match e {
+        Error::NonFinite {
+            op,
+            operand,
+            part,
+            row,
+            col,
+            value,
+        } => Error::NonFinite {
+            op,
+            operand,
+            part: match part {
+                "the upper triangle" => "the lower triangle",
+                "the lower triangle" => "the upper triangle",
+                p => p,
+            },
+            row: col,
+            col: row,
+            value,
+        },
+        e => e,
+    }
+}
+
+/// The dense column-major matrix `v` (host) copied into row-major order with every
+/// element conjugated, in one pass of the transpose kernel.
+fn row_major_conj(v: &Tensor) -> Result<Tensor> {
+    let [m, k] = *v.dims() else {
+        unreachable!("eigenvectors are a matrix")
+    };
+    // SAFETY: the transpose below writes every element of `out`.
+    let out = unsafe { Tensor::uninit(v.dtype(), v.device(), &[m, k])? };
+    if out.numel() == 0 {
+        return Ok(out);
+    }
+    {
+        let _guards = (out.buffer.write("eigh")?, v.buffer.read("eigh")?);
+        dispatch!(v.dtype(), v.device(), T, D => {
+            // SAFETY: `v` is column-major m × k, i.e. a row-major k × m block inside its
+            // buffer, and `out` a fresh row-major m × k: the permutation (1, 0) of it.
+            unsafe {
+                <D as ctensor_kernels::permute::Transpose<T>>::transpose(&[k, m], &[1, 0], v.typed_ptr::<T>(), out.typed_ptr::<T>(), true)
+            }
+        })?;
+    }
+    Ok(out)
+}
+
 /// `x` (column-major) in the memory order of `like` (see [`result_order`]).
 pub(crate) fn in_order_of(x: Tensor, like: &Tensor) -> Result<Tensor> {
     match result_order(like) {
@@ -307,7 +377,26 @@ fn eigh_impl(
     let n = square(op, a)?;
     let real = a.dtype().real_type();
     let backend = resolve_backend(backend, a.device(), a.dtype(), n, range, vectors);
-    let mut work = col_major(a)?;
+    // LAPACK's operands get their over-read tails here, where they are made, so the
+    // kernels need no padded copies of their own (faer reads no further than asked).
+    let tail = match backend {
+        EigBackend::Faer => 0,
+        _ => lapack_tail(a, n),
+    };
+    // A dense row-major host matrix, read column-major, is its transpose: for a Hermitian
+    // matrix the conjugate, whose lower triangle (the one we read) is the stored upper
+    // triangle, with the same eigenvalues and conjugated eigenvectors. So it goes to
+    // LAPACK as a plain copy with `Upper`, and the vectors are conjugated on their way
+    // back to row-major order, instead of two transposing copies.
+    let mirrored = a.device() == DeviceType::Cpu
+        && n > 1
+        && a.ndim() == 2
+        && a.dense_order() == Some(Order::RowMajor);
+    let (mut work, uplo) = if mirrored {
+        (copy_with_tail(a, Order::RowMajor, tail)?.t()?, Uplo::Upper)
+    } else {
+        (copy_with_tail(a, Order::ColMajor, tail)?, Uplo::Lower)
+    };
     let jobz = if vectors {
         Jobz::Vectors
     } else {
@@ -316,66 +405,82 @@ fn eigh_impl(
     // The full or partial spectrum (`w`) and the matching eigenvectors (`n × m`).
     // The eigenvalues land on the solver's device, then come to the host to select.
     let wd = Tensor::new(real, a.device(), &[n])?;
-    let (w, v): (Vec<f64>, Option<Tensor>) = dispatch_blas!(a.dtype(), a.device(), op, T, D => {
-        let wp = wd.typed_ptr::<<T as Scalar>::Real>();
-        let p = work.as_mut_ptr::<T>()?;
-        match backend {
-            EigBackend::LapackEvr => {
-                let r = match range {
-                    EighRange::All => EigRange::All,
-                    EighRange::Index(lo, hi) => EigRange::Index(lo..hi),
-                    EighRange::Value(l, u) => EigRange::Value {
-                        lower: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(l),
-                        upper: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(u),
-                    },
-                };
-                let cols = match range {
-                    EighRange::Index(lo, hi) if lo <= hi => hi - lo,
-                    _ => n,
-                };
-                let z = Tensor::new_in_order(a.dtype(), a.device(), &[n, cols], Order::ColMajor)?;
-                let guards = (z.buffer.write(op)?, wd.buffer.write(op)?);
-                // SAFETY: `work` is n × n column-major (ld n), `wd` holds n values and
-                // `z` n × cols (ld n), all on the dispatched device; all distinct memory.
-                let m = unsafe {
-                    <D as LapackHeevr<T>>::heevr(Uplo::Lower, n, p, n.max(1), r, wp, z.typed_ptr::<T>(), n.max(1))
-                }?;
-                drop(guards);
-                let mut w = real_values::<<T as Scalar>::Real>(&wd)?;
-                w.truncate(m);
-                Ok((w, Some(z.narrow(1, 0, m)?)))
+    // A closure, so that the `?`s inside come out through `unmirror` too.
+    let mut solve = || -> Result<(Vec<f64>, Option<Tensor>)> {
+        dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+            let wp = wd.typed_ptr::<<T as Scalar>::Real>();
+            let p = work.as_mut_ptr::<T>()?;
+            match backend {
+                EigBackend::LapackEvr => {
+                    let r = match range {
+                        EighRange::All => EigRange::All,
+                        EighRange::Index(lo, hi) => EigRange::Index(lo..hi),
+                        EighRange::Value(l, u) => EigRange::Value {
+                            lower: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(l),
+                            upper: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(u),
+                        },
+                    };
+                    let cols = match range {
+                        EighRange::Index(lo, hi) if lo <= hi => hi - lo,
+                        _ => n,
+                    };
+                    // SAFETY: every element is zeroed right after.
+                    let mut z = unsafe { Tensor::uninit_with_tail(a.dtype(), a.device(), &[n, cols], Order::ColMajor, tail)? };
+                    z.fill(0.0)?;
+                    let guards = (z.buffer.write(op)?, wd.buffer.write(op)?);
+                    // SAFETY: `work` is n × n column-major (ld n), `wd` holds n values and
+                    // `z` n × cols (ld n), all on the dispatched device; all distinct memory.
+                    // `work` and `z` carry `lapack_tail(a, n)` mapped elements past their ends.
+                    let m = unsafe {
+                        ctensor_kernels::openblas::with_mapped_tails(|| {
+                            <D as LapackHeevr<T>>::heevr(uplo, n, p, n.max(1), r, wp, z.typed_ptr::<T>(), n.max(1))
+                        })
+                    }?;
+                    drop(guards);
+                    let mut w = real_values::<<T as Scalar>::Real>(&wd)?;
+                    w.truncate(m);
+                    Ok((w, Some(z.narrow(1, 0, m)?)))
+                }
+                EigBackend::Faer => {
+                    let v = if vectors {
+                        Tensor::new_in_order(a.dtype(), a.device(), &[n, n], Order::ColMajor)?
+                    } else {
+                        Tensor::new(a.dtype(), a.device(), &[0])?
+                    };
+                    let guards = (v.buffer.write(op)?, wd.buffer.write(op)?);
+                    // SAFETY: `work` is n × n column-major (ld n), `wd` holds n values and
+                    // `v` (with vectors) n × n column-major; all distinct memory.
+                    unsafe {
+                        <D as HeevFaer<T>>::heev_faer(jobz, uplo, n, p, n.max(1), wp, v.typed_ptr::<T>(), n.max(1))
+                    }?;
+                    drop(guards);
+                    Ok((real_values::<<T as Scalar>::Real>(&wd)?, vectors.then_some(v)))
+                }
+                EigBackend::LapackEvd | EigBackend::Auto => {
+                    let guard = wd.buffer.write(op)?;
+                    // SAFETY: `work` is n × n column-major (ld n) with `lapack_tail(a, n)`
+                    // mapped elements past its end, and `wd` holds n values, both on the
+                    // dispatched device.
+                    unsafe {
+                        ctensor_kernels::openblas::with_mapped_tails(|| {
+                            <D as LapackHeevd<T>>::heevd(jobz, uplo, n, p, n.max(1), wp)
+                        })
+                    }?;
+                    drop(guard);
+                    Ok((real_values::<<T as Scalar>::Real>(&wd)?, vectors.then(|| work.share())))
+                }
             }
-            EigBackend::Faer => {
-                let v = if vectors {
-                    Tensor::new_in_order(a.dtype(), a.device(), &[n, n], Order::ColMajor)?
-                } else {
-                    Tensor::new(a.dtype(), a.device(), &[0])?
-                };
-                let guards = (v.buffer.write(op)?, wd.buffer.write(op)?);
-                // SAFETY: `work` is n × n column-major (ld n), `wd` holds n values and
-                // `v` (with vectors) n × n column-major; all distinct memory.
-                unsafe {
-                    <D as HeevFaer<T>>::heev_faer(jobz, Uplo::Lower, n, p, n.max(1), wp, v.typed_ptr::<T>(), n.max(1))
-                }?;
-                drop(guards);
-                Ok((real_values::<<T as Scalar>::Real>(&wd)?, vectors.then_some(v)))
-            }
-            EigBackend::LapackEvd | EigBackend::Auto => {
-                let guard = wd.buffer.write(op)?;
-                // SAFETY: `work` is n × n column-major (ld n) and `wd` holds n values,
-                // both on the dispatched device.
-                unsafe { <D as LapackHeevd<T>>::heevd(jobz, Uplo::Lower, n, p, n.max(1), wp) }?;
-                drop(guard);
-                Ok((real_values::<<T as Scalar>::Real>(&wd)?, vectors.then(|| work.share())))
-            }
-        }
-    })?;
+        })
+    };
+    let (w, v) = solve().map_err(|e| if mirrored { unmirror(e) } else { e })?;
     let (lo, hi) = match backend {
         EigBackend::LapackEvr => (0, w.len()),
         _ => select(op, &w, range)?,
     };
     let wt = Tensor::from_vec(w[lo..hi].to_vec(), &[hi - lo])?.cast(real)?;
     let v = match v {
+        // The mirrored input's vectors are conjugated on the way to row-major order.
+        Some(v) if vectors && mirrored => Some(row_major_conj(&v.narrow(1, lo, hi - lo)?)?),
         // Whole columns of a column-major matrix stay column-major: no copy to select.
         Some(v) if vectors => Some(in_order_of(v.narrow(1, lo, hi - lo)?, a)?),
         _ => None,
