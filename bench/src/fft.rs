@@ -77,6 +77,7 @@ pub fn fft_tables(rng: &mut StdRng) -> String {
             &size,
             compare(last, direct),
         );
+        axis_rows(&mut t, &v, n, &size);
         // Threads: ours on 2 against ours on 1.
         let mut z = Tensor::from_slice(&v, &dims).unwrap();
         set_num_threads(2).unwrap();
@@ -162,4 +163,75 @@ fn sphere_rows(
         &size,
         compare(&mut ours, fftw),
     );
+}
+
+/// Where the 3-D transform's time goes: each axis alone, ours against FFTW's plan of the
+/// same lines (the guru interface: `n` points at the axis's stride, a batch over the two
+/// other axes, in place, `FFTW_MEASURE`), and FFTW's three one-axis plans against its
+/// own 3-D plan.
+fn axis_rows(t: &mut Table, v: &[c64], n: usize, size: &str) {
+    use fftw_sys as ffi;
+    if ![48, 64, 128].contains(&n) {
+        return;
+    }
+    let mut buf = AlignedVec::<c64>::new(n * n * n);
+    buf.copy_from_slice(v);
+    let p = buf.as_mut_ptr() as *mut ffi::fftw_complex;
+    let dim = |n: usize, s: usize| ffi::fftw_iodim64 {
+        n: n as isize,
+        is: s as isize,
+        os: s as isize,
+    };
+    // (axis, outer count, stride of the lines)
+    let axes = [(2usize, n * n, 1usize), (1, n, n), (0, 1, n * n)];
+    let plans: Vec<ffi::fftw_plan> = axes
+        .iter()
+        .map(|&(_, outer, inner)| {
+            let howmany = [dim(outer, n * inner), dim(inner, 1)];
+            // SAFETY: `buf` holds n³ elements; the plan's lines (n points at stride
+            // `inner`, `outer · inner` of them) cover exactly those; MEASURE overwrites
+            // the buffer, which is refilled below.
+            let plan = unsafe {
+                ffi::fftw_plan_guru64_dft(
+                    1,
+                    &dim(n, inner),
+                    2,
+                    howmany.as_ptr(),
+                    p,
+                    p,
+                    ffi::FFTW_FORWARD,
+                    ffi::FFTW_MEASURE,
+                )
+            };
+            assert!(!plan.is_null(), "FFTW could not plan axis lines of {n}");
+            plan
+        })
+        .collect();
+    buf.copy_from_slice(v);
+    // SAFETY: each plan was made for this buffer's size and alignment.
+    let run = |plan: ffi::fftw_plan| unsafe { ffi::fftw_execute_dft(plan, p, p) };
+    let mut x = Tensor::from_slice(v, &[n, n, n]).unwrap();
+    for (&(axis, _, inner), &plan) in axes.iter().zip(&plans) {
+        t.row(
+            &format!("fft of axis {axis} alone (lines at stride {inner}) vs FFTW's plan of the same lines (1 thread)"),
+            size,
+            compare(|| x.fftn_(&[axis], FftNorm::Backward).unwrap(), || run(plan)),
+        );
+    }
+    let dims = [n, n, n];
+    let mut plan3: C2CPlan64 = C2CPlan::aligned(&dims, Sign::Forward, Flag::MEASURE).unwrap();
+    let (mut a, mut b) = (AlignedVec::new(n * n * n), AlignedVec::new(n * n * n));
+    a.copy_from_slice(v);
+    t.row(
+        "FFTW: its three one-axis plans in place vs its 3-D plan (1 thread)",
+        size,
+        compare(
+            || plans.iter().for_each(|&plan| run(plan)),
+            || plan3.c2c(&mut a, &mut b).unwrap(),
+        ),
+    );
+    for plan in plans {
+        // SAFETY: made above, used no more.
+        unsafe { ffi::fftw_destroy_plan(plan) };
+    }
 }

@@ -4,7 +4,10 @@
 //!
 //! Matrices may be stored in either order (row-major tensors, column-major maps over
 //! Fortran arrays, transposed views); LAPACK works on a column-major copy (it overwrites
-//! its input anyway), and results come back in the memory order of the input.
+//! its input anyway), and results come back in the memory order of the input. `eigh`
+//! hands a row-major Hermitian matrix over as a plain copy, read as its transpose (the
+//! conjugate, upper triangle), and makes LAPACK's operands with the tails the OpenBLAS
+//! over-read guard needs, so that neither it nor the guard transposes or copies again.
 
 use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::lapack::{
@@ -30,17 +33,17 @@ use crate::core::tensor::Tensor;
 /// | any | eigenvectors of at most a quarter of the spectrum (`Index` range) | `LapackEvr` |
 /// | f32, f64 | anything else | `LapackEvd` |
 /// | c32, c64 | anything else with eigenvectors | `Faer` |
-/// | c32, c64 | eigenvalues only, n < 500 | `LapackEvd` |
-/// | c32, c64 | eigenvalues only, n ≥ 500 | `Faer` |
+/// | c32, c64 | eigenvalues only | `LapackEvd` |
 ///
 /// The measured points behind it: `LapackEvr` won every case with vectors of the lowest
-/// 10 % (c64 n = 500, 1 thread: 44 ms against 63 for faer and 83 for `zheevd`) and lost
+/// 10 % (c64 n = 500, 1 thread: 36 ms against 53 for faer and 99 for `zheevd`) and lost
 /// every case of 50 % (its cost grows with the count; the quarter is where the lines
 /// cross between those points). OpenBLAS's real `dsyevd` beat faer at every size; faer
 /// beat `zheevd` by up to 1.8× for complex vectors; for complex eigenvalues only `zheevd`
-/// won below n = 500 and faer won 9 of the 12 cases at n = 500 and 1000 (by up to 1.4×;
-/// `zheevd` the other 3, by up to 1.3×). f32 and c32 follow
-/// the rules of f64 and c64. On the GPU `Auto` and `Faer` are cuSOLVER's divide and
+/// tied faer on one thread (29.4 against 29.9 ms at n = 500, 234 against 238 at 1000) and
+/// won on two (24.1 against 27.9 ms at n = 500). (Before `eigh` made LAPACK's operands
+/// with their over-read tails, the guard's copies had given faer 9 of those 12 cases at
+/// n ≥ 500.) f32 and c32 follow the rules of f64 and c64. On the GPU `Auto` and `Faer` are cuSOLVER's divide and
 /// conquer, as `LapackEvd`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EigBackend {
@@ -357,7 +360,7 @@ fn resolve_backend(
             let few = matches!(range, EighRange::Index(lo, hi) if hi.saturating_sub(lo) <= n / 4);
             if vectors && few {
                 EigBackend::LapackEvr
-            } else if !dtype.is_complex() || (!vectors && n < 500) {
+            } else if !dtype.is_complex() || !vectors {
                 EigBackend::LapackEvd
             } else {
                 EigBackend::Faer
@@ -424,9 +427,13 @@ fn eigh_impl(
                         EighRange::Index(lo, hi) if lo <= hi => hi - lo,
                         _ => n,
                     };
-                    // SAFETY: every element is zeroed right after.
+                    // SAFETY: an index range has LAPACK write all `cols` columns (and `z`
+                    // is dropped unread when it fails); other ranges are zeroed first, and
+                    // only the `m` columns written are returned.
                     let mut z = unsafe { Tensor::uninit_with_tail(a.dtype(), a.device(), &[n, cols], Order::ColMajor, tail)? };
-                    z.fill(0.0)?;
+                    if !matches!(range, EighRange::Index(..)) {
+                        z.fill(0.0)?;
+                    }
                     let guards = (z.buffer.write(op)?, wd.buffer.write(op)?);
                     // SAFETY: `work` is n × n column-major (ld n), `wd` holds n values and
                     // `z` n × cols (ld n), all on the dispatched device; all distinct memory.
