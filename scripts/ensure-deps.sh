@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages ctensor builds against, when they are missing:
 # pkg-config, the OpenBLAS development package (BLAS + LAPACK), and for the demo's plot
-# fontconfig, freetype and the DejaVu fonts, and libxc for the plane-wave crate pw/, from
-# Debian/Ubuntu's apt. With the argument `bench`, also FFTW and ABINIT (the peer of
+# fontconfig, freetype and the DejaVu fonts, libxc for the plane-wave crate pw/, and FFTW's
+# shared libraries for the optional FFTW backend of the host FFTs, from Debian/Ubuntu's apt. With the argument `bench`, also FFTW and ABINIT (the peer of
 # ctensor-pw); with `mpi` (make test, make lint, make bench: the workspace has the
 # crate ctensor-mpi), OpenMPI, ScaLAPACK for OpenMPI, ELPA and libclang (rsmpi generates its
 # MPI bindings with bindgen). As root it installs directly, otherwise through passwordless sudo; when neither
@@ -30,7 +30,11 @@ ls /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf >/dev/null 2>&1 || missing+=(
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libxc; then
   missing+=(libxc-dev)
 fi
-# `ensure-deps.sh bench`: also FFTW, the peer of make bench's FFT table.
+# FFTW's shared libraries for the optional host FFT backend (HostFft::Fftw, loaded at run
+# time; make test runs its tests against them, and they skip where it is absent).
+ls /usr/lib/*/libfftw3.so.3 >/dev/null 2>&1 || missing+=(libfftw3-double3)
+ls /usr/lib/*/libfftw3f.so.3 >/dev/null 2>&1 || missing+=(libfftw3-single3)
+# `ensure-deps.sh bench`: also FFTW's headers, for the peer of make bench's FFT table.
 if [ "${1:-}" = bench ] || [ "${2:-}" = bench ]; then
   if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists fftw3; then
     missing+=(libfftw3-dev)

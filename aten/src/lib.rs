@@ -66,5 +66,6 @@ pub use ctensor_base::{
     Result, Scalar,
 };
 pub use ctensor_kernels::blas::Trans;
+pub use ctensor_kernels::fft::{host_fft, set_fftw_planner, set_host_fft, FftwPlanner, HostFft};
 pub use ctensor_kernels::lapack::{check_finite, set_check_finite, Diag, Uplo};
 pub use ctensor_kernels::parallel::{blas_num_threads, num_threads, set_num_threads};

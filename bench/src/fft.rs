@@ -45,6 +45,22 @@ pub fn fft_tables(rng: &mut StdRng) -> String {
             &size,
             compare(&mut ours, fftw),
         );
+        // The same op with the FFTW backend (one guru plan of the 3-D block, in place),
+        // planned before the timing.
+        if ctensor::set_host_fft(ctensor::HostFft::Fftw).is_ok() {
+            let mut xf = Tensor::from_slice(&v, &dims).unwrap();
+            let mut with_fftw = || xf.fftn_(&[0, 1, 2], FftNorm::Backward).unwrap();
+            with_fftw();
+            let fftw = || plan.c2c(&mut a, &mut b).unwrap();
+            t.row(
+                "fftn over 3 axes with the FFTW backend vs FFTW's 3-D plan (1 thread)",
+                &size,
+                compare(&mut with_fftw, fftw),
+            );
+            ctensor::set_host_fft(ctensor::HostFft::RustFft).unwrap();
+        } else {
+            println!("SKIP: the FFTW backend: FFTW cannot be loaded");
+        }
         // NumPy on the same values.
         match python_fields(
             "fftn.py",

@@ -4,12 +4,65 @@
 //! batched plan of the block's rank. Normalisation is the caller's (the tensor op scales
 //! once at the end).
 //!
-//! Host: `rustfft` (pure Rust, SIMD, mixed radix with Rader/Bluestein for large primes,
-//! so every length is `O(n log n)`), plans cached per (length, direction) by its
-//! planner, lines split across threads. GPU: cuFFT, one plan per layout cached in the
-//! GPU context and bound to ctensor's stream.
+//! Host: `rustfft` by default (pure Rust, SIMD, mixed radix with Rader/Bluestein for
+//! large primes, so every length is `O(n log n)`), plans cached per (length, direction)
+//! by its planner, lines split across threads; or FFTW 3 ([`HostFft::Fftw`]), loaded at
+//! run time, with one guru plan per block layout. GPU: cuFFT, one plan per layout cached
+//! in the GPU context and bound to ctensor's stream.
 
 use ctensor_base::{DataType, Device, Error, Result, Scalar};
+
+/// The library behind the host's transforms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum HostFft {
+    /// `rustfft` (the default): pure Rust, no system library. A block of axes runs one
+    /// pass per axis; lines at a stride are gathered into a buffer in blocks of 8.
+    RustFft,
+    /// FFTW 3 from the system (`libfftw3.so.3` and `libfftw3f.so.3`, Debian's
+    /// `libfftw3-double3` and `libfftw3-single3`; `CTENSOR_FFTW_LIB` and
+    /// `CTENSOR_FFTWF_LIB` name other files), loaded at run time: a block of up to three
+    /// axes is one plan of FFTW's guru interface, reading strided lines where they lie.
+    /// Plans are made on first use of each layout with the [`FftwPlanner`] rigour (a
+    /// measured plan of a 128³ block takes seconds once) and kept.
+    Fftw,
+}
+
+/// How hard FFTW searches for a plan ([`HostFft::Fftw`]; FFTW's planner flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum FftwPlanner {
+    /// `FFTW_ESTIMATE`: a plan from heuristics, made at once.
+    Estimate,
+    /// `FFTW_MEASURE` (the default): candidate plans timed on scratch memory.
+    Measure,
+    /// `FFTW_PATIENT`: a wider search, slower to plan.
+    Patient,
+}
+
+/// Chooses the host FFT library for every later transform of the process. `Fftw` loads
+/// the library first: `Error::Unsupported`, naming the file and the Debian package,
+/// when it cannot (and the choice stays as it was).
+///
+/// Without a call, the environment decides on the first transform: `CTENSOR_FFT=fftw`
+/// or `rustfft` (unset: `rustfft`; anything else is an `InvalidArgument` error from
+/// every transform).
+pub fn set_host_fft(backend: HostFft) -> Result<()> {
+    crate::cpu::fftw::set_backend(backend)
+}
+
+/// The host FFT library in use ([`set_host_fft`], else `CTENSOR_FFT`); an error when
+/// `CTENSOR_FFT` is malformed or names FFTW and FFTW cannot be loaded.
+pub fn host_fft() -> Result<HostFft> {
+    crate::cpu::fftw::backend()
+}
+
+/// Sets how hard FFTW plans ([`FftwPlanner`]) for the layouts not planned yet. Without a
+/// call, `CTENSOR_FFTW_PLANNER` (`estimate`, `measure` or `patient`; unset: `measure`)
+/// decides on the first plan.
+pub fn set_fftw_planner(planner: FftwPlanner) {
+    crate::cpu::fftw::set_planner(planner)
+}
 
 /// The direction of a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -8,8 +8,9 @@
 //! `x_j = (1/n) Σ_k X_k e^{+2πi jk/n}` with the default [`FftNorm::Backward`]. Real
 //! input becomes complex first: `f32`, `f16` and `bf16` give `c32`, `f64` and integers
 //! give `c64` (NumPy 2 keeps single precision too). The kernels are
-//! [`ctensor_kernels::fft`]: `rustfft` on the host, cuFFT on the GPU, plans cached and
-//! reused.
+//! [`ctensor_kernels::fft`]: `rustfft` on the host, or FFTW when chosen
+//! ([`set_host_fft`](ctensor_kernels::fft::set_host_fft) or `CTENSOR_FFT=fftw`; loaded
+//! at run time), cuFFT on the GPU, plans cached and reused.
 
 use ctensor_base::{DataType, DeviceType, Error, Result};
 use ctensor_kernels::fft::{Fft, FftDirection};

@@ -10,7 +10,7 @@ use rustfft::num_complex::Complex;
 use rustfft::{FftNum, FftPlanner};
 
 use crate::args as check;
-use crate::fft::{check_complex, Fft, FftDirection};
+use crate::fft::{check_complex, host_fft, Fft, FftDirection, HostFft};
 use crate::parallel::{for_each_range, SendPtr};
 
 /// Strided lines gathered per block: 8 c64 columns are two cache lines of each row.
@@ -134,12 +134,58 @@ impl<T: Scalar> Fft<T> for CpuDevice {
         data: *mut T,
     ) -> Result<()> {
         check_complex(T::DTYPE)?;
+        if host_fft()? == HostFft::Fftw {
+            // SAFETY: forwarded contract.
+            return unsafe { Self::fft_block(direction, outer, &[len], inner, data) };
+        }
         // SAFETY: c32/c64 (checked above) are `{re, im}` pairs of f32/f64, the layout of
         // `Complex<f32/f64>`; forwarded contract.
         unsafe {
             match T::DTYPE {
                 DataType::ComplexFloat => run::<f32>(direction, outer, len, inner, data.cast()),
                 _ => run::<f64>(direction, outer, len, inner, data.cast()),
+            }
+        }
+    }
+
+    unsafe fn fft_block(
+        direction: FftDirection,
+        outer: usize,
+        dims: &[usize],
+        inner: usize,
+        data: *mut T,
+    ) -> Result<()> {
+        check_complex(T::DTYPE)?;
+        let points = dims.iter().try_fold(1usize, |a, &n| a.checked_mul(n));
+        let n = points.and_then(|p| p.checked_mul(outer)?.checked_mul(inner));
+        let n = n.ok_or_else(|| ctensor_base::Error::Overflow {
+            op: "fft",
+            what: format!("{outer} × {dims:?} × {inner} elements exceed usize"),
+        })?;
+        check::non_null("fft", "data", data, n)?;
+        if host_fft()? == HostFft::RustFft {
+            // SAFETY: forwarded contract.
+            return unsafe { crate::fft::by_axes::<T, Self>(direction, outer, dims, inner, data) };
+        }
+        if n == 0 || dims.iter().all(|&d| d == 1) {
+            return Ok(()); // nothing to transform, or 1-point transforms (the identity)
+        }
+        if dims.is_empty() || dims.len() > 3 {
+            return Err(ctensor_base::Error::Unsupported {
+                op: "fft",
+                what: format!(
+                    "a block of {} axes (1 to 3 are transformed at once)",
+                    dims.len()
+                ),
+            });
+        }
+        // SAFETY: as above; c32/c64 are `Complex<f32/f64>`.
+        unsafe {
+            match T::DTYPE {
+                DataType::ComplexFloat => {
+                    super::fftw::block::<f32>(false, direction, outer, dims, inner, data.cast())
+                }
+                _ => super::fftw::block::<f64>(true, direction, outer, dims, inner, data.cast()),
             }
         }
     }

@@ -7,6 +7,7 @@ mod compare;
 mod elementwise;
 mod faer_eig;
 mod fft;
+pub(crate) mod fftw;
 mod hegvx;
 mod lapack;
 mod lapack_sys;

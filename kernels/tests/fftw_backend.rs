@@ -1,0 +1,249 @@
+//! The FFTW host backend (`HostFft::Fftw`) against a plain DFT sum and against the
+//! rustfft backend: c32 and c64, both directions, awkward lengths (1, primes, 2·3·5
+//! products, > 256), every axis of 1-, 2- and 3-axis blocks batched over outer and inner
+//! axes, empty arrays, data at every alignment, and the threaded split (by outer slabs
+//! and by inner columns). Skipped, with the reason, where FFTW is not installed.
+
+mod common;
+
+use common::rng;
+use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
+use ctensor_kernels::fft::{
+    set_fftw_planner, set_host_fft, Fft, FftDirection, FftwPlanner, HostFft,
+};
+use ctensor_kernels::parallel::set_num_threads;
+use rand::Rng;
+use std::sync::Mutex;
+
+/// The backend is process-wide: the tests take turns.
+static TURN: Mutex<()> = Mutex::new(());
+
+/// The plain DFT of `x` over the block `dims` of `[outer, dims..., inner]`.
+fn dft(x: &[c64], outer: usize, dims: &[usize], inner: usize, dir: FftDirection) -> Vec<c64> {
+    let sign = if dir == FftDirection::Forward {
+        -1.0
+    } else {
+        1.0
+    };
+    let points: usize = dims.iter().product();
+    let index = |mut p: usize| -> Vec<usize> {
+        let mut v = vec![0; dims.len()];
+        for k in (0..dims.len()).rev() {
+            v[k] = p % dims[k];
+            p /= dims[k];
+        }
+        v
+    };
+    let mut out = vec![c64::default(); x.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            for p in 0..points {
+                let kp = index(p);
+                let mut acc = c64::default();
+                for q in 0..points {
+                    let jq = index(q);
+                    let phase: f64 = kp
+                        .iter()
+                        .zip(&jq)
+                        .zip(dims)
+                        .map(|((&k, &j), &n)| ((k * j) % n) as f64 / n as f64)
+                        .sum();
+                    let w = c64::from_polar(1.0, sign * 2.0 * std::f64::consts::PI * phase);
+                    acc += x[(o * points + q) * inner + i] * w;
+                }
+                out[(o * points + p) * inner + i] = acc;
+            }
+        }
+    }
+    out
+}
+
+fn fftw_or_skip() -> bool {
+    match set_host_fft(HostFft::Fftw) {
+        Ok(()) => true,
+        Err(e) => {
+            println!("SKIP: {e}");
+            false
+        }
+    }
+}
+
+/// `T`'s block transform at `offset` elements into a buffer (to vary the alignment).
+fn transform<T: Scalar>(
+    x: &[c64],
+    offset: usize,
+    outer: usize,
+    dims: &[usize],
+    inner: usize,
+    dir: FftDirection,
+) -> Result<Vec<c64>>
+where
+    CpuDevice: Fft<T>,
+{
+    let mut buf: Vec<T> = vec![T::zero(); offset];
+    buf.extend(x.iter().map(|&v| T::cast_from(v)));
+    // SAFETY: `buf` holds `offset` + outer · Π dims · inner elements.
+    unsafe { CpuDevice::fft_block(dir, outer, dims, inner, buf.as_mut_ptr().add(offset)) }?;
+    Ok(buf[offset..].iter().map(|v| v.to_c64()).collect())
+}
+
+fn agrees_with_the_dft<T: Scalar>(tol: f64) -> Result<()>
+where
+    CpuDevice: Fft<T>,
+{
+    let mut r = rng(5);
+    let cases: &[(usize, &[usize], usize)] = &[
+        (1, &[1], 1),
+        (1, &[2], 1),
+        (3, &[7], 1),
+        (1, &[257], 2),
+        (2, &[300], 1),
+        (1, &[31], 5),
+        (4, &[6, 5], 3),
+        (1, &[3, 4, 5], 1),
+        (2, &[5, 1, 7], 2),
+        (1, &[1, 1, 1], 4),
+        (2, &[9, 8, 3], 1),
+    ];
+    for &(outer, dims, inner) in cases {
+        let n = outer * dims.iter().product::<usize>() * inner;
+        let x: Vec<c64> = (0..n)
+            .map(|_| c64::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
+            .collect();
+        for dir in [FftDirection::Forward, FftDirection::Inverse] {
+            let want = dft(&x, outer, dims, inner, dir);
+            let scale = (dims.iter().product::<usize>() as f64).sqrt();
+            for offset in 0..4 {
+                let got = transform::<T>(&x, offset, outer, dims, inner, dir)?;
+                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - w).norm() <= tol * scale * (1.0 + w.norm()),
+                        "{:?} {outer}×{dims:?}×{inner} {dir:?} offset {offset} [{k}]: {g} vs {w}",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn fftw_blocks_agree_with_a_plain_dft() -> Result<()> {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    if !fftw_or_skip() {
+        return Ok(());
+    }
+    for planner in [FftwPlanner::Estimate, FftwPlanner::Measure] {
+        set_fftw_planner(planner);
+        agrees_with_the_dft::<c64>(1e-12)?;
+        agrees_with_the_dft::<c32>(2e-5)?;
+    }
+    set_host_fft(HostFft::RustFft)
+}
+
+/// Blocks large enough to be split over two threads (by outer slabs, and by inner
+/// columns when there is one slab), one axis at a time (`fft_axis`) and as a block,
+/// against the rustfft backend.
+#[test]
+fn fftw_agrees_with_rustfft_on_threaded_blocks_and_single_axes() -> Result<()> {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    if !fftw_or_skip() {
+        return Ok(());
+    }
+    set_fftw_planner(FftwPlanner::Estimate);
+    let mut r = rng(9);
+    for threads in [1, 2] {
+        set_num_threads(threads)?;
+        for &(outer, dims, inner) in &[
+            (6usize, &[40usize, 36, 30][..], 1usize),
+            (1, &[48, 45][..], 60),
+            (1, &[1024][..], 1024),
+            (3, &[64][..], 4096),
+        ] {
+            let n = outer * dims.iter().product::<usize>() * inner;
+            let x: Vec<c64> = (0..n)
+                .map(|_| c64::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
+                .collect();
+            for dir in [FftDirection::Forward, FftDirection::Inverse] {
+                set_host_fft(HostFft::RustFft)?;
+                let want = transform::<c64>(&x, 0, outer, dims, inner, dir)?;
+                set_host_fft(HostFft::Fftw)?;
+                let got = transform::<c64>(&x, 1, outer, dims, inner, dir)?;
+                let scale = (dims.iter().product::<usize>() as f64).sqrt();
+                let err = got
+                    .iter()
+                    .zip(&want)
+                    .map(|(g, w)| (g - w).norm())
+                    .fold(0.0, f64::max);
+                assert!(
+                    err <= 1e-12 * scale * 4.0,
+                    "{threads} threads {outer}×{dims:?}×{inner} {dir:?}: {err}"
+                );
+                // One axis at a time, through `fft_axis`.
+                let mut buf: Vec<c64> = x.clone();
+                let points: usize = dims.iter().product();
+                for (k, &len) in dims.iter().enumerate() {
+                    let before: usize = dims[..k].iter().product();
+                    let after = points / before / len;
+                    // SAFETY: `buf` holds n elements.
+                    unsafe {
+                        CpuDevice::fft_axis(
+                            dir,
+                            outer * before,
+                            len,
+                            after * inner,
+                            buf.as_mut_ptr(),
+                        )
+                    }?;
+                }
+                let err = buf
+                    .iter()
+                    .zip(&want)
+                    .map(|(g, w)| (g - w).norm())
+                    .fold(0.0, f64::max);
+                assert!(
+                    err <= 1e-12 * scale * 4.0,
+                    "by axes: {threads} threads {outer}×{dims:?}×{inner}: {err}"
+                );
+            }
+        }
+    }
+    set_num_threads(2)?;
+    set_host_fft(HostFft::RustFft)
+}
+
+#[test]
+fn fftw_takes_empty_arrays_and_refuses_what_rustfft_refuses() -> Result<()> {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    if !fftw_or_skip() {
+        return Ok(());
+    }
+    // Zero slabs of a huge block, and a zero-length axis: nothing to do, no plan.
+    // SAFETY: nothing is read or written (zero elements); the pointer is non-null.
+    unsafe {
+        let mut one = [c64::default()];
+        CpuDevice::fft_block(
+            FftDirection::Forward,
+            0,
+            &[1 << 20, 1 << 20],
+            1,
+            one.as_mut_ptr(),
+        )?;
+        CpuDevice::fft_block(FftDirection::Forward, 3, &[0], 5, one.as_mut_ptr())?;
+        let mut re = [0.0f64; 4];
+        let e = CpuDevice::fft_block(FftDirection::Forward, 1, &[4], 1, re.as_mut_ptr());
+        assert!(e.is_err(), "a real array must be refused: {e:?}");
+        let e = CpuDevice::fft_block(
+            FftDirection::Forward,
+            1,
+            &[4],
+            1,
+            std::ptr::null_mut::<c64>(),
+        );
+        assert!(e.is_err(), "a null pointer must be refused: {e:?}");
+        let e = CpuDevice::fft_block(FftDirection::Forward, usize::MAX, &[4], 2, one.as_mut_ptr());
+        assert!(e.is_err(), "an overflowing size must be refused: {e:?}");
+    }
+    set_host_fft(HostFft::RustFft)
+}
