@@ -19,7 +19,8 @@ demo: deps
 
 ## make test: every test of every crate (unit, integration, doc; the .npy tests against
 ## NumPy from target/py-venv, scripts/py-env.sh; the MPI crate's tests under mpirun -n 2
-## and -n 3), the demo and ctensor-pw under mpirun against one process (the `mpi` feature),
+## and -n 3), the tensor FFT tests again with the FFTW backend, the demo and ctensor-pw under
+## mpirun against one process (the `mpi` feature),
 ## then the C, C++ and Fortran clients of the C ABI against the static library
 ## (tests/c/run.sh), then the Python package built with maturin and its pytest suite
 ## against NumPy/SciPy (scripts/py-test.sh).
@@ -28,6 +29,7 @@ test: deps
 	py=$$(bash scripts/py-env.sh) && CTENSOR_PYTHON=$$py CTENSOR_REQUIRE_PYTHON=1 \
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --all-targets
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --doc
+	CTENSOR_FFT=fftw CTENSOR_FFTW_PLANNER=estimate $(CARGO) test -p ctensor-aten --test fft
 	$(CARGO) test --features mpi --example silicon_bands mpi_
 	$(CARGO) test -p ctensor-pw --features mpi --test mpi
 	bash tests/c/run.sh
