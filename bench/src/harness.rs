@@ -50,65 +50,45 @@ pub fn zheevr_lowest(a: &mut [c64], n: usize, k: usize, w: &mut [f64], z: &mut [
     let ni = n as i32;
     let (mut m, mut info) = (0, 0);
     let mut isuppz = vec![0; 2 * n];
+    let mut call =
+        |work: &mut [c64], lw: i32, rwork: &mut [f64], lr: i32, iwork: &mut [i32], li: i32| {
+            // SAFETY: `a` is n × n, `w` n values, `z` n × k (ldz = n); the workspaces have
+            // the lengths passed (-1: a query, which reads only their first elements).
+            unsafe {
+                lapack::zheevr(
+                    b'V',
+                    b'I',
+                    b'L',
+                    ni,
+                    a,
+                    ni,
+                    0.0,
+                    0.0,
+                    1,
+                    k as i32,
+                    0.0,
+                    &mut m,
+                    w,
+                    z,
+                    ni,
+                    &mut isuppz,
+                    work,
+                    lw,
+                    rwork,
+                    lr,
+                    iwork,
+                    li,
+                    &mut info,
+                )
+            }
+        };
     let (mut wq, mut rq, mut iq) = ([c64::default()], [0.0], [0]);
-    // SAFETY: `a` is n × n, `w` n values, `z` n × k (ldz = n); a workspace query, then
-    // the call with what it asked for.
-    unsafe {
-        lapack::zheevr(
-            b'V',
-            b'I',
-            b'L',
-            ni,
-            a,
-            ni,
-            0.0,
-            0.0,
-            1,
-            k as i32,
-            0.0,
-            &mut m,
-            w,
-            z,
-            ni,
-            &mut isuppz,
-            &mut wq,
-            -1,
-            &mut rq,
-            -1,
-            &mut iq,
-            -1,
-            &mut info,
-        );
-        let (lw, lr, li) = (wq[0].re as i32, rq[0] as i32, iq[0]);
-        let mut work = vec![c64::default(); lw as usize];
-        let mut rwork = vec![0.0; lr as usize];
-        let mut iwork = vec![0; li as usize];
-        lapack::zheevr(
-            b'V',
-            b'I',
-            b'L',
-            ni,
-            a,
-            ni,
-            0.0,
-            0.0,
-            1,
-            k as i32,
-            0.0,
-            &mut m,
-            w,
-            z,
-            ni,
-            &mut isuppz,
-            &mut work,
-            lw,
-            &mut rwork,
-            lr,
-            &mut iwork,
-            li,
-            &mut info,
-        );
-    }
+    call(&mut wq, -1, &mut rq, -1, &mut iq, -1);
+    let (lw, lr, li) = (wq[0].re as i32, rq[0] as i32, iq[0]);
+    let mut work = vec![c64::default(); lw as usize];
+    let mut rwork = vec![0.0; lr as usize];
+    let mut iwork = vec![0; li as usize];
+    call(&mut work, lw, &mut rwork, lr, &mut iwork, li);
     assert_eq!((info, m), (0, k as i32));
 }
 

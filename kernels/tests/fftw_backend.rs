@@ -58,14 +58,17 @@ fn dft(x: &[c64], outer: usize, dims: &[usize], inner: usize, dir: FftDirection)
     out
 }
 
-fn fftw_or_skip() -> bool {
-    match set_host_fft(HostFft::Fftw) {
-        Ok(()) => true,
-        Err(e) => {
-            println!("SKIP: {e}");
-            false
-        }
+/// Runs `body` with the FFTW backend chosen (the tests take turns: the choice is
+/// process-wide), then goes back to rustfft; skips, saying why, where FFTW is missing.
+fn with_fftw(body: impl FnOnce() -> Result<()>) -> Result<()> {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Err(e) = set_host_fft(HostFft::Fftw) {
+        println!("SKIP: {e}");
+        return Ok(());
     }
+    let r = body();
+    set_host_fft(HostFft::RustFft)?;
+    r
 }
 
 /// `T`'s block transform at `offset` elements into a buffer (to vary the alignment).
@@ -130,16 +133,24 @@ where
 
 #[test]
 fn fftw_blocks_agree_with_a_plain_dft() -> Result<()> {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    if !fftw_or_skip() {
-        return Ok(());
-    }
-    for planner in [FftwPlanner::Estimate, FftwPlanner::Measure] {
-        set_fftw_planner(planner);
-        agrees_with_the_dft::<c64>(1e-12)?;
-        agrees_with_the_dft::<c32>(2e-5)?;
-    }
-    set_host_fft(HostFft::RustFft)
+    with_fftw(|| {
+        for planner in [FftwPlanner::Estimate, FftwPlanner::Measure] {
+            set_fftw_planner(planner);
+            agrees_with_the_dft::<c64>(1e-12)?;
+            agrees_with_the_dft::<c32>(2e-5)?;
+        }
+        Ok(())
+    })
+}
+
+/// Asserts that `got` and `want` differ by at most `tol` in every element.
+fn close(got: &[c64], want: &[c64], tol: f64, what: &str) {
+    let err = got
+        .iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).norm())
+        .fold(0.0, f64::max);
+    assert!(err <= tol, "{what}: largest difference {err}");
 }
 
 /// Blocks large enough to be split over two threads (by outer slabs, and by inner
@@ -147,103 +158,84 @@ fn fftw_blocks_agree_with_a_plain_dft() -> Result<()> {
 /// against the rustfft backend.
 #[test]
 fn fftw_agrees_with_rustfft_on_threaded_blocks_and_single_axes() -> Result<()> {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    if !fftw_or_skip() {
-        return Ok(());
-    }
-    set_fftw_planner(FftwPlanner::Estimate);
-    let mut r = rng(9);
-    for threads in [1, 2] {
-        set_num_threads(threads)?;
-        for &(outer, dims, inner) in &[
-            (6usize, &[40usize, 36, 30][..], 1usize),
-            (1, &[48, 45][..], 60),
-            (1, &[1024][..], 1024),
-            (3, &[64][..], 4096),
-        ] {
-            let n = outer * dims.iter().product::<usize>() * inner;
-            let x: Vec<c64> = (0..n)
-                .map(|_| c64::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
-                .collect();
-            for dir in [FftDirection::Forward, FftDirection::Inverse] {
-                set_host_fft(HostFft::RustFft)?;
-                let want = transform::<c64>(&x, 0, outer, dims, inner, dir)?;
-                set_host_fft(HostFft::Fftw)?;
-                let got = transform::<c64>(&x, 1, outer, dims, inner, dir)?;
-                let scale = (dims.iter().product::<usize>() as f64).sqrt();
-                let err = got
-                    .iter()
-                    .zip(&want)
-                    .map(|(g, w)| (g - w).norm())
-                    .fold(0.0, f64::max);
-                assert!(
-                    err <= 1e-12 * scale * 4.0,
-                    "{threads} threads {outer}×{dims:?}×{inner} {dir:?}: {err}"
-                );
-                // One axis at a time, through `fft_axis`.
-                let mut buf: Vec<c64> = x.clone();
-                let points: usize = dims.iter().product();
-                for (k, &len) in dims.iter().enumerate() {
-                    let before: usize = dims[..k].iter().product();
-                    let after = points / before / len;
-                    // SAFETY: `buf` holds n elements.
-                    unsafe {
-                        CpuDevice::fft_axis(
-                            dir,
-                            outer * before,
-                            len,
-                            after * inner,
-                            buf.as_mut_ptr(),
-                        )
-                    }?;
+    with_fftw(|| {
+        set_fftw_planner(FftwPlanner::Estimate);
+        let mut r = rng(9);
+        for threads in [1, 2] {
+            set_num_threads(threads)?;
+            for &(outer, dims, inner) in &[
+                (6usize, &[40usize, 36, 30][..], 1usize),
+                (1, &[48, 45][..], 60),
+                (1, &[1024][..], 1024),
+                (3, &[64][..], 4096),
+            ] {
+                let n = outer * dims.iter().product::<usize>() * inner;
+                let x: Vec<c64> = (0..n)
+                    .map(|_| c64::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
+                    .collect();
+                for dir in [FftDirection::Forward, FftDirection::Inverse] {
+                    set_host_fft(HostFft::RustFft)?;
+                    let want = transform::<c64>(&x, 0, outer, dims, inner, dir)?;
+                    set_host_fft(HostFft::Fftw)?;
+                    let got = transform::<c64>(&x, 1, outer, dims, inner, dir)?;
+                    let scale = (dims.iter().product::<usize>() as f64).sqrt();
+                    let what = format!("{threads} threads {outer}×{dims:?}×{inner} {dir:?}");
+                    close(&got, &want, 4e-12 * scale, &what);
+                    // One axis at a time, through `fft_axis`.
+                    let mut buf: Vec<c64> = x.clone();
+                    let points: usize = dims.iter().product();
+                    for (k, &len) in dims.iter().enumerate() {
+                        let before: usize = dims[..k].iter().product();
+                        let after = points / before / len;
+                        // SAFETY: `buf` holds n elements.
+                        unsafe {
+                            CpuDevice::fft_axis(
+                                dir,
+                                outer * before,
+                                len,
+                                after * inner,
+                                buf.as_mut_ptr(),
+                            )
+                        }?;
+                    }
+                    close(&buf, &want, 4e-12 * scale, &format!("by axes: {what}"));
                 }
-                let err = buf
-                    .iter()
-                    .zip(&want)
-                    .map(|(g, w)| (g - w).norm())
-                    .fold(0.0, f64::max);
-                assert!(
-                    err <= 1e-12 * scale * 4.0,
-                    "by axes: {threads} threads {outer}×{dims:?}×{inner}: {err}"
-                );
             }
         }
-    }
-    set_num_threads(2)?;
-    set_host_fft(HostFft::RustFft)
+        set_num_threads(2)
+    })
 }
 
 #[test]
 fn fftw_takes_empty_arrays_and_refuses_what_rustfft_refuses() -> Result<()> {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    if !fftw_or_skip() {
-        return Ok(());
-    }
-    // Zero slabs of a huge block, and a zero-length axis: nothing to do, no plan.
-    // SAFETY: nothing is read or written (zero elements); the pointer is non-null.
-    unsafe {
-        let mut one = [c64::default()];
-        CpuDevice::fft_block(
-            FftDirection::Forward,
-            0,
-            &[1 << 20, 1 << 20],
-            1,
-            one.as_mut_ptr(),
-        )?;
-        CpuDevice::fft_block(FftDirection::Forward, 3, &[0], 5, one.as_mut_ptr())?;
-        let mut re = [0.0f64; 4];
-        let e = CpuDevice::fft_block(FftDirection::Forward, 1, &[4], 1, re.as_mut_ptr());
-        assert!(e.is_err(), "a real array must be refused: {e:?}");
-        let e = CpuDevice::fft_block(
-            FftDirection::Forward,
-            1,
-            &[4],
-            1,
-            std::ptr::null_mut::<c64>(),
-        );
-        assert!(e.is_err(), "a null pointer must be refused: {e:?}");
-        let e = CpuDevice::fft_block(FftDirection::Forward, usize::MAX, &[4], 2, one.as_mut_ptr());
-        assert!(e.is_err(), "an overflowing size must be refused: {e:?}");
-    }
-    set_host_fft(HostFft::RustFft)
+    with_fftw(|| {
+        // Zero slabs of a huge block, and a zero-length axis: nothing to do, no plan.
+        // SAFETY: nothing is read or written (zero elements); the pointer is non-null.
+        unsafe {
+            let mut one = [c64::default()];
+            CpuDevice::fft_block(
+                FftDirection::Forward,
+                0,
+                &[1 << 20, 1 << 20],
+                1,
+                one.as_mut_ptr(),
+            )?;
+            CpuDevice::fft_block(FftDirection::Forward, 3, &[0], 5, one.as_mut_ptr())?;
+            let mut re = [0.0f64; 4];
+            let e = CpuDevice::fft_block(FftDirection::Forward, 1, &[4], 1, re.as_mut_ptr());
+            assert!(e.is_err(), "a real array must be refused: {e:?}");
+            let e = CpuDevice::fft_block(
+                FftDirection::Forward,
+                1,
+                &[4],
+                1,
+                std::ptr::null_mut::<c64>(),
+            );
+            assert!(e.is_err(), "a null pointer must be refused: {e:?}");
+            let e =
+                CpuDevice::fft_block(FftDirection::Forward, usize::MAX, &[4], 2, one.as_mut_ptr());
+            assert!(e.is_err(), "an overflowing size must be refused: {e:?}");
+        }
+        Ok(())
+    })
 }
