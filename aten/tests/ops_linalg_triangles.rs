@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use ctensor_aten::{
-    c64, cholesky, eigh, eigh_generalized, matmul, DataType, Device, EigBackend, EighRange, Order,
-    Result, Scalar, Tensor, Uplo,
+    c64, cholesky, eigh, eigh_generalized, eigvalsh, matmul, DataType, Device, EigBackend,
+    EighRange, Order, Result, Scalar, Tensor, Uplo,
 };
 use rand::Rng;
 
@@ -89,6 +89,15 @@ fn eigh_ignores_the_upper_triangle<D: Device, T: Scalar>() -> Result<()> {
                     let (w, v) = eigh(&a, range, backend)?;
                     let w: Vec<f64> = c64s(&w)?.iter().map(|x| x.re).collect();
                     assert_eq!(w.len(), expect.len(), "{what}: number of eigenvalues");
+                    // The values alone (LAPACK's values-only modes) give the same values.
+                    let wv: Vec<f64> = c64s(&eigvalsh(&a, range, backend)?)?
+                        .iter()
+                        .map(|x| x.re)
+                        .collect();
+                    assert_eq!(wv.len(), w.len(), "{what}: eigvalsh count");
+                    for (x, y) in wv.iter().zip(&w) {
+                        assert!((x - y).abs() <= tol, "{what}: eigvalsh {x} vs eigh {y}");
+                    }
                     for (x, y) in w.iter().zip(&w_ref[expect.clone()]) {
                         assert!((x - y).abs() <= tol, "{what}: {x} vs {y}");
                     }

@@ -16,8 +16,8 @@ use common::{eps, random_vec, rng};
 use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use ctensor_kernels::blas::{BlasGemv, Trans};
 use ctensor_kernels::lapack::{
-    EigRange, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr, LapackHegvd, LapackHegvx,
-    LapackPotrf, Uplo,
+    EigRange, Jobz, LapackGetrf, LapackGetrs, LapackHeevd, LapackHeevr, LapackHeevrValues,
+    LapackHegvd, LapackHegvx, LapackPotrf, Uplo,
 };
 use ctensor_kernels::openblas;
 use ctensor_kernels::qr::{LapackGeqrf, LapackOrgqr};
@@ -122,6 +122,7 @@ fn drivers<T: Scalar>(rounds: usize, max_n: usize) -> Result<()>
 where
     CpuDevice: LapackHeevd<T>
         + LapackHeevr<T>
+        + LapackHeevrValues<T>
         + LapackHegvd<T>
         + LapackPotrf<T>
         + LapackGetrf<T>
@@ -176,6 +177,21 @@ where
                     };
                     assert_eq!(m, cols, "heevr n={n}");
                 }
+
+                step("heevr values only", n, Some(uplo));
+                let a = Guarded::new(&a0);
+                // SAFETY: `a` n·n (ld n), `w` n values.
+                let m = unsafe {
+                    CpuDevice::heevr_values(
+                        uplo,
+                        n,
+                        a.ptr(),
+                        n,
+                        EigRange::Index(0..n.div_ceil(2)),
+                        w.as_mut_ptr(),
+                    )?
+                };
+                assert_eq!(m, n.div_ceil(2), "heevr values n={n}");
 
                 // The caller's own tails (`with_mapped_tails`, as `eigh` allocates its
                 // operands): no padded copies, the tail of `operand_tail` elements is

@@ -9,10 +9,11 @@
 //! conjugate, upper triangle), and makes LAPACK's operands with the tails the OpenBLAS
 //! over-read guard needs, so that neither it nor the guard transposes or copies again.
 
-use ctensor_base::{DataType, DeviceType, Error, Result, Scalar};
+use ctensor_base::{CpuDevice, DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::lapack::{
     Diag, EigRange, HeevFaer, Jobz, LapackGecon, LapackGetrf, LapackGetrs, LapackHeevd,
-    LapackHeevr, LapackHegvd, LapackHegvx, LapackPotrf, LapackTrtri, SetMatrix, Uplo,
+    LapackHeevr, LapackHeevrValues, LapackHegvd, LapackHegvx, LapackPotrf, LapackTrtri, SetMatrix,
+    Uplo,
 };
 
 use super::einsum::{einsum, EinsumOptions};
@@ -423,6 +424,22 @@ fn eigh_impl(
                             upper: <<T as Scalar>::Real as ctensor_base::CastFrom<f64>>::cast_from(u),
                         },
                     };
+                    if !vectors && a.device() == DeviceType::Cpu {
+                        // Values only: LAPACK's values-only mode, no vectors to compute.
+                        let guard = wd.buffer.write(op)?;
+                        // SAFETY: `work` is n × n column-major (ld n) with
+                        // `lapack_tail(a, n)` mapped elements past its end and `wd` holds n
+                        // values, both host memory here (checked above), distinct.
+                        let m = unsafe {
+                            ctensor_kernels::openblas::with_mapped_tails(|| {
+                                <CpuDevice as LapackHeevrValues<T>>::heevr_values(uplo, n, p, n.max(1), r, wp)
+                            })
+                        }?;
+                        drop(guard);
+                        let mut w = real_values::<<T as Scalar>::Real>(&wd)?;
+                        w.truncate(m);
+                        return Ok((w, None));
+                    }
                     let cols = match range {
                         EighRange::Index(lo, hi) if lo <= hi => hi - lo,
                         _ => n,

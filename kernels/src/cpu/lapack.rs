@@ -405,69 +405,110 @@ impl<T: Lapack> LapackHeevr<T> for CpuDevice {
             return Ok(0);
         };
         // SAFETY: arguments checked above; the caller vouches for the memory.
-        unsafe {
-            require_finite::<T, CpuDevice>(T::NAMES[HEEVR], "a", Part::Triangle(uplo), n, n, a, lda)
-        }?;
-        let (n32, lda32, span, ldz32, zspan) = (p.a.n, p.a.ld, p.a.span, p.ldz, p.zspan);
-        let zero = <T::Real as Scalar>::zero();
-        let (r, vl, vu, il, iu) = match p.select {
-            Select::All => (b'A', zero, zero, 0, 0),
-            Select::Index { il, iu } => (b'I', zero, zero, il, iu),
-            Select::Value { vl, vu } => (b'V', vl, vu, 0, 0),
-        };
-        let u = uplo_u8(uplo);
-        // SAFETY: the caller vouches for `a`, `w` and `z` over the spans checked above.
-        let (a, w, z) = unsafe { (slice_mut(a, span), slice_mut(w, n), slice_mut(z, zspan)) };
-        let mut isuppz = vec![0i32; 2 * n];
-        let mut m = 0i32;
-        const ARGS: [&str; 24] = [
-            "jobz", "range", "uplo", "n", "a", "lda", "vl", "vu", "il", "iu", "abstol", "m", "w",
-            "z", "ldz", "isuppz", "work", "lwork", "rwork", "lrwork", "iwork", "liwork", "info",
-            "",
-        ];
-        let failure = |_| "internal error in the MRRR eigensolver (failed to converge)".to_string();
-        let ld = lda.max(ldz);
-        on_padded(a, ld, |a| {
-            on_padded(z, ld, |z| {
-                query_then_run::<T>(
-                    ld,
-                    |wk, lw, rw, lr, iw, li| {
-                        let mut info = 0;
-                        // SAFETY: arguments checked; the workspaces have the lengths passed (the
-                        // query reads only the sizes).
-                        unsafe {
-                            T::heevr(
-                                r,
-                                u,
-                                n32,
-                                a,
-                                lda32,
-                                vl,
-                                vu,
-                                il,
-                                iu,
-                                &mut m,
-                                w,
-                                z,
-                                ldz32,
-                                &mut isuppz,
-                                wk,
-                                lw,
-                                rw,
-                                lr,
-                                iw,
-                                li,
-                                &mut info,
-                            )
-                        };
-                        info
-                    },
-                    |info| info_result(T::NAMES[HEEVR], info, &ARGS, failure),
-                )
-            })
-        })?;
-        Ok(m as usize)
+        unsafe { heevr_checked(Jobz::Vectors, uplo, n, a, lda, &p, w, z, ldz) }
     }
+}
+
+impl<T: Lapack> LapackHeevrValues<T> for CpuDevice {
+    unsafe fn heevr_values(
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        range: EigRange<T::Real>,
+        w: *mut T::Real,
+    ) -> Result<usize> {
+        // LAPACK references no `z` without vectors; one element stands in for it.
+        let mut z = [T::zero()];
+        let Some(mut p) = plan_heevr(n, a, lda, &range, w, z.as_mut_ptr(), n)? else {
+            return Ok(0);
+        };
+        (p.ldz, p.zspan) = (1, 1);
+        // SAFETY: arguments checked above; the caller vouches for `a` and `w`.
+        unsafe { heevr_checked(Jobz::ValuesOnly, uplo, n, a, lda, &p, w, z.as_mut_ptr(), 1) }
+    }
+}
+
+/// `?heevr` after the checks of `plan_heevr` (`p`), with or without vectors.
+///
+/// # Safety
+/// As for [`LapackHeevr::heevr`], with `p` the plan of these arguments (`z` one
+/// element, `p.ldz = p.zspan = 1`, without vectors).
+#[allow(clippy::too_many_arguments)]
+unsafe fn heevr_checked<T: Lapack>(
+    jobz: Jobz,
+    uplo: Uplo,
+    n: usize,
+    a: *mut T,
+    lda: usize,
+    p: &crate::lapack::args::HeevrPlan<T::Real>,
+    w: *mut T::Real,
+    z: *mut T,
+    ldz: usize,
+) -> Result<usize> {
+    // SAFETY: arguments checked by the caller's plan; the caller vouches for the memory.
+    unsafe {
+        require_finite::<T, CpuDevice>(T::NAMES[HEEVR], "a", Part::Triangle(uplo), n, n, a, lda)
+    }?;
+    let (n32, lda32, span, ldz32, zspan) = (p.a.n, p.a.ld, p.a.span, p.ldz, p.zspan);
+    let zero = <T::Real as Scalar>::zero();
+    let (r, vl, vu, il, iu) = match p.select {
+        Select::All => (b'A', zero, zero, 0, 0),
+        Select::Index { il, iu } => (b'I', zero, zero, il, iu),
+        Select::Value { vl, vu } => (b'V', vl, vu, 0, 0),
+    };
+    let (j, u) = (jobz.as_char() as u8, uplo_u8(uplo));
+    // SAFETY: the caller vouches for `a`, `w` and `z` over the spans checked.
+    let (a, w, z) = unsafe { (slice_mut(a, span), slice_mut(w, n), slice_mut(z, zspan)) };
+    let mut isuppz = vec![0i32; 2 * n];
+    let mut m = 0i32;
+    const ARGS: [&str; 24] = [
+        "jobz", "range", "uplo", "n", "a", "lda", "vl", "vu", "il", "iu", "abstol", "m", "w", "z",
+        "ldz", "isuppz", "work", "lwork", "rwork", "lrwork", "iwork", "liwork", "info", "",
+    ];
+    let failure = |_| "internal error in the MRRR eigensolver (failed to converge)".to_string();
+    let ld = lda.max(ldz);
+    on_padded(a, ld, |a| {
+        on_padded(z, ld, |z| {
+            query_then_run::<T>(
+                ld,
+                |wk, lw, rw, lr, iw, li| {
+                    let mut info = 0;
+                    // SAFETY: arguments checked; the workspaces have the lengths passed (the
+                    // query reads only the sizes).
+                    unsafe {
+                        T::heevr(
+                            j,
+                            r,
+                            u,
+                            n32,
+                            a,
+                            lda32,
+                            vl,
+                            vu,
+                            il,
+                            iu,
+                            &mut m,
+                            w,
+                            z,
+                            ldz32,
+                            &mut isuppz,
+                            wk,
+                            lw,
+                            rw,
+                            lr,
+                            iw,
+                            li,
+                            &mut info,
+                        )
+                    };
+                    info
+                },
+                |info| info_result(T::NAMES[HEEVR], info, &ARGS, failure),
+            )
+        })
+    })?;
+    Ok(m as usize)
 }
 
 impl<T: Lapack> LapackHegvd<T> for CpuDevice {

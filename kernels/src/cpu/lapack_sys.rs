@@ -29,6 +29,7 @@ pub trait Lapack: Scalar {
         info: &mut i32,
     );
     unsafe fn heevr(
+        jobz: u8,
         range: u8,
         uplo: u8,
         n: i32,
@@ -152,6 +153,7 @@ macro_rules! impl_lapack_real {
                 }
             }
             unsafe fn heevr(
+                jobz: u8,
                 range: u8,
                 uplo: u8,
                 n: i32,
@@ -177,7 +179,7 @@ macro_rules! impl_lapack_real {
                 // SAFETY: arguments and workspace sizes checked by the caller.
                 unsafe {
                     lapack::$syevr(
-                        b'V', range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
+                        jobz, range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
                         work, lwork, iwork, liwork, info,
                     )
                 }
@@ -253,6 +255,7 @@ macro_rules! impl_lapack_complex {
                 }
             }
             unsafe fn heevr(
+                jobz: u8,
                 range: u8,
                 uplo: u8,
                 n: i32,
@@ -278,7 +281,7 @@ macro_rules! impl_lapack_complex {
                 // SAFETY: arguments and workspace sizes checked by the caller.
                 unsafe {
                     lapack::$heevr(
-                        b'V', range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
+                        jobz, range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
                         work, lwork, rwork, lrwork, iwork, liwork, info,
                     )
                 }

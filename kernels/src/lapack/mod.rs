@@ -124,6 +124,26 @@ pub trait LapackHeevr<T: Scalar>: Device {
     ) -> Result<usize>;
 }
 
+/// Selected eigenvalues of a Hermitian matrix, without eigenvectors, by LAPACK's
+/// `?syevr` / `?heevr` in its values-only mode (the host only; the GPU computes values
+/// through [`LapackHeevd`]).
+pub trait LapackHeevrValues<T: Scalar>: Device {
+    /// The eigenvalues selected by `range`, ascending in `w[..m]`; returns `m`. `a` is
+    /// destroyed.
+    ///
+    /// # Safety
+    /// `a` is valid for reads and writes of `lda·(n-1) + n` elements and `w` for writes
+    /// of `n` values; they do not overlap.
+    unsafe fn heevr_values(
+        uplo: Uplo,
+        n: usize,
+        a: *mut T,
+        lda: usize,
+        range: EigRange<T::Real>,
+        w: *mut T::Real,
+    ) -> Result<usize>;
+}
+
 /// Selected eigenpairs of the generalized Hermitian-definite eigenproblem (`?sygvx` /
 /// `?hegvx` on the host, cuSOLVER's `?sygvdx` / `?hegvdx` on the GPU).
 pub trait LapackHegvx<T: Scalar>: Device {
