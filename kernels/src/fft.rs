@@ -24,7 +24,7 @@ pub enum HostFft {
     /// `CTENSOR_FFTWF_LIB` name other files), loaded at run time: a block of up to three
     /// axes is one plan of FFTW's guru interface, reading strided lines where they lie.
     /// Plans are made on first use of each layout with the [`FftwPlanner`] rigour (a
-    /// measured plan of a 128³ block takes seconds once) and kept.
+    /// measured plan of a 72³ block took 0.2 s here, a patient one 2.7 s) and kept.
     Fftw,
 }
 
