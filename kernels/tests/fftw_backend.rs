@@ -168,6 +168,8 @@ fn fftw_agrees_with_rustfft_on_threaded_blocks_and_single_axes() -> Result<()> {
                 (1, &[48, 45][..], 60),
                 (1, &[1024][..], 1024),
                 (3, &[64][..], 4096),
+                // Four axes: beyond FFTW's rank-3 plans, one axis at a time.
+                (2, &[5, 6, 7, 8][..], 3),
             ] {
                 let n = outer * dims.iter().product::<usize>() * inner;
                 let x: Vec<c64> = (0..n)
