@@ -40,7 +40,7 @@ pub use crate::ops::fft::{
 pub use crate::ops::indices::Indices;
 pub use crate::ops::linalg::{
     cholesky, eigh, eigh_generalized, eigvalsh, inverse, overlap, set_matrix, solve, tri_inverse,
-    EigBackend, EighRange,
+    EigBackend, EighRange, MIXED_TOLERANCE,
 };
 pub use crate::ops::math::{BinaryMathOp, MathOp};
 pub use crate::ops::matmul::{matmul, matmul_into, matmul_op};

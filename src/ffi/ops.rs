@@ -272,7 +272,8 @@ fn backend_of(code: i32) -> Result<EigBackend, Fail> {
         1 => Ok(EigBackend::LapackEvd),
         2 => Ok(EigBackend::LapackEvr),
         3 => Ok(EigBackend::Faer),
-        k => Err(Fail::Arg(format!("eigensolver backend {k} is unknown: expected 0 (default), 1 (LAPACK evd), 2 (LAPACK evr) or 3 (faer)"))),
+        4 => Ok(EigBackend::Mixed),
+        k => Err(Fail::Arg(format!("eigensolver backend {k} is unknown: expected 0 (default), 1 (LAPACK evd), 2 (LAPACK evr), 3 (faer) or 4 (mixed precision, eigenvalues of f64/c64 only)"))),
     }
 }
 
@@ -282,7 +283,9 @@ fn uplo_of(c: c_char) -> Result<Uplo, Fail> {
 
 /// Eigenvalues (`w_out`, ascending, real dtype) and eigenvectors (`v_out`, as columns, in
 /// `a`'s memory order; pass null for values only) of the Hermitian matrix `a` (its lower
-/// triangle is read). `range` may be null (all); `backend` 0 is the default solver.
+/// triangle is read). `range` may be null (all); `backend` 0 is the default solver, 1
+/// LAPACK divide and conquer, 2 LAPACK MRRR, 3 faer, 4 mixed precision (eigenvalues of
+/// f64/c64 only, `v_out` null; see `EigBackend::Mixed`).
 ///
 /// # Safety
 /// `range` is null or valid; `w_out` is valid for a write; `v_out` is null or valid.
