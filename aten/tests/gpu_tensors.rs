@@ -210,6 +210,15 @@ gpu_test!(gpu_ops_match_the_host_and_mixing_devices_is_an_error, -> Result {
         ?
         .allclose(&want, 0.0, atol)
         ?);
+    // Mixed precision (f32 solve on the device, f64 refinement): within its checked
+    // tolerance of the full-precision values, on the device.
+    let gw = ctensor_aten::eigvalsh(&gh, EighRange::Index(0, 10), EigBackend::Mixed)?;
+    assert_eq!(gw.device(), GPU);
+    let tol = ctensor_aten::MIXED_TOLERANCE * wv[299].abs();
+    assert!(
+        gw.to_device(CPU)?.allclose(&w.narrow(0, 0, 10)?, 0.0, tol)?,
+        "Mixed on the GPU"
+    );
     // solve: the residual ‖H x − b‖ is of order n · eps · ‖H‖ · ‖x‖.
     let rhs = Tensor::from_slice(&random_vec::<f64>(&mut r, 300), &[300])?;
     let gx = solve(&gh, &rhs.to_device(GPU)?)
