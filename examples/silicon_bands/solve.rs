@@ -23,10 +23,14 @@ pub(crate) struct Model {
     pub(crate) davidson: bool,
     /// Hamiltonians diagonalised so far (for the k-points-per-second line).
     pub(crate) solved: AtomicUsize,
+    /// The dense solver: `LapackEvr` (MRRR, only the lowest bands), or `Mixed` (the same
+    /// in single precision, refined in double) for `--precision mixed` and `auto` on the
+    /// CPU in c64.
+    pub(crate) eig: EigBackend,
+    /// Whether `Mixed` also solves real Hamiltonians (`--precision mixed`; `auto` keeps
+    /// them in double).
+    pub(crate) mixed_real: bool,
 }
-
-/// Memory of the Hamiltonians stacked for one batched `eigvalsh` (c64 size).
-pub(crate) const BATCH_BYTES: usize = 256 << 20;
 
 impl Model {
     pub(crate) fn new(mat: &'static Material, args: &Args) -> Res<Model> {
@@ -36,6 +40,12 @@ impl Model {
             "c32" => DataType::ComplexFloat,
             other => return Err(Fail(format!("--dtype {other}: expected c64 or c32"))),
         };
+        if !["auto", "mixed", "double"].contains(&args.precision.as_str()) {
+            return Err(Fail(format!(
+                "--precision {}: expected auto, mixed or double",
+                args.precision
+            )));
+        }
         // Touch the device first, so an unavailable one is reported before any work.
         Tensor::zeros(dtype, device, &[1])?;
         let kin = model::kinetic_prefactor(mat);
@@ -71,6 +81,11 @@ impl Model {
             fixed_g,
             davidson,
             solved: Default::default(),
+            eig: match (args.precision.as_str(), dtype, device) {
+                ("mixed" | "auto", DataType::ComplexDouble, DeviceType::Cpu) => EigBackend::Mixed,
+                _ => EigBackend::LapackEvr,
+            },
+            mixed_real: args.precision == "mixed",
         })
     }
 
@@ -153,48 +168,21 @@ impl Model {
     }
 
     /// The lowest `nb` eigenvalues at each of `ks`, in eV (not yet shifted), solved
-    /// together: with the dense solver and a fixed basis, the Hamiltonians of up to
-    /// [`BATCH_BYTES`] go to one stacked `eigvalsh` (split across threads, one
-    /// single-threaded LAPACK call per matrix); with Davidson, the k-points are split
-    /// across threads (`map_batch`, OpenBLAS single-threaded meanwhile); a k-dependent
-    /// dense basis, and the GPU, solve them one by one.
+    /// together: on the CPU the k-points are split across threads (`map_batch`, OpenBLAS
+    /// single-threaded meanwhile), each thread building and solving its own Hamiltonians
+    /// one at a time (dense or Davidson); the GPU runs them one after the other on its
+    /// stream.
+    ///
+    /// Dense Hamiltonians are not stacked first: measured on GaAs (169 plane waves, one
+    /// thread), building a 21 MB stack and solving it as one batched `eigvalsh` gave 486
+    /// k-points/s against 631 for this, the difference being the stack's fresh pages and
+    /// copies.
     pub(crate) fn levels_many(&self, ks: &[[f64; 3]], nb: usize) -> Res<Vec<Vec<f64>>> {
-        // The GPU runs one k-point after the other on its stream.
         if self.device == DeviceType::Gpu {
             return ks.iter().map(|&k| self.levels(k, nb)).collect();
         }
-        if self.davidson {
-            let found = ctensor::kernels::parallel::map_batch(ks.len(), |i| {
-                self.levels_davidson(ks[i], nb)
-            });
-            return found.into_iter().collect();
-        }
-        if self.fixed.is_none() {
-            return ks.iter().map(|&k| self.levels(k, nb)).collect();
-        }
-        let npw = self.npw_at([0.0; 3]);
-        if nb > npw {
-            return Err(Fail(format!(
-                "--bands: {nb} bands exceed the {npw} plane waves of the basis"
-            )));
-        }
-        let per = (BATCH_BYTES / (npw * npw * 16).max(1)).max(1);
-        let mut out = Vec::with_capacity(ks.len());
-        for chunk in ks.chunks(per) {
-            let hs: Vec<Tensor> = chunk
-                .iter()
-                .map(|&k| self.hamiltonian(k))
-                .collect::<Res<_>>()?;
-            let stack = ctensor::stack(&hs.iter().collect::<Vec<_>>(), 0)?;
-            let w = eigvalsh(&stack, EighRange::Index(0, nb), EigBackend::LapackEvr)?;
-            let w = w.cast(DataType::Double)?.to_vec::<f64>()?;
-            out.extend(
-                w.chunks(nb)
-                    .map(|e| e.iter().map(|x| x * RY_EV).collect::<Vec<_>>()),
-            );
-            self.solved.fetch_add(chunk.len(), Ordering::Relaxed);
-        }
-        Ok(out)
+        let found = ctensor::kernels::parallel::map_batch(ks.len(), |i| self.levels(ks[i], nb));
+        found.into_iter().collect()
     }
 
     /// The lowest `nb` eigenvalues at `k`, in eV (not yet shifted).
@@ -213,10 +201,16 @@ impl Model {
             )));
         }
         self.solved.fetch_add(1, Ordering::Relaxed);
-        // Only the lowest bands: MRRR computes just those. Measured against the default
-        // (faer, full spectrum): 430 vs 404 k-points/s at 169 plane waves, 24.1 vs 23.3
-        // at 531 (one thread).
-        let w = eigvalsh(&h, EighRange::Index(0, nb), EigBackend::LapackEvr)?;
+        // Only the lowest bands: MRRR computes just those (measured against faer's full
+        // spectrum: 430 vs 404 k-points/s at 169 plane waves, 24.1 vs 23.3 at 531, one
+        // thread), in single precision refined in double with `--precision mixed`.
+        let backend = match self.eig {
+            EigBackend::Mixed if !h.dtype().is_complex() && !self.mixed_real => {
+                EigBackend::LapackEvr
+            }
+            b => b,
+        };
+        let w = eigvalsh(&h, EighRange::Index(0, nb), backend)?;
         let w = w.cast(DataType::Double)?.to_vec::<f64>()?;
         Ok(w.iter().map(|e| e * RY_EV).collect())
     }
