@@ -40,7 +40,8 @@ test: deps
 ## peer libraries (faer, ndarray; NumPy and SciPy from PyPI in target/py-venv,
 ## scripts/py-env.sh, for the stacked eigh); prints markdown tables, writes target/bench/bench.md;
 ## then ctensor-pw against ABINIT (bench/pw-vs-abinit.sh), the block Davidson example against dense eigh (n = 2000 random, the 14 materials),
-## and the demo's k-points/s (dense and Davidson + FFT) against NumPy/SciPy's dense eigh.
+## and the demo's k-points/s (Si and GaAs; dense in double and mixed precision, Davidson + FFT)
+## against NumPy/SciPy's dense eigh (bench/demo-vs-numpy.sh).
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
 	@bash scripts/ensure-deps.sh bench mpi
@@ -50,11 +51,8 @@ bench: deps
 	bash bench/pw-vs-abinit.sh
 	@echo "== the larger cells (8-atom cubic Si at 4x4x4, 64-atom supercell at Gamma, 15 Ha; minutes): bash bench/pw-vs-abinit.sh --large"
 	$(CARGO) run --release --example davidson -- --material all
-	@echo "== the demo's k-points/s: dense and Davidson + FFT (Si, path with 10 points per segment) vs NumPy/SciPy's dense eigh on the same H"
-	@py=$$(bash scripts/py-env.sh) && for g in 27 60; do for t in 1 2; do \
-	  for s in dense davidson; do echo "gcut $$g, $$t thread(s), $$s:"; \
-	    $(CARGO) run -q --release --example silicon_bands -- --solver $$s --threads $$t --gcut $$g --points 10 --out target/bench/demo | grep 'k-points/s'; done; \
-	  echo "gcut $$g, $$t thread(s), NumPy/SciPy: $$(OPENBLAS_NUM_THREADS=$$t $$py bench/python/cb_bands.py $$g 127 8)"; done; done
+	@echo "== the demo's k-points/s (Si and GaAs; dense in double and mixed precision, Davidson + FFT) vs NumPy/SciPy's dense eigh on the same H"
+	bash bench/demo-vs-numpy.sh
 
 ## make lint: formatting, clippy with warnings as errors, and docs without warnings.
 lint: deps

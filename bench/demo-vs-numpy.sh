@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The band-structure demo's k-points/s against NumPy/SciPy on the same Hamiltonians.
+# For Si (real H) and GaAs (complex H), 169 and 531 plane waves (--gcut 27 and 60), 1 and
+# 2 threads: the demo's dense solver in double precision (zheevr/dsyevr for the lowest 8
+# bands) and in mixed precision (the default: c32/f32 solve refined in c64/f64,
+# EigBackend::Mixed), its Davidson + FFT solver, and bench/python/cb_bands.py (the same
+# H(k) on the demo's own k-points, read from its bands.csv; scipy.linalg.eigh with
+# driver "evr", OPENBLAS_NUM_THREADS = threads). The path has 10 points per segment; each
+# rate is the best of 3 runs (this machine's 2-thread timings are bimodal). Prints a
+# markdown table, also written to target/bench/demo-vs-numpy.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+py=$(bash scripts/py-env.sh)
+cargo build -q --release --example silicon_bands
+demo="${CARGO_TARGET_DIR:-target}/release/examples/silicon_bands"
+out=target/bench/demo
+mkdir -p "$out"
+best() { sort -g | tail -1; }
+rate() { grep -o '[0-9.]* k-points/s' | cut -d' ' -f1; }
+table=target/bench/demo-vs-numpy.md
+{
+  echo "| material | plane waves | threads | dense, double | dense, mixed | Davidson + FFT | NumPy/SciPy | double / NumPy | mixed / NumPy |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+} > "$table"
+cat "$table"
+for m in Si GaAs; do
+  for g in 27 60; do
+    for t in 1 2; do
+      dir="$out/$m-$g"
+      run() { for _ in 1 2 3; do "$demo" --material "$m" --gcut "$g" --points 10 --threads "$t" --out "$dir" "$@" | rate; done | best; }
+      double=$(run --precision double)
+      davidson=$(run --solver davidson)
+      mixed=$(run --precision mixed)
+      npw=$("$demo" --material "$m" --gcut "$g" --points 1 --threads 1 --out "$dir.tmp" | grep -o '([0-9]* plane waves)' | tr -dc '0-9')
+      numpy=$(for _ in 1 2 3; do OPENBLAS_NUM_THREADS=$t "$py" bench/python/cb_bands.py "$g" 0 8 "$m" "$dir/bands.csv" | grep -o 'kpoints_per_s=[0-9.]*' | cut -d= -f2; done | best)
+      python3 -c "
+d, x, v, n = $double, $mixed, $davidson, $numpy
+print(f'| $m | $npw | $t | {d:.1f} | {x:.1f} | {v:.1f} | {n:.1f} | {d / n:.2f} | {x / n:.2f} |')" | tee -a "$table"
+    done
+  done
+done
