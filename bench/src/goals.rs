@@ -479,6 +479,32 @@ fn eigensolver(g: &mut Goals, rng: &mut StdRng) {
         ),
         1.02,
     );
+    // Eigenvalues only, the lowest 8 (the band-structure demo's solve): ctensor's
+    // full-precision `LapackEvr` and its mixed-precision `Mixed` against `zheevr('N')`
+    // called directly, as SciPy's `eigh(eigvals_only=True, driver="evr")` does.
+    for n in [169, 531] {
+        let h = crate::harness::hermitian(rng, n);
+        let a = Tensor::from_slice(&h, &[n, n]).unwrap();
+        let col: Vec<c64> = (0..n * n).map(|p| h[(p % n) * n + p / n]).collect();
+        let (mut work, mut w) = (col.clone(), vec![0.0; n]);
+        let range = EighRange::Index(0, 8);
+        for (backend, goal) in [(EigBackend::LapackEvr, 1.05), (EigBackend::Mixed, 1.0)] {
+            g.row(
+                &format!("`eigvalsh` c64 n = {n}, lowest 8, `{backend:?}` vs `zheevr('N')` called directly"),
+                1,
+                compare_samples(
+                    21,
+                    || drop(black_box(ctensor::eigvalsh(&a, range, backend).unwrap())),
+                    || {
+                        work.copy_from_slice(&col);
+                        crate::harness::zheevr_lowest_values(&mut work, n, 8, &mut w);
+                        black_box(&w);
+                    },
+                ),
+                goal,
+            );
+        }
+    }
     // All pairs on two threads against faer's own solver on the same thread count.
     set_num_threads(2).unwrap();
     faer::set_global_parallelism(faer::Par::rayon(2));

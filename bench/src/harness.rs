@@ -47,7 +47,18 @@ pub fn hermitian(rng: &mut StdRng, n: usize) -> Vec<c64> {
 /// of the column-major `n × n` matrix `a` (its lower triangle, overwritten) into `w`
 /// (`n` values) and `z` (`n × k`), with a workspace query first as a C caller would.
 pub fn zheevr_lowest(a: &mut [c64], n: usize, k: usize, w: &mut [f64], z: &mut [c64]) {
+    zheevr_lowest_job(b'V', a, n, k, w, z)
+}
+
+/// [`zheevr_lowest`] with the eigenvalues only (`jobz = 'N'`, `z` not referenced), as
+/// SciPy's `eigh(eigvals_only=True, driver="evr")` calls it.
+pub fn zheevr_lowest_values(a: &mut [c64], n: usize, k: usize, w: &mut [f64]) {
+    zheevr_lowest_job(b'N', a, n, k, w, &mut [c64::default()])
+}
+
+fn zheevr_lowest_job(jobz: u8, a: &mut [c64], n: usize, k: usize, w: &mut [f64], z: &mut [c64]) {
     let ni = n as i32;
+    let ldz = if jobz == b'V' { ni } else { 1 };
     let (mut m, mut info) = (0, 0);
     let mut isuppz = vec![0; 2 * n];
     let mut call =
@@ -56,7 +67,7 @@ pub fn zheevr_lowest(a: &mut [c64], n: usize, k: usize, w: &mut [f64], z: &mut [
             // the lengths passed (-1: a query, which reads only their first elements).
             unsafe {
                 lapack::zheevr(
-                    b'V',
+                    jobz,
                     b'I',
                     b'L',
                     ni,
@@ -70,7 +81,7 @@ pub fn zheevr_lowest(a: &mut [c64], n: usize, k: usize, w: &mut [f64], z: &mut [
                     &mut m,
                     w,
                     z,
-                    ni,
+                    ldz,
                     &mut isuppz,
                     work,
                     lw,

@@ -213,7 +213,7 @@ pub(crate) fn run_on(args: &Args, ranks: &Ranks) -> Res<Run> {
             ticks.push((x, nb_.to_string()));
         }
     }
-    // Every k-point of the path in one batch (stacked eigh, or Davidson across threads;
+    // Every k-point of the path in one batch (split across threads, dense or Davidson;
     // split over the ranks first under MPI).
     let ks: Vec<[f64; 3]> = samples.iter().map(|s| s.1).collect();
     for (s, e) in samples.iter_mut().zip(ranks.levels(&model, &ks, nb)?) {
