@@ -67,8 +67,13 @@ fn eigh_range(
 /// `subset_by_index=(lo, hi)` (inclusive) or `subset_by_value=(lo, hi)` (the half-open
 /// `(lo, hi]`) computes only those; `eigvals_only=True` returns the values alone. The
 /// lower triangle is read. Stacks `[..., n, n]` are solved matrix by matrix.
+///
+/// `driver` picks the solver of the standard problem: `"evd"` (LAPACK divide and
+/// conquer), `"evr"` (LAPACK MRRR, only the requested range), `"faer"`, `"mixed"`
+/// (eigenvalues only of float64/complex128 input: a single-precision solve refined in
+/// double, checked, `EigBackend::Mixed`), or None/`"auto"` for ctensor's measured policy.
 #[pyfunction]
-#[pyo3(signature = (a, b=None, *, subset_by_index=None, subset_by_value=None, eigvals_only=false))]
+#[pyo3(signature = (a, b=None, *, subset_by_index=None, subset_by_value=None, eigvals_only=false, driver=None))]
 pub(crate) fn eigh(
     py: Python<'_>,
     a: &Bound<'_, PyAny>,
@@ -76,18 +81,34 @@ pub(crate) fn eigh(
     subset_by_index: Option<(usize, usize)>,
     subset_by_value: Option<(f64, f64)>,
     eigvals_only: bool,
+    driver: Option<&str>,
 ) -> PyResult<Py<PyAny>> {
     let range = eigh_range(subset_by_index, subset_by_value)?;
+    let backend = match driver {
+        None | Some("auto") => EigBackend::Auto,
+        Some("evd") => EigBackend::LapackEvd,
+        Some("evr") => EigBackend::LapackEvr,
+        Some("faer") => EigBackend::Faer,
+        Some("mixed") => EigBackend::Mixed,
+        Some(d) => {
+            return Err(PyValueError::new_err(format!(
+                "driver={d:?}: expected None, 'auto', 'evd', 'evr', 'faer' or 'mixed'"
+            )))
+        }
+    };
     let a = as_tensor(a)?;
     let b = b.map(as_tensor).transpose()?;
+    if b.is_some() && driver.is_some() {
+        return Err(PyValueError::new_err(
+            "driver= chooses the solver of the standard problem; the generalized one (b given) has one solver: leave driver out",
+        ));
+    }
     if eigvals_only && b.is_none() {
-        let w = nogil(py, || {
-            ctensor_aten::eigvalsh(&a, range, EigBackend::default())
-        })?;
+        let w = nogil(py, || ctensor_aten::eigvalsh(&a, range, backend))?;
         return Ok(Bound::new(py, wrap(w))?.into_any().unbind());
     }
     let (w, v) = nogil(py, || match &b {
-        None => ctensor_aten::eigh(&a, range, EigBackend::default()),
+        None => ctensor_aten::eigh(&a, range, backend),
         Some(b) => {
             let p = numpy_promoted(&[a.share(), b.share()])?;
             ctensor_aten::eigh_generalized(&p[0], &p[1], 1, range)

@@ -319,6 +319,26 @@ def test_eigh_ranges_match_scipy():
         ctensor.eigh(a, subset_by_index=(0, 1), subset_by_value=(0, 1))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_eigh_drivers_match_scipy(dtype):
+    a = hermitian(120, dtype) if dtype == "complex128" else hermitian(120, "float64").real
+    ws = scipy.linalg.eigh(a, eigvals_only=True)
+    scale = abs(ws).max()
+    for driver in [None, "auto", "evd", "evr", "faer"]:
+        w, v = ctensor.eigh(a, subset_by_index=(0, 9), driver=driver)
+        np.testing.assert_allclose(w.numpy(), ws[:10], atol=1e-12 * scale, err_msg=str(driver))
+        assert v.shape == (120, 10)
+    # Mixed precision: eigenvalues only, within its checked tolerance (1e-9 of the norm).
+    w = ctensor.eigh(a, subset_by_index=(0, 9), eigvals_only=True, driver="mixed").numpy()
+    np.testing.assert_allclose(w, ws[:10], atol=1e-9 * scale)
+    with pytest.raises(Exception, match="eigvalsh"):
+        ctensor.eigh(a, subset_by_index=(0, 9), driver="mixed")
+    with pytest.raises(ValueError, match="expected None"):
+        ctensor.eigh(a, driver="ev")
+    with pytest.raises(ValueError, match="generalized"):
+        ctensor.eigh(a, np.eye(120), driver="evr")
+
+
 def test_eigh_reads_only_the_lower_triangle():
     a = hermitian(9)
     poisoned = np.tril(a) + np.triu(np.full((9, 9), np.nan), 1)
