@@ -805,7 +805,9 @@ enum ct_status ct_matmul(const struct ct_tensor *a,
 
 // Eigenvalues (`w_out`, ascending, real dtype) and eigenvectors (`v_out`, as columns, in
 // `a`'s memory order; pass null for values only) of the Hermitian matrix `a` (its lower
-// triangle is read). `range` may be null (all); `backend` 0 is the default solver.
+// triangle is read). `range` may be null (all); `backend` 0 is the default solver, 1
+// LAPACK divide and conquer, 2 LAPACK MRRR, 3 faer, 4 mixed precision (eigenvalues of
+// f64/c64 only, `v_out` null; see `EigBackend::Mixed`).
 //
 // # Safety
 // `range` is null or valid; `w_out` is valid for a write; `v_out` is null or valid.

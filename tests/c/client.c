@@ -53,6 +53,18 @@ int main(void) {
     CHECK(cabs(hv - wp[0] * vp[i * 2]) < 1e-12, "H v != λ v at row %d", i);
   }
 
+  /* The mixed-precision backend (4): eigenvalues only (v_out NULL), the same 1 and 4;
+     asking it for eigenvectors is an error, not a crash. */
+  ct_tensor *wm = NULL, *vm = NULL;
+  OK(ct_eigh(ht, NULL, 4, &wm, NULL));
+  double *wmp = NULL;
+  OK(ct_tensor_data(wm, (void **)&wmp));
+  CHECK(fabs(wmp[0] - 1.0) < 1e-12 && fabs(wmp[1] - 4.0) < 1e-12, "mixed eigenvalues %g %g", wmp[0], wmp[1]);
+  OK(ct_tensor_free(wm));
+  ct_tensor *wm2 = NULL;
+  CHECK(ct_eigh(ht, NULL, 4, &wm2, &vm) != CT_OK && wm2 == NULL && vm == NULL,
+        "mixed backend with eigenvectors accepted");
+
   /* S = alpha ψψᴴ + beta S into a Fortran-order map over the caller's 2x2 array. */
   double complex psi[4] = {1 + I, 2, 0, 1 - I};
   size_t psi_shape[2] = {2, 2};
