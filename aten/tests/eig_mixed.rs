@@ -125,7 +125,13 @@ fn every_layout_and_garbage_in_the_unread_triangle() -> Fallible<()> {
         ] {
             dirty.narrow(0, i, 1)?.narrow(1, j, 1)?.fill(v)?;
         }
+        // A strided window of a larger matrix (neither row- nor column-major dense).
+        let big = hermitian(dt, n + 5, 4)?;
+        big.narrow(0, 2, n)?.narrow(1, 2, n)?.assign(&dirty)?;
+        let window = big.narrow(0, 2, n)?.narrow(1, 2, n)?;
+        assert!(window.dense_order().is_none());
         let layouts = [
+            ("strided window", window),
             ("row-major", dirty.share()),
             ("column-major", column_major(&dirty)),
             // The transpose of the transpose: a strided view of the same matrix.
