@@ -236,6 +236,9 @@ device_test!(lstsq_and_det_refuse_non_finite_input_and_name_the_entry, D -> Resu
     let b = on::<D>(Tensor::ones(DataType::Double, D::TYPE, &[3])?);
     let e = lstsq(&a, &b).unwrap_err();
     assert!(matches!(e, Error::NonFinite { op: "lstsq", row: 0, col: 1, .. }), "{e}");
+    // The same matrix stored column-major: the same entry is named.
+    let e = lstsq(&column_major(&a), &b).unwrap_err();
+    assert!(matches!(e, Error::NonFinite { op: "lstsq", row: 0, col: 1, .. }), "{e}");
     let w = on::<D>(Tensor::from_slice(&[1.0f64, 2.0, f64::INFINITY, 0.0, 1.0, 5.0], &[2, 3])?);
     let e = lstsq(&w, &on::<D>(Tensor::ones(DataType::Double, D::TYPE, &[2])?)).unwrap_err();
     assert!(matches!(e, Error::NonFinite { row: 0, col: 2, .. }), "{e}");

@@ -12,8 +12,8 @@
 use ctensor_base::{c64, CpuDevice, DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::lapack::{
     Diag, EigRange, HeevFaer, Jobz, LapackGecon, LapackGetrf, LapackGetrs, LapackHeevd,
-    LapackHeevr, LapackHeevrValues, LapackHegvd, LapackHegvx, LapackPotrf, LapackTrtri, SetMatrix,
-    Uplo,
+    LapackHeevr, LapackHeevrValues, LapackHegvd, LapackHegvx, LapackPotrf, LapackTrtri, Part,
+    SetMatrix, Uplo,
 };
 
 use super::einsum::{einsum, EinsumOptions};
@@ -625,7 +625,7 @@ fn eigvalsh_mixed(a: &Tensor, range: EighRange, n: usize) -> Result<Tensor> {
         // NaN or an infinity in the read triangle is refused with its position in `a`;
         // an entry beyond f32's range (finite in `a`) goes to the full-precision solver.
         Err(Error::NonFinite { .. }) => {
-            require_finite_matrix_part(op, &l, keep)?;
+            require_finite_matrix(op, "a", a, Part::Triangle(Uplo::Lower))?;
             return full();
         }
         // A numerical failure of the single-precision solver is not the caller's: the
@@ -760,44 +760,45 @@ fn mixed_accepted(
     true
 }
 
-/// `Err(Error::NonFinite)` naming the first NaN or infinity in the `keep` triangle of the
-/// dense square matrix `l` (in the caller's row and column), when the check is on.
-fn require_finite_matrix_part(op: &'static str, l: &Tensor, keep: Uplo) -> Result<()> {
-    let n = l.dims()[0];
-    let row_major = keep == Uplo::Upper;
-    let _r = l.buffer.read(op)?;
-    dispatch_blas!(l.dtype(), l.device(), op, T, D => {
-        // SAFETY: `l` is dense n × n, column-major with ld n in the kernel's terms.
-        unsafe { ctensor_kernels::lapack::require_finite::<T, D>(op, "a", ctensor_kernels::lapack::Part::Triangle(keep), n, n, l.typed_ptr::<T>(), n.max(1)) }
-    })
-    .map_err(|e| if row_major { unmirror(e) } else { e })
-}
-
-/// `Err(Error::NonFinite)` when the check is on ([`check_finite`]) and the matrix `a`
-/// (any layout and device) holds NaN or an infinity; the kernels' own check, for ops that
-/// reach LAPACK through kernels that do not check (QR), such as `lstsq`.
+/// `Err(Error::NonFinite)` when the check is on ([`check_finite`]) and `part` of the
+/// matrix `a` (any layout and device; `part` in `a`'s own rows and columns) holds NaN or
+/// an infinity, named by its row and column in `a`: the kernels' own check, for ops that
+/// reach LAPACK through kernels that do not check (QR), such as `lstsq`, or that read
+/// the matrix before LAPACK does (`EigBackend::Mixed`).
 ///
 /// [`check_finite`]: ctensor_kernels::lapack::check_finite
 pub(crate) fn require_finite_matrix(
     op: &'static str,
     operand: &'static str,
     a: &Tensor,
+    part: Part,
 ) -> Result<()> {
     let [m, n] = *a.dims() else {
         return Ok(());
     };
-    // A row-major m × n matrix is the column-major n × m transpose: row and column swap.
+    if a.dense_order() == Some(Order::ColMajor) {
+        let _r = a.buffer.read(op)?;
+        return dispatch_blas!(a.dtype(), a.device(), op, T, D => {
+            // SAFETY: `a` is dense column-major m × n of T on this device (ld m); the
+            // guard holds it.
+            unsafe { ctensor_kernels::lapack::require_finite::<T, D>(op, operand, part, m, n, a.typed_ptr::<T>(), m.max(1)) }
+        });
+    }
+    // A row-major m × n matrix is the column-major n × m transpose: row and column swap,
+    // and so do the triangles (`unmirror` turns the answer back).
     let d = a.dense()?;
+    let part_t = match part {
+        Part::Triangle(Uplo::Lower) => Part::Triangle(Uplo::Upper),
+        Part::Triangle(Uplo::Upper) => Part::Triangle(Uplo::Lower),
+        Part::Whole => Part::Whole,
+    };
     let _r = d.buffer.read(op)?;
     dispatch_blas!(d.dtype(), d.device(), op, T, D => {
         // SAFETY: `d` is dense row-major m × n of T on this device, i.e. column-major
         // n × m with leading dimension n; the guard holds it.
-        unsafe { ctensor_kernels::lapack::require_finite::<T, D>(op, operand, ctensor_kernels::lapack::Part::Whole, n, m, d.typed_ptr::<T>(), n.max(1)) }
+        unsafe { ctensor_kernels::lapack::require_finite::<T, D>(op, operand, part_t, n, m, d.typed_ptr::<T>(), n.max(1)) }
     })
-    .map_err(|e| match e {
-        Error::NonFinite { op, operand, part, row, col, value } => Error::NonFinite { op, operand, part, row: col, col: row, value },
-        e => e,
-    })
+    .map_err(unmirror)
 }
 
 /// The memory order results take for input `a`: column-major when `a` is (and is not a

@@ -5,7 +5,7 @@
 
 use ctensor_base::{c64, DataType, Error, Result, Scalar};
 use ctensor_kernels::blas::{BlasTrsm, Side, Trans};
-use ctensor_kernels::lapack::{Diag, LapackGetrf, Uplo};
+use ctensor_kernels::lapack::{Diag, LapackGetrf, Part, Uplo};
 
 use super::linalg::{col_major, in_order_of, require_finite_matrix, square};
 use super::matmul::matmul_op;
@@ -143,7 +143,7 @@ pub fn lstsq(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     };
     let p = super::promote(op, &[a, b])?;
     // QR propagates NaN rather than failing; a solver refuses it, as `solve` does.
-    require_finite_matrix(op, "a", &p[0])?;
+    require_finite_matrix(op, "a", &p[0], Part::Whole)?;
     let (b2, _) = rhs(op, &p[1], m, p[0].dtype())?;
     let full_rank = |r: &Tensor| -> Result<()> {
         let d: Vec<f64> = r.diagonal()?.abs()?.cast(DataType::Double)?.to_vec()?;
