@@ -60,10 +60,10 @@ pub enum EigBackend {
     /// full spectrum.
     Faer,
     /// Eigenvalues only ([`eigvalsh`]) of an f64 or c64 matrix, in mixed precision: the
-    /// requested pairs and 4 neighbours on each side
-    /// are computed in f32/c32 (`LapackEvr`, whose O(n³) reduction runs about twice as
-    /// fast in single precision), then one Rayleigh–Ritz step in the matrix's own
-    /// precision refines the eigenvalues. The refinement is checked: the refined values
+    /// requested pairs and 4 neighbours on each side are computed in f32/c32
+    /// (`LapackEvr`, whose O(n³) reduction runs about twice as fast in single
+    /// precision), then one Rayleigh–Ritz step in the matrix's own precision refines the
+    /// eigenvalues. The refinement is checked: the refined values
     /// are grouped into clusters whose intervals `θ ± ‖r‖` overlap, and each cluster
     /// with a requested value gets the Kato–Temple estimate `Σ‖r‖² / gap` (the gap to
     /// the nearest interval outside it). When an estimate exceeds [`MIXED_TOLERANCE`]
