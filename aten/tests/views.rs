@@ -300,3 +300,82 @@ device_test!(diagonal_of_every_view_and_dtype, D -> Result {
     assert_eq!(t.diagonal()?.dims(), &[0]);
     Ok(())
 });
+
+/// `narrow_step(dim, start, len, step)` against the index arithmetic `start + i * step`:
+/// each dimension of ranks 1 to 3, steps 1 to 7, empty results (also at the end of a
+/// dimension), a transposed source; a zero-copy view that writes through.
+fn narrow_step_matches_reference_loop<D: Device, T: Scalar>() -> TestResult {
+    let mut r = rng(41);
+    for shape in [&[1usize][..], &[9], &[300], &[5, 7], &[4, 3, 6]] {
+        let (t, v) = random_on::<D, T>(&mut r, shape);
+        for dim in 0..shape.len() {
+            let size = shape[dim];
+            for step in 1..=7 {
+                for start in [0, 1, size / 2, size - 1, size] {
+                    if start > size {
+                        continue;
+                    }
+                    let len = if start == size {
+                        0
+                    } else {
+                        (size - 1 - start) / step + 1
+                    };
+                    for len in [0, len / 2, len] {
+                        let s = t.narrow_step(dim, start, len, step)?;
+                        let mut dims = shape.to_vec();
+                        dims[dim] = len;
+                        assert_eq!(s.dims(), &dims[..]);
+                        assert!(len == 0 || s.shares_memory_with(&t), "a view");
+                        let got = s.to_vec::<T>()?;
+                        for idx in all_indices(&dims) {
+                            let mut src = idx.clone();
+                            src[dim] = start + idx[dim] * step;
+                            assert!(
+                                got[flat(&dims, &idx)] == v[flat(shape, &src)],
+                                "{} {shape:?} dim {dim} {start}+{len}x{step} at {idx:?}",
+                                T::DTYPE
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Of a transposed view: rows 0, 2, 4 of the transpose are columns 0, 2, 4.
+    let (t, v) = random_on::<D, T>(&mut r, &[3, 5]);
+    let got = t.t()?.narrow_step(0, 0, 3, 2)?.to_vec::<T>()?;
+    for i in 0..3 {
+        for j in 0..3 {
+            assert!(
+                got[i * 3 + j] == v[j * 5 + 2 * i],
+                "{} transposed",
+                T::DTYPE
+            );
+        }
+    }
+    Ok(())
+}
+
+device_test!(narrow_step_every_dtype_and_its_errors, D -> Result {
+    for_all_dtypes!(narrow_step_matches_reference_loop, D);
+    // Writes through the view land on every other element.
+    let t = Tensor::zeros(DataType::Double, D::TYPE, &[7])?;
+    t.narrow_step(0, 1, 3, 2)?.fill(1.0)?;
+    assert_eq!(t.to_vec::<f64>()?, vec![0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
+    let e = t.narrow_step(0, 0, 2, 0).unwrap_err();
+    assert!(e.to_string().contains("step of at least 1"), "{e}");
+    // Entries 1, 4, 7: the last is past the end of 7.
+    let e = t.narrow_step(0, 1, 3, 3).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { op: "narrow_step", .. }) && e.to_string().contains("below 7"), "{e}");
+    let e = t.narrow_step(0, 8, 0, 1).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    let e = t.narrow_step(1, 0, 1, 1).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    // A step so large the index arithmetic overflows: refused, no wrap.
+    let e = t.narrow_step(0, 1, 3, usize::MAX / 2).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    // Zero entries of a huge dimension.
+    let z = Tensor::zeros(DataType::ComplexFloat, D::TYPE, &[1 << 40, 0])?;
+    assert_eq!(z.narrow_step(0, 5, 3, 1 << 30)?.dims(), &[3, 0]);
+    Ok(())
+});

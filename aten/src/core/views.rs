@@ -71,6 +71,53 @@ impl Tensor {
         Ok(out)
     }
 
+    /// The view of every `step`-th entry of dimension `dim`, `len` of them from `start`
+    /// (NumPy's `a[start : start + len * step : step]` along `dim`; zero-copy, the stride
+    /// of `dim` multiplied by `step`). `step` must be at least 1; `step == 1` is
+    /// [`narrow`](Self::narrow).
+    pub fn narrow_step(&self, dim: usize, start: usize, len: usize, step: usize) -> Result<Tensor> {
+        let op = "narrow_step";
+        self.check_dim(op, dim)?;
+        if step == 0 {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "a step of at least 1".into(),
+                given: "step 0".into(),
+            });
+        }
+        let size = self.dims()[dim];
+        // The last entry read is start + (len - 1) * step.
+        let last = match len {
+            0 => Some(start),
+            _ => (len - 1)
+                .checked_mul(step)
+                .and_then(|d| d.checked_add(start)),
+        };
+        let fits = match (len, last) {
+            (0, Some(s)) => s <= size,
+            (_, Some(l)) => l < size,
+            (_, None) => false,
+        };
+        if !fits {
+            return Err(Error::OutOfRange {
+                op,
+                what: format!(
+                    "last entry of {len} entries from {start} in steps of {step} along dimension {dim}:"
+                ),
+                given: last.map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX)),
+                valid: format!("below {size}"),
+            });
+        }
+        let mut out = self.narrow(dim, start, len.min(size - start))?;
+        let mut dims = self.dims().to_vec();
+        dims[dim] = len;
+        out.shape = TensorShape::new(&dims);
+        if len > 1 {
+            out.strides[dim] = self.strides[dim] * step;
+        }
+        Ok(out)
+    }
+
     /// Row `i` along the first dimension: a zero-copy view of rank `ndim - 1` (rank 0 for
     /// a vector). It shares the buffer through `Arc`, so it stays valid after the parent
     /// tensor is dropped.
