@@ -23,6 +23,7 @@ fn brute(
     ops: &[(Vec<c64>, Vec<usize>)],
     conj: [bool; 2],
 ) -> (Vec<usize>, Vec<c64>, Vec<f64>) {
+    // Only the first two operands can be conjugated (EinsumOptions::conj_x / conj_y).
     let (lhs, rhs) = eq.split_once("->").unwrap();
     let terms: Vec<&[u8]> = lhs.split(',').map(|t| t.as_bytes()).collect();
     let rhs = rhs.as_bytes();
@@ -50,7 +51,11 @@ fn brute(
                 .map(|(&l, &n)| if n == 1 { 0 } else { val(l) })
                 .collect();
             let x = v[flat(dims, &idx)];
-            p *= if conj[k] { x.conj() } else { x };
+            p *= if conj.get(k) == Some(&true) {
+                x.conj()
+            } else {
+                x
+            };
         }
         let o = flat(&out_dims, &rhs.iter().map(|&l| val(l)).collect::<Vec<_>>());
         out[o] += p;
@@ -223,6 +228,44 @@ fn all_forms<D: Device, T: Scalar>() -> TestResult {
     case::<D, T>("ijk,kj->i", "ijk,kj->i", &[&[3, 4, 5], &[5, 4]], cy)?;
     case::<D, T>("ij,jk->", "ij,jk->", &[&[3, 4], &[4, 2]], d)?;
     case::<D, T>("ij,ab->ijab", "ij,ab->ijab", &[&[2, 3], &[3, 2]], d)?;
+    // Three and more operands, contracted left to right (floating types: a product of
+    // three random int32 sums wraps, which the c64 reference does not model).
+    if T::DTYPE.is_integer() {
+        return Ok(());
+    }
+    case::<D, T>(
+        "ij,jk,kl->il",
+        "ij,jk,kl->il",
+        &[&[3, 4], &[4, 5], &[5, 2]],
+        d,
+    )?;
+    case::<D, T>(
+        "ij,jk,kl",
+        "ij,jk,kl->il",
+        &[&[3, 4], &[4, 5], &[5, 2]],
+        scaled,
+    )?;
+    case::<D, T>("i,i,i->", "i,i,i->", &[&[257], &[257], &[257]], cx)?;
+    case::<D, T>(
+        "ij,kl,jl->ik",
+        "ij,kl,jl->ik",
+        &[&[3, 4], &[2, 5], &[4, 5]],
+        cy,
+    )?;
+    case::<D, T>(
+        "ij,jk,kl,lm->mi",
+        "ij,jk,kl,lm->mi",
+        &[&[2, 3], &[3, 4], &[4, 1], &[1, 5]],
+        d,
+    )?;
+    case::<D, T>("ii,ij,j->", "ii,ij,j->", &[&[4, 4], &[4, 3], &[3]], d)?;
+    case::<D, T>(
+        "...ij,...jk,...kl->...il",
+        "bij,bjk,bkl->bil",
+        &[&[2, 3, 4], &[2, 4, 5], &[2, 5, 3]],
+        scaled,
+    )?;
+    case::<D, T>("ij,jk,k->i", "ij,jk,k->i", &[&[3, 0], &[0, 5], &[5]], d)?; // empty sum
     Ok(())
 }
 
@@ -323,6 +366,40 @@ device_test!(einsum_into_a_fortran_map_applies_alpha_and_beta_in_the_callers_mem
         out.to_vec::<f64>()?,
         [3.0, 2.0, 2.0, 2.0, 4.0, 2.0, 2.0, 2.0, 5.0]
     );
+    Ok(())
+});
+
+device_test!(einsum_into_with_three_operands_applies_alpha_and_beta_once, D -> Result {
+    let mut r = rng(17);
+    let (a, va) = random_on::<D, c64>(&mut r, &[3, 4]);
+    let (b, vb) = random_on::<D, c64>(&mut r, &[4, 5]);
+    let (c, vc) = random_on::<D, c64>(&mut r, &[5, 2]);
+    let (mut out, vo) = random_on::<D, c64>(&mut r, &[3, 2]);
+    let opts = EinsumOptions {
+        conj_x: true,
+        alpha: c64::new(0.5, 1.0),
+        beta: c64::new(-2.0, 0.25),
+        ..Default::default()
+    };
+    einsum_into("ij,jk,kl->il", &[&a, &b, &c], &opts, &mut out)?;
+    let got = out.to_vec::<c64>()?;
+    for i in 0..3 {
+        for l in 0..2 {
+            let mut s = c64::new(0.0, 0.0);
+            for j in 0..4 {
+                for k in 0..5 {
+                    s += va[i * 4 + j].conj() * vb[j * 5 + k] * vc[k * 2 + l];
+                }
+            }
+            let want = opts.alpha * s + opts.beta * vo[i * 2 + l];
+            assert!((got[i * 2 + l] - want).norm() < 1e-12, "({i}, {l}): {} vs {want}", got[i * 2 + l]);
+        }
+    }
+    // The operand count must match the equation's terms.
+    let e = einsum("ij,jk->ik", &[&a, &b, &c], &Default::default()).unwrap_err();
+    assert!(matches!(e, Error::EinsumParse { .. }) && e.to_string().contains("3 operand term(s)"), "{e}");
+    let e = einsum("ij,jk,kl->iq", &[&a, &b, &c], &Default::default()).unwrap_err();
+    assert!(e.to_string().contains("'q' does not"), "{e}");
     Ok(())
 });
 

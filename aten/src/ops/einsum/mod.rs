@@ -1,4 +1,4 @@
-//! Einstein summation over one or two tensors.
+//! Einstein summation over any number of tensors.
 //!
 //! The plan, for two operands: repeated labels in an operand become a diagonal view;
 //! labels found in one operand only and not in the output are summed first; the rest
@@ -15,6 +15,11 @@
 //!
 //! Repeated output labels (`i->ii`) place the result on a diagonal of an otherwise zero
 //! output; `alpha`/`beta` give `out = alpha · einsum + beta · out`.
+//!
+//! Three or more operands are contracted left to right, two at a time (NumPy's
+//! `einsum` without `optimize`): each intermediate keeps the labels a later operand or
+//! the output still needs. `conj_x`/`conj_y` conjugate the first and second operands,
+//! `alpha`/`beta` apply to the final step.
 //!
 //! Operands of different data types are promoted to their common type first
 //! ([`promotion`](crate::core::promotion): `f64` with `c64` is `c64`, `f32` with `f64` is
@@ -69,7 +74,7 @@ impl EinsumOptions {
     }
 }
 
-/// Evaluates the equation `eq` over one or two `operands` into a new row-major tensor.
+/// Evaluates the equation `eq` over `operands` (one or more) into a new row-major tensor.
 ///
 /// ```
 /// use ctensor_aten::{ops::einsum::{einsum, EinsumOptions}, Tensor, c64};
@@ -81,8 +86,86 @@ impl EinsumOptions {
 pub fn einsum(eq: &str, operands: &[&Tensor], opts: &EinsumOptions) -> Result<Tensor> {
     let operands = super::promote("einsum", operands)?;
     let operands: Vec<&Tensor> = operands.iter().collect();
+    if let Some((eq2, pair, last_opts)) = reduce_to_two(eq, &operands, opts)? {
+        let pair: Vec<&Tensor> = pair.iter().collect();
+        return Plan::new(&eq2, &pair)?.run(&pair, &last_opts, None);
+    }
     let plan = Plan::new(eq, &operands)?;
     plan.run(&operands, opts, None)
+}
+
+/// A term written back as equation text (`...` first where the term has one).
+fn term_text(t: &parse::Term) -> String {
+    t.items
+        .iter()
+        .map(|i| match i {
+            Some(c) => (*c as char).to_string(),
+            None => "...".to_string(),
+        })
+        .collect()
+}
+
+/// For three or more operands: contracts all but the last two steps' worth, left to
+/// right, and returns the last two-operand equation, its operands and the options of
+/// that last step (`None` for one or two operands, which need no chain).
+fn reduce_to_two(
+    eq: &str,
+    operands: &[&Tensor],
+    opts: &EinsumOptions,
+) -> Result<Option<(String, [Tensor; 2], EinsumOptions)>> {
+    if operands.len() <= 2 {
+        return Ok(None);
+    }
+    let parsed = parse::parse(eq, operands.len())?;
+    let n = operands.len();
+    let mut acc_term = parsed.inputs[0].clone();
+    let mut acc = operands[0].share();
+    let step_opts = |i: usize| EinsumOptions {
+        conj_x: opts.conj_x && i == 1,
+        conj_y: opts.conj_y && i == 1,
+        ..Default::default()
+    };
+    for i in 1..n - 1 {
+        let next = &parsed.inputs[i];
+        // Labels still needed: by a later operand or by the output.
+        let needed = |c: u8| {
+            parsed.inputs[i + 1..]
+                .iter()
+                .chain(std::iter::once(&parsed.output))
+                .any(|t| t.letters().any(|l| l == c))
+        };
+        let mut items: Vec<Option<u8>> = Vec::new();
+        if acc_term.has_ellipsis() || next.has_ellipsis() {
+            items.push(None);
+        }
+        for c in acc_term.letters().chain(next.letters()) {
+            if needed(c) && !items.contains(&Some(c)) {
+                items.push(Some(c));
+            }
+        }
+        let out = parse::Term { items };
+        let step = format!(
+            "{},{}->{}",
+            term_text(&acc_term),
+            term_text(next),
+            term_text(&out)
+        );
+        let pair = [&acc, operands[i]];
+        acc = Plan::new(&step, &pair)?.run(&pair, &step_opts(i), None)?;
+        acc_term = out;
+    }
+    let last = format!(
+        "{},{}->{}",
+        term_text(&acc_term),
+        term_text(&parsed.inputs[n - 1]),
+        term_text(&parsed.output)
+    );
+    let last_opts = EinsumOptions {
+        alpha: opts.alpha,
+        beta: opts.beta,
+        ..Default::default()
+    };
+    Ok(Some((last, [acc, operands[n - 1].share()], last_opts)))
 }
 
 /// As [`einsum`], writing `out = alpha · einsum(...) + beta · out` into `out`, which must
@@ -100,6 +183,12 @@ pub fn einsum_into(
     }
     let operands = super::promote_to(op, operands, out.dtype())?;
     let operands: Vec<&Tensor> = operands.iter().collect();
+    if let Some((eq2, pair, last_opts)) = reduce_to_two(eq, &operands, opts)? {
+        let pair: Vec<&Tensor> = pair.iter().collect();
+        return Plan::new(&eq2, &pair)?
+            .run(&pair, &last_opts, Some(out))
+            .map(|_| ());
+    }
     let plan = Plan::new(eq, &operands)?;
     plan.run(&operands, opts, Some(out)).map(|_| ())
 }
@@ -136,7 +225,7 @@ impl Plan {
         if operands.is_empty() || operands.len() > 2 {
             return Err(Error::InvalidArgument {
                 op,
-                expected: "one or two operands".into(),
+                expected: "at least one operand".into(),
                 given: format!("{} operands", operands.len()),
             });
         }
