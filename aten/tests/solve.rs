@@ -267,3 +267,116 @@ device_test!(singular_triangles_are_refused, D -> Result {
     assert!(matches!(e, Error::ShapeMismatch { op: "solve_triangular", .. }), "{e}");
     Ok(())
 });
+
+/// `A[b] X[b] - B[b]` in c64 by plain loops, relative to `|A| |X| + |B|`, for a stack
+/// already broadcast to `[count, n, n]` / `[count, n, k]`.
+fn stacked_residual(a: &[c64], x: &[c64], b: &[c64], count: usize, n: usize, k: usize) -> f64 {
+    let mut worst: f64 = 0.0;
+    for s in 0..count {
+        for i in 0..n {
+            for c in 0..k {
+                let (mut r, mut mag) = (-b[(s * n + i) * k + c], b[(s * n + i) * k + c].norm());
+                for j in 0..n {
+                    let t = a[(s * n + i) * n + j] * x[(s * n + j) * k + c];
+                    r += t;
+                    mag += t.norm();
+                }
+                worst = worst.max(r.norm() / mag.max(1e-300));
+            }
+        }
+    }
+    worst
+}
+
+fn stacked_solves_of<D: Device, T: Scalar>() -> TestResult {
+    let eps = if matches!(T::DTYPE, DataType::Float | DataType::ComplexFloat) {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    for n in [1usize, 3, 17] {
+        // Six well-conditioned matrices as [2, 3, n, n].
+        let mats = (0..6)
+            .map(|s| conditioned::<D, T>(n, 100 + s as u64))
+            .collect::<Fallible<Vec<_>>>()?;
+        let refs: Vec<&Tensor> = mats.iter().collect();
+        let a = ctensor_aten::stack(&refs, 0)?.reshape(&[2, 3, n as i64, n as i64])?;
+        let mut r = rng(7 + n as u64);
+        // (b's shape, the broadcast result's shape, right-hand sides per matrix)
+        let cases: Vec<(Vec<usize>, Vec<usize>, usize)> = vec![
+            (vec![n], vec![2, 3, n], 1),
+            (vec![2, 3, n, 4], vec![2, 3, n, 4], 4),
+            (vec![3, n, 2], vec![2, 3, n, 2], 2),
+            (vec![1, 1, n, 1], vec![2, 3, n, 1], 1),
+            (vec![5, 1, 1, n, 2], vec![5, 2, 3, n, 2], 2),
+        ];
+        for (bs, want, k) in cases {
+            let (b, _) = random_on::<D, T>(&mut r, &bs);
+            for (what, av) in [
+                ("row-major", a.share()),
+                ("transposed views", a.transpose(2, 3)?),
+            ] {
+                let x = solve(&av, &b)?;
+                assert_eq!(x.dims(), &want[..], "{} n={n} b {bs:?}", T::DTYPE);
+                let count: usize = want[..want.len() - if bs.len() == 1 { 1 } else { 2 }]
+                    .iter()
+                    .product();
+                let batch = &want[..want.len() - if bs.len() == 1 { 1 } else { 2 }];
+                let full_a: Vec<usize> = batch.iter().chain(&[n, n]).copied().collect();
+                let full_b: Vec<usize> = batch.iter().chain(&[n, k]).copied().collect();
+                let bb = if bs.len() == 1 {
+                    b.reshape(&[n as i64, 1])?
+                } else {
+                    b.share()
+                };
+                let av_full = values(&av.broadcast_to(&full_a)?.contiguous()?)?;
+                let b_full = values(&bb.broadcast_to(&full_b)?.contiguous()?)?;
+                let xv = values(&x.contiguous()?)?;
+                let res = stacked_residual(&av_full, &xv, &b_full, count, n, k);
+                assert!(
+                    res < 50.0 * eps,
+                    "{} n={n} b {bs:?} {what}: residual {res:e}",
+                    T::DTYPE
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+device_test!(solve_stacks_broadcast_as_numpy_and_report_bad_shapes, D -> Result {
+    stacked_solves_of::<D, f32>()?;
+    stacked_solves_of::<D, f64>()?;
+    stacked_solves_of::<D, ctensor_aten::c32>()?;
+    stacked_solves_of::<D, c64>()?;
+    // An empty stack of huge matrices: an empty result of the broadcast shape, no work.
+    let a = Tensor::zeros(DataType::Double, D::TYPE, &[0, 3, 3])?;
+    let b = Tensor::zeros(DataType::Double, D::TYPE, &[3])?;
+    assert_eq!(solve(&a, &b)?.dims(), &[0, 3]);
+    let b = Tensor::zeros(DataType::Double, D::TYPE, &[4, 1, 3, 2])?;
+    assert_eq!(solve(&a, &b)?.dims(), &[4, 0, 3, 2]);
+    // Errors name what was expected.
+    let e = solve(&Tensor::zeros(DataType::Double, D::TYPE, &[2, 3, 4])?, &b).unwrap_err();
+    assert!(e.to_string().contains("[..., n, n]"), "{e}");
+    let e = solve(&Tensor::zeros(DataType::Double, D::TYPE, &[2, 4, 4])?, &b).unwrap_err();
+    assert!(e.to_string().contains("[..., 4, k]"), "{e}");
+    let e = solve(&a, &Tensor::zeros(DataType::Double, D::TYPE, &[])?).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { op: "solve", .. }), "{e}");
+    let e = solve(
+        &Tensor::zeros(DataType::Double, D::TYPE, &[2, 3, 3])?,
+        &Tensor::zeros(DataType::Double, D::TYPE, &[3, 3, 1])?,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("[2] and [3] do not broadcast"), "{e}");
+    // One singular matrix in the stack: the whole call fails, as NumPy's LinAlgError.
+    let s = Tensor::zeros(DataType::Double, D::TYPE, &[3, 2, 2])?;
+    for i in 0..2 {
+        s.index(i)?.diagonal()?.fill(1.0)?;
+    }
+    let rhs = Tensor::ones(DataType::Double, D::TYPE, &[2])?;
+    let e = solve(&s, &rhs).unwrap_err();
+    assert!(matches!(e, Error::IllConditioned { .. } | Error::Lapack { .. }), "{e}");
+    s.index(2)?.diagonal()?.fill(1.0)?;
+    assert_eq!(solve(&s, &rhs)?.to_vec::<f64>()?, vec![1.0; 6]);
+    Ok(())
+});

@@ -960,7 +960,76 @@ pub fn set_matrix(a: &mut Tensor, keep: Uplo) -> Result<()> {
 /// partial pivoting. An exactly singular `A` (a zero pivot) is `Error::Lapack`; one that
 /// is singular to working precision — LAPACK's reciprocal condition estimate (`?gecon`,
 /// 1-norm) below the dtype's epsilon, as SciPy warns — is `Error::IllConditioned`.
+///
+/// Stacks solve matrix by matrix, as NumPy 2's `linalg.solve`: `a` is `[..., n, n]`, `b`
+/// is a vector `[n]` (one right-hand side for every matrix, result `[..., n]`) or
+/// `[..., n, k]`, and the leading (batch) axes of the two broadcast.
 pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() <= 2 && b.ndim() <= 2 {
+        return solve_matrix(a, b);
+    }
+    let op = "solve";
+    super::check_same(op, a, b)?;
+    if a.ndim() < 2 {
+        return Err(Error::NotAMatrix {
+            op,
+            shape: a.dims().to_vec(),
+            need: "a square matrix or a stack of them ([..., n, n])",
+        });
+    }
+    if b.ndim() == 0 {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: "a right-hand side [n] or [..., n, k]".into(),
+            got: vec![vec![]],
+        });
+    }
+    let (a_batch, a_mat) = a.dims().split_at(a.ndim() - 2);
+    let (b_batch, b_mat) = if b.ndim() == 1 {
+        (&[][..], b.dims())
+    } else {
+        b.dims().split_at(b.ndim() - 2)
+    };
+    let n = a_mat[0];
+    if a_mat[1] != n {
+        return Err(Error::NotAMatrix {
+            op,
+            shape: a.dims().to_vec(),
+            need: "square matrices ([..., n, n])",
+        });
+    }
+    if b_mat[0] != n {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: format!("a right-hand side [{n}] or [..., {n}, k]"),
+            got: vec![b.dims().to_vec()],
+        });
+    }
+    let batch = super::broadcast_shapes(op, a_batch, b_batch)?;
+    let count: usize = batch.iter().product();
+    let out_shape: Vec<usize> = batch.iter().chain(b_mat).copied().collect();
+    if count == 0 {
+        return Tensor::new(a.dtype(), a.device(), &out_shape);
+    }
+    let flat = |t: &Tensor, mat: &[usize]| -> Result<Tensor> {
+        let full: Vec<usize> = batch.iter().chain(mat).copied().collect();
+        let shape: Vec<i64> = std::iter::once(count as i64)
+            .chain(mat.iter().map(|&d| d as i64))
+            .collect();
+        // A broadcast view cannot always be reshaped in place: reshape copies then.
+        t.broadcast_to(&full)?.reshape(&shape)
+    };
+    let (af, bf) = (flat(a, a_mat)?, flat(b, b_mat)?);
+    let xs = (0..count)
+        .map(|i| solve_matrix(&af.index(i)?, &bf.index(i)?))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&Tensor> = xs.iter().collect();
+    let out: Vec<i64> = out_shape.iter().map(|&d| d as i64).collect();
+    super::select::stack(&refs, 0)?.reshape(&out)
+}
+
+/// [`solve`] of one matrix.
+fn solve_matrix(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let op = "solve";
     let n = square(op, a)?;
     super::check_same(op, a, b)?;
