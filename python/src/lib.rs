@@ -7,10 +7,12 @@
 
 mod dlpack;
 mod fft;
+mod index;
 mod io;
 mod linalg;
 mod math;
 mod promotion;
+mod protocols;
 mod tensor;
 
 use ctensor_aten::{DataType, DeviceType};
@@ -75,8 +77,48 @@ pub(crate) fn nogil<T: Send>(
     py.detach(f).map_err(err)
 }
 
-pub(crate) fn dtype_arg(name: &str) -> PyResult<DataType> {
-    DataType::from_name(name).map_err(err)
+/// A `dtype=` argument as NumPy takes it: a name (`"float64"`, `"f8"`, `"c16"`, ctensor's
+/// `"f64"`), a NumPy scalar type (`numpy.float32`), a `numpy.dtype`, or `ml_dtypes.bfloat16`.
+pub(crate) fn dtype_arg(obj: &Bound<'_, PyAny>) -> PyResult<DataType> {
+    if let Ok(name) = obj.extract::<String>() {
+        if let Ok(d) = DataType::from_name(&name) {
+            return Ok(d);
+        }
+    }
+    // Anything else through NumPy's own parser, then by its canonical name.
+    let np = obj.py().import("numpy")?;
+    let name = match np.call_method1("dtype", (obj,)) {
+        Ok(d) => d.getattr("name")?.extract::<String>()?,
+        Err(_) => {
+            return Err(Error::new_err(format!(
+                "unknown data type {}: expected float32, float64, int32, int64, complex64, \
+                 complex128, float16 or bfloat16 (a name, a NumPy type or a numpy.dtype)",
+                obj.repr()?
+            )))
+        }
+    };
+    DataType::from_name(&name).map_err(|_| {
+        Error::new_err(format!(
+            "data type {name} (from {}) has no ctensor type: expected float32, float64, int32, \
+             int64, complex64, complex128, float16 or bfloat16",
+            obj.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
+}
+
+/// The `numpy.dtype` of a ctensor type (bfloat16's from `ml_dtypes`; its name, a `str`,
+/// when `ml_dtypes` is not installed).
+pub(crate) fn dtype_object(py: Python<'_>, d: DataType) -> PyResult<Py<PyAny>> {
+    let np = py.import("numpy")?;
+    if d == DataType::BFloat16 {
+        return Ok(match py.import("ml_dtypes") {
+            Ok(ml) => np
+                .call_method1("dtype", (ml.getattr("bfloat16")?,))?
+                .unbind(),
+            Err(_) => "bfloat16".into_pyobject(py)?.into_any().unbind(),
+        });
+    }
+    Ok(np.call_method1("dtype", (numpy_name(d),))?.unbind())
 }
 
 pub(crate) fn device_arg(name: &str) -> PyResult<DeviceType> {
@@ -116,6 +158,7 @@ fn ctensor_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::zeros, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::eye, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::_rebuild, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::einsum, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::matmul, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::eigh, m)?)?;

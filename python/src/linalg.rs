@@ -1,7 +1,7 @@
 //! Linear algebra and contractions as NumPy and SciPy name them: `einsum`, `matmul`,
 //! `eigh`, `cholesky`, `solve`, `qr`, `svd`.
 
-use ctensor_aten::{EigBackend, EighRange, EinsumOptions, QrMode, Tensor as Inner, Uplo};
+use ctensor_aten::{DataType, EigBackend, EighRange, EinsumOptions, QrMode, Tensor as Inner, Uplo};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -40,10 +40,37 @@ pub(crate) fn matmul(
     nogil(py, || promoted_matmul(&a, &b)).map(wrap)
 }
 
-/// `a @ b` with NumPy's promotion of the two.
+/// `a @ b` with NumPy's promotion of the two and its rules for vectors: a 1-D first
+/// operand is a row `[1, k]`, a 1-D second one a column `[k, 1]`, and the added axis is
+/// removed from the result (`vector @ vector` is 0-d). 0-d operands are refused.
 pub(crate) fn promoted_matmul(a: &Inner, b: &Inner) -> ctensor_aten::Result<Inner> {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return Err(ctensor_aten::Error::ShapeMismatch {
+            op: "matmul",
+            expected: "operands of rank 1 or more (use * to scale by a scalar)".into(),
+            got: vec![a.dims().to_vec(), b.dims().to_vec()],
+        });
+    }
     let p = numpy_promoted(&[a.share(), b.share()])?;
-    ctensor_aten::matmul(&p[0], &p[1])
+    let (row, col) = (a.ndim() == 1, b.ndim() == 1);
+    let x = if row {
+        p[0].unsqueeze(0)?
+    } else {
+        p[0].share()
+    };
+    let y = if col {
+        p[1].unsqueeze(1)?
+    } else {
+        p[1].share()
+    };
+    let mut r = ctensor_aten::matmul(&x, &y)?;
+    if col {
+        r = r.squeeze(r.ndim() - 1)?;
+    }
+    if row {
+        r = r.squeeze(r.ndim() - if col { 1 } else { 2 })?;
+    }
+    Ok(r)
 }
 
 /// The range of an `eigh` call from SciPy's keywords.
@@ -139,6 +166,12 @@ pub(crate) fn solve(
     let (a, b) = (as_tensor(a)?, as_tensor(b)?);
     nogil(py, || {
         let p = numpy_promoted(&[a, b])?;
+        // Integers solve in float64, as NumPy's.
+        let p = if p[0].dtype().is_integer() {
+            vec![p[0].cast(DataType::Double)?, p[1].cast(DataType::Double)?]
+        } else {
+            p
+        };
         ctensor_aten::solve(&p[0], &p[1])
     })
     .map(wrap)

@@ -18,7 +18,7 @@ fn unary(x: &Bound<'_, PyAny>, op: MathOp) -> PyResult<Tensor> {
 }
 
 /// `op(x1, x2)`: whichever is a tensor (or array) leads, a number on either side.
-fn binary(x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>, op: Op) -> PyResult<Tensor> {
+pub(crate) fn binary(x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>, op: Op) -> PyResult<Tensor> {
     if let Ok(a) = as_tensor(x1) {
         return wrap(a).binary(x2, op, false);
     }

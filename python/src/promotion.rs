@@ -46,10 +46,18 @@ pub(crate) fn numpy_promoted(ts: &[Inner]) -> ctensor_aten::Result<Vec<Inner>> {
         .collect()
 }
 
-/// The type of `a ⊕ b` for two tensors of the named types, as `numpy.result_type`
-/// gives for arrays: `ctensor.result_type("int32", "float32") == "float64"`.
+/// The type of `a ⊕ b` as `numpy.result_type` gives for arrays, as a `numpy.dtype`; each
+/// operand is a dtype (a name, a NumPy type, a `numpy.dtype`) or a tensor:
+/// `ctensor.result_type("int32", "float32") == numpy.float64`.
 #[pyfunction]
-pub(crate) fn result_type(a: &str, b: &str) -> PyResult<&'static str> {
-    let (a, b) = (crate::dtype_arg(a)?, crate::dtype_arg(b)?);
-    Ok(crate::numpy_name(numpy_result_type(a, b)))
+pub(crate) fn result_type(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let of = |x: &Bound<'_, PyAny>| match x.cast::<crate::tensor::Tensor>() {
+        Ok(t) => Ok(t.get().dtype_type()),
+        Err(_) => crate::dtype_arg(x),
+    };
+    crate::dtype_object(py, numpy_result_type(of(a)?, of(b)?))
 }

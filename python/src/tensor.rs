@@ -4,25 +4,52 @@
 use ctensor_aten::{c64, BinaryMathOp, DataType, DeviceType, Number, Tensor as Inner};
 use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PySlice, PyTuple};
+use pyo3::pyclass::CompareOp;
+use pyo3::types::{PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyTuple};
 
 use crate::dlpack::{capsule, import_dlpack, LEGACY, VERSIONED};
 use crate::linalg::promoted_matmul;
 use crate::promotion::numpy_promoted;
-use crate::{device_arg, dtype_arg, err, nogil, numpy_name, Error};
+use crate::{device_arg, dtype_arg, dtype_object, err, nogil, numpy_name, Error};
 use ctensor_aten::dlpack::DLPACK_FLAG_BITMASK_IS_COPIED;
 
 /// A tensor whose element type and device are chosen at run time.
 ///
 /// Shares memory with the arrays it was made from (`from_numpy`, `from_dlpack`) and with
 /// those made from it (`numpy()`, `numpy.from_dlpack(t)`, `torch.from_dlpack(t)`).
-#[pyclass(name = "Tensor", module = "ctensor", frozen)]
+///
+/// ctensor has no boolean type: comparisons (`t < u`, `t == u`, `ctensor.less`...) give
+/// int32 0/1 tensors marked as masks, so that `t[t > 0]` selects as NumPy's boolean
+/// arrays do and `&`, `|`, `^`, `~` combine them.
+#[pyclass(name = "Tensor", module = "ctensor", frozen, weakref)]
 pub(crate) struct Tensor {
     t: Inner,
+    /// A comparison's result (int32 0/1), indexed as a boolean mask.
+    mask: bool,
 }
 
 pub(crate) fn wrap(t: Inner) -> Tensor {
-    Tensor { t }
+    Tensor { t, mask: false }
+}
+
+/// A comparison's int32 0/1 result, marked as a mask.
+pub(crate) fn wrap_mask(t: Inner) -> Tensor {
+    Tensor { t, mask: true }
+}
+
+impl Tensor {
+    /// The tensor itself.
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.t
+    }
+    /// Whether this is a comparison's mask.
+    pub(crate) fn is_mask(&self) -> bool {
+        self.mask
+    }
+    /// The element type.
+    pub(crate) fn dtype_type(&self) -> DataType {
+        self.t.dtype()
+    }
 }
 
 /// A Python number (`int`, `bool`, `float`, `complex` themselves) as ctensor's
@@ -61,65 +88,6 @@ pub(crate) fn as_tensor(x: &Bound<'_, PyAny>) -> PyResult<Inner> {
     import_dlpack(&a)?.try_clone().map_err(err)
 }
 
-/// The view `src[key]` for integers and slices of step 1 (negative values count from
-/// the end), as NumPy indexes.
-fn view_of(src: &Inner, key: &Bound<'_, PyAny>) -> PyResult<Inner> {
-    let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
-        Ok(t) => t.iter().collect(),
-        Err(_) => vec![key.clone()],
-    };
-    if items.len() > src.ndim() {
-        return Err(PyIndexError::new_err(format!(
-            "too many indices: {} for a tensor of {} dimensions",
-            items.len(),
-            src.ndim()
-        )));
-    }
-    let mut t = src.share();
-    let mut dim = 0;
-    for item in items {
-        let size = t.dims()[dim];
-        if let Ok(sl) = item.cast::<PySlice>() {
-            let ind = sl.indices(size as isize)?;
-            if ind.step != 1 {
-                return Err(PyIndexError::new_err(format!(
-                    "slices of step 1 only (ctensor views have no step), got step {}",
-                    ind.step
-                )));
-            }
-            t = t
-                .narrow(dim, ind.start as usize, ind.slicelength)
-                .map_err(err)?;
-            dim += 1;
-        } else if item.is_instance_of::<PyBool>() {
-            // NumPy reads `t[True]` as a new axis of length 1 (and `t[False]` of 0), not
-            // as the index 1: refused rather than silently taken as an integer.
-            return Err(PyIndexError::new_err(
-                "boolean indices are not supported (NumPy would add an axis, not select \
-                 row 1 or 0); index with an integer",
-            ));
-        } else if item.is_instance_of::<PyInt>() {
-            let i: i64 = item.extract()?;
-            let k = if i < 0 { i + size as i64 } else { i };
-            if k < 0 || k >= size as i64 {
-                return Err(PyIndexError::new_err(format!(
-                    "index {i} is out of range for dimension {dim} of size {size}"
-                )));
-            }
-            t = t
-                .narrow(dim, k as usize, 1)
-                .and_then(|v| v.squeeze(dim))
-                .map_err(err)?;
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "indices are integers and slices, got {}",
-                item.get_type().name()?
-            )));
-        }
-    }
-    Ok(t)
-}
-
 #[pymethods]
 impl Tensor {
     /// `ctensor.Tensor(data, dtype=None, device="cpu")`: a new tensor holding a copy of
@@ -127,13 +95,18 @@ impl Tensor {
     /// DLPack producer), cast to `dtype` when given.
     #[new]
     #[pyo3(signature = (data, dtype=None, device="cpu"))]
-    fn new(data: &Bound<'_, PyAny>, dtype: Option<&str>, device: &str) -> PyResult<Self> {
+    fn new(
+        data: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        device: &str,
+    ) -> PyResult<Self> {
         let src = as_tensor(data)?;
         let device = device_arg(device)?;
+        let dtype = dtype.filter(|d| !d.is_none()).map(dtype_arg).transpose()?;
         let py = data.py();
         let t = nogil(py, || {
             let t = match dtype {
-                Some(d) => src.cast(DataType::from_name(d)?)?,
+                Some(d) => src.cast(d)?,
                 None => src.try_clone()?,
             };
             if t.device() == device {
@@ -145,17 +118,73 @@ impl Tensor {
         Ok(wrap(t))
     }
 
-    /// `None`, so that NumPy's operators defer to ours (`array @ tensor` calls
-    /// `Tensor.__rmatmul__`) instead of trying to convert the tensor.
-    #[classattr]
-    fn __array_ufunc__(py: Python<'_>) -> Py<PyAny> {
-        py.None()
+    /// NumPy's ufunc protocol: `numpy.sqrt(t)`, `numpy.add(t, a)`, `a + t` with `a` an
+    /// array. A ufunc ctensor has runs as ctensor's op and gives a tensor; any other ufunc
+    /// or method (`reduce`, `out=`...) runs in NumPy on views of host tensors (no copy)
+    /// and its arrays come back as tensors. GPU tensors take ctensor's ops only.
+    #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
+    fn __array_ufunc__(
+        &self,
+        ufunc: &Bound<'_, PyAny>,
+        method: &str,
+        inputs: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        crate::protocols::array_ufunc(ufunc, method, inputs, kwargs)
     }
 
-    /// The element type, by NumPy's name (`"float64"`, `"complex128"`, ...).
+    /// NumPy's function protocol: `numpy.sum(t)`, `numpy.linalg.solve(t, u)`,
+    /// `numpy.concatenate([t, u])`. Functions ctensor has run as ctensor's ops; the rest
+    /// run in NumPy on views of host tensors and their arrays come back as tensors.
+    fn __array_function__(
+        &self,
+        func: &Bound<'_, PyAny>,
+        types: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: &Bound<'_, PyDict>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = types;
+        crate::protocols::array_function(func, args, kwargs)
+    }
+
+    /// The element type as a `numpy.dtype` (`t.dtype == numpy.float32`,
+    /// `t.dtype == "float32"`); bfloat16 is `ml_dtypes`' (its name when that is not
+    /// installed).
     #[getter]
-    fn dtype(&self) -> &'static str {
-        numpy_name(self.t.dtype())
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        dtype_object(py, self.t.dtype())
+    }
+
+    /// The number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.t.numel()
+    }
+
+    /// The size of one element in bytes.
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.t.dtype().size_of()
+    }
+
+    /// The number of bytes of the elements.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.t.numel() * self.t.dtype().size_of()
+    }
+
+    /// The real parts: for a complex tensor a view of the real type (writing to it
+    /// changes the tensor, as NumPy's `.real`); for a real tensor the tensor itself.
+    #[getter]
+    fn real(&self) -> PyResult<Self> {
+        self.t.real().map(wrap).map_err(err)
+    }
+
+    /// The imaginary parts: for a complex tensor a view of the real type (writing to it
+    /// changes the tensor); for a real tensor a new tensor of zeros.
+    #[getter]
+    fn imag(&self) -> PyResult<Self> {
+        self.t.imag().map(wrap).map_err(err)
     }
 
     /// `"cpu"` or `"gpu"`.
@@ -199,27 +228,163 @@ impl Tensor {
             .ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
     }
 
+    /// `ctensor.Tensor(shape=[3, 4], dtype=float64, device=cpu)` and the values, with
+    /// NumPy's name of the type, as `.dtype` gives it.
     fn __repr__(&self) -> String {
-        format!("ctensor.{}", self.t)
+        let d = self.t.dtype();
+        format!("ctensor.{}", self.t).replacen(
+            &format!("dtype={d}"),
+            &format!("dtype={}", numpy_name(d)),
+            1,
+        )
     }
 
-    /// A NumPy array over the same memory (no copy) for host tensors; GPU tensors are
+    /// `float(t)` of a one-element real tensor (a complex one is refused: NumPy would drop
+    /// the imaginary part with only a warning).
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        self.scalar_check("float()")?;
+        if self.t.dtype().is_complex() {
+            return Err(PyTypeError::new_err(
+                "float() of a complex tensor would drop the imaginary part: use abs(), .real \
+                 or complex()",
+            ));
+        }
+        self.item(py)?.bind(py).extract()
+    }
+
+    /// `int(t)` of a one-element real tensor (floats truncate towards zero).
+    fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.scalar_check("int()")?;
+        let v = self.__float__(py);
+        if self.t.dtype().is_integer() {
+            return self.item(py);
+        }
+        let v = v?;
+        if !v.is_finite() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "cannot convert {v} to an integer"
+            )));
+        }
+        py.get_type::<PyInt>()
+            .call1((v.trunc(),))
+            .map(|i| i.unbind())
+    }
+
+    /// `complex(t)` of a one-element tensor.
+    fn __complex__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.scalar_check("complex()")?;
+        let one = nogil(py, || self.t.cast(DataType::ComplexDouble))?;
+        let z: c64 = one.item().map_err(err)?;
+        Ok(PyComplex::from_doubles(py, z.re, z.im).into_any().unbind())
+    }
+
+    /// `bool(t)`, `if t:`: the truth of a one-element tensor (nonzero; NaN is true).
+    /// Empty and larger tensors are ambiguous and refused, as in NumPy.
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        self.single("bool()")?;
+        nogil(py, || self.t.any())
+    }
+
+    /// `operator.index(t)` (a 0-d integer tensor used as an index or in `range`).
+    fn __index__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.t.ndim() != 0 || !self.t.dtype().is_integer() {
+            return Err(PyTypeError::new_err(format!(
+                "only 0-d integer tensors can be used as an index, got shape {:?} of {}",
+                self.t.dims(),
+                numpy_name(self.t.dtype())
+            )));
+        }
+        self.item(py)
+    }
+
+    /// Comparisons, element by element: int32 0/1 masks (`t == u`, `t < 3`). Tensors are
+    /// therefore unhashable, as NumPy's arrays.
+    fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Self> {
+        let c = match op {
+            CompareOp::Lt => Cmp::Lt,
+            CompareOp::Le => Cmp::Le,
+            CompareOp::Gt => Cmp::Gt,
+            CompareOp::Ge => Cmp::Ge,
+            CompareOp::Eq => Cmp::Eq,
+            CompareOp::Ne => Cmp::Ne,
+        };
+        self.binary(other, Op::Cmp(c), false)
+    }
+
+    /// `a & b` of two masks (element-wise and).
+    fn __and__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.logical(other, Logical::And)
+    }
+    fn __rand__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.logical(other, Logical::And)
+    }
+    /// `a | b` of two masks (element-wise or).
+    fn __or__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.logical(other, Logical::Or)
+    }
+    fn __ror__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.logical(other, Logical::Or)
+    }
+    /// `a ^ b` of two masks (element-wise exclusive or).
+    fn __xor__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.logical(other, Logical::Xor)
+    }
+    fn __rxor__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.logical(other, Logical::Xor)
+    }
+    /// `~m` of a mask (element-wise not).
+    fn __invert__(&self, py: Python<'_>) -> PyResult<Self> {
+        if !self.mask {
+            return Err(PyTypeError::new_err(
+                "~ is the logical not of a comparison's mask; bitwise not of integer tensors \
+                 is not supported",
+            ));
+        }
+        nogil(py, || self.t.equal_scalar(0)).map(wrap_mask)
+    }
+
+    /// Pickling: the values, shape, type and device (a copy is restored).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let me = slf.get();
+        // The values as the bytes of a .npy file (every dtype, bfloat16 included).
+        let bytes = nogil(py, || {
+            let mut v = Vec::new();
+            me.t.write_npy(&mut v)?;
+            Ok(v)
+        })?;
+        let rebuild = py.import("ctensor")?.getattr("_rebuild")?;
+        let args = (PyBytes::new(py, &bytes), me.device(), me.mask);
+        PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
+    }
+
+    /// `copy.copy(t)`: a new tensor with its own copy of the values, as NumPy's.
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        self.copy(py)
+    }
+
+    /// `copy.deepcopy(t)`: a new tensor with its own copy of the values.
+    fn __deepcopy__(&self, py: Python<'_>, memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let _ = memo;
+        self.copy(py)
+    }
+
+    /// A NumPy array over the same memory (no copy) for host tensors, writable unless the
+    /// memory is read-only (writes show in the tensor, as NumPy views do); GPU tensors are
     /// copied to the host first. bf16 has no NumPy type: cast it first.
     fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let np = py.import("numpy")?;
         let t = &slf.get().t;
         if t.dtype() == DataType::BFloat16 {
             return Err(PyTypeError::new_err(
                 "NumPy has no bfloat16: cast first, e.g. t.astype('float32')",
             ));
         }
-        if t.device() == DeviceType::Cpu {
-            np.call_method1("from_dlpack", (slf,))
-        } else {
+        if t.device() != DeviceType::Cpu {
             let host = nogil(py, || t.to_device(DeviceType::Cpu))?;
-            np.call_method1("from_dlpack", (Bound::new(py, wrap(host))?,))
+            return Tensor::numpy(&Bound::new(py, wrap(host))?);
         }
+        host_array(slf)
     }
 
     /// NumPy's array protocol: `numpy.asarray(t)` shares the memory as [`numpy`] does
@@ -240,17 +405,30 @@ impl Tensor {
         Ok(a)
     }
 
-    /// `t[i]`, `t[a:b]`, `t[i, a:b, ...]`: integers and slices of step 1 (negative
-    /// values count from the end), as views of the same memory.
+    /// NumPy's indexing: integers (Python's or NumPy's), slices, `...` and `None` give
+    /// views of the same memory; a slice with a negative step, an integer array and a
+    /// boolean mask (a NumPy bool array or a comparison's mask) give copies.
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<Self> {
-        view_of(&self.t, key).map(wrap)
+        crate::index::index(&self.t, key).map(|i| Tensor {
+            t: i.t,
+            mask: self.mask && i.view,
+        })
     }
 
     /// `t[key] = value`: writes `value` (a number, a tensor or an array, broadcast as
     /// NumPy does) into the view `t[key]`. Complex into real and floating into integer
-    /// are refused, as for every in-place operation.
+    /// are refused, as for every in-place operation. Keys that select a copy (a negative
+    /// step, an index array, a mask) are refused: the write would be lost.
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut view = view_of(&self.t, key)?;
+        let indexed = crate::index::index(&self.t, key)?;
+        if !indexed.view {
+            return Err(PyIndexError::new_err(
+                "assignment through a slice with a negative step, an index array or a mask \
+                 is not supported (those select a copy); assign through integers and slices \
+                 with a positive step",
+            ));
+        }
+        let mut view = indexed.t;
         let n = number(value)?;
         if let Some(n) = n {
             // `t[0] = 2**40` into int32 must not wrap (NumPy 2: OverflowError).
@@ -280,8 +458,8 @@ impl Tensor {
         nogil(py, || self.t.to_device(device)).map(wrap)
     }
 
-    /// A copy with the element type `dtype` (NumPy's or ctensor's names).
-    fn astype(&self, py: Python<'_>, dtype: &str) -> PyResult<Self> {
+    /// A copy with the element type `dtype` (a name, a NumPy type or a `numpy.dtype`).
+    fn astype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<Self> {
         let d = dtype_arg(dtype)?;
         nogil(py, || self.t.cast(d)).map(wrap)
     }
@@ -297,9 +475,24 @@ impl Tensor {
     }
 
     /// The same values with a new shape (one size may be -1); a view when possible.
+    /// `t.reshape(3, 4)` and `t.reshape((3, 4))` alike.
     #[pyo3(signature = (*shape))]
-    fn reshape(&self, shape: Vec<i64>) -> PyResult<Self> {
+    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let shape: Vec<i64> = match shape.len() {
+            1 if shape.get_item(0)?.hasattr("__len__")? => shape.get_item(0)?.extract()?,
+            _ => shape.extract()?,
+        };
         self.t.reshape(&shape).map(wrap).map_err(err)
+    }
+
+    /// The same values as one dimension (a copy, as NumPy's `flatten`).
+    fn flatten(&self, py: Python<'_>) -> PyResult<Self> {
+        nogil(py, || self.t.contiguous()?.reshape(&[-1])).map(wrap)
+    }
+
+    /// The same values as one dimension; a view when possible.
+    fn ravel(&self) -> PyResult<Self> {
+        self.t.reshape(&[-1]).map(wrap).map_err(err)
     }
 
     /// The only element of a one-element tensor, as a Python number: `int` for the
@@ -340,11 +533,66 @@ impl Tensor {
         .unbind())
     }
 
-    /// The sum over `axes` (all when omitted).
-    #[pyo3(signature = (axes=None))]
-    fn sum(&self, py: Python<'_>, axes: Option<Vec<usize>>) -> PyResult<Self> {
-        let axes = axes.unwrap_or_else(|| (0..self.t.ndim()).collect());
-        nogil(py, || self.t.sum(&axes)).map(wrap)
+    /// The sum over `axis` (an int or a tuple, negative counting from the end; all when
+    /// None), as NumPy's: `dtype` sums in that type, `keepdims` keeps the summed axes
+    /// with size 1. Integers below int64 sum in int64, as NumPy's.
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false))]
+    fn sum(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Self> {
+        self.reduce(py, Reduce::Sum, axis, dtype, out, keepdims)
+    }
+
+    /// The mean over `axis` (as [`sum`](Self::sum)); integers average in float64.
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false))]
+    fn mean(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Self> {
+        self.reduce(py, Reduce::Mean, axis, dtype, out, keepdims)
+    }
+
+    /// The largest element over `axis` (NaN wins, as NumPy's); not of complex tensors.
+    #[pyo3(signature = (axis=None, out=None, keepdims=false))]
+    fn max(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Self> {
+        self.reduce(py, Reduce::Max, axis, None, out, keepdims)
+    }
+
+    /// The smallest element over `axis` (NaN wins, as NumPy's); not of complex tensors.
+    #[pyo3(signature = (axis=None, out=None, keepdims=false))]
+    fn min(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Self> {
+        self.reduce(py, Reduce::Min, axis, None, out, keepdims)
+    }
+
+    /// Whether any element is nonzero (NaN counts), as a Python bool.
+    fn any(&self, py: Python<'_>) -> PyResult<bool> {
+        nogil(py, || self.t.any())
+    }
+
+    /// Whether every element is nonzero (NaN counts; true when empty), as a Python bool.
+    fn all(&self, py: Python<'_>) -> PyResult<bool> {
+        nogil(py, || self.t.all())
     }
 
     fn __neg__(&self, py: Python<'_>) -> PyResult<Self> {
@@ -398,6 +646,41 @@ impl Tensor {
     fn __rfloordiv__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
         self.binary(other, Op::FloorDiv, true)
     }
+    fn __pos__(&self) -> Self {
+        wrap(self.t.share())
+    }
+
+    /// `t += x` and the other in-place operators write into `t`'s memory (NumPy arrays
+    /// sharing it see the change), with NumPy's `same_kind` rule: the result must not
+    /// need a kind `t` cannot hold (`int32 += 1.5`, `float64 += 1j` are refused).
+    fn __iadd__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.in_place(other, Op::Add, "+=")
+    }
+    fn __isub__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.in_place(other, Op::Sub, "-=")
+    }
+    fn __imul__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.in_place(other, Op::Mul, "*=")
+    }
+    fn __itruediv__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.in_place(other, Op::Div, "/=")
+    }
+    fn __ifloordiv__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.in_place(other, Op::FloorDiv, "//=")
+    }
+    fn __ipow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulus is not supported for tensors",
+            ));
+        }
+        self.in_place(other, Op::Math(BinaryMathOp::Pow), "**=")
+    }
+
     fn __matmul__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
         let b = as_tensor(other)?;
         nogil(other.py(), || promoted_matmul(&self.t, &b)).map(wrap)
@@ -514,7 +797,223 @@ fn floor_divide_floats(a: &Inner, b: &Inner) -> ctensor_aten::Result<Inner> {
     ctensor_aten::where_cond(&b.equal_scalar(0)?, &quotient, &q)
 }
 
+/// The reductions of [`Tensor::reduce`].
+#[derive(Clone, Copy, PartialEq)]
+enum Reduce {
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+/// The combinations of masks of [`Tensor::logical`].
+#[derive(Clone, Copy, PartialEq)]
+enum Logical {
+    And,
+    Or,
+    Xor,
+}
+
+/// The kind of a type for NumPy's `same_kind` casting: integer < floating < complex.
+fn kind(d: DataType) -> u8 {
+    if d.is_complex() {
+        2
+    } else if d.is_integer() {
+        0
+    } else {
+        1
+    }
+}
+
+/// `axis=` as NumPy takes it (None, an int or a sequence of ints; negative counts from
+/// the end) as sorted, distinct axes of a rank-`ndim` tensor.
+pub(crate) fn axes_arg(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Vec<usize>> {
+    let Some(axis) = axis.filter(|a| !a.is_none()) else {
+        return Ok((0..ndim).collect());
+    };
+    let raw: Vec<i64> = if axis.hasattr("__len__")? {
+        axis.extract()?
+    } else {
+        vec![axis.call_method0("__index__")?.extract()?]
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    for a in raw {
+        let k = if a < 0 { a + ndim as i64 } else { a };
+        if k < 0 || k >= ndim as i64 {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "axis {a} is out of bounds for a tensor of dimension {ndim}"
+            )));
+        }
+        if out.contains(&(k as usize)) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "duplicate value in 'axis': {a}"
+            )));
+        }
+        out.push(k as usize);
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
 impl Tensor {
+    /// Refuses a tensor that is not one element (for `bool()`, `float()`...) with
+    /// NumPy's `ValueError`.
+    fn single(&self, what: &str) -> PyResult<()> {
+        if self.t.numel() == 1 {
+            return Ok(());
+        }
+        Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{what} needs a tensor of one element, got shape {:?} (the truth or value of an \
+             empty or larger tensor is ambiguous: use .any() or .all())",
+            self.t.dims()
+        )))
+    }
+
+    /// Refuses a conversion to a Python number of a tensor that is not one element, with
+    /// NumPy's `TypeError`.
+    fn scalar_check(&self, what: &str) -> PyResult<()> {
+        if self.t.numel() == 1 {
+            return Ok(());
+        }
+        Err(PyTypeError::new_err(format!(
+            "only one-element tensors can be converted to Python numbers ({what}), got shape {:?}",
+            self.t.dims()
+        )))
+    }
+
+    /// A reduction with NumPy's keywords.
+    fn reduce(
+        &self,
+        py: Python<'_>,
+        r: Reduce,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Self> {
+        if out.is_some_and(|o| !o.is_none()) {
+            return Err(PyTypeError::new_err(
+                "out= is not supported by tensor reductions; assign the result: o[...] = t.sum(...)",
+            ));
+        }
+        let axes = axes_arg(axis, self.t.ndim())?;
+        let dtype = dtype.filter(|d| !d.is_none()).map(dtype_arg).transpose()?;
+        let d = self.t.dtype();
+        // NumPy's accumulation types: small integers sum in int64, integer means in
+        // float64.
+        let work = match (r, dtype) {
+            (_, Some(want)) => want,
+            (Reduce::Sum, None) if d == DataType::Int => DataType::Int64,
+            (Reduce::Mean, None) if d.is_integer() => DataType::Double,
+            _ => d,
+        };
+        let t = &self.t;
+        let reduced = nogil(py, || {
+            let x = if work == d { t.share() } else { t.cast(work)? };
+            match r {
+                Reduce::Sum => x.sum(&axes),
+                Reduce::Mean if axes.iter().any(|&a| t.dims()[a] == 0) || t.numel() == 0 => {
+                    // NumPy: the mean of nothing is NaN (with a warning).
+                    let s = x.sum(&axes)?;
+                    s.mul_scalar(f64::NAN)
+                }
+                Reduce::Mean => x.mean(&axes),
+                Reduce::Max => x.max(&axes),
+                Reduce::Min => x.min(&axes),
+            }
+        })?;
+        if !keepdims {
+            return Ok(wrap(reduced));
+        }
+        let shape: Vec<i64> = (0..t.ndim())
+            .map(|k| {
+                if axes.contains(&k) {
+                    1
+                } else {
+                    t.dims()[k] as i64
+                }
+            })
+            .collect();
+        reduced.reshape(&shape).map(wrap).map_err(err)
+    }
+
+    /// `&`, `|`, `^` of two masks (or a mask and a NumPy bool array): a mask.
+    fn logical(&self, other: &Bound<'_, PyAny>, l: Logical) -> PyResult<Self> {
+        let other_mask = match other.cast::<Tensor>() {
+            Ok(o) => o.get().mask,
+            Err(_) => {
+                other
+                    .getattr("dtype")
+                    .and_then(|d| d.getattr("kind"))
+                    .and_then(|k| k.extract::<String>())
+                    .is_ok_and(|k| k == "b")
+                    || other.is_instance_of::<PyBool>()
+            }
+        };
+        if !self.mask || !other_mask {
+            return Err(PyTypeError::new_err(
+                "&, | and ^ combine comparison masks (or NumPy bool arrays); bitwise operations \
+                 on integer tensors are not supported",
+            ));
+        }
+        let o = if other.is_instance_of::<PyBool>() {
+            Inner::scalar(i32::from(other.extract::<bool>()?)).map_err(err)?
+        } else if other.cast::<Tensor>().is_ok() {
+            as_tensor(other)?
+        } else {
+            // A NumPy bool array (no ctensor counterpart) as int32 0/1.
+            as_tensor(&other.call_method1("astype", ("int32",))?)?
+        };
+        let py = other.py();
+        nogil(py, || {
+            let a = self.t.not_equal_scalar(0)?;
+            let b = o.not_equal_scalar(0)?;
+            let b = if b.device() == a.device() {
+                b
+            } else {
+                b.to_device(a.device())?
+            };
+            match l {
+                Logical::And => a.mul(&b),
+                Logical::Or => a.add(&b)?.not_equal_scalar(0),
+                Logical::Xor => a.not_equal(&b),
+            }
+        })
+        .map(wrap_mask)
+    }
+
+    /// `self op= other`: the result written into `self`'s memory under `same_kind`.
+    fn in_place(&self, other: &Bound<'_, PyAny>, op: Op, symbol: &str) -> PyResult<()> {
+        let r = self.binary(other, op, false)?;
+        let (have, got) = (self.t.dtype(), r.t.dtype());
+        if kind(got) > kind(have) {
+            return Err(PyTypeError::new_err(format!(
+                "{symbol}: the result is {} and cannot be stored in this {} tensor (NumPy's \
+                 same_kind rule); compute t = t {} x instead",
+                numpy_name(got),
+                numpy_name(have),
+                symbol.trim_end_matches('=')
+            )));
+        }
+        if r.t.dims() != self.t.dims() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{symbol}: the result has shape {:?}, the tensor {:?}; broadcasting may not \
+                 change the shape of an in-place operand",
+                r.t.dims(),
+                self.t.dims()
+            )));
+        }
+        let mut dst = self.t.share();
+        nogil(other.py(), || {
+            let src = if got == have {
+                r.t.share()
+            } else {
+                r.t.cast(have)?
+            };
+            dst.assign(&src)
+        })
+    }
+
     /// `self op other` (or `other op self` when `reflected`), with Python numbers as
     /// weakly-typed scalars and anything else converted to a tensor; two tensors promote
     /// as NumPy 2 does ([`numpy_promoted`]).
@@ -608,7 +1107,13 @@ impl Tensor {
                 Op::Cmp(Cmp::Ne) => a.not_equal(b),
             }
         })
-        .map(wrap)
+        .map(|t| {
+            if matches!(op, Op::Cmp(_)) {
+                wrap_mask(t)
+            } else {
+                wrap(t)
+            }
+        })
     }
 }
 
@@ -634,18 +1139,85 @@ impl Op {
 
 /// A tensor of zeros.
 #[pyfunction]
-#[pyo3(signature = (shape, dtype="float64", device="cpu"))]
-pub(crate) fn zeros(shape: Vec<usize>, dtype: &str, device: &str) -> PyResult<Tensor> {
-    Inner::zeros(dtype_arg(dtype)?, device_arg(device)?, &shape)
+#[pyo3(signature = (shape, dtype=None, device="cpu"))]
+pub(crate) fn zeros(
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: &str,
+) -> PyResult<Tensor> {
+    let shape: Vec<usize> = if shape.hasattr("__len__")? {
+        shape.extract()?
+    } else {
+        vec![shape.call_method0("__index__")?.extract()?]
+    };
+    Inner::zeros(dtype_or_f64(dtype)?, device_arg(device)?, &shape)
         .map(wrap)
         .map_err(err)
 }
 
 /// The identity matrix.
 #[pyfunction]
-#[pyo3(signature = (n, dtype="float64", device="cpu"))]
-pub(crate) fn eye(n: usize, dtype: &str, device: &str) -> PyResult<Tensor> {
-    Inner::eye(dtype_arg(dtype)?, device_arg(device)?, n)
+#[pyo3(signature = (n, dtype=None, device="cpu"))]
+pub(crate) fn eye(n: usize, dtype: Option<&Bound<'_, PyAny>>, device: &str) -> PyResult<Tensor> {
+    Inner::eye(dtype_or_f64(dtype)?, device_arg(device)?, n)
         .map(wrap)
         .map_err(err)
+}
+
+/// A `dtype=` argument, float64 when None.
+fn dtype_or_f64(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DataType> {
+    match dtype.filter(|d| !d.is_none()) {
+        Some(d) => dtype_arg(d),
+        None => Ok(DataType::Double),
+    }
+}
+
+/// Restores a pickled tensor (`Tensor.__reduce__`): `.npy` bytes, the device, whether it
+/// is a mask.
+#[pyfunction]
+pub(crate) fn _rebuild(py: Python<'_>, data: &[u8], device: &str, mask: bool) -> PyResult<Tensor> {
+    let device = device_arg(device)?;
+    let mut r = data;
+    let t = nogil(py, || {
+        let t = Inner::read_npy(&mut r)?;
+        if device == DeviceType::Cpu {
+            Ok(t)
+        } else {
+            t.to_device(device)
+        }
+    })?;
+    Ok(Tensor { t, mask })
+}
+
+/// A NumPy array over a host tensor's memory through NumPy's array interface (version 3),
+/// held by an object that keeps the tensor alive. NumPy's `from_dlpack` would do, but
+/// NumPy 2.1 marks every array it imports that way read-only.
+fn host_array<'py>(slf: &Bound<'py, Tensor>) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let np = py.import("numpy")?;
+    let t = &slf.get().t;
+    if t.numel() == 0 {
+        // No memory to share (the address may be null): an empty array of the shape.
+        return np.call_method1(
+            "zeros",
+            (PyTuple::new(py, t.dims())?, numpy_name(t.dtype())),
+        );
+    }
+    let size = t.dtype().size_of();
+    let typestr: String = np
+        .call_method1("dtype", (numpy_name(t.dtype()),))?
+        .getattr("str")?
+        .extract()?;
+    let interface = PyDict::new(py);
+    interface.set_item("version", 3)?;
+    interface.set_item("shape", PyTuple::new(py, t.dims())?)?;
+    interface.set_item("typestr", typestr)?;
+    let strides: Vec<usize> = t.strides().iter().map(|s| s * size).collect();
+    interface.set_item("strides", PyTuple::new(py, strides)?)?;
+    interface.set_item("data", (t.data_ptr() as usize, t.buffer().is_read_only()))?;
+    let holder = py.import("types")?.getattr("SimpleNamespace")?.call0()?;
+    holder.setattr("__array_interface__", interface)?;
+    // The array's base is the holder, and the holder keeps the tensor (and its memory).
+    holder.setattr("tensor", slf)?;
+    np.call_method1("asarray", (holder,))
 }

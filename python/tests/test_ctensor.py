@@ -432,7 +432,7 @@ def test_errors_carry_ctensors_message():
     t = ctensor.Tensor(np.ones((2, 3)))
     with pytest.raises(ctensor.Error, match=r"shapes \[2, 3\] and \[4, 5\] do not broadcast"):
         t + np.ones((4, 5))
-    with pytest.raises(ctensor.Error, match="unknown data type 'float128'"):
+    with pytest.raises(ctensor.Error, match="float128 .*has no ctensor type"):
         t.astype("float128")
     with pytest.raises(ctensor.Error, match="unknown device"):
         t.to("tpu")
@@ -520,8 +520,6 @@ def test_indexing_gives_views_as_numpy():
         t[5]
     with pytest.raises(IndexError):
         t[0, 0, 0, 0]
-    with pytest.raises(IndexError, match="step"):
-        t[::2]
     assert np.asarray(t).ctypes.data == a.ctypes.data
     assert np.allclose(t, a) and np.asarray(t, dtype=np.float32).dtype == np.float32
 
