@@ -1,7 +1,7 @@
 # ctensor — the commands a user and CI need. Each target installs what is missing first.
 CARGO ?= cargo
 
-.PHONY: deps demo test bench lint fmt doc header c-tests link-flags check-cuda
+.PHONY: deps demo test bench lint fmt doc header c-tests link-flags check-cuda wheel
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -53,6 +53,14 @@ bench: deps
 	$(CARGO) run --release --example davidson -- --material all
 	@echo "== the demo's k-points/s (Si and GaAs; dense in double and mixed precision, Davidson + FFT) vs NumPy/SciPy's dense eigh on the same H"
 	bash bench/demo-vs-numpy.sh
+
+## make wheel: the Python package as a wheel in target/wheels (maturin, from the venv of
+## scripts/py-env.sh): symbols stripped, OpenBLAS and its Fortran runtime bundled and the
+## manylinux tag the binary's glibc symbols allow, so it installs without Rust or OpenBLAS.
+wheel: deps
+	py=$$(bash scripts/py-env.sh) && venv=$$(dirname "$$(dirname "$$py")") && \
+	VIRTUAL_ENV="$$venv" PATH="$$venv/bin:$$PATH" maturin build --release -m python/Cargo.toml -o target/wheels
+	@ls -l target/wheels
 
 ## make lint: formatting, clippy with warnings as errors, and docs without warnings.
 lint: deps

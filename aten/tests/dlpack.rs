@@ -481,3 +481,47 @@ fn struct_layouts_are_dlpacks() -> TestResult {
     assert_eq!(size_of::<DLManagedTensor>(), 64);
     Ok(())
 }
+
+#[test]
+fn a_legacy_import_can_be_made_read_only() -> TestResult {
+    let mut data = vec![1.0f64, 2.0, 3.0];
+    let mut shape = [3i64];
+    let mut legacy = Box::new(DLManagedTensor {
+        dl_tensor: DLTensor {
+            data: data.as_mut_ptr().cast(),
+            device: DLDevice {
+                device_type: K_DL_CPU,
+                device_id: 0,
+            },
+            ndim: 1,
+            dtype: DLDataType {
+                code: K_DL_FLOAT,
+                bits: 64,
+                lanes: 1,
+            },
+            shape: shape.as_mut_ptr(),
+            strides: std::ptr::null_mut(),
+            byte_offset: 0,
+        },
+        manager_ctx: std::ptr::null_mut(),
+        deleter: None,
+    });
+    // SAFETY: `data`, `shape` and `legacy` outlive the tensor (dropped below first).
+    let mut t = unsafe { Tensor::from_dlpack_legacy_read_only(&mut *legacy) }?;
+    assert_eq!(t.to_vec::<f64>()?, [1.0, 2.0, 3.0]);
+    let e = t.set_at(&[0], 5.0).unwrap_err();
+    assert!(matches!(e, Error::BorrowConflict { .. }), "{e}");
+    assert_eq!(t.to_vec::<f64>()?, [1.0, 2.0, 3.0], "nothing was written");
+    // Our own legacy export, imported read-only, is read-only too (not handed back as
+    // the writable original).
+    let own = Tensor::ones(DataType::Float, DeviceType::Cpu, &[2])?;
+    // SAFETY: a live export, passed on once.
+    let mut back = unsafe { Tensor::from_dlpack_legacy_read_only(own.to_dlpack_legacy()?) }?;
+    assert!(back.fill(0.0).is_err() && back.shares_memory_with(&own));
+    // SAFETY: a null pointer is refused, not read.
+    let e = unsafe { Tensor::from_dlpack_legacy_read_only(std::ptr::null_mut()) }.unwrap_err();
+    assert!(e.to_string().contains("null"), "{e}");
+    drop((t, back));
+    drop(legacy);
+    Ok(())
+}

@@ -88,14 +88,31 @@ pub(crate) fn import_dlpack(x: &Bound<'_, PyAny>) -> PyResult<Inner> {
             ffi::PyCapsule_SetName(raw, USED_LEGACY.as_ptr());
             m
         };
-        // SAFETY: as above.
-        unsafe { Inner::from_dlpack_legacy(m) }.map_err(err)
+        if immutable_producer(x)? {
+            // SAFETY: as above.
+            unsafe { Inner::from_dlpack_legacy_read_only(m) }.map_err(err)
+        } else {
+            // SAFETY: as above.
+            unsafe { Inner::from_dlpack_legacy(m) }.map_err(err)
+        }
     } else {
         Err(PyTypeError::new_err(
             "__dlpack__ returned a capsule that is neither 'dltensor_versioned' nor 'dltensor' \
              (already consumed?)",
         ))
     }
+}
+
+/// Whether `x` is an array that its library treats as immutable (JAX's) although its
+/// legacy DLPack capsule cannot say so: the tensor over it then refuses writes, which
+/// would change the array behind its library's back.
+fn immutable_producer(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let module: String = x
+        .get_type()
+        .getattr("__module__")?
+        .extract()
+        .unwrap_or_default();
+    Ok(module == "jax" || module.starts_with("jax.") || module.starts_with("jaxlib"))
 }
 
 /// The destructor of an exported capsule: an unconsumed capsule still owns its tensor.

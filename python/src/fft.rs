@@ -84,7 +84,7 @@ pub(crate) fn ifftn(
 
 /// The one-dimensional transform along `axis` (the last by default).
 #[pyfunction]
-#[pyo3(signature = (a, axis=-1, norm=None))]
+#[pyo3(signature = (a, axis=-1, norm=None), text_signature = "(a, axis=-1, norm=None)")]
 pub(crate) fn fft(
     py: Python<'_>,
     a: &Bound<'_, PyAny>,
@@ -96,7 +96,7 @@ pub(crate) fn fft(
 
 /// The inverse of [`fft`].
 #[pyfunction]
-#[pyo3(signature = (a, axis=-1, norm=None))]
+#[pyo3(signature = (a, axis=-1, norm=None), text_signature = "(a, axis=-1, norm=None)")]
 pub(crate) fn ifft(
     py: Python<'_>,
     a: &Bound<'_, PyAny>,

@@ -145,7 +145,23 @@ fn gpu_available() -> bool {
     ctensor_aten::gpu_available()
 }
 
-/// The module.
+/// ctensor: tensors whose element type (float32, float64, int32, int64, complex64,
+/// complex128, float16, bfloat16) and device ("cpu" or "gpu") are chosen at run time,
+/// for scientific codes.
+///
+/// Tensors share memory with NumPy, PyTorch, CuPy and JAX arrays through DLPack
+/// (`ctensor.from_numpy(a)`, `ctensor.from_dlpack(x)`, `numpy.asarray(t)`,
+/// `torch.from_dlpack(t)`) and follow NumPy's semantics: NumPy 2's type promotion,
+/// indexing (views for integers, slices, `...` and `None`), in-place operators,
+/// reductions with `axis`/`keepdims`, and NumPy's functions and ufuncs applied to tensors
+/// (`numpy.sqrt(t)`, `numpy.sum(t, axis=-1)`).
+///
+/// Linear algebra as NumPy and SciPy name it: `matmul`, `einsum`, `eigh` (SciPy's
+/// `subset_by_index`/`subset_by_value`, generalized problems, `driver=`), `cholesky`,
+/// `solve` (stacks too), `qr`, `svd`; FFTs (`fft`, `ifft`, `fftn`, `ifftn`); NumPy-named
+/// element-wise functions (`sin`, `arctan2`, `less`, ...); `.npy` files (`save_npy`,
+/// `load_npy`). Errors are `ctensor.Error` with a message that says what was expected
+/// and what was given. Every long operation releases the GIL.
 #[pymodule]
 #[pyo3(name = "ctensor")]
 fn ctensor_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -158,7 +174,6 @@ fn ctensor_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::zeros, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::eye, m)?)?;
-    m.add_function(wrap_pyfunction!(tensor::_rebuild, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::einsum, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::matmul, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::eigh, m)?)?;
@@ -175,5 +190,18 @@ fn ctensor_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(promotion::result_type, m)?)?;
     math::register(m)?;
+    // `__all__`: the wheel installs this extension inside a package whose `__init__`
+    // re-exports it with `from .ctensor import *`, which takes `__all__` (and would drop
+    // `__version__` without it).
+    let mut names: Vec<String> = m
+        .dict()
+        .keys()
+        .iter()
+        .map(|k| k.extract::<String>())
+        .collect::<PyResult<_>>()?;
+    names.retain(|n| !n.starts_with('_'));
+    names.sort();
+    names.push("__version__".into());
+    m.add("__all__", names)?;
     Ok(())
 }

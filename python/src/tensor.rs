@@ -94,7 +94,7 @@ impl Tensor {
     /// `data` (a NumPy array, a nested list, anything `numpy.asarray` takes, or a
     /// DLPack producer), cast to `dtype` when given.
     #[new]
-    #[pyo3(signature = (data, dtype=None, device="cpu"))]
+    #[pyo3(signature = (data, dtype=None, device="cpu"), text_signature = "(data, dtype=None, device='cpu')")]
     fn new(
         data: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
@@ -353,9 +353,28 @@ impl Tensor {
             me.t.write_npy(&mut v)?;
             Ok(v)
         })?;
-        let rebuild = py.import("ctensor")?.getattr("_rebuild")?;
+        // A static method of the class: found as `ctensor.Tensor._rebuild` whether the
+        // extension is installed as a bare module or inside the package of the wheel.
+        let rebuild = slf.get_type().getattr("_rebuild")?;
         let args = (PyBytes::new(py, &bytes), me.device(), me.mask);
         PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
+    }
+
+    /// Restores a pickled tensor (`__reduce__`): `.npy` bytes, the device, whether it is
+    /// a mask.
+    #[staticmethod]
+    fn _rebuild(py: Python<'_>, data: &[u8], device: &str, mask: bool) -> PyResult<Tensor> {
+        let device = device_arg(device)?;
+        let mut r = data;
+        let t = nogil(py, || {
+            let t = Inner::read_npy(&mut r)?;
+            if device == DeviceType::Cpu {
+                Ok(t)
+            } else {
+                t.to_device(device)
+            }
+        })?;
+        Ok(Tensor { t, mask })
     }
 
     /// `copy.copy(t)`: a new tensor with its own copy of the values, as NumPy's.
@@ -1170,23 +1189,6 @@ fn dtype_or_f64(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DataType> {
         Some(d) => dtype_arg(d),
         None => Ok(DataType::Double),
     }
-}
-
-/// Restores a pickled tensor (`Tensor.__reduce__`): `.npy` bytes, the device, whether it
-/// is a mask.
-#[pyfunction]
-pub(crate) fn _rebuild(py: Python<'_>, data: &[u8], device: &str, mask: bool) -> PyResult<Tensor> {
-    let device = device_arg(device)?;
-    let mut r = data;
-    let t = nogil(py, || {
-        let t = Inner::read_npy(&mut r)?;
-        if device == DeviceType::Cpu {
-            Ok(t)
-        } else {
-            t.to_device(device)
-        }
-    })?;
-    Ok(Tensor { t, mask })
 }
 
 /// A NumPy array over a host tensor's memory through NumPy's array interface (version 3),

@@ -256,23 +256,47 @@ impl Tensor {
     /// # Safety
     /// As [`from_dlpack`](Self::from_dlpack).
     pub unsafe fn from_dlpack_legacy(managed: *mut DLManagedTensor) -> Result<Tensor> {
-        let op = "from_dlpack_legacy";
-        if managed.is_null() {
-            return Err(Error::InvalidArgument {
-                op,
-                expected: "a DLManagedTensor".into(),
-                given: "a null pointer".into(),
-            });
-        }
-        // SAFETY: non-null and valid per the contract.
-        let (ctx, deleter) = unsafe { ((*managed).manager_ctx, (*managed).deleter) };
-        if ctx == managed.cast() && is_ours(deleter, delete_legacy) {
-            // SAFETY: made by `to_dlpack_legacy`, owned by us now (see `from_dlpack`).
-            let export = unsafe { Box::from_raw(managed.cast::<Export<DLManagedTensor>>()) };
-            return Ok(export.tensor);
-        }
-        let producer = Producer::Legacy(managed);
-        // SAFETY: valid per the contract; `dl` lives inside `producer`'s struct.
-        unsafe { import(&(*managed).dl_tensor, false, producer, op) }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { legacy(managed, false, "from_dlpack_legacy") }
     }
+
+    /// [`from_dlpack_legacy`](Self::from_dlpack_legacy) for a producer whose memory must
+    /// not be written although the legacy struct has no flag to say so (immutable arrays,
+    /// such as JAX's): the tensor refuses writes as one imported with
+    /// `DLPACK_FLAG_BITMASK_READ_ONLY` does.
+    ///
+    /// # Safety
+    /// As [`from_dlpack`](Self::from_dlpack).
+    pub unsafe fn from_dlpack_legacy_read_only(managed: *mut DLManagedTensor) -> Result<Tensor> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { legacy(managed, true, "from_dlpack_legacy_read_only") }
+    }
+}
+
+/// The legacy import, writable or not.
+///
+/// # Safety
+/// As [`Tensor::from_dlpack`].
+unsafe fn legacy(
+    managed: *mut DLManagedTensor,
+    read_only: bool,
+    op: &'static str,
+) -> Result<Tensor> {
+    if managed.is_null() {
+        return Err(Error::InvalidArgument {
+            op,
+            expected: "a DLManagedTensor".into(),
+            given: "a null pointer".into(),
+        });
+    }
+    // SAFETY: non-null and valid per the contract.
+    let (ctx, deleter) = unsafe { ((*managed).manager_ctx, (*managed).deleter) };
+    if !read_only && ctx == managed.cast() && is_ours(deleter, delete_legacy) {
+        // SAFETY: made by `to_dlpack_legacy`, owned by us now (see `from_dlpack`).
+        let export = unsafe { Box::from_raw(managed.cast::<Export<DLManagedTensor>>()) };
+        return Ok(export.tensor);
+    }
+    let producer = Producer::Legacy(managed);
+    // SAFETY: valid per the contract; `dl` lives inside `producer`'s struct.
+    unsafe { import(&(*managed).dl_tensor, read_only, producer, op) }
 }

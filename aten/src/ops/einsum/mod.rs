@@ -125,8 +125,14 @@ fn reduce_to_two(
         conj_y: opts.conj_y && i == 1,
         ..Default::default()
     };
-    for i in 1..n - 1 {
-        let next = &parsed.inputs[i];
+    for (i, (next, operand)) in parsed
+        .inputs
+        .iter()
+        .zip(operands)
+        .enumerate()
+        .take(n - 1)
+        .skip(1)
+    {
         // Labels still needed: by a later operand or by the output.
         let needed = |c: u8| {
             parsed.inputs[i + 1..]
@@ -150,7 +156,7 @@ fn reduce_to_two(
             term_text(next),
             term_text(&out)
         );
-        let pair = [&acc, operands[i]];
+        let pair = [&acc, *operand];
         acc = Plan::new(&step, &pair)?.run(&pair, &step_opts(i), None)?;
         acc_term = out;
     }
