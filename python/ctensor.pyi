@@ -2,12 +2,15 @@
 checks that they name exactly what the module has, with its parameter names."""
 
 import builtins
+import types
 from os import PathLike
 from typing import Any, Literal, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 __version__: str
+array_api: types.ModuleType
+"""The Python array API namespace (standard 2023.12); `Tensor.__array_namespace__()`."""
 
 DTypeLike = Union[str, type, np.dtype[Any], Any]
 """A name ("float64", "f8", "c16", ctensor's "f64"), a NumPy type or a numpy.dtype."""
@@ -49,6 +52,12 @@ class Tensor:
     def nbytes(self) -> int: ...
     @property
     def T(self) -> "Tensor": ...
+    @property
+    def mT(self) -> "Tensor": ...
+    def to_device(self, device: Device, /, *, stream: Any = None) -> "Tensor": ...
+    def __array_namespace__(self, *, api_version: Optional[str] = None) -> types.ModuleType: ...
+    def __mod__(self, other: Union[ArrayLike, Scalar]) -> "Tensor": ...
+    def __rmod__(self, other: Union[ArrayLike, Scalar]) -> "Tensor": ...
     @property
     def real(self) -> "Tensor": ...
     @property

@@ -17,7 +17,7 @@ mod tensor;
 
 use ctensor_aten::{DataType, DeviceType};
 use pyo3::create_exception;
-use pyo3::exceptions::PyOverflowError;
+use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
@@ -67,6 +67,32 @@ fn overflow_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         .get_type::<PyType>()
         .call1(("OverflowError", bases, attrs))?;
     Ok(t.cast_into::<PyType>()?.unbind())
+}
+
+/// `ctensor.array_api`, the array API namespace (src/array_api.py), made when the module
+/// loads.
+static ARRAY_API: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// Runs the namespace's Python source as the module `ctensor.array_api`, with the
+/// extension module `ext` as its `_ct`.
+fn make_array_api(ext: &Bound<'_, PyModule>) -> PyResult<Py<PyModule>> {
+    let py = ext.py();
+    let module = PyModule::new(py, "ctensor.array_api")?;
+    module.add("_ct", ext)?;
+    let code = std::ffi::CString::new(include_str!("array_api.py"))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.run(&code, Some(&module.dict()), None)?;
+    Ok(module.unbind())
+}
+
+/// The array API namespace (`Tensor.__array_namespace__`).
+pub(crate) fn array_api(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    match ARRAY_API.get(py) {
+        Some(m) => Ok(m.bind(py).clone()),
+        None => Err(Error::new_err(
+            "ctensor.array_api was not made when the module loaded",
+        )),
+    }
 }
 
 /// Runs `f` without the GIL (for operations that may take long) and converts its error.
@@ -190,6 +216,12 @@ fn ctensor_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(promotion::result_type, m)?)?;
     math::register(m)?;
+    let api = ARRAY_API.get_or_try_init(m.py(), || make_array_api(m))?;
+    m.add("array_api", api.clone_ref(m.py()))?;
+    m.py()
+        .import("sys")?
+        .getattr("modules")?
+        .set_item("ctensor.array_api", api.clone_ref(m.py()))?;
     // `__all__`: the wheel installs this extension inside a package whose `__init__`
     // re-exports it with `from .ctensor import *`, which takes `__all__` (and would drop
     // `__version__` without it).

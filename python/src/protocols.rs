@@ -127,7 +127,17 @@ pub(crate) fn array_ufunc(
             let t = match (own, args.as_slice()) {
                 (Own::Unary(op), [x]) => {
                     let t = as_tensor(x)?;
-                    nogil(py, || t.math(op)).map(wrap)?
+                    match py.detach(|| t.math(op)) {
+                        Ok(r) => wrap(r),
+                        // A type ctensor has no kernel of (rint of complex numbers):
+                        // NumPy's, below, on host tensors.
+                        Err(ctensor_aten::Error::UnsupportedDType { .. })
+                            if t.device() == ctensor_aten::DeviceType::Cpu =>
+                        {
+                            return numpy_ufunc(ufunc, method, inputs, kwargs, &name);
+                        }
+                        Err(e) => return Err(crate::err(e)),
+                    }
                 }
                 (Own::Abs, [x]) => {
                     let t = as_tensor(x)?;
@@ -153,7 +163,18 @@ pub(crate) fn array_ufunc(
             return Ok(Bound::new(py, t)?.into_any().unbind());
         }
     }
-    // NumPy's own, on host views.
+    numpy_ufunc(ufunc, method, inputs, kwargs, &name)
+}
+
+/// `ufunc.method(*inputs, **kwargs)` run by NumPy on host views of the tensors.
+fn numpy_ufunc(
+    ufunc: &Bound<'_, PyAny>,
+    method: &str,
+    inputs: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+    name: &str,
+) -> PyResult<Py<PyAny>> {
+    let py = ufunc.py();
     let what = format!("numpy.{name}.{method}");
     let original_out = match kwargs {
         Some(kw) => kw.get_item("out")?,

@@ -5,7 +5,7 @@ use ctensor_aten::{c64, BinaryMathOp, DataType, DeviceType, Number, Tensor as In
 use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
-use pyo3::types::{PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyModule, PyTuple};
 
 use crate::dlpack::{capsule, import_dlpack, LEGACY, VERSIONED};
 use crate::linalg::promoted_matmul;
@@ -147,6 +147,25 @@ impl Tensor {
         crate::protocols::array_function(func, args, kwargs)
     }
 
+    /// The Python array API namespace (`ctensor.array_api`, standard 2023.12), as
+    /// libraries written against the standard find it.
+    #[pyo3(signature = (*, api_version=None))]
+    fn __array_namespace__<'py>(
+        &self,
+        py: Python<'py>,
+        api_version: Option<&str>,
+    ) -> PyResult<Bound<'py, PyModule>> {
+        if let Some(v) = api_version {
+            if !matches!(v, "2021.12" | "2022.12" | "2023.12") {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "array API version {v:?} is not supported: ctensor.array_api implements \
+                     2023.12 (2021.12 and 2022.12 are subsets)"
+                )));
+            }
+        }
+        crate::array_api(py)
+    }
+
     /// The element type as a `numpy.dtype` (`t.dtype == numpy.float32`,
     /// `t.dtype == "float32"`); bfloat16 is `ml_dtypes`' (its name when that is not
     /// installed).
@@ -218,6 +237,43 @@ impl Tensor {
     #[getter(T)]
     fn transpose(&self) -> PyResult<Self> {
         self.t.t().map(wrap).map_err(err)
+    }
+
+    /// The transpose of the last two axes (a view; the array API's `mT`).
+    #[getter(mT)]
+    fn matrix_transpose(&self) -> PyResult<Self> {
+        let n = self.t.ndim();
+        if n < 2 {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "mT needs at least two dimensions, the tensor has {n}"
+            )));
+        }
+        self.t.transpose(n - 2, n - 1).map(wrap).map_err(err)
+    }
+
+    /// The same values on `device` (the array API's name for [`to`](Self::to); `stream`
+    /// is accepted and unused: ctensor orders its own copies).
+    #[pyo3(signature = (device, /, *, stream=None))]
+    fn to_device(
+        &self,
+        py: Python<'_>,
+        device: &str,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let _ = stream;
+        self.to(py, device)
+    }
+
+    /// `a % b`: NumPy's remainder (the sign of the divisor), computed by NumPy on host
+    /// tensors.
+    fn __mod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let np = slf.py().import("numpy")?;
+        Ok(np.call_method1("remainder", (slf, other))?.unbind())
+    }
+
+    fn __rmod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let np = slf.py().import("numpy")?;
+        Ok(np.call_method1("remainder", (other, slf))?.unbind())
     }
 
     fn __len__(&self) -> PyResult<usize> {
