@@ -687,37 +687,41 @@ class _Linalg:
 linalg = _Linalg()
 
 
+def _one_d(ours, theirs):
+    """A 1-D transform: ctensor's without `n`, NumPy's with it."""
+
+    def f(x, /, *, n=None, axis=-1, norm="backward"):
+        if n is None:
+            return ours(_t(x), axis=axis, norm=norm)
+        return _out(theirs(_t(x), n=n, axis=axis, norm=norm))
+
+    f.__name__ = theirs.__name__
+    return staticmethod(f)
+
+
+def _n_d(ours, theirs):
+    """An n-D transform: ctensor's without `s`, NumPy's with it (over the last len(s)
+    axes when `axes` is not given, as the standard says)."""
+
+    def f(x, /, *, s=None, axes=None, norm="backward"):
+        if s is None:
+            return ours(_t(x), axes=axes, norm=norm)
+        if axes is None:
+            axes = tuple(range(-len(s), 0))
+        return _out(theirs(_t(x), s=s, axes=axes, norm=norm))
+
+    f.__name__ = theirs.__name__
+    return staticmethod(f)
+
+
 class _Fft:
     """The `fft` extension: ctensor's complex transforms (fft, ifft, fftn, ifftn without
     `n`/`s`); the rest NumPy's on host views."""
 
-    @staticmethod
-    def fft(x, /, *, n=None, axis=-1, norm="backward"):
-        if n is None:
-            return _ct.fft(_t(x), axis=axis, norm=norm)  # noqa: F821
-        return _out(_np.fft.fft(_t(x), n=n, axis=axis, norm=norm))
-
-    @staticmethod
-    def ifft(x, /, *, n=None, axis=-1, norm="backward"):
-        if n is None:
-            return _ct.ifft(_t(x), axis=axis, norm=norm)  # noqa: F821
-        return _out(_np.fft.ifft(_t(x), n=n, axis=axis, norm=norm))
-
-    @staticmethod
-    def fftn(x, /, *, s=None, axes=None, norm="backward"):
-        if s is None:
-            return _ct.fftn(_t(x), axes=axes, norm=norm)  # noqa: F821
-        if axes is None:
-            axes = tuple(range(-len(s), 0))  # the standard's: the last len(s) axes
-        return _out(_np.fft.fftn(_t(x), s=s, axes=axes, norm=norm))
-
-    @staticmethod
-    def ifftn(x, /, *, s=None, axes=None, norm="backward"):
-        if s is None:
-            return _ct.ifftn(_t(x), axes=axes, norm=norm)  # noqa: F821
-        if axes is None:
-            axes = tuple(range(-len(s), 0))  # the standard's: the last len(s) axes
-        return _out(_np.fft.ifftn(_t(x), s=s, axes=axes, norm=norm))
+    fft = _one_d(_ct.fft, _np.fft.fft)  # noqa: F821
+    ifft = _one_d(_ct.ifft, _np.fft.ifft)  # noqa: F821
+    fftn = _n_d(_ct.fftn, _np.fft.fftn)  # noqa: F821
+    ifftn = _n_d(_ct.ifftn, _np.fft.ifftn)  # noqa: F821
 
 
 for _name in ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift"]:
