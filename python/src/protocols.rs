@@ -269,7 +269,7 @@ pub(crate) fn array_function(
 
 /// `x` with every tensor in it (also inside tuples, lists and dicts) as a NumPy view of
 /// its memory; a mask as a bool array unless `keep_masks` (an `out=` operand).
-fn to_numpy<'py>(
+pub(crate) fn to_numpy<'py>(
     x: &Bound<'py, PyAny>,
     what: &str,
     keep_masks: bool,

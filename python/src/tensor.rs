@@ -491,17 +491,14 @@ impl Tensor {
     }
 
     /// `t[key] = value`: writes `value` (a number, a tensor or an array, broadcast as
-    /// NumPy does) into the view `t[key]`. Complex into real and floating into integer
-    /// are refused, as for every in-place operation. Keys that select a copy (a negative
-    /// step, an index array, a mask) are refused: the write would be lost.
+    /// NumPy does) into `t[key]`. Complex into real and floating into integer are
+    /// refused, as for every in-place operation. Keys that select a copy in reading (a
+    /// negative step, an index array, a mask: `t[t < 0] = 0`) write through NumPy's own
+    /// assignment on a view of a host tensor; on the GPU they are refused.
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let indexed = crate::index::index(&self.t, key)?;
         if !indexed.view {
-            return Err(PyIndexError::new_err(
-                "assignment through a slice with a negative step, an index array or a mask \
-                 is not supported (those select a copy); assign through integers and slices \
-                 with a positive step",
-            ));
+            return self.assign_through_numpy(key, value);
         }
         let mut view = indexed.t;
         let n = number(value)?;
@@ -942,6 +939,63 @@ impl Tensor {
              empty or larger tensor is ambiguous: use .any() or .all())",
             self.t.dims()
         )))
+    }
+
+    /// `t[key] = value` for a key that selects a copy: NumPy's assignment on a view of
+    /// the host tensor's memory, after ctensor's own refusal of a value of a higher kind.
+    fn assign_through_numpy(
+        &self,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = key.py();
+        if self.t.device() != DeviceType::Cpu || self.t.dtype() == DataType::BFloat16 {
+            return Err(PyIndexError::new_err(format!(
+                "assignment through a slice with a negative step, an index array or a mask \
+                 is done by NumPy on host tensors of NumPy's types; this tensor is {} on the \
+                 {}: assign through integers and slices with a positive step",
+                numpy_name(self.t.dtype()),
+                self.device()
+            )));
+        }
+        let what = "tensor item assignment";
+        let value_kind = match number(value)? {
+            Some(n) => {
+                n.check_fits("__setitem__", self.t.dtype()).map_err(err)?;
+                match n {
+                    Number::Int(_) => 0,
+                    Number::Float(_) => 1,
+                    Number::Complex(_) => 2,
+                }
+            }
+            None => {
+                let np = py.import("numpy")?;
+                let v = crate::protocols::to_numpy(value, what, false)?;
+                let k: String = np
+                    .call_method1("asarray", (v,))?
+                    .getattr("dtype")?
+                    .getattr("kind")?
+                    .extract()?;
+                match k.as_str() {
+                    "c" => 2,
+                    "f" => 1,
+                    _ => 0,
+                }
+            }
+        };
+        if value_kind > kind(self.t.dtype()) {
+            return Err(Error::new_err(format!(
+                "__setitem__: a {} value cannot be stored in a {} tensor (complex into real \
+                 and floating into integer are refused); cast the value first",
+                ["integer", "floating", "complex"][value_kind as usize],
+                numpy_name(self.t.dtype())
+            )));
+        }
+        let me = Bound::new(py, wrap(self.t.share()))?;
+        let target = host_array(&me)?;
+        let key = crate::protocols::to_numpy(key, what, false)?;
+        let value = crate::protocols::to_numpy(value, what, false)?;
+        target.set_item(key, value)
     }
 
     /// Refuses a conversion to a Python number of a tensor that is not one element, with

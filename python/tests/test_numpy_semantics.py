@@ -385,11 +385,50 @@ def test_indexing_errors_and_assignment():
     t[None, 1] = 9.0
     want[None, 1] = 9.0
     assert np.array_equal(a, want)
-    with pytest.raises(IndexError, match="copy"):
-        t[[0, 1]] = 0.0
-    with pytest.raises(IndexError, match="copy"):
-        t[::-1] = 0.0
     assert np.array_equal(a, want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64", "int32"])
+def test_assignment_through_masks_index_arrays_and_reversed_slices_as_numpy(dtype):
+    a = rand((5, 6), dtype)
+    want = a.copy()
+    t = ctensor.from_numpy(a)
+    # The idiom: clip through a comparison's mask.
+    m = (t.real < 0) if np.dtype(dtype).kind == "c" else (t < 0)
+    t[m] = 0
+    want[(want.real < 0) if np.dtype(dtype).kind == "c" else (want < 0)] = 0
+    for key, value in [
+        ([0, 3], 7),
+        ((slice(None), [1, 4]), np.arange(5).reshape(5, 1)),
+        (np.array([4, -1, 0]), np.ones(6, dtype)),
+        (slice(None, None, -2), rand((3, 6), dtype)),
+        ((Ellipsis, slice(4, 0, -1)), 2),
+        (np.arange(5) % 2 == 1, 5),
+        ((a.real > 1) if np.dtype(dtype).kind == "c" else (a > 1), 9),
+    ]:
+        t[key] = value
+        want[key] = value
+        assert np.array_equal(a, want), key
+    # The value may be a tensor, a view of the same memory included.
+    t[[1, 2]] = ctensor.Tensor(want[[2, 1]])
+    want[[1, 2]] = want[[2, 1]].copy()
+    t[::-1] = t
+    want[::-1] = want.copy()
+    assert np.array_equal(a, want)
+    # ctensor's refusals hold: nothing of a higher kind, nothing out of range.
+    if np.dtype(dtype).kind != "c":
+        with pytest.raises(ctensor.Error, match="cannot be stored"):
+            t[[0]] = 1.5j
+        with pytest.raises(ctensor.Error, match="cannot be stored"):
+            t[::-1] = np.ones(6, np.complex128)
+    if np.dtype(dtype).kind == "i":
+        with pytest.raises(ctensor.Error, match="cannot be stored"):
+            t[t > 0] = 0.5
+        with pytest.raises(OverflowError):
+            t[[0]] = 2**40
+    assert np.array_equal(a, want)
+    with pytest.raises(IndexError, match="out of range"):
+        t[[9]] = 0
 
 
 # --- matmul, einsum, solve ------------------------------------------------------------
