@@ -1,7 +1,7 @@
 # ctensor — the commands a user and CI need. Each target installs what is missing first.
 CARGO ?= cargo
 
-.PHONY: deps demo test bench lint fmt doc header c-tests link-flags check-cuda wheel
+.PHONY: deps demo test bench lint fmt doc header c-tests link-flags check-cuda wheel array-api-tests
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -61,6 +61,13 @@ wheel: deps
 	py=$$(bash scripts/py-env.sh) && venv=$$(dirname "$$(dirname "$$py")") && \
 	VIRTUAL_ENV="$$venv" PATH="$$venv/bin:$$PATH" maturin build --release -m python/Cargo.toml -o target/wheels
 	@ls -l target/wheels
+
+## make array-api-tests ARRAY_API_TESTS=PATH: the public array API conformance suite
+## (a checkout of github.com/data-apis/array-api-tests, cloned with --recursive; it is not
+## on PyPI, so make test cannot fetch it) against ctensor.array_api; prints the pass count
+## per file (scripts/array-api-tests.sh; minutes).
+array-api-tests: deps
+	bash scripts/array-api-tests.sh "$(ARRAY_API_TESTS)"
 
 ## make lint: formatting, clippy with warnings as errors, and docs without warnings.
 lint: deps

@@ -241,12 +241,23 @@ def can_cast(from_, to, /):
     return bool(_np.can_cast(f, _np.dtype(to), casting="safe"))
 
 
+FinfoObject = _namedtuple("finfo_object", ["bits", "eps", "max", "min", "smallest_normal", "dtype"])
+IinfoObject = _namedtuple("iinfo_object", ["bits", "max", "min", "dtype"])
+
+
 def finfo(type, /):
-    return _np.finfo(type.dtype if isinstance(type, _Tensor) else type)
+    """Machine limits of a floating type, as Python numbers."""
+    f = _np.finfo(type.dtype if isinstance(type, _Tensor) else type)
+    real = _np.dtype(f.dtype)
+    return FinfoObject(
+        int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), real
+    )
 
 
 def iinfo(type, /):
-    return _np.iinfo(type.dtype if isinstance(type, _Tensor) else type)
+    """Machine limits of an integer type, as Python numbers."""
+    i = _np.iinfo(type.dtype if isinstance(type, _Tensor) else type)
+    return IinfoObject(int(i.bits), int(i.max), int(i.min), _np.dtype(i.dtype))
 
 
 def isdtype(dtype, kind):
@@ -457,7 +468,7 @@ def matrix_transpose(x, /):
     return _out(_np.swapaxes(_t(x), -1, -2))
 
 
-def expand_dims(x, /, *, axis=0):
+def expand_dims(x, /, axis=0):
     return _out(_np.expand_dims(_t(x), axis))
 
 
@@ -585,8 +596,46 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
+    """The dot product of vectors along `axis` (the first conjugated), the other axes
+    broadcast; the result keeps the operands' promoted type."""
     a, b = _t(x1), _t(x2)
-    return (a.conj() * b).sum(axis=axis)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("vecdot needs operands of at least one dimension")
+    n1, n2 = a.shape[axis], b.shape[axis]
+    if n1 != n2:
+        raise ValueError(f"vecdot: axis {axis} has {n1} entries in x1 and {n2} in x2")
+    return (a.conj() * b).sum(axis=axis, dtype=result_type(a, b))
+
+
+def _per_matrix(f, x):
+    """`f` of every matrix of a stack `[..., m, n]` (ctensor's factorizations take one
+    matrix), results stacked along the same leading axes; tuples element by element."""
+    t = _t(x)
+    if t.ndim <= 2:
+        return f(t)
+    batch = t.shape[:-2]
+    flat = t.reshape((-1,) + t.shape[-2:])
+    count = flat.shape[0]
+    if count == 0:
+        # Shapes and types from one stand-in matrix (the identity: every factorization
+        # takes it).
+        stand_in = _to(eye(t.shape[-2], t.shape[-1], dtype=t.dtype), t.device)
+        one = f(stand_in)
+        make = lambda r: zeros(batch + r.shape, dtype=r.dtype, device=r.device)  # noqa: E731
+        return type(one)(*map(make, one)) if isinstance(one, tuple) else make(one)
+    results = [f(flat[i]) for i in range(count)]
+
+    def join(parts):
+        # Written into place (on either device), not through NumPy's stack.
+        out = zeros((count,) + parts[0].shape, dtype=parts[0].dtype, device=parts[0].device)
+        for i, p in enumerate(parts):
+            out[i] = p
+        return out.reshape(batch + parts[0].shape)
+
+    first = results[0]
+    if isinstance(first, tuple):
+        return type(first)(*[join([r[k] for r in results]) for k in range(len(first))])
+    return join(results)
 
 
 class _Linalg:
@@ -600,7 +649,7 @@ class _Linalg:
 
     @staticmethod
     def cholesky(x, /, *, upper=False):
-        return _ct.cholesky(_t(x), lower=not upper)  # noqa: F821
+        return _per_matrix(lambda m: _ct.cholesky(m, lower=not upper), x)  # noqa: F821
 
     @staticmethod
     def eigh(x, /):
@@ -612,7 +661,7 @@ class _Linalg:
 
     @staticmethod
     def qr(x, /, *, mode="reduced"):
-        return _Linalg.QRResult(*_ct.qr(_t(x), mode=mode))  # noqa: F821
+        return _per_matrix(lambda m: _Linalg.QRResult(*_ct.qr(m, mode=mode)), x)  # noqa: F821
 
     @staticmethod
     def solve(x1, x2, /):
@@ -620,11 +669,13 @@ class _Linalg:
 
     @staticmethod
     def svd(x, /, *, full_matrices=True):
-        return _Linalg.SVDResult(*_ct.svd(_t(x), full_matrices=full_matrices))  # noqa: F821
+        return _per_matrix(
+            lambda m: _Linalg.SVDResult(*_ct.svd(m, full_matrices=full_matrices)), x  # noqa: F821
+        )
 
     @staticmethod
     def svdvals(x, /):
-        return _ct.svd(_t(x), compute_uv=False)  # noqa: F821
+        return _per_matrix(lambda m: _ct.svd(m, compute_uv=False), x)  # noqa: F821
 
     @staticmethod
     def det(x, /):
@@ -724,25 +775,48 @@ class _Fft:
     ifftn = _n_d(_ct.ifftn, _np.fft.ifftn)  # noqa: F821
 
 
-for _name in ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift"]:
+def _numpy_one_d(theirs):
+    def f(x, /, *, n=None, axis=-1, norm="backward"):
+        return _out(theirs(_t(x), n=n, axis=axis, norm=norm))
 
-    def _numpy_fft(x, /, *args, _f=getattr(_np.fft, _name), **kwargs):
-        return _out(_f(_t(x), *args, **kwargs))
-
-    _numpy_fft.__name__ = _name
-    setattr(_Fft, _name, staticmethod(_numpy_fft))
-
-
-def _fftfreq(n, /, *, d=1.0, device=None):
-    return asarray(_np.fft.fftfreq(n, d=d), device=device)
+    f.__name__ = theirs.__name__
+    return staticmethod(f)
 
 
-def _rfftfreq(n, /, *, d=1.0, device=None):
-    return asarray(_np.fft.rfftfreq(n, d=d), device=device)
+def _numpy_n_d(theirs):
+    def f(x, /, *, s=None, axes=None, norm="backward"):
+        if s is not None and axes is None:
+            axes = tuple(range(-len(s), 0))
+        return _out(theirs(_t(x), s=s, axes=axes, norm=norm))
+
+    f.__name__ = theirs.__name__
+    return staticmethod(f)
 
 
-_Fft.fftfreq = staticmethod(_fftfreq)
-_Fft.rfftfreq = staticmethod(_rfftfreq)
+def _numpy_shift(theirs):
+    def f(x, /, *, axes=None):
+        return _out(theirs(_t(x), axes=axes))
+
+    f.__name__ = theirs.__name__
+    return staticmethod(f)
+
+
+def _numpy_freq(theirs):
+    def f(n, /, *, d=1.0, dtype=None, device=None):
+        return asarray(theirs(n, d=d), dtype=dtype or float64, device=device)
+
+    f.__name__ = theirs.__name__
+    return staticmethod(f)
+
+
+for _f in [_np.fft.rfft, _np.fft.irfft, _np.fft.hfft, _np.fft.ihfft]:
+    setattr(_Fft, _f.__name__, _numpy_one_d(_f))
+for _f in [_np.fft.rfftn, _np.fft.irfftn]:
+    setattr(_Fft, _f.__name__, _numpy_n_d(_f))
+for _f in [_np.fft.fftshift, _np.fft.ifftshift]:
+    setattr(_Fft, _f.__name__, _numpy_shift(_f))
+for _f in [_np.fft.fftfreq, _np.fft.rfftfreq]:
+    setattr(_Fft, _f.__name__, _numpy_freq(_f))
 fft = _Fft()
 
-del _name, _np_name
+del _name, _np_name, _f

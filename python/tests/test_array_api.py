@@ -332,6 +332,31 @@ def test_linalg_and_fft_extensions_match_numpy():
         same(got, want, tol)
 
 
+def test_linalg_on_stacks_and_the_standards_details():
+    m = sample("float64", (2, 3, 4, 4))
+    h = m @ np.swapaxes(m, -1, -2) + 4 * np.eye(4)
+    th = xp.asarray(h)
+    same(xp.linalg.cholesky(th), np.linalg.cholesky(h), 1e-12)
+    same(xp.linalg.svdvals(xp.asarray(m)), np.linalg.svd(m, compute_uv=False), 1e-12)
+    q, r = xp.linalg.qr(xp.asarray(m))
+    same(q @ r, m, 1e-12)
+    u, s, vh = xp.linalg.svd(xp.asarray(m))
+    same((u * s[..., None, :]) @ vh, m, 1e-12)
+    empty = xp.linalg.cholesky(xp.zeros((0, 3, 3)))
+    assert empty.shape == (0, 3, 3)
+    # vecdot keeps the type (int32 stays int32) and refuses mismatched lengths.
+    i = xp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+    same(xp.vecdot(i, i), np.array([5, 50], np.int32), 0)
+    with pytest.raises(ValueError, match="vecdot"):
+        xp.vecdot(i, xp.ones((2, 4), dtype=xp.int32))
+    # finfo/iinfo give Python numbers; the frequencies take a dtype.
+    f = xp.finfo(xp.float32)
+    assert type(f.eps) is float and f.eps == float(np.finfo(np.float32).eps) and f.bits == 32
+    assert type(xp.iinfo(xp.int64).max) is int
+    same(xp.fft.fftfreq(5, d=0.1, dtype=xp.float32), np.fft.fftfreq(5, d=0.1).astype(np.float32), 1e-7)
+    same(xp.fft.fftshift(xp.asarray(np.arange(6.0)), axes=0), np.fft.fftshift(np.arange(6.0)), 0)
+
+
 def standard_only_log_softmax(x, axis=-1):
     """Code written against the standard alone, as a library would."""
     xp_ = x.__array_namespace__()
