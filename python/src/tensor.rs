@@ -886,6 +886,37 @@ enum Logical {
     Xor,
 }
 
+/// The type a mask (NumPy's bool) takes in arithmetic with `other`, as NumPy 2 promotes
+/// bool: a Python int gives int64, a float float64, a complex complex128, a tensor or
+/// array its own type; `None` for another mask, a Python bool or a bool array (the mask
+/// ⊕ mask rules apply).
+fn bool_partner_type(other: &Bound<'_, PyAny>) -> PyResult<Option<DataType>> {
+    if other.is_instance_of::<PyBool>() {
+        return Ok(None);
+    }
+    if let Some(n) = number(other)? {
+        return Ok(Some(match n {
+            Number::Int(_) => DataType::Int64,
+            Number::Float(_) => DataType::Double,
+            Number::Complex(_) => DataType::ComplexDouble,
+        }));
+    }
+    if let Ok(t) = other.cast::<Tensor>() {
+        let t = t.get();
+        return Ok((!t.mask).then(|| t.t.dtype()));
+    }
+    // An array or a NumPy scalar: its type, unless it is a bool array.
+    let dtype = match other.getattr("dtype") {
+        Ok(d) => d,
+        Err(_) => return Ok(None),
+    };
+    let kind: String = dtype.getattr("kind")?.extract()?;
+    if kind == "b" {
+        return Ok(None);
+    }
+    Ok(dtype_arg(&dtype).ok())
+}
+
 /// The kind of a type for NumPy's `same_kind` casting: integer < floating < complex.
 fn kind(d: DataType) -> u8 {
     if d.is_complex() {
@@ -1168,6 +1199,14 @@ impl Tensor {
         reflected: bool,
     ) -> PyResult<Self> {
         let py = other.py();
+        // A comparison's mask stands for NumPy's bool, which promotes to the other
+        // operand's type (`mask * float32` is float32, `mask + 2` int64), not as int32.
+        if self.mask && !matches!(op, Op::Cmp(_)) {
+            if let Some(d) = bool_partner_type(other)? {
+                let as_numbers = wrap(nogil(py, || self.t.cast(d))?);
+                return as_numbers.binary(other, op, reflected);
+            }
+        }
         let t = &self.t;
         let n = number(other)?;
         if let Some(n) = n.filter(|_| matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div)) {
@@ -1200,7 +1239,14 @@ impl Tensor {
             Some(n) => n
                 .tensor(n.result_type_with(t.dtype()), t.device())
                 .map_err(|e| err(e.in_op(op.name())))?,
-            None => as_tensor(other)?,
+            None => match other.cast::<Tensor>() {
+                // The other operand is a mask (and this tensor is not): as this type.
+                Ok(m) if m.get().mask && !self.mask && !matches!(op, Op::Cmp(_)) => {
+                    let mt = m.get().t.share();
+                    nogil(py, || mt.cast(t.dtype()))?
+                }
+                _ => as_tensor(other)?,
+            },
         };
         let (a, b) = if reflected { (&o, t) } else { (t, &o) };
         nogil(py, || {

@@ -148,6 +148,29 @@ def test_comparisons_give_masks_that_select_like_numpys_booleans(dtype):
         hash(t)
 
 
+def test_masks_promote_as_numpys_bool():
+    a = rand((7,))
+    mask_np = a > 0
+    m = ctensor.from_numpy(a) > 0
+    f32 = np.linspace(1, 2, 7).astype(np.float32)
+    i32 = np.arange(7, dtype=np.int32)
+    for got, want in [
+        (m + 2, mask_np + 2),
+        (2 - m, 2 - mask_np),
+        (m * 2.5, mask_np * 2.5),
+        (m * 1j, mask_np * 1j),
+        (m * ctensor.from_numpy(f32), mask_np * f32),
+        (ctensor.from_numpy(f32) * m, f32 * mask_np),
+        (f32 * m, f32 * mask_np),
+        (m * f32, mask_np * f32),
+        (m * ctensor.from_numpy(i32), mask_np * i32),
+        (m / ctensor.from_numpy(f32), mask_np / f32),
+        (ctensor.from_numpy(f32) ** m, f32**mask_np),
+    ]:
+        same(got, want)
+    assert (m.sum()).dtype == np.int64 and m.sum().item() == mask_np.sum()
+
+
 def test_number_protocols_as_numpy():
     f = ctensor.Tensor(np.array([[2.75]]))
     assert float(f) == 2.75 and int(f) == 2 and complex(f) == 2.75 + 0j and bool(f)
