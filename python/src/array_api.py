@@ -614,8 +614,7 @@ def _per_matrix(f, x):
     if t.ndim <= 2:
         return f(t)
     batch = t.shape[:-2]
-    flat = t.reshape((-1,) + t.shape[-2:])
-    count = flat.shape[0]
+    count = _math.prod(batch)
     if count == 0:
         # Shapes and types from one stand-in matrix (the identity: every factorization
         # takes it).
@@ -623,6 +622,7 @@ def _per_matrix(f, x):
         one = f(stand_in)
         make = lambda r: zeros(batch + r.shape, dtype=r.dtype, device=r.device)  # noqa: E731
         return type(one)(*map(make, one)) if isinstance(one, tuple) else make(one)
+    flat = t.reshape((count,) + t.shape[-2:])
     results = [f(flat[i]) for i in range(count)]
 
     def join(parts):
@@ -700,10 +700,17 @@ class _Linalg:
 
     @staticmethod
     def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-        t = _np.asarray(_t(x))
-        if axis is None:
-            t, axis = t.ravel(), 0
-        return _out(_np.linalg.norm(t, ord=ord, axis=axis, keepdims=keepdims))
+        t = _t(x)
+        axes = tuple(range(t.ndim)) if axis is None else axis
+        axes = (axes,) if isinstance(axes, int) else tuple(a % t.ndim for a in axes)
+        # Over several axes: those moved to the end and flattened into one.
+        rest = [d for d in range(t.ndim) if d not in axes]
+        a = _np.transpose(_np.asarray(t), rest + list(axes))
+        a = a.reshape(a.shape[: len(rest)] + (-1,))
+        r = _np.linalg.norm(a, ord=ord, axis=-1)
+        if keepdims:
+            r = _np.reshape(r, tuple(1 if d in axes else t.shape[d] for d in range(t.ndim)))
+        return _out(_np.asarray(r, dtype=_np.asarray(t).real.dtype))
 
     @staticmethod
     def matrix_power(x, n, /):

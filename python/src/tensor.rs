@@ -267,13 +267,11 @@ impl Tensor {
     /// `a % b`: NumPy's remainder (the sign of the divisor), computed by NumPy on host
     /// tensors.
     fn __mod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let np = slf.py().import("numpy")?;
-        Ok(np.call_method1("remainder", (slf, other))?.unbind())
+        numpy_call(slf, "remainder", Some(other), false)
     }
 
     fn __rmod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let np = slf.py().import("numpy")?;
-        Ok(np.call_method1("remainder", (other, slf))?.unbind())
+        numpy_call(slf, "remainder", Some(other), true)
     }
 
     fn __len__(&self) -> PyResult<usize> {
@@ -367,36 +365,50 @@ impl Tensor {
         self.binary(other, Op::Cmp(c), false)
     }
 
-    /// `a & b` of two masks (element-wise and).
-    fn __and__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.logical(other, Logical::And)
+    /// `a & b`: the element-wise and of two masks (comparisons' results, NumPy bool
+    /// arrays); of integers, NumPy's bitwise and on host tensors.
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Tensor::bitwise(slf, other, Logical::And, false)
     }
-    fn __rand__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.logical(other, Logical::And)
+    fn __rand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Tensor::bitwise(slf, other, Logical::And, true)
     }
-    /// `a | b` of two masks (element-wise or).
-    fn __or__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.logical(other, Logical::Or)
+    /// `a | b`: the element-wise or of two masks; of integers, NumPy's bitwise or.
+    fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Tensor::bitwise(slf, other, Logical::Or, false)
     }
-    fn __ror__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.logical(other, Logical::Or)
+    fn __ror__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Tensor::bitwise(slf, other, Logical::Or, true)
     }
-    /// `a ^ b` of two masks (element-wise exclusive or).
-    fn __xor__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.logical(other, Logical::Xor)
+    /// `a ^ b`: the element-wise exclusive or of two masks; of integers, NumPy's.
+    fn __xor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Tensor::bitwise(slf, other, Logical::Xor, false)
     }
-    fn __rxor__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.logical(other, Logical::Xor)
+    fn __rxor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Tensor::bitwise(slf, other, Logical::Xor, true)
     }
-    /// `~m` of a mask (element-wise not).
-    fn __invert__(&self, py: Python<'_>) -> PyResult<Self> {
-        if !self.mask {
-            return Err(PyTypeError::new_err(
-                "~ is the logical not of a comparison's mask; bitwise not of integer tensors \
-                 is not supported",
-            ));
+    /// `~m`: the element-wise not of a mask; of integers, NumPy's bitwise not.
+    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let me = slf.get();
+        if me.mask {
+            let m = nogil(py, || me.t.equal_scalar(0)).map(wrap_mask)?;
+            return Ok(Bound::new(py, m)?.into_any().unbind());
         }
-        nogil(py, || self.t.equal_scalar(0)).map(wrap_mask)
+        numpy_call(slf, "invert", None, false)
+    }
+    /// `a << b` and `a >> b` of integers: NumPy's shifts on host tensors.
+    fn __lshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        numpy_call(slf, "left_shift", Some(other), false)
+    }
+    fn __rlshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        numpy_call(slf, "left_shift", Some(other), true)
+    }
+    fn __rshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        numpy_call(slf, "right_shift", Some(other), false)
+    }
+    fn __rrshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        numpy_call(slf, "right_shift", Some(other), true)
     }
 
     /// Pickling: the values, shape, type and device (a copy is restored).
@@ -886,6 +898,23 @@ enum Logical {
     Xor,
 }
 
+/// `numpy.<name>(slf[, other])` (the operands swapped when `reflected`): a ufunc ctensor
+/// has no kernel of, run by NumPy on host views through `__array_ufunc__`.
+fn numpy_call(
+    slf: &Bound<'_, Tensor>,
+    name: &str,
+    other: Option<&Bound<'_, PyAny>>,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
+    let np = slf.py().import("numpy")?;
+    let r = match (other, reflected) {
+        (None, _) => np.call_method1(name, (slf,))?,
+        (Some(o), false) => np.call_method1(name, (slf, o))?,
+        (Some(o), true) => np.call_method1(name, (o, slf))?,
+    };
+    Ok(r.unbind())
+}
+
 /// The type a mask (NumPy's bool) takes in arithmetic with `other`, as NumPy 2 promotes
 /// bool: a Python int gives int64, a float float64, a complex complex128, a tensor or
 /// array its own type; `None` for another mask, a Python bool or a bool array (the mask
@@ -1097,8 +1126,32 @@ impl Tensor {
         reduced.reshape(&shape).map(wrap).map_err(err)
     }
 
-    /// `&`, `|`, `^` of two masks (or a mask and a NumPy bool array): a mask.
-    fn logical(&self, other: &Bound<'_, PyAny>, l: Logical) -> PyResult<Self> {
+    /// `&`, `|`, `^`: of two masks (or a mask and a bool) ctensor's logical operation,
+    /// a mask; of anything else NumPy's bitwise one on host tensors.
+    fn bitwise(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        l: Logical,
+        reflected: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match slf.get().logical(other, l) {
+            Ok(Some(m)) => Ok(Bound::new(py, m)?.into_any().unbind()),
+            Ok(None) => {
+                let name = match l {
+                    Logical::And => "bitwise_and",
+                    Logical::Or => "bitwise_or",
+                    Logical::Xor => "bitwise_xor",
+                };
+                numpy_call(slf, name, Some(other), reflected)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `&`, `|`, `^` of two masks (or a mask and a NumPy bool array): a mask; `None` when
+    /// either is not a mask.
+    fn logical(&self, other: &Bound<'_, PyAny>, l: Logical) -> PyResult<Option<Self>> {
         let other_mask = match other.cast::<Tensor>() {
             Ok(o) => o.get().mask,
             Err(_) => {
@@ -1111,10 +1164,7 @@ impl Tensor {
             }
         };
         if !self.mask || !other_mask {
-            return Err(PyTypeError::new_err(
-                "&, | and ^ combine comparison masks (or NumPy bool arrays); bitwise operations \
-                 on integer tensors are not supported",
-            ));
+            return Ok(None);
         }
         let o = if other.is_instance_of::<PyBool>() {
             Inner::scalar(i32::from(other.extract::<bool>()?)).map_err(err)?
@@ -1139,7 +1189,7 @@ impl Tensor {
                 Logical::Xor => a.not_equal(&b),
             }
         })
-        .map(wrap_mask)
+        .map(|m| Some(wrap_mask(m)))
     }
 
     /// `self op= other`: the result written into `self`'s memory under `same_kind`.

@@ -45,9 +45,9 @@ __floordiv__ __ge__ __getitem__ __gt__ __index__ __int__ __invert__ __le__ __lsh
 __matmul__ __mod__ __mul__ __ne__ __neg__ __or__ __pos__ __pow__ __rshift__ __setitem__
 __sub__ __truediv__ __xor__ to_device""".split()
 
-# ctensor has no boolean, 8/16-bit integer or unsigned types, and no shifts.
+# ctensor has no boolean, 8/16-bit integer or unsigned types.
 MISSING = {"bool", "int8", "int16", "uint8", "uint16", "uint32", "uint64"}
-MISSING_OBJECT = {"__lshift__", "__rshift__"}
+MISSING_OBJECT = set()
 
 
 def test_namespace_is_found_and_covers_the_standard():
@@ -302,6 +302,9 @@ def test_linalg_and_fft_extensions_match_numpy():
     same(sv, np.linalg.svd(m, compute_uv=False), tol)
     same(xp.linalg.matrix_norm(th), np.linalg.norm(h), tol)
     same(xp.linalg.vector_norm(th), np.linalg.norm(h.ravel()), tol)
+    same(xp.linalg.vector_norm(th, keepdims=True), np.linalg.norm(h.ravel()).reshape(1, 1), tol)
+    s3 = sample("float32", (2, 3, 4))
+    same(xp.linalg.vector_norm(xp.asarray(s3), axis=(0, 2), ord=1), np.abs(s3).sum(axis=(0, 2)), 1e-5)
     same(xp.linalg.trace(th), np.trace(h), tol)
     same(xp.linalg.diagonal(th, offset=1), np.diagonal(h, 1), tol)
     same(xp.linalg.outer(xp.asarray(m[0]), xp.asarray(m[1])), np.outer(m[0], m[1]), tol)
@@ -344,6 +347,7 @@ def test_linalg_on_stacks_and_the_standards_details():
     same((u * s[..., None, :]) @ vh, m, 1e-12)
     empty = xp.linalg.cholesky(xp.zeros((0, 3, 3)))
     assert empty.shape == (0, 3, 3)
+    assert xp.linalg.cholesky(xp.zeros((0, 0, 0))).shape == (0, 0, 0)
     # vecdot keeps the type (int32 stays int32) and refuses mismatched lengths.
     i = xp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
     same(xp.vecdot(i, i), np.array([5, 50], np.int32), 0)
