@@ -99,7 +99,7 @@ device_test!(real_functions_for_every_real_dtype, D -> Result {
             ("round", Tensor::round, Box::new(|a: f64| a.round_ties_even())),
             ("floor", Tensor::floor, Box::new(|a: f64| a.floor())),
             ("ceil", Tensor::ceil, Box::new(|a: f64| a.ceil())),
-            ("sign", Tensor::sign, Box::new(|a: f64| if a > 0.0 { 1.0 } else if a < 0.0 { -1.0 } else { a })),
+            ("sign", Tensor::sign, Box::new(|a: f64| if a > 0.0 { 1.0 } else if a < 0.0 { -1.0 } else if a == 0.0 { 0.0 } else { a })),
             ("square", Tensor::square, Box::new(move |a| store(a * a))),
         ];
         for (name, f, want) in checks {
@@ -111,7 +111,7 @@ device_test!(real_functions_for_every_real_dtype, D -> Result {
                     || (g.re.is_nan() && w.is_nan());
                 assert!(ok, "{dt} {name}({a}) = {}, want {w}", g.re);
                 if *name == *"sign" && *a == 0.0 {
-                    assert_eq!(g.re.is_sign_negative(), a.is_sign_negative(), "sign keeps the sign of zero");
+                    assert!(g.re.is_sign_positive(), "sign of either zero is +0, as NumPy's");
                 }
             }
         }
@@ -275,5 +275,64 @@ device_test!(complex_powers, D -> Result {
     // Empty with a huge other dimension: the shape survives, nothing is touched.
     let empty = on::<D>(Tensor::new(Double, ctensor_aten::DeviceType::Cpu, &[0, 1 << 40])?);
     assert_eq!(empty.pow_scalar(2.5)?.dims(), [0, 1 << 40]);
+    Ok(())
+});
+
+/// The bits of a value, so that signed zeros and NaN compare exactly.
+fn bits(z: c64) -> (u64, u64) {
+    let canon = |v: f64| {
+        if v.is_nan() {
+            f64::NAN.to_bits()
+        } else {
+            v.to_bits()
+        }
+    };
+    (canon(z.re), canon(z.im))
+}
+
+/// expm1 at C99's special values (the array API standard's): a real argument stays real
+/// (the imaginary zero kept with its sign), e^-inf - 1 is -1, e^(+inf + i inf) - 1 and
+/// e^(+inf + i NaN) - 1 are inf + NaN i; and sign of either zero is +0 (real and complex,
+/// as NumPy and the standard). NumPy's expm1 gives inf + NaN i at +inf + 0i, which these
+/// values are not.
+device_test!(expm1_and_sign_at_special_values, D -> Result {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let cases = [
+        (c64::new(inf, 0.0), c64::new(inf, 0.0)),
+        (c64::new(inf, -0.0), c64::new(inf, -0.0)),
+        (c64::new(-inf, 0.0), c64::new(-1.0, 0.0)),
+        (c64::new(nan, 0.0), c64::new(nan, 0.0)),
+        (c64::new(0.0, -0.0), c64::new(0.0, -0.0)),
+        (c64::new(-0.0, 0.0), c64::new(-0.0, 0.0)),
+        (c64::new(-inf, inf), c64::new(-1.0, 0.0)),
+        (c64::new(-inf, nan), c64::new(-1.0, 0.0)),
+        (c64::new(-inf, 2.0), c64::new(-1.0, 0.0)),
+        (c64::new(-inf, -2.0), c64::new(-1.0, -0.0)),
+        (c64::new(inf, inf), c64::new(inf, nan)),
+        (c64::new(inf, nan), c64::new(inf, nan)),
+        (c64::new(nan, 1.0), c64::new(nan, nan)),
+        (c64::new(1.0, inf), c64::new(nan, nan)),
+    ];
+    let args: Vec<c64> = cases.iter().map(|c| c.0).collect();
+    for dt in [ComplexDouble, ComplexFloat] {
+        let x = on::<D>(Tensor::from_slice(&args, &[args.len()])?.cast(dt)?);
+        let got = values(&x.expm1()?)?;
+        for (k, (z, want)) in cases.iter().enumerate() {
+            // Next to -1 the zero imaginary part has the sign of sin(y).
+            assert_eq!(bits(got[k]), bits(*want), "{dt} expm1({z}): got {}", got[k]);
+        }
+        let zeros = [c64::new(0.0, 0.0), c64::new(-0.0, 0.0), c64::new(0.0, -0.0), c64::new(-0.0, -0.0)];
+        let s = values(&on::<D>(Tensor::from_slice(&zeros, &[4])?.cast(dt)?).sign()?)?;
+        for (z, g) in zeros.iter().zip(&s) {
+            assert_eq!(bits(*g), bits(c64::new(0.0, 0.0)), "{dt} sign({z}): got {g}");
+        }
+    }
+    for dt in [Double, Float, Half, BFloat16] {
+        let x = on::<D>(Tensor::from_slice(&[-0.0f64, 0.0, nan, -3.0], &[4])?.cast(dt)?);
+        let s = values(&x.sign()?)?;
+        assert_eq!(s[0].re.to_bits(), 0.0f64.to_bits(), "{dt} sign(-0) is +0");
+        assert_eq!(s[1].re.to_bits(), 0.0f64.to_bits(), "{dt} sign(+0)");
+        assert!(s[2].re.is_nan() && s[3].re == -1.0, "{dt}: {s:?}");
+    }
     Ok(())
 });

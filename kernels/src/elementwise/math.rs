@@ -22,9 +22,11 @@
 //! `Re w > 0`, NaN for the other powers of 0 (`0^0 = 1`), and `exp(w log z)` otherwise.
 //!
 //! Real arguments use the standard functions; `round` rounds half to even (NumPy's
-//! `round`/`rint`); `sign` is −1, 0 or 1 and keeps NaN and the sign of zero. Integers
-//! take `square` (wrapping), `sign`, `floor`, `ceil` and `round` (the identity); the
-//! tensor ops compute the other functions of integers in `f64`.
+//! `round`/`rint`); `sign` is −1, +0 or 1 (+0 for either zero, as NumPy and the array
+//! API) and keeps NaN. Complex `expm1` takes C99's special values: a real argument stays
+//! real, `-inf + iy` gives −1, `+inf + i inf` and `+inf + i NaN` give `inf + i NaN`.
+//! Integers take `square` (wrapping), `sign`, `floor`, `ceil` and `round` (the
+//! identity); the tensor ops compute the other functions of integers in `f64`.
 
 use ctensor_base::{bf16, c32, c64, f16, Device, Error, Result};
 
@@ -303,8 +305,10 @@ macro_rules! real_math {
                         1.0
                     } else if a < 0.0 {
                         -1.0
+                    } else if a == 0.0 {
+                        0.0 // +0 for either zero, as NumPy and the array API
                     } else {
-                        a
+                        a // NaN
                     }
                 }
                 MathOp::Floor => a.floor(),
@@ -439,8 +443,19 @@ macro_rules! complex_math {
                         }
                     }
                     MathOp::Expm1 => {
-                        let h = (0.5 * y).sin();
-                        c(x.exp_m1() * y.cos() - 2.0 * h * h, x.exp() * y.sin())
+                        // C99's special values (the array API's): a real argument stays
+                        // real, e^-inf - 1 is -1, e^(+inf + i inf or NaN) - 1 is inf + NaN i.
+                        if y == 0.0 {
+                            c(x.exp_m1(), y)
+                        } else if x == <$f>::NEG_INFINITY {
+                            let s = if y.is_finite() { y.sin() } else { 1.0 };
+                            c(-1.0, (0.0 as $f).copysign(s))
+                        } else if x == <$f>::INFINITY && !y.is_finite() {
+                            c(<$f>::INFINITY, <$f>::NAN)
+                        } else {
+                            let h = (0.5 * y).sin();
+                            c(x.exp_m1() * y.cos() - 2.0 * h * h, x.exp() * y.sin())
+                        }
                     }
                     MathOp::Square => c(x * x - y * y, 2.0 * x * y),
                     MathOp::Reciprocal => inv(z),
@@ -451,7 +466,7 @@ macro_rules! complex_math {
                     MathOp::Sign => {
                         let m = x.hypot(y);
                         if m == 0.0 {
-                            z
+                            c(0.0, 0.0) // +0 + 0i for every signed zero
                         } else {
                             c(x / m, y / m)
                         }

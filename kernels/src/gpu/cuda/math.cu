@@ -17,7 +17,7 @@
             case 6: return a * a;                                                              \
             case 7: return (R)1 / a;                                                           \
             case 8: return (R)1 / sqrt##F(a);                                                  \
-            case 9: return a > (R)0 ? (R)1 : (a < (R)0 ? (R)-1 : a);                           \
+            case 9: return a > (R)0 ? (R)1 : (a < (R)0 ? (R)-1 : (a == (R)0 ? (R)0 : a));     \
             case 10: return floor##F(a);                                                       \
             case 11: return ceil##F(a);                                                        \
             case 13: return -a;                                                                \
@@ -64,6 +64,13 @@ __device__ inline i64 ct_math(int op, i64 a) {
                 r.im = atan2##F(y, (R)1 + x);                                                  \
                 return r;                                                                      \
             case 5: {                                                                          \
+                R inf = (R)1 / (R)0;                                                           \
+                if (y == (R)0) { r.re = expm1##F(x); r.im = y; return r; }                     \
+                if (x == -inf) {                                                               \
+                    r.re = (R)-1; r.im = copysign##F((R)0, isfinite(y) ? sin##F(y) : (R)1);    \
+                    return r;                                                                  \
+                }                                                                              \
+                if (x == inf && !isfinite(y)) { r.re = inf; r.im = nan##F(""); return r; }     \
                 R h = sin##F((R)0.5 * y);                                                      \
                 r.re = expm1##F(x) * cos##F(y) - (R)2 * h * h; r.im = exp##F(x) * sin##F(y);   \
                 return r;                                                                      \
@@ -76,7 +83,7 @@ __device__ inline i64 ct_math(int op, i64 a) {
             case 15: return ct_exp(z);                                                         \
             default: {                                                                         \
                 R m = hypot##F(x, y);                                                          \
-                if (m == (R)0) return z;                                                       \
+                if (m == (R)0) { r.re = (R)0; r.im = (R)0; return r; }                         \
                 r.re = x / m; r.im = y / m;                                                    \
                 return r;                                                                      \
             }                                                                                  \
@@ -117,7 +124,7 @@ CT_INT_POW(i64)
             return n < (R)0 ? ct_cinv(r) : r;                                                  \
         }                                                                                      \
         if (z.re == (R)0 && z.im == (R)0) {                                                    \
-            r.re = r.im = w.re > (R)0 ? (R)0 : nan##F("");                                   \
+            r.re = r.im = w.re > (R)0 ? (R)0 : nan##F("");                                     \
             return r;                                                                          \
         }                                                                                      \
         R l = log##F(hypot##F(z.re, z.im)), a = atan2##F(z.im, z.re);                          \
