@@ -290,11 +290,11 @@ fn bits(z: c64) -> (u64, u64) {
     (canon(z.re), canon(z.im))
 }
 
-/// expm1 at C99's special values (the array API standard's): a real argument stays real
-/// (the imaginary zero kept with its sign), e^-inf - 1 is -1, e^(+inf + i inf) - 1 and
-/// e^(+inf + i NaN) - 1 are inf + NaN i; and sign of either zero is +0 (real and complex,
-/// as NumPy and the standard). NumPy's expm1 gives inf + NaN i at +inf + 0i, which these
-/// values are not.
+// expm1 at C99's special values (the array API standard's): a real argument stays real
+// (the imaginary zero kept with its sign), e^-inf - 1 is -1, e^(+inf + i inf) - 1 and
+// e^(+inf + i NaN) - 1 are inf + NaN i; and sign of either zero is +0 (real and complex,
+// as NumPy and the standard). NumPy's expm1 gives inf + NaN i at +inf + 0i, which these
+// values are not.
 device_test!(expm1_and_sign_at_special_values, D -> Result {
     let (inf, nan) = (f64::INFINITY, f64::NAN);
     let cases = [
