@@ -118,6 +118,38 @@ fn classify<'py>(item: &Bound<'py, PyAny>) -> PyResult<Item<'py>> {
     )))
 }
 
+/// Whether `src[key]` would be a copy rather than a view (an index array, a mask, a
+/// negative step), decided from the key alone: item assignment through such a key goes
+/// another way and need not make the copy first.
+pub(crate) fn selects_copy(key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let raw: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    for item in raw {
+        if let Ok(sl) = item.cast::<PySlice>() {
+            let step: Option<isize> = sl.getattr("step")?.extract()?;
+            if step.is_some_and(|s| s < 0) {
+                return Ok(true);
+            }
+        } else if let Ok(t) = item.cast::<Tensor>() {
+            if t.get().is_mask() || t.get().inner().ndim() > 0 {
+                return Ok(true);
+            }
+        } else if !item.is_instance_of::<PyString>() {
+            let ndim: usize = item
+                .getattr("ndim")
+                .ok()
+                .and_then(|n| n.extract().ok())
+                .unwrap_or(0);
+            if ndim > 0 || (item.hasattr("__len__")? && item.getattr("ndim").is_err()) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// `src[key]`, as NumPy indexes (one array index at most).
 pub(crate) fn index(src: &Inner, key: &Bound<'_, PyAny>) -> PyResult<Indexed> {
     let raw: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {

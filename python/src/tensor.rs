@@ -508,11 +508,10 @@ impl Tensor {
     /// negative step, an index array, a mask: `t[t < 0] = 0`) write through NumPy's own
     /// assignment on a view of a host tensor; on the GPU they are refused.
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let indexed = crate::index::index(&self.t, key)?;
-        if !indexed.view {
+        if crate::index::selects_copy(key)? {
             return self.assign_through_numpy(key, value);
         }
-        let mut view = indexed.t;
+        let mut view = crate::index::index(&self.t, key)?.t;
         let n = number(value)?;
         if let Some(n) = n {
             // `t[0] = 2**40` into int32 must not wrap (NumPy 2: OverflowError).
