@@ -9,7 +9,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 use crate::nogil;
-use crate::tensor::{as_tensor, wrap, Cmp, Op, Tensor};
+use crate::tensor::{as_tensor, number, wrap, Cmp, Op, Tensor};
 
 /// `op(x)` for a tensor or an array.
 fn unary(x: &Bound<'_, PyAny>, op: MathOp) -> PyResult<Tensor> {
@@ -19,12 +19,22 @@ fn unary(x: &Bound<'_, PyAny>, op: MathOp) -> PyResult<Tensor> {
 
 /// `op(x1, x2)`: whichever is a tensor (or array) leads, a number on either side.
 pub(crate) fn binary(x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>, op: Op) -> PyResult<Tensor> {
-    if let Ok(a) = as_tensor(x1) {
-        return wrap(a).binary(x2, op, false);
+    // A tensor leads (as itself: a comparison's mask stays one); then an array; a Python
+    // number on either side stays weakly typed.
+    if let Ok(t) = x1.cast::<Tensor>() {
+        return t.get().binary(x2, op, false);
+    }
+    if let Ok(t) = x2.cast::<Tensor>() {
+        return t.get().binary(x1, op, true);
+    }
+    if number(x1)?.is_none() {
+        if let Ok(a) = as_tensor(x1) {
+            return wrap(a).binary(x2, op, false);
+        }
     }
     match as_tensor(x2) {
-        Ok(b) => wrap(b).binary(x1, op, true),
-        Err(_) => Err(PyTypeError::new_err(format!(
+        Ok(b) if number(x2)?.is_none() => wrap(b).binary(x1, op, true),
+        _ => Err(PyTypeError::new_err(format!(
             "expected a ctensor.Tensor or an array for one of the operands, got {} and {}",
             x1.get_type().name()?,
             x2.get_type().name()?

@@ -57,7 +57,7 @@ impl Tensor {
 /// although `np.float64` and `np.complex128` subclass `float` and `complex`: they
 /// promote as the 0-d arrays they are (NumPy 2, NEP 50). An `int` beyond `int64` is
 /// Python's `OverflowError`.
-fn number(x: &Bound<'_, PyAny>) -> PyResult<Option<Number>> {
+pub(crate) fn number(x: &Bound<'_, PyAny>) -> PyResult<Option<Number>> {
     if x.is_exact_instance_of::<PyInt>() || x.is_exact_instance_of::<PyBool>() {
         Ok(Some(Number::Int(x.extract::<i64>()?)))
     } else if x.is_exact_instance_of::<PyFloat>() {

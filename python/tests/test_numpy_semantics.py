@@ -181,6 +181,14 @@ def test_masks_promote_as_numpys_bool():
     ]:
         same(got, want)
     assert (m.sum()).dtype == np.int64 and m.sum().item() == mask_np.sum()
+    # Through NumPy's ufuncs and ctensor's functions alike, a Python number on the left
+    # stays weakly typed and a mask stays a bool.
+    t32 = ctensor.from_numpy(f32)
+    same(np.add(m, t32), np.add(mask_np, f32))
+    same(np.multiply(2.5, t32), np.multiply(2.5, f32))
+    same(ctensor.power(2, t32), np.power(2, f32))
+    same(ctensor.arctan2(0.5, t32), np.arctan2(0.5, f32))
+    same(ctensor.less(1.5, t32), np.less(1.5, f32).astype(np.int32))
 
 
 def test_number_protocols_as_numpy():
