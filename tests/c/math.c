@@ -18,7 +18,8 @@ static int same(double got, double want) {
   return (isnan(got) && isnan(want)) || memcmp(&got, &want, sizeof got) == 0;
 }
 
-static double sign_of(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+/* +0 for either zero (NumPy's and the array API's), NaN kept. */
+static double sign_of(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x; }
 static double neg_of(double x) { return -x; }
 static double square_of(double x) { return x * x; }
 static double reciprocal_of(double x) { return 1.0 / x; }
