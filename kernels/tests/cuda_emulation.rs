@@ -1390,6 +1390,24 @@ where
     {
         x[k] = T::cast_from(c64::new(v, v * 0.5));
     }
+    // Every pair of special parts, deterministically (the hostile draw may miss some):
+    // the branches of complex expm1 and sign at infinities, NaN and signed zeros.
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -2.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    for (k, (re, im)) in specials
+        .iter()
+        .flat_map(|&re| specials.iter().map(move |&im| (re, im)))
+        .enumerate()
+    {
+        x[10 + k] = T::cast_from(c64::new(re, im));
+    }
     for op in MathOp::ALL {
         let mut want = vec![T::zero(); n];
         // SAFETY: both hold n elements.
