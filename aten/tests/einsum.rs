@@ -395,6 +395,36 @@ device_test!(einsum_into_with_three_operands_applies_alpha_and_beta_once, D -> R
             assert!((got[i * 2 + l] - want).norm() < 1e-12, "({i}, {l}): {} vs {want}", got[i * 2 + l]);
         }
     }
+    // The output is also an operand (the last one, and the first): each chain reads it
+    // before the result is written.
+    let (sq, vs) = random_on::<D, c64>(&mut r, &[3, 3]);
+    let (a3, va3) = random_on::<D, c64>(&mut r, &[3, 3]);
+    let reference = |first: &[c64], mid: &[c64], last: &[c64]| -> Vec<c64> {
+        let mut o = vec![c64::new(0.0, 0.0); 9];
+        for i in 0..3 {
+            for l in 0..3 {
+                for j in 0..3 {
+                    for k in 0..3 {
+                        o[i * 3 + l] += first[i * 3 + j] * mid[j * 3 + k] * last[k * 3 + l];
+                    }
+                }
+            }
+        }
+        o
+    };
+    let mut out = sq.share();
+    einsum_into("ij,jk,kl->il", &[&a3, &a3, &sq], &Default::default(), &mut out)?;
+    let got = out.to_vec::<c64>()?;
+    for (g, w) in got.iter().zip(reference(&va3, &va3, &vs)) {
+        assert!((g - w).norm() < 1e-12, "out aliasing the last operand: {g} vs {w}");
+    }
+    let (sq, vs) = random_on::<D, c64>(&mut r, &[3, 3]);
+    let mut out = sq.share();
+    einsum_into("ij,jk,kl->il", &[&sq, &a3, &a3], &Default::default(), &mut out)?;
+    let got = out.to_vec::<c64>()?;
+    for (g, w) in got.iter().zip(reference(&vs, &va3, &va3)) {
+        assert!((g - w).norm() < 1e-12, "out aliasing the first operand: {g} vs {w}");
+    }
     // The operand count must match the equation's terms.
     let e = einsum("ij,jk->ik", &[&a, &b, &c], &Default::default()).unwrap_err();
     assert!(matches!(e, Error::EinsumParse { .. }) && e.to_string().contains("3 operand term(s)"), "{e}");

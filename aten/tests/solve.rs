@@ -355,6 +355,14 @@ device_test!(solve_stacks_broadcast_as_numpy_and_report_bad_shapes, D -> Result 
     assert_eq!(solve(&a, &b)?.dims(), &[0, 3]);
     let b = Tensor::zeros(DataType::Double, D::TYPE, &[4, 1, 3, 2])?;
     assert_eq!(solve(&a, &b)?.dims(), &[4, 0, 3, 2]);
+    // A stack of 2^40 empty matrices: no work, no allocation.
+    let huge = Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[1 << 40, 0, 0])?;
+    let none = Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[0])?;
+    assert_eq!(solve(&huge, &none)?.dims(), &[1 << 40, 0]);
+    // No right-hand side: empty, without factoring (these matrices are singular).
+    let zero = Tensor::zeros(DataType::Double, D::TYPE, &[2, 3, 3])?;
+    let no_rhs = Tensor::zeros(DataType::Double, D::TYPE, &[2, 3, 0])?;
+    assert_eq!(solve(&zero, &no_rhs)?.dims(), &[2, 3, 0]);
     // Errors name what was expected.
     let e = solve(&Tensor::zeros(DataType::Double, D::TYPE, &[2, 3, 4])?, &b).unwrap_err();
     assert!(e.to_string().contains("[..., n, n]"), "{e}");

@@ -615,7 +615,8 @@ def _per_matrix(f, x):
         return f(t)
     batch = t.shape[:-2]
     count = _math.prod(batch)
-    if count == 0:
+    if count == 0 or _math.prod(t.shape[-2:]) == 0:
+        # No matrix, or only empty ones (however many): no per-matrix work.
         # Shapes and types from one stand-in matrix (the identity: every factorization
         # takes it).
         stand_in = _to(eye(t.shape[-2], t.shape[-1], dtype=t.dtype), t.device)

@@ -348,6 +348,8 @@ def test_linalg_on_stacks_and_the_standards_details():
     empty = xp.linalg.cholesky(xp.zeros((0, 3, 3)))
     assert empty.shape == (0, 3, 3)
     assert xp.linalg.cholesky(xp.zeros((0, 0, 0))).shape == (0, 0, 0)
+    # 2^40 empty matrices: answered at once, not one by one.
+    assert xp.linalg.svdvals(xp.zeros((2**40, 0, 3))).shape == (2**40, 0)
     # vecdot keeps the type (int32 stays int32) and refuses mismatched lengths.
     i = xp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
     same(xp.vecdot(i, i), np.array([5, 50], np.int32), 0)

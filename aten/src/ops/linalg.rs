@@ -1008,7 +1008,9 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let batch = super::broadcast_shapes(op, a_batch, b_batch)?;
     let count: usize = batch.iter().product();
     let out_shape: Vec<usize> = batch.iter().chain(b_mat).copied().collect();
-    if count == 0 {
+    // No matrix, only empty ones (n = 0) or no right-hand side (k = 0): an empty result,
+    // whatever the stack's size, as NumPy's.
+    if out_shape.iter().product::<usize>() == 0 {
         return Tensor::new(a.dtype(), a.device(), &out_shape);
     }
     let flat = |t: &Tensor, mat: &[usize]| -> Result<Tensor> {
