@@ -40,7 +40,8 @@ test: deps
 ## peer libraries (faer, ndarray; NumPy and SciPy from PyPI in target/py-venv,
 ## scripts/py-env.sh, for the stacked eigh); prints markdown tables, writes target/bench/bench.md;
 ## then ctensor-pw against ABINIT (bench/pw-vs-abinit.sh), the block Davidson example against dense eigh (n = 2000 random, the 14 materials),
-## and the demo's k-points/s (Si and GaAs; dense in double and mixed precision, Davidson + FFT)
+## and the demo's k-points/s (Si and GaAs; dense in double and mixed precision, with and
+## without the crystal's symmetry, Davidson + FFT)
 ## against NumPy/SciPy's dense eigh (bench/demo-vs-numpy.sh).
 ## The peers live in the bench-only crate bench/, which make test does not build.
 bench: deps
@@ -51,7 +52,7 @@ bench: deps
 	bash bench/pw-vs-abinit.sh
 	@echo "== the larger cells (8-atom cubic Si at 4x4x4, 64-atom supercell at Gamma, 15 Ha; minutes): bash bench/pw-vs-abinit.sh --large"
 	$(CARGO) run --release --example davidson -- --material all
-	@echo "== the demo's k-points/s (Si and GaAs; dense in double and mixed precision, Davidson + FFT) vs NumPy/SciPy's dense eigh on the same H"
+	@echo "== the demo's k-points/s (Si and GaAs; dense in double and mixed precision, with and without symmetry, Davidson + FFT) vs NumPy/SciPy's dense eigh on the same H"
 	bash bench/demo-vs-numpy.sh
 
 ## make wheel: the Python package as a wheel in target/wheels (maturin, from the venv of

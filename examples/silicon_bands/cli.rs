@@ -58,12 +58,19 @@ pub(crate) struct Args {
     /// Precision of the dense solver for c64: "mixed" solves in c32/f32 and refines the
     /// eigenvalues in c64/f64 (`EigBackend::Mixed`: checked to 1e-9 of ‖H‖, measured
     /// within 1e-10 eV of "double"; about twice as fast for complex H), "double" solves
-    /// in c64/f64 throughout, "auto" is mixed for the complex H of zinc-blende crystals
-    /// and double for the real H of diamond ones (whose real solver is already fast: Si
-    /// at 169 plane waves, 1 544 k-points/s double against 1 344 mixed). The GPU and
-    /// `--dtype c32` always use the plain solver.
+    /// in c64/f64 throughout, "auto" is mixed for complex matrices of order 128 or more
+    /// (zinc-blende crystals) and double for smaller ones and for real ones (diamond
+    /// crystals, and zinc-blende ones made real by `--symmetry`), whose solvers are
+    /// already fast: Si at 169 plane waves, 1 544 k-points/s double against 1 344 mixed.
+    /// The GPU and `--dtype c32` always use the plain solver.
     #[arg(long, default_value = "auto")]
     pub(crate) precision: String,
+    /// Whether the dense solver uses the crystal's symmetry: "on" solves the complex H(k)
+    /// of a zinc-blende crystal, at a k-point an operation of its space group fixes, in a
+    /// symmetry-adapted basis where it is real or splits into two blocks (the same
+    /// levels from about a quarter of the flops); "off" solves H(k) as it is.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    pub(crate) symmetry: String,
     /// Under mpirun (a build with `--features mpi`): split the ranks into this many pools
     /// of k-points; a pool of several ranks solves each dense Hamiltonian with ELPA or
     /// ScaLAPACK on a process grid. Default: one pool per rank.

@@ -21,6 +21,7 @@ mod run;
 mod solve;
 #[path = "../davidson/solver.rs"]
 mod solver;
+mod symmetry;
 use cli::*;
 use ctensor::Error;
 use model::g_vectors;
@@ -167,6 +168,13 @@ fn main_on(argv: &[String], world: Option<&World>) -> (i32, String) {
             ranks.describe().map_or(String::new(), |d| format!(" per rank, {d}")),
             ctensor::BUILD_FEATURES
         );
+        if r.adapted != (0, 0) {
+            let _ = writeln!(
+                text,
+                "Symmetry-adapted: {} Hamiltonians made real, {} split in two blocks (--symmetry off solves them unreduced)",
+                r.adapted.0, r.adapted.1
+            );
+        }
         Ok(text)
     });
     match result {

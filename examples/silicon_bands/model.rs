@@ -179,7 +179,9 @@ pub fn potential(mat: &Material, g: &Tensor) -> Result<Tensor> {
 /// (Si, Ge, α-Sn) is centrosymmetric about it: its antisymmetric form factors vanish,
 /// V(G) = V_S(G) cos(G·τ) is real, and so is every H(k), whose lowest eigenvalues a
 /// real symmetric solver then finds at about half the cost of a complex Hermitian one.
-/// A zinc-blende crystal (GaAs, ...) has no inversion centre and stays complex.
+/// A zinc-blende crystal (GaAs, ...) has no inversion centre and stays complex (the
+/// demo's `symmetry` module makes its H(k) real, or splits it, at the k-points an
+/// operation of its space group fixes).
 pub fn real_if_real(v: &Tensor) -> Result<Tensor> {
     if !v.dtype().is_complex() {
         return Ok(v.share());

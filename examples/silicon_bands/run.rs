@@ -93,6 +93,8 @@ pub(crate) struct Run {
     pub(crate) npw: usize,
     pub(crate) seconds: f64,
     pub(crate) kpoints: usize,
+    /// Of `kpoints`, those solved in a symmetry-adapted basis: (made real, split in two).
+    pub(crate) adapted: (usize, usize),
 }
 
 /// The band gap: valence maximum, conduction minimum, where each lies.
@@ -314,6 +316,10 @@ pub(crate) fn run_on(args: &Args, ranks: &Ranks) -> Res<Run> {
     let vbm_k = samples[vbm.1].1;
     // Every Hamiltonian solved: the path, Γ, X, L and the refinement of the minimum.
     let kpoints = ranks.total(model.solved.load(Ordering::Relaxed))?;
+    let adapted = (
+        ranks.total(model.made_real.load(Ordering::Relaxed))?,
+        ranks.total(model.split.load(Ordering::Relaxed))?,
+    );
     let dist = (0..3)
         .map(|d| (vbm_k[d] - cbm_k[d]).powi(2))
         .sum::<f64>()
@@ -334,5 +340,6 @@ pub(crate) fn run_on(args: &Args, ranks: &Ranks) -> Res<Run> {
         npw,
         seconds: start.elapsed().as_secs_f64(),
         kpoints,
+        adapted,
     })
 }

@@ -3,9 +3,31 @@
 
 use ctensor::{eigvalsh, DataType, DeviceType, EigBackend, EighRange, Tensor};
 use model::{g_vectors, potential, Material, RY_EV};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use symmetry::{Block, Symmetry};
 
 use crate::*;
+
+/// The smallest complex H that `--precision auto` solves in mixed precision. Measured on
+/// GaAs, one thread, lowest 8 bands: at order 169 mixed gives 641 k-points/s against 571
+/// in double, but for the two blocks of order 84–85 of a unitary symmetry (`symmetry`)
+/// double is faster (the path at 1 015–1 048 k-points/s against 874–905 with the blocks
+/// in mixed precision); the blocks of order 265–266 at 531 plane waves gain again (87–98
+/// against 79–82). Real H stays in double: `dsyevr` is already fast (Si at 169 plane
+/// waves: 1 544 k-points/s double against 1 344 mixed).
+pub(crate) const AUTO_MIXED_MIN_ORDER: usize = 128;
+
+/// H(k)'s symmetry-adapted blocks at one k-point ([`Model::adapted_blocks`]).
+pub(crate) struct Adapted {
+    /// Whether the symmetry is antiunitary (one real block) or unitary (two complex ones).
+    pub(crate) antiunitary: bool,
+    /// The blocks' k-independent parts.
+    pub(crate) blocks: Arc<Vec<Block>>,
+    /// The basis's G vectors, which `Block::rep` indexes.
+    pub(crate) gs: Vec<[f64; 3]>,
+}
 
 /// The model for one material and basis: the G vectors and the k-independent V(G − G').
 pub(crate) struct Model {
@@ -23,13 +45,26 @@ pub(crate) struct Model {
     pub(crate) davidson: bool,
     /// Hamiltonians diagonalised so far (for the k-points-per-second line).
     pub(crate) solved: AtomicUsize,
+    /// Of `solved`, those made real by an antiunitary symmetry, and those split in two
+    /// blocks by a unitary one.
+    pub(crate) made_real: AtomicUsize,
+    pub(crate) split: AtomicUsize,
     /// The dense solver: `LapackEvr` (MRRR, only the lowest bands), or `Mixed` (the same
     /// in single precision, refined in double) for `--precision mixed` and `auto` on the
     /// CPU in c64.
     pub(crate) eig: EigBackend,
-    /// Whether `Mixed` also solves real Hamiltonians (`--precision mixed`; `auto` keeps
-    /// them in double).
-    pub(crate) mixed_real: bool,
+    /// Whether `Mixed` solves every Hamiltonian (`--precision mixed`); `auto` uses it for
+    /// complex ones of order [`AUTO_MIXED_MIN_ORDER`] or more and keeps the rest in double.
+    pub(crate) mixed_always: bool,
+    /// The symmetries of a complex H(k) (`symmetry::symmetries`) the dense solver uses
+    /// at the k-points they fix; empty for a real H, for Davidson and with
+    /// `--symmetry off`.
+    pub(crate) symmetries: Vec<Symmetry>,
+    /// The fixed basis's G vectors on the host, for the symmetry-adapted blocks.
+    fixed_host: Vec<[f64; 3]>,
+    /// The symmetry-adapted blocks of the fixed basis's V, by index into `symmetries`,
+    /// built at the first k-point that uses them (`None`: no reduction on this basis).
+    adapted: Mutex<HashMap<usize, Option<Arc<Vec<Block>>>>>,
 }
 
 impl Model {
@@ -61,6 +96,7 @@ impl Model {
             Some(g_vectors(cut, [0.0; 3]))
         };
         let davidson = args.solver == "davidson";
+        let fixed_host = fixed.clone().unwrap_or_default();
         let (fixed, fixed_g) = match fixed {
             Some(gs) if davidson => (None, Some(gs)),
             Some(gs) => {
@@ -81,11 +117,20 @@ impl Model {
             fixed_g,
             davidson,
             solved: Default::default(),
+            made_real: Default::default(),
+            split: Default::default(),
             eig: match (args.precision.as_str(), dtype, device) {
                 ("mixed" | "auto", DataType::ComplexDouble, DeviceType::Cpu) => EigBackend::Mixed,
                 _ => EigBackend::LapackEvr,
             },
-            mixed_real: args.precision == "mixed",
+            mixed_always: args.precision == "mixed",
+            symmetries: if davidson || args.symmetry == "off" || mat.va.iter().all(|&x| x == 0.0) {
+                Vec::new()
+            } else {
+                symmetry::symmetries(mat)
+            },
+            fixed_host,
+            adapted: Default::default(),
         })
     }
 
@@ -190,6 +235,9 @@ impl Model {
         if self.davidson {
             return self.levels_davidson(k, nb);
         }
+        if let Some(levels) = self.levels_adapted(k, nb)? {
+            return Ok(levels);
+        }
         let h = self.hamiltonian(k)?;
         // With a k-dependent cutoff the basis changes along the path.
         let npw = h.dims()[0];
@@ -201,17 +249,135 @@ impl Model {
             )));
         }
         self.solved.fetch_add(1, Ordering::Relaxed);
+        let w = self.lowest(&h, nb)?;
+        Ok(w.iter().map(|e| e * RY_EV).collect())
+    }
+
+    /// The lowest `nb` eigenvalues of the dense `h`, in Ry.
+    fn lowest(&self, h: &Tensor, nb: usize) -> Res<Vec<f64>> {
         // Only the lowest bands: MRRR computes just those (measured against faer's full
         // spectrum: 430 vs 404 k-points/s at 169 plane waves, 24.1 vs 23.3 at 531, one
         // thread), in single precision refined in double with `--precision mixed`.
+        let auto_mixed = h.dtype().is_complex() && h.dims()[0] >= AUTO_MIXED_MIN_ORDER;
         let backend = match self.eig {
-            EigBackend::Mixed if !h.dtype().is_complex() && !self.mixed_real => {
-                EigBackend::LapackEvr
-            }
+            EigBackend::Mixed if !self.mixed_always && !auto_mixed => EigBackend::LapackEvr,
             b => b,
         };
-        let w = eigvalsh(&h, EighRange::Index(0, nb), backend)?;
-        let w = w.cast(DataType::Double)?.to_vec::<f64>()?;
-        Ok(w.iter().map(|e| e * RY_EV).collect())
+        let w = eigvalsh(h, EighRange::Index(0, nb), backend)?;
+        Ok(w.cast(DataType::Double)?.to_vec::<f64>()?)
+    }
+
+    /// The symmetry-adapted blocks of H(k)'s potential part at `k` (`symmetry`), with the
+    /// plane waves they combine and whether the symmetry used is antiunitary (one real
+    /// block) or unitary (two complex blocks); `None` when no symmetry fixes `k` or none
+    /// reduces this basis. An antiunitary symmetry is preferred.
+    pub(crate) fn adapted_blocks(&self, k: [f64; 3]) -> Res<Option<Adapted>> {
+        let mut candidates: Vec<usize> = (0..self.symmetries.len())
+            .filter(|&i| symmetry::fixes(&self.symmetries[i], k))
+            .collect();
+        candidates.sort_by_key(|&i| !self.symmetries[i].antiunitary);
+        let poisoned = |_| Fail("a solver thread panicked".into());
+        for i in candidates {
+            let s = &self.symmetries[i];
+            let build = |gs: &[[f64; 3]], v: &Tensor| -> Res<Option<Arc<Vec<Block>>>> {
+                symmetry::adapted_basis(s, gs)
+                    .map(|basis| symmetry::reduce(v, &basis, s.antiunitary))
+                    .transpose()
+                    .map(|b| b.map(Arc::new))
+            };
+            let (blocks, gs) = match (&self.fixed, self.kcut) {
+                (Some((_, v)), _) => {
+                    let cached = self.adapted.lock().map_err(poisoned)?.get(&i).cloned();
+                    let blocks = match cached {
+                        Some(b) => b,
+                        None => {
+                            let built = build(&self.fixed_host, v)?;
+                            self.adapted
+                                .lock()
+                                .map_err(poisoned)?
+                                .insert(i, built.clone());
+                            built
+                        }
+                    };
+                    (blocks, self.fixed_host.clone())
+                }
+                (None, Some(c)) => {
+                    let gs = g_vectors(c, k);
+                    let flat: Vec<f64> = gs.iter().flatten().copied().collect();
+                    let g = Tensor::from_slice(&flat, &[gs.len(), 3])?;
+                    (build(&gs, &potential(self.mat, &g)?)?, gs)
+                }
+                (None, None) => return Err(Fail("no basis".into())),
+            };
+            if let Some(blocks) = blocks {
+                return Ok(Some(Adapted {
+                    antiunitary: s.antiunitary,
+                    blocks,
+                    gs,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The lowest `nb` eigenvalues at `k` in eV from the symmetry-adapted blocks of H(k)
+    /// ([`Model::adapted_blocks`]): each block's lowest `nb` (or all it has), merged.
+    /// `None` when there are no blocks at `k`.
+    fn levels_adapted(&self, k: [f64; 3], nb: usize) -> Res<Option<Vec<f64>>> {
+        let Some(Adapted {
+            antiunitary,
+            blocks,
+            gs,
+        }) = self.adapted_blocks(k)?
+        else {
+            return Ok(None);
+        };
+        if nb > gs.len() {
+            // Refused, with its message, by the unreduced path.
+            return Ok(None);
+        }
+        let mut levels = Vec::with_capacity(2 * nb);
+        for block in blocks.iter() {
+            let m = block.rep.len().min(nb);
+            if m == 0 {
+                continue;
+            }
+            // The kinetic diagonal: every plane wave a basis vector combines has the same
+            // |k + G|².
+            let t: Vec<f64> = block
+                .rep
+                .iter()
+                .map(|&i| self.kin * (0..3).map(|d| (gs[i][d] + k[d]).powi(2)).sum::<f64>())
+                .collect();
+            let h = block.v.try_clone()?;
+            let t = Tensor::from_slice(&t, &[t.len()])?
+                .to_device(h.device())?
+                .cast(h.dtype())?;
+            h.diagonal()?.add_(&t)?;
+            let dtype = if h.dtype().is_complex() {
+                self.dtype
+            } else {
+                self.dtype.real_type()
+            };
+            let mut h = if dtype == h.dtype() {
+                h
+            } else {
+                h.cast(dtype)?
+            };
+            if self.device != h.device() {
+                h = h.to_device(self.device)?;
+            }
+            levels.extend(self.lowest(&h, m)?);
+        }
+        levels.sort_by(f64::total_cmp);
+        levels.truncate(nb);
+        self.solved.fetch_add(1, Ordering::Relaxed);
+        let kind = if antiunitary {
+            &self.made_real
+        } else {
+            &self.split
+        };
+        kind.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(levels.iter().map(|e| e * RY_EV).collect()))
     }
 }

@@ -325,11 +325,11 @@ fn mixed_precision_gives_the_double_precision_levels_for_every_material() {
         for m in MATERIALS.iter() {
             let mixed = Model::new(m, &args(&["--npw", npw, "--precision", "mixed"])).unwrap();
             let double = Model::new(m, &args(&["--npw", npw, "--precision", "double"])).unwrap();
-            assert_eq!((mixed.eig, mixed.mixed_real), (EigBackend::Mixed, true));
+            assert_eq!((mixed.eig, mixed.mixed_always), (EigBackend::Mixed, true));
             assert_eq!(double.eig, EigBackend::LapackEvr);
             // The default: mixed for complex H only.
             let auto = Model::new(m, &args(&["--npw", npw])).unwrap();
-            assert_eq!((auto.eig, auto.mixed_real), (EigBackend::Mixed, false));
+            assert_eq!((auto.eig, auto.mixed_always), (EigBackend::Mixed, false));
             let ks = [
                 [0.0, 0.0, 0.0],
                 [1.0, 0.0, 0.0],
@@ -365,10 +365,11 @@ fn the_gpu_gives_the_host_levels() {
         println!("SKIP: the_gpu_gives_the_host_levels: {reason}");
         return;
     }
-    for dtype in ["c64", "c32"] {
-        let host = Model::new(&MATERIALS[0], &args(&["--npw", "113", "--dtype", dtype])).unwrap();
+    // Si (a real H) and GaAs (complex, symmetry-adapted blocks at the first two points).
+    for (mat, dtype) in [(0, "c64"), (0, "c32"), (4, "c64"), (4, "c32")] {
+        let host = Model::new(&MATERIALS[mat], &args(&["--npw", "113", "--dtype", dtype])).unwrap();
         let gpu_args = args(&["--npw", "113", "--dtype", dtype, "--device", "gpu"]);
-        let gpu = Model::new(&MATERIALS[0], &gpu_args).unwrap();
+        let gpu = Model::new(&MATERIALS[mat], &gpu_args).unwrap();
         let tol = if dtype == "c64" { 1e-9 } else { 2e-3 };
         for k in [[0.0, 0.0, 0.0], [0.3, 0.1, 0.0], [0.5, 0.5, 0.5]] {
             let (h, g) = (host.levels(k, 8).unwrap(), gpu.levels(k, 8).unwrap());
@@ -550,4 +551,155 @@ fn mpi_runs_give_the_one_process_levels() {
         "--pools 2 on 3 ranks:\n{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The symmetry search finds exactly the crystal's operations: for a zinc-blende crystal
+/// the unitary ones are T_d (the signed permutations with an even number of sign
+/// changes, the identity left out) and the antiunitary ones −T_d (time reversal times
+/// T_d); a diamond crystal (real V, inversion) has all 48 both ways.
+#[test]
+fn the_symmetry_search_finds_the_space_group() {
+    let minus = |r: &[[i32; 3]; 3]| r.iter().flatten().filter(|&&x| x < 0).count();
+    for m in MATERIALS.iter() {
+        let found = symmetry::symmetries(m);
+        let zincblende = m.va.iter().any(|&v| v != 0.0);
+        let unitary: Vec<_> = found.iter().filter(|s| !s.antiunitary).collect();
+        let anti: Vec<_> = found.iter().filter(|s| s.antiunitary).collect();
+        if zincblende {
+            assert_eq!((unitary.len(), anti.len()), (23, 24), "{}", m.name);
+            assert!(unitary.iter().all(|s| minus(&s.r) % 2 == 0), "{}", m.name);
+            assert!(anti.iter().all(|s| minus(&s.r) % 2 == 1), "{}", m.name);
+        } else {
+            assert_eq!((unitary.len(), anti.len()), (47, 48), "{}", m.name);
+        }
+    }
+}
+
+/// With `--symmetry on` (the default) the zinc-blende H(k) is solved in a
+/// symmetry-adapted basis wherever an operation fixes k: one real block of the full order
+/// on the kz = 0 plane (Γ–X, K–Γ: time reversal with the 2-fold rotation about z), two
+/// complex blocks (each of at least a quarter of the order) on the mirror planes (L–Γ on x = y, X–U on
+/// y = z), the unreduced H at a general point. Every level equals the unreduced one's to
+/// 1e-9 eV (measured: below 2e-13 in double), for the 11 zinc-blende materials, in double and mixed
+/// precision, with fixed bases of 169 and 531 plane waves and the k-dependent basis.
+#[test]
+fn symmetry_adapted_blocks_give_the_unreduced_levels() {
+    let ks: [([f64; 3], Option<bool>); 8] = [
+        ([0.0, 0.0, 0.0], Some(true)),
+        ([0.4, 0.0, 0.0], Some(true)),
+        ([0.6, 0.6, 0.0], Some(true)),
+        ([0.31, 0.17, 0.0], Some(true)),
+        ([0.3, 0.3, 0.3], Some(false)),
+        ([1.0, 0.15, 0.15], Some(false)),
+        ([0.31, 0.31, 0.12], Some(false)),
+        ([0.31, 0.17, 0.05], None),
+    ];
+    for basis in [&["--npw", "169"][..], &["--npw", "531"], &["--kcut", "21"]] {
+        for m in MATERIALS.iter().filter(|m| m.va.iter().any(|&v| v != 0.0)) {
+            for precision in ["double", "mixed"] {
+                let mut on = basis.to_vec();
+                on.extend(["--precision", precision]);
+                let mut off = on.clone();
+                off.extend(["--symmetry", "off"]);
+                let (on, off) = (
+                    Model::new(m, &args(&on)).unwrap(),
+                    Model::new(m, &args(&off)).unwrap(),
+                );
+                for &(k, expect) in &ks {
+                    let blocks = on.adapted_blocks(k).unwrap();
+                    let n = on.npw_at(k);
+                    match (&blocks, expect) {
+                        (None, None) => {}
+                        (Some(found), Some(e)) => {
+                            let b = &found.blocks;
+                            assert_eq!(found.antiunitary, e, "{} at {k:?}", m.name);
+                            let sizes: Vec<usize> = b.iter().map(|b| b.rep.len()).collect();
+                            assert_eq!(sizes.iter().sum::<usize>(), n, "{} at {k:?}", m.name);
+                            if e {
+                                assert_eq!(b[0].v.dtype(), DataType::Double);
+                            } else {
+                                assert_eq!(sizes.len(), 2);
+                                // The plane waves on the mirror plane all fall in one block.
+                                assert!(sizes.iter().all(|&s| 4 * s >= n), "{sizes:?} at {k:?}");
+                            }
+                        }
+                        _ => panic!("{} at {k:?}: expected {expect:?}", m.name),
+                    }
+                    assert!(off.adapted_blocks(k).unwrap().is_none());
+                    let (a, b) = (on.levels(k, 12).unwrap(), off.levels(k, 12).unwrap());
+                    assert_eq!(a.len(), 12);
+                    for (x, y) in a.iter().zip(&b) {
+                        assert!(
+                            (x - y).abs() < 1e-9,
+                            "{} {basis:?} {precision} at {k:?}: adapted {x} vs unreduced {y} eV",
+                            m.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// More bands than a block holds: every block is solved whole and the lowest of their
+/// union kept, equal to the unreduced H's lowest, up to all of them.
+#[test]
+fn symmetry_adapted_blocks_give_all_levels_when_a_block_is_smaller_than_the_bands() {
+    let gaas = &MATERIALS[4];
+    let on = Model::new(gaas, &args(&["--npw", "51", "--precision", "double"])).unwrap();
+    let off = Model::new(
+        gaas,
+        &args(&["--npw", "51", "--precision", "double", "--symmetry", "off"]),
+    )
+    .unwrap();
+    for k in [[0.3, 0.3, 0.3], [0.4, 0.0, 0.0]] {
+        let sizes: Vec<usize> = on
+            .adapted_blocks(k)
+            .unwrap()
+            .unwrap()
+            .blocks
+            .iter()
+            .map(|b| b.rep.len())
+            .collect();
+        for nb in [sizes[0] + 1, 45, 51].into_iter().filter(|&nb| nb <= 51) {
+            let (a, b) = (on.levels(k, nb).unwrap(), off.levels(k, nb).unwrap());
+            assert_eq!((a.len(), b.len()), (nb, nb));
+            for (x, y) in a.iter().zip(&b) {
+                assert!(
+                    (x - y).abs() < 1e-9,
+                    "{k:?} {nb} bands ({sizes:?}): {x} vs {y} eV"
+                );
+            }
+        }
+    }
+}
+
+/// A wrong operation is caught, not used: a phase vector w off by a quarter turn makes
+/// the "real" block complex, and `reduce` refuses it with a message; an operation that
+/// does not map the basis onto itself (a k-point it does not fix in the k-dependent
+/// basis) gives no basis at all.
+#[test]
+fn a_wrong_symmetry_is_refused() {
+    let gaas = &MATERIALS[4];
+    let gs = g_vectors(cutoff_for(169).unwrap(), [0.0; 3]);
+    let flat: Vec<f64> = gs.iter().flatten().copied().collect();
+    let g = Tensor::from_slice(&flat, &[gs.len(), 3]).unwrap();
+    let v = potential(gaas, &g).unwrap();
+    let good = symmetry::symmetries(gaas)
+        .into_iter()
+        .find(|s| s.antiunitary && s.r == [[1, 0, 0], [0, 1, 0], [0, 0, -1]])
+        .expect("time reversal with the 2-fold rotation about z");
+    let basis = symmetry::adapted_basis(&good, &gs).unwrap();
+    assert!(symmetry::reduce(&v, &basis, true).is_ok());
+    let mut bad = good.clone();
+    bad.w[0] += 0.25;
+    let err = match symmetry::adapted_basis(&bad, &gs).map(|b| symmetry::reduce(&v, &b, true)) {
+        Some(Err(Fail(why))) => why,
+        _ => panic!("a wrong phase vector was accepted"),
+    };
+    assert!(err.contains("not real"), "{err}");
+    // Off the fixed point the k-dependent basis is not invariant.
+    let k = [0.3, 0.2, 0.1];
+    assert!(!symmetry::fixes(&good, k));
+    assert!(symmetry::adapted_basis(&good, &g_vectors(21.0, k)).is_none());
 }
