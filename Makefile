@@ -19,7 +19,8 @@ demo: deps
 
 ## make test: every test of every crate (unit, integration, doc; the .npy tests against
 ## NumPy from target/py-venv, scripts/py-env.sh; the MPI crate's tests under mpirun -n 2
-## and -n 3), the tensor FFT tests again with the FFTW backend, the demo and ctensor-pw under
+## and -n 3), the tensor FFT tests and ctensor-pw's ABINIT comparison again with the FFTW
+## backend, the demo and ctensor-pw under
 ## mpirun against one process (the `mpi` feature),
 ## then the C, C++ and Fortran clients of the C ABI against the static library
 ## (tests/c/run.sh), then the Python package built with maturin and its pytest suite
@@ -30,6 +31,7 @@ test: deps
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --all-targets
 	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --doc
 	CTENSOR_FFT=fftw CTENSOR_FFTW_PLANNER=estimate $(CARGO) test -p ctensor-aten --test fft
+	CTENSOR_FFT=fftw CTENSOR_FFTW_PLANNER=estimate $(CARGO) test -p ctensor-pw --test abinit
 	$(CARGO) test --features mpi --example silicon_bands mpi_
 	$(CARGO) test -p ctensor-pw --features mpi --test mpi
 	bash tests/c/run.sh

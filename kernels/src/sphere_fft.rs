@@ -16,12 +16,15 @@
 //! unnormalised inverse transform `u(r) = Σ_G c(G) e^{iG·r}`; [`SpherePlan::from_grid`]
 //! the forward one scaled by `1/N`, so that `from_grid(to_grid(c)) = c`.
 
-use std::sync::{Arc, Mutex};
+use std::ffi::c_int;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ctensor_base::{Error, Result};
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftNum, FftPlanner};
 
+use crate::cpu::fftw;
+use crate::fft::HostFft;
 use crate::parallel::{install, num_threads};
 
 /// The largest box a plan accepts (2³¹ points, 32 GiB of c64 per worker's buffer): far
@@ -34,7 +37,10 @@ const BLOCK: usize = 8;
 
 /// One worker's buffers: a box, a block of gathered lines and rustfft's scratch.
 struct Scratch<F> {
+    /// The box is `grid[off..off + N]`, which starts on a 64-byte boundary (when the
+    /// allocator's alignment allows), so that FFTW's plans see a known alignment.
     grid: Vec<Complex<F>>,
+    off: usize,
     lines: Vec<Complex<F>>,
     work: Vec<Complex<F>>,
     rho: Vec<F>,
@@ -44,6 +50,94 @@ struct Scratch<F> {
 struct Axis<F: FftNum> {
     fwd: Arc<dyn Fft<F>>,
     inv: Arc<dyn Fft<F>>,
+}
+
+/// The passes of [`HostFft::Fftw`]: the z-columns (one contiguous line), one plane's
+/// y-lines (`n1` points at stride `n2`, `n2` of them side by side) and the box's x-lines,
+/// for each direction, each planned for every alignment class its data can take in a box
+/// that starts on a 64-byte boundary.
+struct FftwPasses {
+    double: bool,
+    n: [usize; 3],
+    /// `[direction][pass]`: (FFTW's alignment class, plan); direction 0 is forward.
+    pass: [[Vec<(c_int, fftw::Guru)>; 3]; 2],
+}
+
+/// (length, stride) pairs of a transform or a batch.
+type Dims<'a> = &'a [(usize, usize)];
+
+const COLUMN: usize = 0;
+const PLANE: usize = 1;
+const WHOLE: usize = 2;
+const FORWARD: usize = 0;
+const INVERSE: usize = 1;
+
+impl FftwPasses {
+    fn new<F: Copy + Default>(n: [usize; 3]) -> Result<FftwPasses> {
+        let double = std::mem::size_of::<F>() == 8;
+        let [n0, n1, n2] = n;
+        // (the transform's (length, stride), the batch's): a column, a plane, the box.
+        let layouts: [(Dims, Dims); 3] = [
+            (&[(n2, 1)], &[]),
+            (&[(n1, n2)], &[(n2, 1)]),
+            (&[(n0, n1 * n2)], &[(n1 * n2, 1)]),
+        ];
+        // Every class an element of a 64-byte-aligned box can be in (FFTW's SIMD alignment
+        // divides 64).
+        let size = std::mem::size_of::<Complex<F>>();
+        let mut classes = Vec::new();
+        for bytes in (0..64).step_by(size) {
+            let c = fftw::alignment(double, (1 << 20) + bytes)?;
+            if !classes.contains(&c) {
+                classes.push(c);
+            }
+        }
+        let mut pass: [[Vec<(c_int, fftw::Guru)>; 3]; 2] = Default::default();
+        for (d, forward) in [(FORWARD, true), (INVERSE, false)] {
+            for (k, (dims, howmany)) in layouts.iter().enumerate() {
+                for &c in &classes {
+                    pass[d][k].push((c, fftw::guru::<F>(double, forward, dims, howmany, c)?));
+                }
+            }
+        }
+        Ok(FftwPasses { double, n, pass })
+    }
+
+    /// Runs pass `k` of direction `d` in place on `data`, which must be exactly the
+    /// pass's layout (a column, a plane or the box; checked, as is the precision); false,
+    /// with nothing done, when it is not or when [`run`](Self::run) finds no plan.
+    fn apply<F>(&self, d: usize, k: usize, data: &mut [Complex<F>]) -> bool {
+        let [n0, n1, n2] = self.n;
+        let want = [n2, n1 * n2, n0 * n1 * n2][k];
+        if data.len() != want || (std::mem::size_of::<F>() == 8) != self.double {
+            return false;
+        }
+        // SAFETY: `data` is exactly the layout's elements, borrowed exclusively, in the
+        // passes' precision (checked above).
+        unsafe { self.run(d, k, data.as_mut_ptr()) }
+    }
+
+    /// Runs pass `k` of direction `d` in place at `p`; false (nothing done) when no plan
+    /// has `p`'s alignment class, which a box on a 64-byte boundary never lacks.
+    ///
+    /// # Safety
+    /// `p` addresses the pass's layout: a column of `n2`, a plane of `n1·n2` or the box of
+    /// `N` elements, valid for reads and writes and used by nothing else meanwhile; `F`
+    /// is the precision the passes were made for.
+    unsafe fn run<F>(&self, d: usize, k: usize, p: *mut Complex<F>) -> bool {
+        let Ok(class) = fftw::alignment(self.double, p as usize) else {
+            return false;
+        };
+        match self.pass[d][k].iter().find(|(c, _)| *c == class) {
+            Some((_, plan)) => {
+                // SAFETY: the caller's contract; the plan was made for this layout,
+                // precision and alignment class.
+                unsafe { plan.run(p) };
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// A reusable sphere ↔ box transform for one basis (see the module docs).
@@ -58,6 +152,9 @@ pub struct SpherePlan<F: FftNum> {
     /// Used planes `i0`, ascending.
     planes: Vec<usize>,
     axes: [Axis<F>; 3],
+    /// The library the 1-D passes run in; with FFTW, its plans, made on first use.
+    backend: HostFft,
+    fftw: OnceLock<std::result::Result<FftwPasses, String>>,
     scratch: Mutex<Vec<Scratch<F>>>,
 }
 
@@ -67,7 +164,22 @@ impl<F: FftNum + Default> SpherePlan<F> {
     /// dimension, a box of more than [`MAX_POINTS`] points (each worker holds one box),
     /// an index outside the box, or an index given twice. Nothing of the box's size is
     /// allocated before these checks pass.
+    ///
+    /// The 1-D passes run in the host FFT library in use ([`crate::fft::set_host_fft`],
+    /// `CTENSOR_FFT`): rustfft's plans, owned by the plan, or FFTW's guru plans, which
+    /// read the strided y- and x-lines where they lie instead of gathering them.
     pub fn new(n: [usize; 3], index: &[usize]) -> Result<SpherePlan<F>> {
+        Self::with_backend(n, index, fftw::backend()?)
+    }
+
+    /// [`new`](Self::new) with the 1-D passes in `backend`, whichever the host FFT is.
+    /// FFTW's plans are made at the first transform (with the [`crate::fft::FftwPlanner`]
+    /// rigour in use) and shared with every plan of the same box; an FFTW that does not
+    /// load is an error here.
+    pub fn with_backend(n: [usize; 3], index: &[usize], backend: HostFft) -> Result<SpherePlan<F>> {
+        if backend == HostFft::Fftw {
+            fftw::alignment(std::mem::size_of::<F>() == 8, 0)?;
+        }
         let total = n
             .iter()
             .try_fold(1usize, |a, &b| a.checked_mul(b))
@@ -129,8 +241,30 @@ impl<F: FftNum + Default> SpherePlan<F> {
             entries,
             planes,
             axes,
+            backend,
+            fftw: OnceLock::new(),
             scratch: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The library the 1-D passes run in.
+    pub fn backend(&self) -> HostFft {
+        self.backend
+    }
+
+    /// FFTW's passes, planned at the first call, when the backend is FFTW.
+    fn passes(&self) -> Result<Option<&FftwPasses>> {
+        if self.backend != HostFft::Fftw {
+            return Ok(None);
+        }
+        self.fftw
+            .get_or_init(|| FftwPasses::new::<F>(self.n).map_err(|e| e.to_string()))
+            .as_ref()
+            .map(Some)
+            .map_err(|why| Error::Unsupported {
+                op: "SpherePlan",
+                what: format!("FFTW passes for the box {:?}: {why}", self.n),
+            })
     }
 
     /// Coefficients per band.
@@ -178,8 +312,15 @@ impl<F: FftNum + Default> SpherePlan<F> {
                 })
                 .max()
                 .unwrap_or(0);
+            let extra = 64 / std::mem::size_of::<Complex<F>>();
+            let grid = vec![Complex::default(); self.len() + extra];
+            let size = std::mem::size_of::<Complex<F>>();
+            let off = (0..extra)
+                .find(|k| (grid.as_ptr() as usize + k * size).is_multiple_of(64))
+                .unwrap_or(0);
             Scratch {
-                grid: vec![Complex::default(); self.len()],
+                grid,
+                off,
                 lines: vec![Complex::default(); BLOCK * longest],
                 work: vec![Complex::default(); work],
                 rho: Vec::new(),
@@ -241,12 +382,18 @@ impl<F: FftNum + Default> SpherePlan<F> {
         pool.into_iter().for_each(|s| self.give_back(s));
     }
 
-    /// Band `coeffs` (npw values) into the box `grid` as `u(r) = Σ c(G) e^{iG·r}`.
-    fn band_to_grid(&self, coeffs: &[Complex<F>], s: &mut Scratch<F>) {
+    /// Band `coeffs` (npw values) into the box `grid` as `u(r) = Σ c(G) e^{iG·r}`, the
+    /// passes in FFTW when `fftw` is given, else in rustfft.
+    fn band_to_grid(&self, coeffs: &[Complex<F>], s: &mut Scratch<F>, fftw: Option<&FftwPasses>) {
         let [n0, n1, n2] = self.n;
         let Scratch {
-            grid, lines, work, ..
+            grid,
+            off,
+            lines,
+            work,
+            ..
         } = s;
+        let grid = &mut grid[*off..*off + n0 * n1 * n2];
         grid.fill(Complex::default());
         // z: only the used columns, each a contiguous line.
         for (c, &col) in self.columns.iter().enumerate() {
@@ -254,47 +401,55 @@ impl<F: FftNum + Default> SpherePlan<F> {
             for &(k, i2) in &self.entries[self.col_start[c]..self.col_start[c + 1]] {
                 line[i2] = coeffs[k];
             }
-            self.axes[2].inv.process_with_scratch(line, work);
+            if !fftw.is_some_and(|f| f.apply(INVERSE, COLUMN, line)) {
+                self.axes[2].inv.process_with_scratch(line, work);
+            }
         }
         // y: only the used planes.
         for &i0 in &self.planes {
-            let base = i0 * n1 * n2;
-            strided_pass(
-                &mut grid[base..base + n1 * n2],
-                n1,
-                n2,
-                n2,
-                lines,
-                work,
-                &*self.axes[1].inv,
-            );
+            let plane = &mut grid[i0 * n1 * n2..(i0 + 1) * n1 * n2];
+            if !fftw.is_some_and(|f| f.apply(INVERSE, PLANE, plane)) {
+                strided_pass(plane, n1, n2, n2, lines, work, &*self.axes[1].inv);
+            }
         }
         // x: every line.
-        strided_pass(grid, n0, n1 * n2, n1 * n2, lines, work, &*self.axes[0].inv);
+        if !fftw.is_some_and(|f| f.apply(INVERSE, WHOLE, grid)) {
+            strided_pass(grid, n0, n1 * n2, n1 * n2, lines, work, &*self.axes[0].inv);
+        }
     }
 
-    /// The box `grid` (destroyed) back onto the sphere, scaled by `scale`, into `out`.
-    fn band_from_grid(&self, s: &mut Scratch<F>, scale: F, out: &mut [Complex<F>]) {
+    /// The box `grid` (destroyed) back onto the sphere, scaled by `scale`, into `out`,
+    /// the passes in FFTW when `fftw` is given, else in rustfft.
+    fn band_from_grid(
+        &self,
+        s: &mut Scratch<F>,
+        scale: F,
+        out: &mut [Complex<F>],
+        fftw: Option<&FftwPasses>,
+    ) {
         let [n0, n1, n2] = self.n;
         let Scratch {
-            grid, lines, work, ..
+            grid,
+            off,
+            lines,
+            work,
+            ..
         } = s;
-        strided_pass(grid, n0, n1 * n2, n1 * n2, lines, work, &*self.axes[0].fwd);
+        let grid = &mut grid[*off..*off + n0 * n1 * n2];
+        if !fftw.is_some_and(|f| f.apply(FORWARD, WHOLE, grid)) {
+            strided_pass(grid, n0, n1 * n2, n1 * n2, lines, work, &*self.axes[0].fwd);
+        }
         for &i0 in &self.planes {
-            let base = i0 * n1 * n2;
-            strided_pass(
-                &mut grid[base..base + n1 * n2],
-                n1,
-                n2,
-                n2,
-                lines,
-                work,
-                &*self.axes[1].fwd,
-            );
+            let plane = &mut grid[i0 * n1 * n2..(i0 + 1) * n1 * n2];
+            if !fftw.is_some_and(|f| f.apply(FORWARD, PLANE, plane)) {
+                strided_pass(plane, n1, n2, n2, lines, work, &*self.axes[1].fwd);
+            }
         }
         for (c, &col) in self.columns.iter().enumerate() {
             let line = &mut grid[col * n2..(col + 1) * n2];
-            self.axes[2].fwd.process_with_scratch(line, work);
+            if !fftw.is_some_and(|f| f.apply(FORWARD, COLUMN, line)) {
+                self.axes[2].fwd.process_with_scratch(line, work);
+            }
             for &(k, i2) in &self.entries[self.col_start[c]..self.col_start[c + 1]] {
                 out[k] = line[i2] * scale;
             }
@@ -322,9 +477,10 @@ impl<F: FftNum + Default> SpherePlan<F> {
             nb * self.npw,
         )?;
         self.check("SpherePlan::to_grid", "a grid", grid.len(), nb * self.len())?;
+        let fftw = self.passes()?;
         self.per_band_into(nb, self.len(), grid, |b, s, dst| {
-            self.band_to_grid(&coeffs[b * self.npw..(b + 1) * self.npw], s);
-            dst.copy_from_slice(&s.grid);
+            self.band_to_grid(&coeffs[b * self.npw..(b + 1) * self.npw], s, fftw);
+            dst.copy_from_slice(&s.grid[s.off..s.off + dst.len()]);
         });
         Ok(())
     }
@@ -351,9 +507,10 @@ impl<F: FftNum + Default> SpherePlan<F> {
             nb * self.npw,
         )?;
         let n = self.len();
+        let fftw = self.passes()?;
         self.per_band_into(nb, self.npw, coeffs, |b, s, dst| {
-            s.grid.copy_from_slice(&grid[b * n..(b + 1) * n]);
-            self.band_from_grid(s, scale, dst);
+            s.grid[s.off..s.off + n].copy_from_slice(&grid[b * n..(b + 1) * n]);
+            self.band_from_grid(s, scale, dst, fftw);
         });
         Ok(())
     }
@@ -387,12 +544,13 @@ impl<F: FftNum + Default> SpherePlan<F> {
         )?;
         let npw = self.npw;
         let scale = F::one() / F::from_usize(self.len()).unwrap_or_else(F::one);
+        let fftw = self.passes()?;
         self.per_band_into(nb, npw, out, |b, s, dst| {
-            self.band_to_grid(&coeffs[b * npw..(b + 1) * npw], s);
-            for (g, &p) in s.grid.iter_mut().zip(v) {
+            self.band_to_grid(&coeffs[b * npw..(b + 1) * npw], s, fftw);
+            for (g, &p) in s.grid[s.off..].iter_mut().zip(v) {
                 *g = *g * p;
             }
-            self.band_from_grid(s, scale, dst);
+            self.band_from_grid(s, scale, dst, fftw);
         });
         Ok(())
     }
@@ -423,14 +581,15 @@ impl<F: FftNum + Default> SpherePlan<F> {
             rho.len(),
             self.len(),
         )?;
-        let npw = self.npw;
+        let (npw, n) = (self.npw, self.len());
+        let fftw = self.passes()?;
         let pool = self.per_band(nb, |b, s| {
-            self.band_to_grid(&coeffs[b * npw..(b + 1) * npw], s);
-            if s.rho.len() != s.grid.len() {
-                s.rho = vec![F::zero(); s.grid.len()];
+            self.band_to_grid(&coeffs[b * npw..(b + 1) * npw], s, fftw);
+            if s.rho.len() != n {
+                s.rho = vec![F::zero(); n];
             }
             let w = weights[b];
-            for (r, u) in s.rho.iter_mut().zip(&s.grid) {
+            for (r, u) in s.rho.iter_mut().zip(&s.grid[s.off..s.off + n]) {
                 *r = *r + w * u.norm_sqr();
             }
         });

@@ -206,6 +206,8 @@ struct Plan(*mut c_void);
 // SAFETY: a plan is read-only after planning, and `fftw_execute_dft` on it is
 // thread-safe (FFTW's documentation, "Thread safety").
 unsafe impl Send for Plan {}
+// SAFETY: as above: sharing a plan between threads only ever executes it.
+unsafe impl Sync for Plan {}
 
 fn plans() -> &'static Mutex<HashMap<Key, Plan>> {
     static PLANS: OnceLock<Mutex<HashMap<Key, Plan>>> = OnceLock::new();
@@ -277,6 +279,68 @@ fn plan_for<F: Copy + Default>(api: &Api, key: Key, span: usize) -> Result<Plan>
 /// Elements from the first to the last one the (length, stride) pairs address, plus one.
 fn span(dims: &[(usize, usize)]) -> usize {
     1 + dims.iter().map(|&(n, s)| (n - 1) * s).sum::<usize>()
+}
+
+/// One planned in-place transform of a fixed layout and alignment, executed without a
+/// lock (the sphere ↔ box plan keeps its passes as these).
+#[derive(Clone, Copy)]
+pub(crate) struct Guru {
+    plan: Plan,
+    exec: ExecFn,
+}
+
+impl Guru {
+    /// Runs the transform in place on the data at `p`.
+    ///
+    /// # Safety
+    /// `p` addresses the layout the transform was planned for (every element its lengths
+    /// and strides reach is valid for reads and writes and belongs to this call), in the
+    /// precision it was planned for, at the alignment class it was planned for
+    /// ([`alignment`]).
+    pub(crate) unsafe fn run<F>(&self, p: *mut Complex<F>) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.exec)(self.plan.0, p.cast(), p.cast()) }
+    }
+}
+
+/// FFTW's alignment class (`fftw_alignment_of`) of the address `addr` in a precision; it
+/// only looks at the number.
+pub(crate) fn alignment(double: bool, addr: usize) -> Result<c_int> {
+    let api = api(double)?;
+    // SAFETY: `alignment_of` reads no memory, only the address's value.
+    Ok(unsafe { (api.align)(addr as *const c_void) })
+}
+
+/// The in-place transform of `dims` batched over `howmany` ((length, stride) pairs in
+/// elements) for `Complex<F>` data (`double`: `F = f64`) of alignment class `align`,
+/// planned with the current [`planner`] rigour on first use and cached as the dense
+/// backend's plans are.
+pub(crate) fn guru<F: Copy + Default>(
+    double: bool,
+    forward: bool,
+    dims: &[(usize, usize)],
+    howmany: &[(usize, usize)],
+    align: c_int,
+) -> Result<Guru> {
+    let api = api(double)?;
+    let flags = match planner()? {
+        crate::fft::FftwPlanner::Estimate => ESTIMATE,
+        crate::fft::FftwPlanner::Measure => MEASURE,
+        crate::fft::FftwPlanner::Patient => PATIENT,
+    };
+    let all: Vec<(usize, usize)> = dims.iter().chain(howmany).copied().collect();
+    let key = Key {
+        double,
+        forward,
+        flags,
+        dims: dims.to_vec(),
+        howmany: howmany.to_vec(),
+        align,
+    };
+    Ok(Guru {
+        plan: plan_for::<F>(api, key, span(&all))?,
+        exec: api.exec,
+    })
 }
 
 /// Below this much work (elements × log2 of the transform's size) one thread runs it,

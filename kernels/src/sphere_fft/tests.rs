@@ -34,6 +34,18 @@ fn dft_back(n: [usize; 3], g: &[C], i: usize) -> C {
     dft_at(n, &all, &conj, i).conj() / g.len() as f64
 }
 
+/// The backends to test: rustfft, and FFTW where it loads (else a SKIP line says why).
+/// The plans are made with `with_backend`, so no process-wide choice changes.
+fn backends() -> Vec<HostFft> {
+    match fftw::available() {
+        Ok(()) => vec![HostFft::RustFft, HostFft::Fftw],
+        Err(e) => {
+            println!("SKIP: the FFTW passes: {e}");
+            vec![HostFft::RustFft]
+        }
+    }
+}
+
 fn random_c(r: &mut rand::rngs::StdRng, len: usize) -> Vec<C> {
     (0..len)
         .map(|_| C::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
@@ -57,10 +69,14 @@ fn subsets(n: [usize; 3], r: &mut rand::rngs::StdRng) -> Vec<Vec<usize>> {
 #[test]
 fn every_operation_matches_plain_dft_sums_on_small_boxes() -> Result<()> {
     let mut r = rng(1);
-    for n in [[1, 1, 1], [5, 6, 7], [1, 4, 9], [8, 3, 1], [6, 6, 6]] {
+    for (n, backend) in [[1, 1, 1], [5, 6, 7], [1, 4, 9], [8, 3, 1], [6, 6, 6]]
+        .into_iter()
+        .flat_map(|n| backends().into_iter().map(move |b| (n, b)))
+    {
         let total = n[0] * n[1] * n[2];
         for idx in subsets(n, &mut r) {
-            let plan = SpherePlan::<f64>::new(n, &idx)?;
+            let plan = SpherePlan::<f64>::with_backend(n, &idx, backend)?;
+            assert_eq!(plan.backend(), backend);
             for nb in [0, 1, 3, 9] {
                 let c = random_c(&mut r, nb * idx.len());
                 let mut grid = vec![C::new(0.0, 0.0); nb * total];
@@ -141,11 +157,21 @@ fn sphere(n: usize, g: f64, r: &mut rand::rngs::StdRng) -> Vec<usize> {
 
 #[test]
 fn a_plane_wave_sphere_in_a_36_cube_matches_the_sums_and_round_trips() -> Result<()> {
+    for backend in backends() {
+        sphere_in_a_cube(36, backend)?;
+    }
+    // An odd box: the x-lines of an FFTW pass start at every alignment.
+    for backend in backends() {
+        sphere_in_a_cube(27, backend)?;
+    }
+    Ok(())
+}
+
+fn sphere_in_a_cube(n: usize, backend: HostFft) -> Result<()> {
     let mut r = rng(2);
-    let n = 36;
-    let idx = sphere(n, 8.5, &mut r);
-    assert!(idx.len() > 2000);
-    let plan = SpherePlan::<f64>::new([n; 3], &idx)?;
+    let idx = sphere(n, n as f64 * 8.5 / 36.0, &mut r);
+    assert!(idx.len() > 800);
+    let plan = SpherePlan::<f64>::with_backend([n; 3], &idx, backend)?;
     assert!(plan.work_fraction() < 0.75, "{}", plan.work_fraction());
     let nb = 5;
     let total = n * n * n;
@@ -167,18 +193,42 @@ fn a_plane_wave_sphere_in_a_36_cube_matches_the_sums_and_round_trips() -> Result
 
 #[test]
 fn single_precision_round_trips_to_its_rounding() -> Result<()> {
-    let mut r = rng(3);
-    let idx = sphere(24, 5.5, &mut r);
-    let plan = SpherePlan::<f32>::new([24; 3], &idx)?;
-    let c: Vec<Complex<f32>> = (0..3 * idx.len())
-        .map(|_| Complex::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
-        .collect();
-    let mut grid = vec![Complex::new(0.0f32, 0.0); 3 * 24 * 24 * 24];
-    plan.to_grid(3, &c, &mut grid)?;
-    let mut back = vec![Complex::new(0.0f32, 0.0); c.len()];
-    plan.from_grid(3, &grid, 1.0 / (24.0 * 24.0 * 24.0), &mut back)?;
-    for (a, b) in back.iter().zip(&c) {
-        assert!((a - b).norm() < 1e-5);
+    // 24³, and 25 × 24 × 23, whose odd column length puts the f32 columns (8 bytes each
+    // element) at both FFTW alignment classes.
+    for (n, backend) in [[24; 3], [25, 24, 23]]
+        .into_iter()
+        .flat_map(|n| backends().into_iter().map(move |b| (n, b)))
+    {
+        let mut r = rng(3);
+        let idx: Vec<usize> = sphere(24, 5.5, &mut r)
+            .into_iter()
+            .map(|i| (i / 576 * n[1] + i / 24 % 24) * n[2] + i % 24 % n[2])
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let plan = SpherePlan::<f32>::with_backend(n, &idx, backend)?;
+        let total = n[0] * n[1] * n[2];
+        let c: Vec<Complex<f32>> = (0..3 * idx.len())
+            .map(|_| Complex::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
+            .collect();
+        let mut grid = vec![Complex::new(0.0f32, 0.0); 3 * total];
+        plan.to_grid(3, &c, &mut grid)?;
+        // Against the f64 sums at some points.
+        let c64: Vec<C> = c.iter().map(|x| C::new(x.re as f64, x.im as f64)).collect();
+        for _ in 0..20 {
+            let (b, p) = (r.gen_range(0..3), r.gen_range(0..total));
+            let want = dft_at(n, &idx, &c64[b * idx.len()..(b + 1) * idx.len()], p);
+            let got = grid[b * total + p];
+            assert!(
+                (C::new(got.re as f64, got.im as f64) - want).norm() < 1e-3,
+                "{backend:?}"
+            );
+        }
+        let mut back = vec![Complex::new(0.0f32, 0.0); c.len()];
+        plan.from_grid(3, &grid, 1.0 / total as f32, &mut back)?;
+        for (a, b) in back.iter().zip(&c) {
+            assert!((a - b).norm() < 1e-5, "{backend:?} {n:?}");
+        }
     }
     Ok(())
 }
@@ -224,4 +274,39 @@ fn bad_plans_and_buffers_are_refused() -> Result<()> {
         .accumulate_density(1, &[C::new(0.0, 0.0); 2], &[1.0, 2.0], &mut rho)
         .is_err());
     Ok(())
+}
+
+/// The FFTW passes really run (the rustfft fallback is for an alignment class a box on a
+/// 64-byte boundary never has): in both precisions every element offset of such a box
+/// finds its plan, and every scratch box starts on the boundary.
+#[test]
+fn fftw_passes_cover_every_alignment_of_the_box() -> Result<()> {
+    if let Err(e) = fftw::available() {
+        println!("SKIP: {e}");
+        return Ok(());
+    }
+    fn check<F: FftNum + Default>() -> Result<()> {
+        let n = [3, 5, 7];
+        let passes = FftwPasses::new::<F>(n)?;
+        let plan = SpherePlan::<F>::with_backend(n, &[0, 8, 100], HostFft::Fftw)?;
+        let s = plan.take_scratch();
+        let size = std::mem::size_of::<Complex<F>>();
+        assert!((s.grid[s.off..].as_ptr() as usize).is_multiple_of(64));
+        let mut grid = s.grid.clone();
+        let off = (0..64 / size)
+            .find(|k| (grid.as_ptr() as usize + k * size).is_multiple_of(64))
+            .expect("a 64-byte boundary");
+        let total = n[0] * n[1] * n[2];
+        for k in 0..64 / size {
+            // SAFETY: a column of n[2] elements from off + k lies inside `grid`
+            // (total + 64/size elements).
+            assert!(unsafe {
+                passes.run(FORWARD, COLUMN, grid[off + k..][..total - k].as_mut_ptr())
+            });
+        }
+        plan.give_back(s);
+        Ok(())
+    }
+    check::<f64>()?;
+    check::<f32>()
 }
