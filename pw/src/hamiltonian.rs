@@ -7,7 +7,9 @@ use crate::basis::{FftGrid, Sphere};
 use crate::crystal::{dot, Crystal};
 use crate::error::Result;
 use crate::psp::Hgh;
-use ctensor::{c64, matmul, matmul_op, DataType, DeviceType, SphereFft, Tensor, Trans};
+use ctensor::{
+    c64, matmul, matmul_into, matmul_op, DataType, DeviceType, SphereFft, Tensor, Trans,
+};
 use std::f64::consts::PI;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -120,12 +122,15 @@ impl KOperator {
     /// (f64 `[n1, n2, n3]`, Ha).
     pub fn apply(&self, v_r: &Tensor, x: &Tensor) -> Result<Tensor> {
         let t0 = Instant::now();
-        let local = self.fft.apply_potential(v_r, x)?;
+        let mut out = self.fft.apply_potential(v_r, x)?;
         let t1 = Instant::now();
-        let mut out = local.add(&x.mul(&self.kinetic)?)?;
+        // The kinetic and projector terms accumulate into `out` (one block of temporaries
+        // fewer per term: the 64-atom cell's blocks are 50 MB each).
+        out.add_(&x.mul(&self.kinetic)?)?;
         if self.proj.dims()[1] > 0 {
             let beta = matmul_op(&self.proj, Trans::C, x, Trans::N)?;
-            out = out.add(&matmul(&self.proj, &matmul(&self.dmat, &beta)?)?)?;
+            let dbeta = matmul(&self.dmat, &beta)?;
+            matmul_into(&self.proj, Trans::N, &dbeta, Trans::N, 1.0, 1.0, &mut out)?;
         }
         self.spent[0].fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
         self.spent[1].fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);

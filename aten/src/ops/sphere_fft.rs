@@ -1,10 +1,11 @@
 //! [`SphereFft`]: the plane-wave sphere ↔ box transform of a block of bands, as a
 //! reusable plan (see `ctensor_kernels::sphere_fft` for the algorithm).
 
+use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
 use crate::ops::fft::FftNorm;
 use crate::ops::indices::Indices;
-use ctensor_base::{c32, c64, DataType, DeviceType, Error, Result};
+use ctensor_base::{c32, c64, DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::sphere_fft::SpherePlan;
 
 /// A plane-wave basis's transform between coefficients on a G-sphere and a real-space
@@ -106,13 +107,13 @@ impl SphereFft {
         let shape = [nb, n0, n1, n2];
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
-                let c = coeffs.t()?.contiguous()?.to_vec::<c64>()?;
+                let c = band_major::<c64>(coeffs)?;
                 let mut g = vec![c64::new(0.0, 0.0); nb * self.points()];
                 p.to_grid(nb, &c, &mut g)?;
                 Tensor::from_vec(g, &shape)
             }
             (Some((_, p)), _) => {
-                let c = coeffs.t()?.contiguous()?.to_vec::<c32>()?;
+                let c = band_major::<c32>(coeffs)?;
                 let mut g = vec![c32::new(0.0, 0.0); nb * self.points()];
                 p.to_grid(nb, &c, &mut g)?;
                 Tensor::from_vec(g, &shape)
@@ -173,14 +174,14 @@ impl SphereFft {
         }
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
-                let c = coeffs.t()?.contiguous()?.to_vec::<c64>()?;
+                let c = band_major::<c64>(coeffs)?;
                 let vv = v.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
                 let mut out = vec![c64::new(0.0, 0.0); nb * self.npw];
                 p.apply_potential(nb, &vv, &c, &mut out)?;
                 Tensor::from_vec(out, &[nb, self.npw])?.t()
             }
             (Some((_, p)), _) => {
-                let c = coeffs.t()?.contiguous()?.to_vec::<c32>()?;
+                let c = band_major::<c32>(coeffs)?;
                 let vv = v.cast(DataType::Float)?.contiguous()?.to_vec::<f32>()?;
                 let mut out = vec![c32::new(0.0, 0.0); nb * self.npw];
                 p.apply_potential(nb, &vv, &c, &mut out)?;
@@ -208,13 +209,13 @@ impl SphereFft {
         }
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
-                let c = coeffs.t()?.contiguous()?.to_vec::<c64>()?;
+                let c = band_major::<c64>(coeffs)?;
                 let mut rho = vec![0.0; self.points()];
                 p.accumulate_density(nb, &c, weights, &mut rho)?;
                 Tensor::from_vec(rho, &self.n)
             }
             (Some((_, p)), _) => {
-                let c = coeffs.t()?.contiguous()?.to_vec::<c32>()?;
+                let c = band_major::<c32>(coeffs)?;
                 let w: Vec<f32> = weights.iter().map(|&x| x as f32).collect();
                 let mut rho = vec![0.0f32; self.points()];
                 p.accumulate_density(nb, &c, &w, &mut rho)?;
@@ -246,6 +247,16 @@ impl SphereFft {
     }
 }
 
+/// The columns of `coeffs` (`[npw, nb]`, on the host) band after band, `[nb][npw]`,
+/// in one copy whatever its layout (a transposed `contiguous` followed by `to_vec` would
+/// copy a block of bands twice: 50 MB each for a 64-atom cell's block).
+fn band_major<T: Scalar + Default>(coeffs: &Tensor) -> Result<Vec<T>> {
+    let t = coeffs.t()?;
+    let mut out = vec![T::default(); t.numel()];
+    Tensor::with_slice_mut(&mut out, t.dims(), Order::RowMajor, |dst| dst.assign(&t))??;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +281,20 @@ mod tests {
                 assert!(fast.allclose(&dense, tol, tol)?);
                 let v = Tensor::randn(DataType::Double, DeviceType::Cpu, &n, 5)?;
                 let hv = plan.apply_potential(&v, &c)?;
+                // The same block row-major, and as a window of a wider row-major block:
+                // every layout is read into the same band-major copy.
+                let wide = Tensor::zeros(dtype, DeviceType::Cpu, &[idx.len(), nb + 3])?;
+                wide.narrow(1, 2, nb)?.assign(&c)?;
+                for other in [c.contiguous()?, wide.narrow(1, 2, nb)?] {
+                    assert!(plan.to_grid(&other)?.allclose(&fast, 0.0, 0.0)?);
+                    assert!(plan.apply_potential(&v, &other)?.allclose(&hv, 0.0, 0.0)?);
+                    let w: Vec<f64> = (0..nb).map(|b| 0.5 + b as f64).collect();
+                    assert!(plan.density(&other, &w)?.allclose(
+                        &plan.density(&c, &w)?,
+                        0.0,
+                        0.0
+                    )?);
+                }
                 let mut g = dense.clone();
                 g.mul_(&v)?;
                 g.fftn_(&[1, 2, 3], FftNorm::Forward)?;
