@@ -25,6 +25,7 @@ use std::f64::consts::PI;
 use ctensor::{c64, DataType, Tensor};
 
 use crate::model::Material;
+use crate::planewave::form_factor;
 use crate::{Fail, Res};
 
 /// A symmetry of every H(k) whose k it fixes: the plane-wave map G → R·G with the phases
@@ -52,24 +53,6 @@ pub(crate) struct Block {
 /// A symmetry-adapted basis vector: its plane waves (indices into the basis) and their
 /// coefficients.
 pub(crate) type Combination = Vec<(usize, c64)>;
-
-/// The Fourier component V(q) in Ry for q in units of 2π/a, as `model::potential`
-/// computes it: V^S(|q|²) cos(q·τ) + i V^A(|q|²) sin(q·τ), τ = (a/8)(1, 1, 1).
-fn form_factor(mat: &Material, q: [i32; 3]) -> c64 {
-    let q2 = q.iter().map(|x| x * x).sum::<i32>();
-    let pick = |shells: [i32; 3], ff: [f64; 3]| {
-        shells
-            .iter()
-            .zip(ff)
-            .find(|(s, _)| **s == q2)
-            .map_or(0.0, |(_, f)| f)
-    };
-    let phase = PI / 4.0 * (q[0] + q[1] + q[2]) as f64;
-    c64::new(
-        pick([3, 8, 11], mat.vs) * phase.cos(),
-        pick([3, 4, 11], mat.va) * phase.sin(),
-    )
-}
 
 fn apply(r: &[[i32; 3]; 3], v: [i32; 3]) -> [i32; 3] {
     let row = |i: usize| (0..3).map(|j| r[i][j] * v[j]).sum();
@@ -116,7 +99,10 @@ pub(crate) fn symmetries(mat: &Material) -> Vec<Symmetry> {
             }
         }
     }
-    let vq: HashMap<[i32; 3], c64> = qs.iter().map(|&q| (q, form_factor(mat, q))).collect();
+    let vq: HashMap<[i32; 3], c64> = qs
+        .iter()
+        .map(|&q| (q, form_factor(mat, q.map(i64::from))))
+        .collect();
     let scale = vq.values().map(|v| v.norm()).fold(0.0, f64::max).max(1.0);
     let grid: Vec<[f64; 3]> = (0..512)
         .map(|i| {
