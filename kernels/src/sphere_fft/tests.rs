@@ -310,3 +310,39 @@ fn fftw_passes_cover_every_alignment_of_the_box() -> Result<()> {
     check::<f64>()?;
     check::<f32>()
 }
+
+/// With either backend a NaN coefficient spreads over its own band's box and sphere and
+/// no further: the worker's box is reused from band to band (FFTW's plans run in place on
+/// it) and must not carry the NaN over.
+#[test]
+fn a_nan_stays_in_its_band_with_either_backend() -> Result<()> {
+    let mut r = rng(5);
+    let n = [6, 5, 7];
+    let total = 210;
+    let idx: Vec<usize> = (0..total).step_by(4).collect();
+    for backend in backends() {
+        let plan = SpherePlan::<f64>::with_backend(n, &idx, backend)?;
+        let clean = random_c(&mut r, 3 * idx.len());
+        let mut dirty = clean.clone();
+        dirty[5] = C::new(f64::NAN, 0.0); // band 0
+        let (mut a, mut b) = (vec![C::default(); 3 * total], vec![C::default(); 3 * total]);
+        // With up to two workers (this machine's cores) band 0's box is band 1's.
+        plan.to_grid(3, &clean, &mut a)?;
+        plan.to_grid(3, &dirty, &mut b)?;
+        let v: Vec<f64> = (0..total).map(|_| r.gen_range(-1.0..1.0)).collect();
+        let (mut ha, mut hb) = (
+            vec![C::default(); clean.len()],
+            vec![C::default(); clean.len()],
+        );
+        plan.apply_potential(3, &v, &clean, &mut ha)?;
+        plan.apply_potential(3, &v, &dirty, &mut hb)?;
+        assert!(
+            b[..total].iter().all(|x| x.re.is_nan() || x.im.is_nan()),
+            "{backend:?}"
+        );
+        assert_eq!(a[total..], b[total..], "{backend:?}");
+        assert!(hb[..idx.len()].iter().any(|x| x.re.is_nan()), "{backend:?}");
+        assert_eq!(ha[idx.len()..], hb[idx.len()..], "{backend:?}");
+    }
+    Ok(())
+}
