@@ -1392,15 +1392,7 @@ where
     }
     // Every pair of special parts, deterministically (the hostile draw may miss some):
     // the branches of complex expm1 and sign at infinities, NaN and signed zeros.
-    let specials = [
-        0.0,
-        -0.0,
-        1.0,
-        -2.5,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-    ];
+    let specials = common::SPECIAL_PARTS;
     for (k, (re, im)) in specials
         .iter()
         .flat_map(|&re| specials.iter().map(move |&im| (re, im)))

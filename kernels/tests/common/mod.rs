@@ -297,19 +297,23 @@ macro_rules! device_test {
     };
 }
 
+/// The special real and imaginary parts of the element-wise tests: signed zeros, a
+/// finite value of each sign, the infinities and NaN.
+pub const SPECIAL_PARTS: [f64; 7] = [
+    0.0,
+    -0.0,
+    1.0,
+    -2.5,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::NAN,
+];
+
 /// Every pair of the 49 complex numbers whose parts are each one of 0, −0, 1, −2.5, ∞, −∞
 /// and NaN, as `x` and `y` (2 401 elements), and a third operand `z` from the same values
 /// in another order: the element-wise tests on special values.
 pub fn special_value_operands() -> [Vec<c64>; 3] {
-    let parts = [
-        0.0,
-        -0.0,
-        1.0,
-        -2.5,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-    ];
+    let parts = SPECIAL_PARTS;
     let vals: Vec<c64> = parts
         .iter()
         .flat_map(|&re| parts.iter().map(move |&im| c64::new(re, im)))
