@@ -19,6 +19,9 @@ struct Counting;
 
 thread_local! {
     static COUNT: Cell<usize> = const { Cell::new(0) };
+    /// Bytes live (allocated and not yet freed) through this thread, and their peak.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
 }
 
 // SAFETY: forwards to the system allocator; the counter is a thread-local Cell with a
@@ -26,23 +29,35 @@ thread_local! {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        grow(layout.size() as isize);
         // SAFETY: the caller's layout, forwarded.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        grow(layout.size() as isize);
         // SAFETY: as above.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        grow(-(layout.size() as isize));
         // SAFETY: as above.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        grow(new_size as isize - layout.size() as isize);
         // SAFETY: as above.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
+}
+
+/// Moves this thread's live-byte count by `delta` and its peak with it.
+fn grow(delta: isize) {
+    let _ = LIVE.try_with(|l| {
+        l.set(l.get() + delta);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
+    });
 }
 
 #[global_allocator]
@@ -93,6 +108,84 @@ fn small_ops_allocate_a_bounded_number_of_times() -> TestResult {
     assert!(
         general > 12,
         "the einsum path made only {general} allocations"
+    );
+    Ok(())
+}
+
+/// The most bytes `f` held at once on this thread beyond what was live before it
+/// (after one warm-up call): its peak working memory, results included.
+fn bytes(mut f: impl FnMut()) -> usize {
+    f();
+    let before = LIVE.with(|l| l.get());
+    PEAK.with(|p| p.set(before));
+    f();
+    (PEAK.with(|p| p.get()) - before).max(0) as usize
+}
+
+#[test]
+fn in_place_ops_on_a_column_major_block_allocate_no_block() -> TestResult {
+    // A plane-wave code's block of bands in column-major order (as a band-by-band FFT
+    // writes it): in-place ops on it must not go through a row-major temporary and a
+    // copy back (they did: two block-sized allocations per op, 100 MB for a 64-atom
+    // cell's block).
+    // With the host cache off, so every block-sized request reaches the counter.
+    ctensor_base::alloc::host_cache::set_limit(0);
+    let (n, m) = (1000, 130);
+    let block = n * m * 16;
+    let mut out = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[m, n])?.t()?;
+    let other = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[m, n])?.t()?;
+    let cases = [
+        ("add_ column-major", bytes(|| out.add_(&other).unwrap())),
+        (
+            "axpby_ column-major",
+            bytes(|| out.axpby_(0.5, &other, 2.0).unwrap()),
+        ),
+        ("scale_", bytes(|| out.scale_(0.5).unwrap())),
+    ];
+    for (what, got) in cases {
+        println!("{what}: {got} bytes (a block is {block})");
+        assert!(
+            got < 4096,
+            "{what}: {got} bytes allocated (a block is {block})"
+        );
+    }
+    // A broadcast operand is made dense one slab of rows at a time (2^19 elements,
+    // 8 MB of c64), not at the output's size: here for an output of 4 slabs.
+    let big = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[4096, 512])?;
+    let column = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[4096, 1])?;
+    let row = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[512])?;
+    let out_bytes = 4096 * 512 * 16;
+    let slab = (1 << 19) * 16;
+    let mut inplace = big.clone();
+    let real = Tensor::ones(DataType::Double, DeviceType::Cpu, &[4096, 512])?;
+    for (what, got, bound) in [
+        (
+            "x * column",
+            bytes(|| drop(big.mul(&column).unwrap())),
+            out_bytes + slab + 4096,
+        ),
+        (
+            "x -= row",
+            bytes(|| inplace.sub_(&row).unwrap()),
+            slab + 4096,
+        ),
+        // A real operand of the full shape, promoted slab by slab (a slab of it in f64,
+        // then in c64).
+        (
+            "x /= real",
+            bytes(|| inplace.div_(&real).unwrap()),
+            slab / 2 + slab + 4096,
+        ),
+    ] {
+        println!("{what}: {got} bytes (the output is {out_bytes})");
+        assert!(got <= bound, "{what}: {got} bytes allocated, bound {bound}");
+    }
+    // The counter works: a row-major operand is read through one dense copy.
+    let row_major = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[n, m])?;
+    let copied = bytes(|| out.add_(&row_major).unwrap());
+    assert!(
+        copied >= block,
+        "a row-major operand was not copied ({copied} bytes)"
     );
     Ok(())
 }

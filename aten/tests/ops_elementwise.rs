@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use ctensor_aten::{c64, CastFrom, DataType, Device, Error, Scalar, Tensor};
+use ctensor_aten::{c64, CastFrom, DataType, Device, DeviceType, Error, Scalar, Tensor};
 
 /// What a helper that can fail returns.
 type Fallible<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -577,5 +577,143 @@ device_test!(eq_scalar_marks_equal_elements_for_every_kind_of_dtype, D -> Result
     );
     // The number is compared, not cast to the tensor's type: no integer equals 11.5.
     assert_eq!(eq_scalar(&i, 11.5)?.to_vec::<i64>()?, [0, 0, 0]);
+    Ok(())
+});
+
+/// A tensor of `shape` whose memory is in the axis order `perm` (dense, not row-major
+/// unless `perm` is the identity), holding the values of the row-major `vals`.
+fn dense_in_order<D: ctensor_aten::Device>(vals: &Tensor, perm: &[usize]) -> Fallible<Tensor> {
+    let physical = vals.permute(perm)?.contiguous()?;
+    let mut inverse = vec![0; perm.len()];
+    for (k, &p) in perm.iter().enumerate() {
+        inverse[p] = k;
+    }
+    Ok(on::<D>(physical).permute(&inverse)?)
+}
+
+device_test!(in_place_ops_on_outputs_dense_in_another_axis_order, D -> Result {
+    // Outputs in column-major and other axis orders are written where they lie; each
+    // result is checked element by element against the same op on row-major copies,
+    // with operands in the same order, in row-major order, broadcast, and aliasing
+    // the output through another view of its memory.
+    let mut r = rng(91);
+    for dtype in [DataType::Double, DataType::ComplexDouble, DataType::Int] {
+        for (shape, perm) in [
+            (vec![7, 5], vec![1, 0]),
+            (vec![6, 6], vec![1, 0]),
+            (vec![1, 9], vec![1, 0]),
+            (vec![3, 4, 5], vec![2, 0, 1]),
+            (vec![3, 4, 5], vec![1, 2, 0]),
+            (vec![0, 300], vec![1, 0]),
+        ] {
+            let n: usize = shape.iter().product();
+            let rand = |r: &mut _| -> Fallible<Tensor> {
+                let (t, _) = random_tensor::<f64>(r, &shape);
+                Ok(t.mul_scalar(10.0)?.cast(dtype)?)
+            };
+            let (a, b) = (rand(&mut r)?, rand(&mut r)?);
+            let last = *shape.last().unwrap();
+            let row = Tensor::arange(dtype, DeviceType::Cpu, 1.0, last as f64 + 1.0, 1.0)?;
+            let square = shape[0] == shape[1] && shape.len() == 2;
+            for case in 0..5 {
+                if case == 4 && !square {
+                    continue;
+                }
+                let mut out = dense_in_order::<D>(&a, &perm)?;
+                assert!(n == 0 || shape.contains(&1) || !out.is_contiguous());
+                let want = match case {
+                    0 => {
+                        out.add_(&dense_in_order::<D>(&b, &perm)?)?;
+                        a.add(&b)?
+                    }
+                    1 => {
+                        out.mul_(&on::<D>(b.clone()))?;
+                        a.mul(&b)?
+                    }
+                    2 => {
+                        out.sub_(&on::<D>(row.clone()))?;
+                        a.sub(&row)?
+                    }
+                    3 => {
+                        let same = out.share();
+                        out.mul_(&same)?;
+                        a.mul(&a)?
+                    }
+                    _ => {
+                        // out += outᵀ: the operand reads what the op writes.
+                        let alias = out.t()?;
+                        out.add_(&alias)?;
+                        a.add(&a.t()?)?
+                    }
+                };
+                assert_eq!(out.dims(), &shape[..]);
+                let got = out.to_device(DeviceType::Cpu)?.cast(DataType::ComplexDouble)?;
+                let want = want.cast(DataType::ComplexDouble)?;
+                assert_eq!(
+                    got.contiguous()?.to_vec::<c64>()?,
+                    want.contiguous()?.to_vec::<c64>()?,
+                    "{dtype:?} {shape:?} {perm:?} case {case}"
+                );
+            }
+        }
+    }
+    Ok(())
+});
+
+device_test!(broadcast_operands_of_large_outputs_give_the_plain_loop_values, D -> Result {
+    // Outputs above the slab size (2^19 elements), whose broadcast operands are made
+    // dense one slab of rows at a time on the host: every element against a plain loop,
+    // for a column, a row, a scalar-like [1, 1], three operands (fma), a comparison
+    // (i32 mask output), a row count that is not a multiple of the slab, a 3-D output,
+    // and a column-major output.
+    let mut r = rng(93);
+    let (m, n) = (1201, 487);
+    let (x, xv) = random_on::<D, f64>(&mut r, &[m, n]);
+    let (col, cv) = random_on::<D, f64>(&mut r, &[m, 1]);
+    let (row, rv) = random_on::<D, f64>(&mut r, &[n]);
+    let (one, ov) = random_on::<D, f64>(&mut r, &[1, 1]);
+    let check = |got: &Tensor, f: &dyn Fn(usize, usize) -> f64, what: &str| -> Fallible<()> {
+        let g = got.to_device(DeviceType::Cpu)?.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(g[i * n + j], f(i, j), "{what} at ({i}, {j})");
+            }
+        }
+        Ok(())
+    };
+    check(&x.mul(&col)?, &|i, j| xv[i * n + j] * cv[i], "x * column")?;
+    check(&x.sub(&row)?, &|i, j| xv[i * n + j] - rv[j], "x - row")?;
+    check(&col.add(&row)?, &|i, j| cv[i] + rv[j], "column + row")?;
+    check(&x.div(&one)?, &|i, j| xv[i * n + j] / ov[0], "x / [1, 1]")?;
+    check(
+        &x.fma(&col, &row, 2.0, -1.0)?,
+        &|i, j| 2.0 * (xv[i * n + j] * cv[i]) - rv[j],
+        "fma",
+    )?;
+    check(&x.lt(&col)?, &|i, j| f64::from(xv[i * n + j] < cv[i]), "x < column")?;
+    let mut y = x.clone();
+    y.mul_(&col)?;
+    check(&y, &|i, j| xv[i * n + j] * cv[i], "x *= column")?;
+    let mut z = on::<D>(x.to_device(DeviceType::Cpu)?.t()?.contiguous()?).t()?;
+    z.sub_(&row)?;
+    check(&z, &|i, j| xv[i * n + j] - rv[j], "column-major x -= row")?;
+    // Promotion read slab by slab: complex / real of the full shape, real * integer
+    // column, integer - real row.
+    let (y, yv) = random_on::<D, f64>(&mut r, &[m, n]);
+    let xc = x.cast(DataType::ComplexDouble)?.mul_scalar(c64::new(0.5, 2.0))?;
+    let q = xc.div(&y)?.to_device(DeviceType::Cpu)?.contiguous()?.to_vec::<c64>()?;
+    for (k, z) in q.iter().enumerate() {
+        assert_eq!(*z, xv[k] * c64::new(0.5, 2.0) / yv[k], "complex / real at {k}");
+    }
+    let icol = col.mul_scalar(100.0)?.cast(DataType::Int)?;
+    let iv = icol.to_device(DeviceType::Cpu)?.to_vec::<i32>()?;
+    check(&x.mul(&icol)?, &|i, j| xv[i * n + j] * f64::from(iv[i]), "x * int column")?;
+    check(&icol.sub(&row)?, &|i, j| f64::from(iv[i]) - rv[j], "int column - row")?;
+    // 3-D: [3, m, n] minus an [m, 1] column.
+    let x3 = x.unsqueeze(0)?.broadcast_to(&[3, m, n])?.contiguous()?;
+    let d3 = x3.sub(&col)?;
+    for k in 0..3 {
+        check(&d3.index(k)?, &|i, j| xv[i * n + j] - cv[i], "3-D x - column")?;
+    }
     Ok(())
 });

@@ -15,12 +15,12 @@
 //! compound assignment is spelled `add_`, `sub_`, `mul_`, `div_` (as in PyTorch) and
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
-use ctensor_base::{c64, CastFrom, DataType, Error, Result, Scalar};
+use ctensor_base::{c64, CastFrom, DataType, DeviceType, Error, Result, Scalar};
 use ctensor_kernels::elementwise::compare::{Class, Classify, CmpOp, Compare, Extreme2};
 use ctensor_kernels::elementwise::math::{BinaryMath, BinaryMathOp, Math, MathOp};
 use ctensor_kernels::elementwise::{Abs, Add, Div, Fma, Mul};
 
-use super::{broadcast_shapes, check_device, promote, promote_to};
+use super::{broadcast_shapes, check_device, promote_to};
 use crate::core::buffer::ReadGuard;
 use crate::core::dispatch::dispatch;
 use crate::core::promotion::{check_can_cast, result_type_of, Number};
@@ -96,10 +96,15 @@ fn same_view(a: &Tensor, b: &Tensor) -> bool {
         && a.strides() == b.strides()
 }
 
-/// `x` as a dense row-major operand of `out`'s shape: `out` itself when `x` is the same
-/// view (in place), `x` when it is dense, of that shape and in another buffer, else a
-/// copy of its broadcast.
-fn operand(out: &Tensor, x: &Tensor) -> Result<Tensor> {
+/// `x` as a dense row-major operand of `out`'s shape in the kernel's type `dtype`: `out`
+/// itself when `x` is the same view (in place), `x` when it is dense, of that shape and
+/// type and in another buffer, else a copy of its broadcast (cast first when its type
+/// differs).
+fn operand(out: &Tensor, x: &Tensor, dtype: DataType) -> Result<Tensor> {
+    if x.dtype() != dtype {
+        let c = x.cast(dtype)?;
+        return operand(out, &c, dtype);
+    }
     if same_view(x, out) {
         return Ok(out.share());
     }
@@ -111,8 +116,41 @@ fn operand(out: &Tensor, x: &Tensor) -> Result<Tensor> {
     }
 }
 
-/// Computes `kind` of `inputs` into `out` (whose shape is the broadcast shape).
-fn run_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+/// The axis order in which a tensor that is not row-major is dense (its axes sorted by
+/// decreasing stride), or `None` when it is row-major already or not dense in any order.
+fn dense_permutation(t: &Tensor) -> Option<Vec<usize>> {
+    if t.is_contiguous() || t.ndim() < 2 {
+        return None;
+    }
+    let mut perm: Vec<usize> = (0..t.ndim()).collect();
+    // Stable: axes of equal stride (sizes 0 and 1) keep their order.
+    perm.sort_by_key(|&k| std::cmp::Reverse(t.strides()[k]));
+    let p = t.permute(&perm).ok()?;
+    p.is_contiguous().then_some(perm)
+}
+
+/// Computes `kind` of `inputs` into `out` (whose shape is the broadcast shape), the
+/// kernel working in `dtype` (operands of another type are cast as they are read).
+fn run_into(
+    op: &'static str,
+    kind: Kind,
+    inputs: &[&Tensor],
+    dtype: DataType,
+    out: &Tensor,
+) -> Result<()> {
+    if let Some(perm) = dense_permutation(out) {
+        // Dense in another axis order (column-major, a transposed block): element-wise
+        // work does not care about the order, so every operand is permuted alike and the
+        // kernel writes `out` where it lies (no temporary, no copy back; operands
+        // already in that order are read in place).
+        let out_p = out.permute(&perm)?;
+        let inputs: Vec<Tensor> = inputs
+            .iter()
+            .map(|x| x.broadcast_to(out.dims())?.permute(&perm))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        return run_row_major(op, kind, &refs, dtype, &out_p);
+    }
     if !out.is_contiguous() {
         // A strided output (a transposed view, a Fortran-order map): compute densely,
         // then copy into it.
@@ -120,18 +158,72 @@ fn run_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> R
         let tmp = unsafe { Tensor::uninit(out.dtype(), out.device(), out.dims())? };
         let inputs: Vec<Tensor> = inputs
             .iter()
-            .map(|x| operand(&tmp, x))
+            .map(|x| operand(&tmp, x, dtype))
             .collect::<Result<_>>()?;
         let refs: Vec<&Tensor> = inputs.iter().collect();
         run_dense(op, kind, &refs, &tmp)?;
         return Tensor::copy_values(out, &tmp, op);
     }
-    let ops: Vec<Tensor> = inputs
+    run_row_major(op, kind, inputs, dtype, out)
+}
+
+/// Elements per slab of a chunked element-wise op (twice the kernels' threading
+/// threshold, so each slab still runs on every thread).
+const SLAB: usize = 2 * ctensor_kernels::parallel::DEFAULT_PARALLEL_THRESHOLD;
+
+/// `kind` of `inputs` into the dense row-major `out`, in the kernel type `dtype`.
+/// Operands that the kernel cannot read in place (broadcast, strided, of another type)
+/// are made dense; on the host, when none of them overlaps `out`, that is done one slab
+/// of leading rows at a time, so a broadcast or promoted operand (`x * column`,
+/// `complex / real`) costs a slab-sized buffer, not an output-sized copy.
+fn run_row_major(
+    op: &'static str,
+    kind: Kind,
+    inputs: &[&Tensor],
+    dtype: DataType,
+    out: &Tensor,
+) -> Result<()> {
+    let readable = |x: &Tensor| {
+        let b = x.broadcast_to(out.dims());
+        x.dtype() == dtype && same_view(x, out)
+            || x.dtype() == dtype
+                && b.is_ok_and(|b| {
+                    b.is_contiguous() && !b.shares_memory_with(out) && b.numel() == x.numel()
+                })
+    };
+    let rows = out.dims().first().copied().unwrap_or(1);
+    let slabs = out.device() == DeviceType::Cpu
+        && out.ndim() >= 2
+        && out.numel() > SLAB
+        && rows > 1
+        && inputs.iter().any(|x| !readable(x))
+        && inputs
+            .iter()
+            .all(|x| readable(x) || !x.shares_memory_with(out));
+    if !slabs {
+        let ops: Vec<Tensor> = inputs
+            .iter()
+            .map(|x| operand(out, x, dtype))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Tensor> = ops.iter().collect();
+        return run_dense(op, kind, &refs, out);
+    }
+    let step = (SLAB / (out.numel() / rows)).max(1);
+    let full: Vec<Tensor> = inputs
         .iter()
-        .map(|x| operand(out, x))
+        .map(|x| x.broadcast_to(out.dims()))
         .collect::<Result<_>>()?;
-    let refs: Vec<&Tensor> = ops.iter().collect();
-    run_dense(op, kind, &refs, out)
+    for start in (0..rows).step_by(step) {
+        let len = step.min(rows - start);
+        let slab = out.narrow(0, start, len)?;
+        let ops: Vec<Tensor> = full
+            .iter()
+            .map(|x| operand(&slab, &x.narrow(0, start, len)?, dtype))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Tensor> = ops.iter().collect();
+        run_dense(op, kind, &refs, &slab)?;
+    }
+    Ok(())
 }
 
 /// The kernel call proper: every input is dense row-major of `out`'s shape and either
@@ -193,13 +285,18 @@ fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
         check_device(op, inputs[0], x)?;
         shape = broadcast_shapes(op, &shape, x.dims())?;
     }
-    let inputs = promote(op, inputs)?;
-    let refs: Vec<&Tensor> = inputs.iter().collect();
-    let dtype = kind.out_dtype(refs[0].dtype());
+    // The operands are cast to their common type as the kernel reads them (by slabs of a
+    // large output), not up front.
+    let common =
+        result_type_of(inputs.iter().map(|x| x.dtype())).ok_or_else(|| Error::Internal {
+            op,
+            what: "promotion of an empty operand list".into(),
+        })?;
+    let dtype = kind.out_dtype(common);
     // SAFETY: `out` is dense row-major and fresh, so `run_into` hands it to the kernel
     // as it is, which writes every element; it is dropped unread on error.
-    let out = unsafe { Tensor::uninit(dtype, refs[0].device(), &shape)? };
-    run_into(op, kind, &refs, &out)?;
+    let out = unsafe { Tensor::uninit(dtype, inputs[0].device(), &shape)? };
+    run_into(op, kind, inputs, common, &out)?;
     Ok(out)
 }
 
@@ -233,9 +330,7 @@ fn compute_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) 
     if let Some(t) = result_type_of(inputs.iter().map(|x| x.dtype())) {
         check_can_cast(op, t, out.dtype())?;
     }
-    let inputs = promote_to(op, inputs, out.dtype())?;
-    let refs: Vec<&Tensor> = inputs.iter().collect();
-    run_into(op, kind, &refs, out)
+    run_into(op, kind, inputs, out.dtype(), out)
 }
 
 /// `kind` of `a` and `b` into `out`, whose shape must be their broadcast shape.
