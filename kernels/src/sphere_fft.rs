@@ -524,24 +524,28 @@ impl<F: FftNum + Default> SpherePlan<F> {
         coeffs: &[Complex<F>],
         out: &mut [Complex<F>],
     ) -> Result<()> {
-        self.check(
-            "SpherePlan::apply_potential",
-            "a potential",
-            v.len(),
-            self.len(),
-        )?;
-        self.check(
-            "SpherePlan::apply_potential",
-            "coefficients",
-            coeffs.len(),
-            nb * self.npw,
-        )?;
-        self.check(
-            "SpherePlan::apply_potential",
-            "an output",
-            out.len(),
-            nb * self.npw,
-        )?;
+        self.apply_local(nb, v, None, coeffs, out)
+    }
+
+    /// [`apply_potential`](Self::apply_potential) plus, when `diag` is given, the
+    /// diagonal term `diag[g] · coeffs[b][g]` (a kinetic energy `½|k+G|²` per plane wave,
+    /// `npw` entries), added band by band while the band is at hand: the local part of a
+    /// plane-wave Hamiltonian in one pass, with no block-sized temporary.
+    pub fn apply_local(
+        &self,
+        nb: usize,
+        v: &[F],
+        diag: Option<&[F]>,
+        coeffs: &[Complex<F>],
+        out: &mut [Complex<F>],
+    ) -> Result<()> {
+        let op = "SpherePlan::apply_local";
+        self.check(op, "a potential", v.len(), self.len())?;
+        if let Some(d) = diag {
+            self.check(op, "a diagonal", d.len(), self.npw)?;
+        }
+        self.check(op, "coefficients", coeffs.len(), nb * self.npw)?;
+        self.check(op, "an output", out.len(), nb * self.npw)?;
         let npw = self.npw;
         let scale = F::one() / F::from_usize(self.len()).unwrap_or_else(F::one);
         let fftw = self.passes()?;
@@ -551,6 +555,12 @@ impl<F: FftNum + Default> SpherePlan<F> {
                 *g = *g * p;
             }
             self.band_from_grid(s, scale, dst, fftw);
+            if let Some(d) = diag {
+                let c = &coeffs[b * npw..(b + 1) * npw];
+                for ((o, &x), &e) in dst.iter_mut().zip(c).zip(d) {
+                    *o = *o + x * e;
+                }
+            }
         });
         Ok(())
     }

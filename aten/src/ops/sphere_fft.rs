@@ -163,7 +163,57 @@ impl SphereFft {
     /// f32): the local-potential term of a Hamiltonian on a block of bands, `[npw, nb]`.
     /// On the host each band goes through one box buffer and no grid block is formed.
     pub fn apply_potential(&self, v: &Tensor, coeffs: &Tensor) -> Result<Tensor> {
-        let op = "SphereFft::apply_potential";
+        self.local("SphereFft::apply_potential", v, None, coeffs)
+    }
+
+    /// [`apply_potential`](Self::apply_potential) plus the diagonal term `diag ∘ coeffs`
+    /// for a real `diag` of `npw` entries (`[npw]` or `[npw, 1]`, f64 or f32; the kinetic
+    /// energies `½|k+G|²`): the local part of a plane-wave Hamiltonian, `[npw, nb]`. On
+    /// the host the diagonal term is added band by band inside the transform, so the sum
+    /// costs no block-sized temporary (a 64-atom cell's block is 50 MB).
+    ///
+    /// ```
+    /// use ctensor_aten::{c64, DeviceType, SphereFft, Tensor};
+    /// let plan = SphereFft::new([4, 4, 4], &[0, 1], DeviceType::Cpu)?;
+    /// let c = Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.5, 0.0)], &[2, 1])?;
+    /// let v = Tensor::full(0.25f64, DeviceType::Cpu, &[4, 4, 4])?; // a constant potential
+    /// let kinetic = Tensor::from_slice(&[0.0f64, 2.0], &[2])?;
+    /// let h = plan.apply_local(&v, &kinetic, &c)?; // (0.25 + T) c
+    /// let want = Tensor::from_slice(&[c64::new(0.25, 0.0), c64::new(1.125, 0.0)], &[2, 1])?;
+    /// assert!(h.allclose(&want, 0.0, 1e-14)?);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn apply_local(&self, v: &Tensor, diag: &Tensor, coeffs: &Tensor) -> Result<Tensor> {
+        let op = "SphereFft::apply_local";
+        let ok = match diag.dims() {
+            [n] | [n, 1] => *n == self.npw,
+            _ => false,
+        };
+        if !ok || diag.dtype().is_complex() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("a real diagonal [{}] or [{}, 1]", self.npw, self.npw),
+                got: vec![diag.dims().to_vec()],
+            });
+        }
+        if diag.device() != self.device {
+            return Err(Error::DeviceMismatch {
+                op,
+                expected: self.device,
+                got: diag.device(),
+            });
+        }
+        self.local(op, v, Some(diag), coeffs)
+    }
+
+    /// `from_grid(v · to_grid(coeffs)) + diag ∘ coeffs` (the diagonal when given).
+    fn local(
+        &self,
+        op: &'static str,
+        v: &Tensor,
+        diag: Option<&Tensor>,
+        coeffs: &Tensor,
+    ) -> Result<Tensor> {
         let nb = self.bands(op, coeffs)?;
         if v.dims() != self.n || v.dtype().is_complex() {
             return Err(Error::ShapeMismatch {
@@ -176,21 +226,33 @@ impl SphereFft {
             (Some((p, _)), DataType::ComplexDouble) => {
                 let c = band_major::<c64>(coeffs)?;
                 let vv = v.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
+                let d = diag
+                    .map(|d| d.cast(DataType::Double)?.contiguous()?.to_vec::<f64>())
+                    .transpose()?;
                 let mut out = vec![c64::new(0.0, 0.0); nb * self.npw];
-                p.apply_potential(nb, &vv, &c, &mut out)?;
+                p.apply_local(nb, &vv, d.as_deref(), &c, &mut out)?;
                 Tensor::from_vec(out, &[nb, self.npw])?.t()
             }
             (Some((_, p)), _) => {
                 let c = band_major::<c32>(coeffs)?;
                 let vv = v.cast(DataType::Float)?.contiguous()?.to_vec::<f32>()?;
+                let d = diag
+                    .map(|d| d.cast(DataType::Float)?.contiguous()?.to_vec::<f32>())
+                    .transpose()?;
                 let mut out = vec![c32::new(0.0, 0.0); nb * self.npw];
-                p.apply_potential(nb, &vv, &c, &mut out)?;
+                p.apply_local(nb, &vv, d.as_deref(), &c, &mut out)?;
                 Tensor::from_vec(out, &[nb, self.npw])?.t()
             }
             (None, _) => {
                 let mut g = self.dense_to_grid(coeffs, nb)?;
                 g.mul_(v)?;
-                self.from_grid(&g)
+                let mut out = self.from_grid(&g)?;
+                drop(g);
+                if let Some(d) = diag {
+                    let d = d.reshape(&[self.npw as i64, 1])?;
+                    out.add_(&coeffs.mul(&d.cast(coeffs.dtype().real_type())?)?)?;
+                }
+                Ok(out)
             }
         }
     }
@@ -311,6 +373,90 @@ mod tests {
                 let want = a.mul(&a)?.mul(&wt)?.sum(&[0])?;
                 assert!(rho.allclose(&want.reshape(&[9, 10, 12])?, tol, tol)?);
             }
+        }
+        Ok(())
+    }
+
+    /// `apply_local` against `apply_potential` plus the diagonal term from a plain loop,
+    /// on the host plan and on the dense (GPU) path run on the host, for both dtypes,
+    /// three layouts, 0 to 300 bands, and the diagonal as `[npw]` f64 or `[npw, 1]` f32.
+    #[test]
+    fn apply_local_is_the_potential_term_plus_the_diagonal() -> Result<()> {
+        let n = [9, 10, 12];
+        let idx: Vec<usize> = (0..1080).filter(|i| i % 7 == 3 || i % 11 == 0).collect();
+        let npw = idx.len();
+        let v = Tensor::randn(DataType::Double, DeviceType::Cpu, &n, 21)?;
+        // Values exact in f32, so the f32 diagonal is the same diagonal.
+        let d64 = Tensor::randn(DataType::Double, DeviceType::Cpu, &[npw], 22)?
+            .cast(DataType::Float)?
+            .cast(DataType::Double)?;
+        let dh = d64.to_vec::<f64>()?;
+        for dense in [false, true] {
+            let mut plan = SphereFft::new(n, &idx, DeviceType::Cpu)?;
+            if dense {
+                plan.host = None;
+            }
+            for dtype in [DataType::ComplexDouble, DataType::ComplexFloat] {
+                let tol = if dtype == DataType::ComplexDouble {
+                    1e-13
+                } else {
+                    1e-5
+                };
+                for nb in [0, 1, 5, 300] {
+                    let c = Tensor::randn(dtype, DeviceType::Cpu, &[nb, npw], 23)?.t()?;
+                    let wide = Tensor::zeros(dtype, DeviceType::Cpu, &[npw, nb + 3])?;
+                    wide.narrow(1, 2, nb)?.assign(&c)?;
+                    let hv = plan
+                        .apply_potential(&v, &c)?
+                        .cast(DataType::ComplexDouble)?
+                        .contiguous()?
+                        .to_vec::<c64>()?;
+                    let ch = c
+                        .cast(DataType::ComplexDouble)?
+                        .contiguous()?
+                        .to_vec::<c64>()?;
+                    let mut want = vec![c64::new(0.0, 0.0); npw * nb];
+                    for g in 0..npw {
+                        for b in 0..nb {
+                            want[g * nb + b] = hv[g * nb + b] + ch[g * nb + b] * dh[g];
+                        }
+                    }
+                    let want = Tensor::from_vec(want, &[npw, nb])?;
+                    let d32 = d64.cast(DataType::Float)?.reshape(&[npw as i64, 1])?;
+                    for layout in [c.clone(), c.contiguous()?, wide.narrow(1, 2, nb)?] {
+                        for d in [&d64, &d32] {
+                            let h = plan.apply_local(&v, d, &layout)?;
+                            assert_eq!((h.dims(), h.dtype()), (&[npw, nb][..], dtype));
+                            let h = h.cast(DataType::ComplexDouble)?;
+                            assert!(h.allclose(&want, tol, tol)?, "dense {dense} {dtype:?} {nb}");
+                        }
+                    }
+                }
+            }
+        }
+        // A NaN in one diagonal entry stays in that plane wave's row.
+        let plan = SphereFft::new(n, &idx, DeviceType::Cpu)?;
+        let c = Tensor::randn(DataType::ComplexDouble, DeviceType::Cpu, &[npw, 4], 24)?;
+        let mut dn = dh.clone();
+        dn[7] = f64::NAN;
+        let h = plan.apply_local(&v, &Tensor::from_vec(dn, &[npw])?, &c)?;
+        let clean = plan.apply_local(&v, &d64, &c)?;
+        assert!(!h.narrow(0, 7, 1)?.isfinite()?.any()?);
+        assert!(h
+            .narrow(0, 0, 7)?
+            .allclose(&clean.narrow(0, 0, 7)?, 0.0, 0.0)?);
+        assert!(h
+            .narrow(0, 8, npw - 8)?
+            .allclose(&clean.narrow(0, 8, npw - 8)?, 0.0, 0.0)?);
+        // Diagonals of the wrong length, rank or type are refused with what was expected.
+        for bad in [
+            Tensor::zeros(DataType::Double, DeviceType::Cpu, &[npw + 1])?,
+            Tensor::zeros(DataType::Double, DeviceType::Cpu, &[npw, 2])?,
+            Tensor::zeros(DataType::Double, DeviceType::Cpu, &[1, npw])?,
+            Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[npw])?,
+        ] {
+            let e = plan.apply_local(&v, &bad, &c).err().unwrap();
+            assert!(e.to_string().contains("a real diagonal"), "{e}");
         }
         Ok(())
     }

@@ -269,6 +269,30 @@ fn bad_plans_and_buffers_are_refused() -> Result<()> {
     assert!(plan
         .apply_potential(1, &[1.0; 7], &[C::new(0.0, 0.0); 2], &mut out)
         .is_err());
+    let e = plan
+        .apply_local(
+            1,
+            &[1.0; 8],
+            Some(&[1.0; 3]),
+            &[C::new(0.0, 0.0); 2],
+            &mut out,
+        )
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("a diagonal of 2 values"), "{e}");
+    // The diagonal term alone (zero potential): out = d ∘ c, band by band.
+    let c = [
+        C::new(1.0, 2.0),
+        C::new(-3.0, 0.5),
+        C::new(0.25, 0.0),
+        C::new(0.0, -1.0),
+    ];
+    let mut out2 = vec![C::new(9.0, 9.0); 4];
+    plan.apply_local(2, &[0.0; 8], Some(&[2.0, -0.5]), &c, &mut out2)?;
+    let d = [2.0, -0.5, 2.0, -0.5];
+    for k in 0..4 {
+        assert_eq!(out2[k], c[k] * d[k], "element {k}");
+    }
     let mut rho = vec![0.0; 8];
     assert!(plan
         .accumulate_density(1, &[C::new(0.0, 0.0); 2], &[1.0, 2.0], &mut rho)
