@@ -26,7 +26,8 @@ pub struct KOperator {
     proj: Tensor,
     /// The coupling `h` between projectors, c64 `[nproj, nproj]` (block diagonal).
     dmat: Tensor,
-    /// Nanoseconds spent in the local-potential transforms and in the projector gemms.
+    /// Nanoseconds spent in the local-potential transforms (with the kinetic term) and in
+    /// the projector gemms.
     spent: [AtomicU64; 2],
 }
 
@@ -122,11 +123,11 @@ impl KOperator {
     /// (f64 `[n1, n2, n3]`, Ha).
     pub fn apply(&self, v_r: &Tensor, x: &Tensor) -> Result<Tensor> {
         let t0 = Instant::now();
-        let mut out = self.fft.apply_potential(v_r, x)?;
+        // The local potential and the kinetic diagonal in one pass over the bands; the
+        // projector term accumulates into the result (no block-sized temporaries: the
+        // 64-atom cell's blocks are 50 MB each).
+        let mut out = self.fft.apply_local(v_r, &self.kinetic, x)?;
         let t1 = Instant::now();
-        // The kinetic and projector terms accumulate into `out` (one block of temporaries
-        // fewer per term: the 64-atom cell's blocks are 50 MB each).
-        out.add_(&x.mul(&self.kinetic)?)?;
         if self.proj.dims()[1] > 0 {
             let beta = matmul_op(&self.proj, Trans::C, x, Trans::N)?;
             let dbeta = matmul(&self.dmat, &beta)?;
@@ -137,8 +138,8 @@ impl KOperator {
         Ok(out)
     }
 
-    /// Seconds spent so far in [`apply`](Self::apply)'s local-potential transforms and in
-    /// its kinetic and projector terms (reset to zero by the call).
+    /// Seconds spent so far in [`apply`](Self::apply)'s local-potential transforms (the
+    /// kinetic term included) and in its projector term (reset to zero by the call).
     pub fn take_seconds(&self) -> (f64, f64) {
         let f = |a: &AtomicU64| a.swap(0, Ordering::Relaxed) as f64 * 1e-9;
         (f(&self.spent[0]), f(&self.spent[1]))

@@ -1,8 +1,8 @@
 //! Block Davidson with soft locking and thick restarts from the Ritz vectors.
 
 use ctensor_aten::{
-    cat, eigh, matmul, matmul_op, qr, EigBackend, EighRange, GrowableTensor, QrMode, Result,
-    Tensor, Trans,
+    cat, eigh, matmul, matmul_into, matmul_op, qr, EigBackend, EighRange, GrowableTensor, QrMode,
+    Result, Tensor, Trans,
 };
 
 use super::{check, correct_or_finish, hermitian, Eigenpairs, SolverOptions};
@@ -68,12 +68,14 @@ pub fn davidson(
             hv.push(&hx)?;
             s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
         }
+        // The Ritz block is in the basis now (or was before the restart): let it go
+        // before the expansion's temporaries (two blocks of a large cell's memory).
+        drop((x, hx));
         let basis = v.view()?;
         for _ in 0..2 {
-            t = t.sub(&matmul(
-                &basis,
-                &matmul_op(&basis, Trans::C, &t, Trans::N)?,
-            )?)?;
+            // t -= V (Vᴴ t), in place.
+            let coef = matmul_op(&basis, Trans::C, &t, Trans::N)?;
+            matmul_into(&basis, Trans::N, &coef, Trans::N, -1.0, 1.0, &mut t)?;
             t = qr(&t, QrMode::Reduced)?.0;
         }
         let ht = op(&t)?;

@@ -171,7 +171,9 @@ fn correct_or_finish(
     precond: &mut impl FnMut(&Tensor, &[f64]) -> Result<Tensor>,
 ) -> Result<std::result::Result<Tensor, Eigenpairs>> {
     let (iteration, applications) = progress;
-    let r = hx.sub(&x.mul(&theta.unsqueeze(0)?)?)?;
+    // r = H X − X Θ in one block-sized result.
+    let mut r = x.mul(&theta.unsqueeze(0)?)?;
+    r.axpby_(-1.0, hx, 1.0)?;
     let norms = column_norms(&r)?;
     let open: Vec<usize> = (0..opts.nev)
         .filter(|&b| unconverged(norms[b], opts.tol))
@@ -179,8 +181,9 @@ fn correct_or_finish(
     let done = open.iter().all(|&b| b >= opts.nconv);
     if done || iteration >= opts.max_iter {
         return Ok(Err(Eigenpairs {
-            values: theta.clone(),
-            vectors: x.clone(),
+            // Shared, not copied: the caller drops its own handles.
+            values: theta.share(),
+            vectors: x.share(),
             converged: done,
             residual_norms: norms,
             iterations: iteration,
@@ -189,6 +192,10 @@ fn correct_or_finish(
     }
     let th = host_values(theta)?;
     let open_theta: Vec<f64> = open.iter().map(|&b| th[b]).collect();
+    if open.len() == r.dims()[1] {
+        // Every column is open: no copy of the block.
+        return Ok(Ok(precond(&r, &open_theta)?));
+    }
     Ok(Ok(precond(&r.take(1, &open)?, &open_theta)?))
 }
 
