@@ -129,15 +129,18 @@ fn dense_permutation(t: &Tensor) -> Option<Vec<usize>> {
     p.is_contiguous().then_some(perm)
 }
 
-/// Computes `kind` of `inputs` into `out` (whose shape is the broadcast shape), the
-/// kernel working in `dtype` (operands of another type are cast as they are read).
-fn run_into(
+/// One element-wise computation: the op's name (for errors), what it computes, and the
+/// type the kernel works in (operands of another type are cast as they are read).
+#[derive(Clone, Copy)]
+struct Work {
     op: &'static str,
     kind: Kind,
-    inputs: &[&Tensor],
     dtype: DataType,
-    out: &Tensor,
-) -> Result<()> {
+}
+
+/// Computes `w` of `inputs` into `out` (whose shape is the broadcast shape).
+fn run_into(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    let op = w.op;
     if let Some(perm) = dense_permutation(out) {
         // Dense in another axis order (column-major, a transposed block): element-wise
         // work does not care about the order, so every operand is permuted alike and the
@@ -149,22 +152,17 @@ fn run_into(
             .map(|x| x.broadcast_to(out.dims())?.permute(&perm))
             .collect::<Result<_>>()?;
         let refs: Vec<&Tensor> = inputs.iter().collect();
-        return run_row_major(op, kind, &refs, dtype, &out_p);
+        return run_row_major(w, &refs, &out_p);
     }
     if !out.is_contiguous() {
         // A strided output (a transposed view, a Fortran-order map): compute densely,
         // then copy into it.
         // SAFETY: `run_dense` writes every element of the dense `tmp` before it is read.
         let tmp = unsafe { Tensor::uninit(out.dtype(), out.device(), out.dims())? };
-        let inputs: Vec<Tensor> = inputs
-            .iter()
-            .map(|x| operand(&tmp, x, dtype))
-            .collect::<Result<_>>()?;
-        let refs: Vec<&Tensor> = inputs.iter().collect();
-        run_dense(op, kind, &refs, &tmp)?;
+        run_operands(w, inputs, &tmp)?;
         return Tensor::copy_values(out, &tmp, op);
     }
-    run_row_major(op, kind, inputs, dtype, out)
+    run_row_major(w, inputs, out)
 }
 
 /// Elements per slab of a chunked element-wise op (twice the kernels' threading
@@ -176,20 +174,15 @@ const SLAB: usize = 2 * ctensor_kernels::parallel::DEFAULT_PARALLEL_THRESHOLD;
 /// are made dense; on the host, when none of them overlaps `out`, that is done one slab
 /// of leading rows at a time, so a broadcast or promoted operand (`x * column`,
 /// `complex / real`) costs a slab-sized buffer, not an output-sized copy.
-fn run_row_major(
-    op: &'static str,
-    kind: Kind,
-    inputs: &[&Tensor],
-    dtype: DataType,
-    out: &Tensor,
-) -> Result<()> {
+fn run_row_major(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    let dtype = w.dtype;
+    // What `operand` hands over without a copy.
     let readable = |x: &Tensor| {
-        let b = x.broadcast_to(out.dims());
-        x.dtype() == dtype && same_view(x, out)
-            || x.dtype() == dtype
-                && b.is_ok_and(|b| {
+        x.dtype() == dtype
+            && (same_view(x, out)
+                || x.broadcast_to(out.dims()).is_ok_and(|b| {
                     b.is_contiguous() && !b.shares_memory_with(out) && b.numel() == x.numel()
-                })
+                }))
     };
     let rows = out.dims().first().copied().unwrap_or(1);
     let slabs = out.device() == DeviceType::Cpu
@@ -201,12 +194,7 @@ fn run_row_major(
             .iter()
             .all(|x| readable(x) || !x.shares_memory_with(out));
     if !slabs {
-        let ops: Vec<Tensor> = inputs
-            .iter()
-            .map(|x| operand(out, x, dtype))
-            .collect::<Result<_>>()?;
-        let refs: Vec<&Tensor> = ops.iter().collect();
-        return run_dense(op, kind, &refs, out);
+        return run_operands(w, inputs, out);
     }
     let step = (SLAB / (out.numel() / rows)).max(1);
     let full: Vec<Tensor> = inputs
@@ -215,15 +203,25 @@ fn run_row_major(
         .collect::<Result<_>>()?;
     for start in (0..rows).step_by(step) {
         let len = step.min(rows - start);
-        let slab = out.narrow(0, start, len)?;
-        let ops: Vec<Tensor> = full
+        let parts: Vec<Tensor> = full
             .iter()
-            .map(|x| operand(&slab, &x.narrow(0, start, len)?, dtype))
+            .map(|x| x.narrow(0, start, len))
             .collect::<Result<_>>()?;
-        let refs: Vec<&Tensor> = ops.iter().collect();
-        run_dense(op, kind, &refs, &slab)?;
+        let refs: Vec<&Tensor> = parts.iter().collect();
+        run_operands(w, &refs, &out.narrow(0, start, len)?)?;
     }
     Ok(())
+}
+
+/// [`run_dense`] on the inputs made into operands of `out` ([`operand`]).
+fn run_operands(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    let Work { op, kind, dtype } = w;
+    let ops: Vec<Tensor> = inputs
+        .iter()
+        .map(|x| operand(out, x, dtype))
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Tensor> = ops.iter().collect();
+    run_dense(op, kind, &refs, out)
 }
 
 /// The kernel call proper: every input is dense row-major of `out`'s shape and either
@@ -296,7 +294,15 @@ fn compute(op: &'static str, kind: Kind, inputs: &[&Tensor]) -> Result<Tensor> {
     // SAFETY: `out` is dense row-major and fresh, so `run_into` hands it to the kernel
     // as it is, which writes every element; it is dropped unread on error.
     let out = unsafe { Tensor::uninit(dtype, inputs[0].device(), &shape)? };
-    run_into(op, kind, inputs, common, &out)?;
+    run_into(
+        Work {
+            op,
+            kind,
+            dtype: common,
+        },
+        inputs,
+        &out,
+    )?;
     Ok(out)
 }
 
@@ -330,7 +336,15 @@ fn compute_into(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) 
     if let Some(t) = result_type_of(inputs.iter().map(|x| x.dtype())) {
         check_can_cast(op, t, out.dtype())?;
     }
-    run_into(op, kind, inputs, out.dtype(), out)
+    run_into(
+        Work {
+            op,
+            kind,
+            dtype: out.dtype(),
+        },
+        inputs,
+        out,
+    )
 }
 
 /// `kind` of `a` and `b` into `out`, whose shape must be their broadcast shape.
