@@ -125,3 +125,18 @@ device_test!(splitting_into_more_views_than_can_be_held_is_an_overflow, D -> Res
     assert_eq!(pieces.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), [HUGE / 2, HUGE / 2]);
     Ok(())
 });
+
+device_test!(element_wise_ops_on_empty_outputs_with_huge_dimensions_do_nothing, D -> Result {
+    // A column-major (permuted) empty output and broadcast, promoted operands of huge
+    // other dimensions: the permuted and slab paths must neither loop nor allocate by
+    // the huge length.
+    let mut out = on::<D>(Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[HUGE, 0])?).t()?;
+    assert_eq!(out.dims(), [0, HUGE]);
+    let wide = on::<D>(Tensor::zeros(DataType::Double, DeviceType::Cpu, &[0, HUGE])?);
+    out.add_(&wide)?;
+    out.mul_(&out.share())?;
+    assert_eq!(out.dims(), [0, HUGE]);
+    let fresh = wide.mul(&on::<D>(Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[1, 1])?))?;
+    assert_eq!((fresh.dims(), fresh.dtype()), (&[0, HUGE][..], DataType::ComplexDouble));
+    Ok(())
+});
