@@ -203,3 +203,144 @@ device_test!(elementwise_into_forms_write_into_existing_outputs, D -> Result {
     }
     Ok(())
 });
+
+/// `a · y` of the row-major `n × m` and `m × k` value vectors by a plain loop.
+fn plain_product(a: &[c64], y: &[c64], n: usize, m: usize, k: usize) -> Vec<c64> {
+    let mut out = vec![c64::new(0.0, 0.0); n * k];
+    for r in 0..n {
+        for c in 0..k {
+            for l in 0..m {
+                out[r * k + c] += a[r * m + l] * y[l * k + c];
+            }
+        }
+    }
+    out
+}
+
+fn right_products_of<D: Device, T: Scalar>() -> TestResult {
+    let dt = T::DTYPE;
+    let mut r = rng(17);
+    let small = matches!(
+        dt,
+        DataType::Half | DataType::BFloat16 | DataType::Int | DataType::Int64
+    );
+    let sizes: &[(usize, usize, usize)] = if small {
+        &[(0, 3, 2), (1, 1, 1), (5, 4, 3)]
+    } else {
+        &[
+            (0, 3, 2),
+            (4, 0, 0),
+            (1, 1, 1),
+            (7, 5, 5),
+            (9, 6, 2),
+            (300, 17, 13),
+        ]
+    };
+    for &(n, m, k) in sizes {
+        let (a, av) = random_on::<D, T>(&mut r, &[n, m]);
+        let (y, yv) = random_on::<D, T>(&mut r, &[m, k]);
+        let to_c = |v: &[T]| v.iter().map(|x| x.to_c64()).collect::<Vec<_>>();
+        let want = plain_product(&to_c(&av), &to_c(&yv), n, m, k);
+        let tol = |f: usize| 2.0 * (m as f64 + 2.0) * unit(dt) * (1.0 + want[f].norm());
+        // Row-major, a column-major map, and the columns 2.. of a wider matrix.
+        let (_owner, fortran) = fortran_map::<D, T>(
+            &(0..n * m)
+                .map(|f| av[(f % n.max(1)) * m + f / n.max(1)])
+                .collect::<Vec<_>>(),
+            &[n, m],
+        );
+        let wide = on::<D>(Tensor::zeros(dt, D::TYPE, &[n, m + 2])?);
+        wide.narrow(1, 2, m)?.assign(&a)?;
+        for (layout, mut t) in [
+            ("row-major", a.try_clone()?),
+            ("column-major map", fortran.share()),
+            ("column view", wide.narrow(1, 2, m)?),
+        ] {
+            let what = format!("{dt} {layout} [{n}, {m}]·[{m}, {k}]");
+            let before = t.share();
+            t.matmul_right_(&y)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!((t.dtype(), t.dims()), (dt, &[n, k][..]), "{what}");
+            assert!(
+                n == 0 || k == 0 || t.shares_memory_with(&before),
+                "{what}: not in place"
+            );
+            let g = values(&t.contiguous()?)?;
+            for f in 0..n * k {
+                let ok = if dt.is_integer() {
+                    // Integers wrap: the loop's value in the type itself, exactly.
+                    g[f] == values(&Tensor::from_slice(&[want[f]], &[1])?.cast(dt)?)?[0]
+                } else {
+                    (g[f] - want[f]).norm() <= tol(f)
+                };
+                assert!(ok, "{what}: [{f}] got {}, want {}", g[f], want[f]);
+            }
+        }
+        // The wide matrix's first two columns were not touched.
+        if n > 0 {
+            let untouched = values(&wide.narrow(1, 0, 2)?.contiguous()?)?;
+            assert!(
+                untouched.iter().all(|x| x.norm() == 0.0),
+                "{dt}: wrote outside the view"
+            );
+        }
+    }
+    Ok(())
+}
+
+device_test!(matmul_right_in_place_matches_a_plain_loop_for_every_dtype_and_layout, D -> Result {
+    for_all_dtypes!(right_products_of, D);
+    Ok(())
+});
+
+device_test!(matmul_right_reads_an_aliased_factor_before_writing_and_refuses_bad_shapes, D -> Result {
+    let mut r = rng(23);
+    // y is self's own first three rows, and self is tall enough for two slabs of the
+    // product (2^19 elements each): the first slab overwrites y, so y must be read
+    // before (copied), or the second slab gets the wrong factor.
+    let n = 200_003;
+    let (a, av) = random_on::<D, c64>(&mut r, &[n, 3]);
+    let want = plain_product(&av, &av[..9], n, 3, 3);
+    let mut t = a.share();
+    t.matmul_right_(&a.narrow(0, 0, 3)?)?;
+    let g = values(&t.contiguous()?)?;
+    for f in 0..3 * n {
+        assert!((g[f] - want[f]).norm() <= 1e-13 * (1.0 + want[f].norm()), "[{f}]");
+    }
+    // More columns out than in, a factor with the wrong rows, a vector, a complex factor
+    // for a real matrix: errors that say what was expected, and the matrix unchanged.
+    let (x, xv) = random_on::<D, f64>(&mut r, &[4, 3]);
+    for y in [
+        on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3, 4])?),
+        on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[2, 2])?),
+        on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[3])?),
+    ] {
+        let mut t = x.share();
+        let e = t.matmul_right_(&y).unwrap_err();
+        assert!(matches!(e, Error::ShapeMismatch { op: "matmul_right_", .. }), "{e}");
+        assert!(e.to_string().contains("k <= m"), "{e}");
+        assert_eq!(t.dims(), [4, 3]);
+    }
+    let mut t = x.share();
+    let e = t.matmul_right_(&on::<D>(Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[3, 3])?)).unwrap_err();
+    assert!(matches!(e, Error::CannotCast { op: "matmul_right_", .. }), "{e}");
+    assert_eq!(x.to_vec::<f64>()?, xv);
+    // A basis grown along its columns restarts in place: length k, capacity kept.
+    let mut basis = ctensor_aten::GrowableTensor::new(DataType::Double, D::TYPE, &[4, 0], 1, 8)?;
+    basis.push(&x)?;
+    basis.push(&x)?;
+
+
+    let e3 = on::<D>(Tensor::eye(DataType::Double, D::TYPE, 3)?);
+    // [x, x] · [I; I] = 2 x.
+    let stacked = ctensor_aten::cat(&[&e3, &e3], 0)?;
+    basis.matmul_right_(&stacked)?;
+    assert_eq!((basis.len(), basis.capacity()), (3, 8));
+    let twice: Vec<f64> = xv.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(basis.view()?.contiguous()?.to_vec::<f64>()?, twice);
+    let mut rows = ctensor_aten::GrowableTensor::new(DataType::Double, D::TYPE, &[0, 3], 0, 8)?;
+    rows.push(&x)?;
+    let e = rows.matmul_right_(&e3).unwrap_err();
+    assert!(e.to_string().contains("grown along its columns"), "{e}");
+    Ok(())
+});

@@ -137,6 +137,31 @@ impl GrowableTensor {
         Ok(())
     }
 
+    /// Replaces the filled part `V` (`[n, len]`) of a matrix grown along its columns
+    /// (dimension 1 of a 2-D tensor) by `V · y` (`y` is `[len, k]`, `k ≤ len`), in place:
+    /// the length becomes `k` and the capacity stays. A block solver's restart from its
+    /// Ritz vectors, without a second basis-sized array (see [`Tensor::matmul_right_`]).
+    pub fn matmul_right_(&mut self, y: &Tensor) -> Result<()> {
+        if self.dim != 1 || self.storage.ndim() != 2 {
+            return Err(Error::InvalidArgument {
+                op: "GrowableTensor::matmul_right_",
+                expected: "a matrix grown along its columns (dimension 1 of 2)".into(),
+                given: format!(
+                    "dimension {} of {} ({:?})",
+                    self.dim,
+                    self.storage.ndim(),
+                    self.storage.dims()
+                ),
+            });
+        }
+        let mut filled = self.view()?;
+        filled
+            .matmul_right_(y)
+            .map_err(|e| e.in_op("GrowableTensor::matmul_right_"))?;
+        self.len = filled.dims()[1];
+        Ok(())
+    }
+
     /// Keeps the first `len` entries (no effect when there are fewer); the capacity stays.
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);

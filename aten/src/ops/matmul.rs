@@ -303,3 +303,135 @@ fn operands(
         },
     ))
 }
+
+/// A slab of [`Tensor::matmul_right_`] holds about this many elements of the product.
+const RIGHT_SLAB_ELEMS: usize = 1 << 19;
+
+impl Tensor {
+    /// `self := self · y` in place, for a matrix `self` (`[n, m]`) and `y` (`[m, k]`) with
+    /// `k ≤ m`: the product is written over the first `k` columns, and `self` becomes
+    /// that `[n, k]` view of its memory (with `k = m`, all of it).
+    ///
+    /// A row of the product needs only its own row of `self`, so the rows are
+    /// transformed a slab at a time through one buffer of about 2¹⁹ elements: a block
+    /// solver rotates its basis (`V ← V·Y` at a restart) or orthonormalises a block
+    /// (`T ← T·R⁻¹`) without a second block-sized array. Any layout `matmul_into` takes
+    /// (a column-major map, a column view of a wider matrix); a `y` that shares memory
+    /// with `self` is copied first. `y`'s type must promote to `self`'s (a complex `y`
+    /// for a real `self` is refused); both on one device.
+    ///
+    /// ```
+    /// use ctensor_aten::Tensor;
+    /// let mut v = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+    /// let y = Tensor::from_slice(&[1.0f64, 0.0, 1.0, 1.0, 0.0, 1.0], &[3, 2])?;
+    /// v.matmul_right_(&y)?;
+    /// assert_eq!(v.dims(), &[2, 2]);
+    /// assert_eq!(v.to_vec::<f64>()?, [4.0, 5.0, 10.0, 11.0]);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn matmul_right_(&mut self, y: &Tensor) -> Result<()> {
+        self.matmul_right_in_slabs(y, RIGHT_SLAB_ELEMS)
+    }
+
+    /// [`matmul_right_`](Self::matmul_right_) with slabs of about `slab_elems` elements
+    /// of the product (at least one row).
+    fn matmul_right_in_slabs(&mut self, y: &Tensor, slab_elems: usize) -> Result<()> {
+        let op = "matmul_right_";
+        let (d, e) = (self.dims(), y.dims());
+        if d.len() != 2 || e.len() != 2 || e[0] != d[1] || e[1] > d[1] {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: "a matrix [n, m] and a factor [m, k] with k <= m".into(),
+                got: vec![d.to_vec(), e.to_vec()],
+            });
+        }
+        let (n, k) = (d[0], e[1]);
+        if n > 0 && k > 0 {
+            let y = if y.shares_memory_with(self) {
+                y.try_clone()?
+            } else {
+                y.share()
+            };
+            let rows = (slab_elems / k).clamp(1, n);
+            let buf = Tensor::new(self.dtype(), self.device(), &[rows, k])?;
+            let mut r0 = 0;
+            while r0 < n {
+                let rs = rows.min(n - r0);
+                let mut out = buf.narrow(0, 0, rs)?;
+                let slab = self.narrow(0, r0, rs)?;
+                matmul_into(&slab, Trans::N, &y, Trans::N, 1.0, 0.0, &mut out)
+                    .map_err(|e| e.in_op(op))?;
+                slab.narrow(1, 0, k)?
+                    .assign(&out)
+                    .map_err(|e| e.in_op(op))?;
+                r0 += rs;
+            }
+        }
+        *self = self.narrow(1, 0, k)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctensor_base::{DataType, DeviceType};
+
+    /// Slabs of one row, of a few rows with a partial last one, and one slab for all:
+    /// every one gives the plain triple loop's values, in place, for each BLAS dtype
+    /// and for a column-major matrix.
+    #[test]
+    fn matmul_right_gives_the_plain_loop_for_every_slab_size() -> Result<()> {
+        let dtypes = [
+            DataType::Float,
+            DataType::Double,
+            DataType::ComplexFloat,
+            DataType::ComplexDouble,
+        ];
+        for (i, dt) in dtypes.into_iter().enumerate() {
+            let (n, m, k) = (37, 9, 5);
+            let a = Tensor::randn(dt, DeviceType::Cpu, &[n, m], 11 + i as u64)?;
+            let y = Tensor::randn(dt, DeviceType::Cpu, &[m, k], 21 + i as u64)?;
+            let (av, yv) = (
+                a.cast(DataType::ComplexDouble)?.to_vec::<c64>()?,
+                y.cast(DataType::ComplexDouble)?.to_vec::<c64>()?,
+            );
+            let mut want = vec![c64::new(0.0, 0.0); n * k];
+            for r in 0..n {
+                for c in 0..k {
+                    for l in 0..m {
+                        want[r * k + c] += av[r * m + l] * yv[l * k + c];
+                    }
+                }
+            }
+            let tol = if matches!(dt, DataType::Float | DataType::ComplexFloat) {
+                1e-5
+            } else {
+                1e-13
+            };
+            for slab in [1, 2 * k + 3, n * k] {
+                for col_major in [false, true] {
+                    let mut t = if col_major {
+                        let c = a.t()?.contiguous()?.t()?;
+                        assert_eq!(c.strides(), [1, n]);
+                        c
+                    } else {
+                        a.try_clone()?
+                    };
+                    let memory = t.share();
+                    t.matmul_right_in_slabs(&y, slab)?;
+                    assert_eq!(t.dims(), [n, k]);
+                    assert!(t.shares_memory_with(&memory));
+                    let got = t.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
+                    for (f, (g, w)) in got.iter().zip(&want).enumerate() {
+                        assert!(
+                            (g - w).norm() <= tol * (1.0 + w.norm()),
+                            "{dt:?} slab {slab} col-major {col_major} [{f}]: {g} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
