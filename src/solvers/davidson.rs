@@ -1,11 +1,13 @@
 //! Block Davidson with soft locking and thick restarts from the Ritz vectors.
 
 use ctensor_aten::{
-    cat, eigh, matmul, matmul_into, matmul_op, qr, EigBackend, EighRange, GrowableTensor, QrMode,
-    Result, Tensor, Trans,
+    cat, eigh, matmul, matmul_into, matmul_op, EigBackend, EighRange, GrowableTensor, Result,
+    Tensor, Trans,
 };
 
-use super::{check, correct_or_finish, hermitian, Eigenpairs, SolverOptions};
+use super::{
+    check, correct_or_finish, hermitian, orthonormalize_, residual, Eigenpairs, SolverOptions,
+};
 
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
 /// of columns `X`) by block Davidson, from the start block `x0` (`[n, nev]`, need not be
@@ -34,49 +36,76 @@ pub fn davidson(
     let max_basis = opts.max_basis.clamp((2 * nev).min(n), n.max(1));
     let new_basis = || GrowableTensor::new(x0.dtype(), x0.device(), &[n, 0], 1, max_basis);
     let (mut v, mut hv) = (new_basis()?, new_basis()?);
-    let x = qr(x0, QrMode::Reduced)?.0;
+    let mut x = x0.try_clone()?;
+    orthonormalize_(&mut x)?;
     let hx = op(&x)?;
     // The projected matrix Vᴴ H V, grown by the new columns' block each iteration
     // instead of recomputed (that gemm, n·m², was most of the subspace work).
     let mut s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
     hv.push(&hx)?;
     v.push(&x)?;
+    drop((x, hx));
     let mut applications = nev;
     let mut iteration = 0;
+    // Corrections added by the last iteration: the restart below expects as many.
+    let mut expected = nev;
     loop {
         iteration += 1;
         // Rayleigh–Ritz on the subspace: the lowest nev pairs of Vᴴ H V.
-        let (basis, h_basis) = (v.view()?, hv.view()?);
         let (theta, y) = eigh(&s, EighRange::Index(0, nev), EigBackend::default())?;
-        let (x, hx) = (matmul(&basis, &y)?, matmul(&h_basis, &y)?);
+        // Restart from the Ritz vectors when this step's corrections would not fit: the
+        // basis and H times it are rotated in place (V ← V Y), so the Ritz block X and
+        // H X never exist beside them. Otherwise the residual H V Y − V Y Θ is formed
+        // by two gemms into one block.
+        let restart = v.len() > nev && v.len() + expected > max_basis;
+        let r = if restart {
+            v.matmul_right_(&y)?;
+            hv.matmul_right_(&y)?;
+            let (x, hx) = (v.view()?, hv.view()?);
+            s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
+            residual(&theta, &x, &hx)?
+        } else {
+            let mut r = matmul(&hv.view()?, &y)?;
+            let y_theta = y.mul(&theta.unsqueeze(0)?)?;
+            matmul_into(&v.view()?, Trans::N, &y_theta, Trans::N, -1.0, 1.0, &mut r)?;
+            r
+        };
+        // A basis that already spans the whole space (nev = n) cannot take more.
+        let room = max_basis - v.len();
+        let limit = SolverOptions {
+            max_iter: if room == 0 { iteration } else { opts.max_iter },
+            ..opts
+        };
+        let ritz = || -> Result<Tensor> {
+            if restart {
+                v.view()?.contiguous()
+            } else {
+                matmul(&v.view()?, &y)
+            }
+        };
         let mut t = match correct_or_finish(
             &theta,
-            &x,
-            &hx,
-            &opts,
+            r,
+            ritz,
+            &limit,
             (iteration, applications),
             &mut precond,
         )? {
             Ok(correction) => correction,
             Err(done) => return Ok(done),
         };
-        let added = t.dims()[1];
-        if v.len() + added > max_basis {
-            v.clear();
-            hv.clear();
-            v.push(&x)?;
-            hv.push(&hx)?;
-            s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
+        expected = t.dims()[1];
+        if expected > room {
+            // More pairs opened than the last step had: the lowest that fit.
+            t = t.narrow(1, 0, room)?.contiguous()?;
         }
-        // The Ritz block is in the basis now (or was before the restart): let it go
-        // before the expansion's temporaries (two blocks of a large cell's memory).
-        drop((x, hx));
+        let added = t.dims()[1];
         let basis = v.view()?;
         for _ in 0..2 {
-            // t -= V (Vᴴ t), in place.
+            // t -= V (Vᴴ t), in place, then orthonormal columns.
             let coef = matmul_op(&basis, Trans::C, &t, Trans::N)?;
             matmul_into(&basis, Trans::N, &coef, Trans::N, -1.0, 1.0, &mut t)?;
-            t = qr(&t, QrMode::Reduced)?.0;
+            orthonormalize_(&mut t)?;
         }
         let ht = op(&t)?;
         hv.push(&ht)?;

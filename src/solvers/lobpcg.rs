@@ -8,7 +8,9 @@ use ctensor_aten::{
     cat, eigh, matmul, matmul_op, DataType, EigBackend, EighRange, Result, Tensor, Trans,
 };
 
-use super::{check, correct_or_finish, hermitian, host_values, Eigenpairs, SolverOptions};
+use super::{
+    check, correct_or_finish, hermitian, host_values, residual, Eigenpairs, SolverOptions,
+};
 
 /// Relative size below which a direction of a block's Gram matrix counts as dependent
 /// (a singular value below about 1e-6 of the largest in f64, 3e-3 in f32).
@@ -59,8 +61,8 @@ pub fn lobpcg(
         iteration += 1;
         let mut w = match correct_or_finish(
             &theta,
-            &x,
-            &hx,
+            residual(&theta, &x, &hx)?,
+            || Ok(x.share()),
             &opts,
             (iteration, applications),
             &mut precond,

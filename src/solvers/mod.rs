@@ -36,7 +36,10 @@ mod tests;
 pub use davidson::davidson;
 pub use lobpcg::lobpcg;
 
-use ctensor_aten::{DataType, Error, NormOrd, Result, Tensor};
+use ctensor_aten::{
+    cholesky, matmul_op, qr, tri_inverse, DataType, Diag, Error, NormOrd, QrMode, Result, Tensor,
+    Trans, Uplo,
+};
 
 /// Settings shared by [`davidson`] and [`lobpcg`].
 #[derive(Clone, Copy, Debug)]
@@ -158,32 +161,38 @@ fn unconverged(norm: f64, tol: f64) -> bool {
     norm > tol || norm.is_nan()
 }
 
-/// The residuals `H X − X Θ` of a Ritz block and what follows from them: the finished
-/// pairs when every residual norm is within `opts.tol` or the iteration limit is reached
-/// (`Err` of the inner result), otherwise the preconditioned residuals of the
-/// unconverged columns (`Ok`), the new search directions of both solvers.
+/// `H X − X Θ` of a Ritz block, in one block-sized result.
+fn residual(theta: &Tensor, x: &Tensor, hx: &Tensor) -> Result<Tensor> {
+    let mut r = x.mul(&theta.unsqueeze(0)?)?;
+    r.axpby_(-1.0, hx, 1.0)?;
+    Ok(r)
+}
+
+/// What follows from the residuals `r = H X − X Θ` of a Ritz block: the finished pairs
+/// when every residual norm is within `opts.tol` or the iteration limit is reached
+/// (`Err` of the inner result, with the Ritz vectors from `ritz`, called only then),
+/// otherwise the preconditioned residuals of the unconverged columns (`Ok`), the new
+/// search directions of both solvers. `r` is dropped before this returns.
 fn correct_or_finish(
     theta: &Tensor,
-    x: &Tensor,
-    hx: &Tensor,
+    r: Tensor,
+    ritz: impl FnOnce() -> Result<Tensor>,
     opts: &SolverOptions,
     progress: (usize, usize),
     precond: &mut impl FnMut(&Tensor, &[f64]) -> Result<Tensor>,
 ) -> Result<std::result::Result<Tensor, Eigenpairs>> {
     let (iteration, applications) = progress;
-    // r = H X − X Θ in one block-sized result.
-    let mut r = x.mul(&theta.unsqueeze(0)?)?;
-    r.axpby_(-1.0, hx, 1.0)?;
     let norms = column_norms(&r)?;
     let open: Vec<usize> = (0..opts.nev)
         .filter(|&b| unconverged(norms[b], opts.tol))
         .collect();
     let done = open.iter().all(|&b| b >= opts.nconv);
     if done || iteration >= opts.max_iter {
+        drop(r);
         return Ok(Err(Eigenpairs {
             // Shared, not copied: the caller drops its own handles.
             values: theta.share(),
-            vectors: x.share(),
+            vectors: ritz()?,
             converged: done,
             residual_norms: norms,
             iterations: iteration,
@@ -196,7 +205,63 @@ fn correct_or_finish(
         // Every column is open: no copy of the block.
         return Ok(Ok(precond(&r, &open_theta)?));
     }
-    Ok(Ok(precond(&r.take(1, &open)?, &open_theta)?))
+    let open_r = r.take(1, &open)?;
+    drop(r);
+    Ok(Ok(precond(&open_r, &open_theta)?))
+}
+
+/// Makes the columns of the block `t` (`[n, m]`, `m ≤ n`) orthonormal, in place, spanning
+/// what they spanned.
+///
+/// Cholesky QR: with the columns scaled to unit norm (`D`), the Gram matrix
+/// `D tᴴt D = Rᴴ R` gives `t ← t · D R⁻¹`, one `m × m` factor applied a slab of rows at a
+/// time ([`Tensor::matmul_right_`]): two gemms and no second block, where Householder
+/// QR copies the block twice. Cholesky QR squares the condition number, so it is taken
+/// only when the scaled columns are far from dependent (every diagonal entry of `R` at
+/// least ε^¼, about 1e-4 in f64: the orthogonality lost is then at most about √ε, and
+/// the solvers orthonormalise twice); otherwise, and for a non-finite or
+/// not-positive-definite Gram matrix, Householder QR ([`qr`]) does it.
+fn orthonormalize_(t: &mut Tensor) -> Result<()> {
+    if let Some(f) = cholesky_qr_factor(t)? {
+        return t.matmul_right_(&f);
+    }
+    let q = qr(t, QrMode::Reduced)?.0;
+    t.assign(&q)
+}
+
+/// The factor `D R⁻¹` of [`orthonormalize_`]'s Cholesky QR, or `None` when Householder
+/// QR should do it.
+fn cholesky_qr_factor(t: &Tensor) -> Result<Option<Tensor>> {
+    let m = t.dims()[1];
+    if m == 0 {
+        return Ok(None);
+    }
+    let g = matmul_op(t, Trans::C, t, Trans::N)?;
+    let real = t.dtype().real_type();
+    let diag: Vec<f64> = host_values(&g.diagonal()?.real()?)?;
+    if !diag.iter().all(|d| d.is_finite() && *d > 0.0) {
+        return Ok(None);
+    }
+    let scale: Vec<f64> = diag.iter().map(|d| 1.0 / d.sqrt()).collect();
+    let s = Tensor::from_slice(&scale, &[m])?
+        .cast(real)?
+        .to_device(t.device())?;
+    // D G D, exactly Hermitian.
+    let gs = hermitian(&g.mul(&s.unsqueeze(1)?)?.mul(&s.unsqueeze(0)?)?)?;
+    let Ok(r) = cholesky(&gs, Uplo::Upper) else {
+        return Ok(None);
+    };
+    let eps = if matches!(real, DataType::Float) {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let r_diag = host_values(&r.diagonal()?.real()?)?;
+    if !r_diag.iter().all(|d| d.is_finite() && *d >= eps.powf(0.25)) {
+        return Ok(None);
+    }
+    let r_inv = tri_inverse(&r, Uplo::Upper, Diag::NonUnit)?;
+    Ok(Some(r_inv.mul(&s.unsqueeze(1)?)?))
 }
 
 /// `(A + Aᴴ)/2`: a projected matrix made exactly Hermitian, whatever rounding did

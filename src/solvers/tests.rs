@@ -200,3 +200,136 @@ fn bad_start_blocks_and_settings_are_refused_with_errors() -> TestResult {
     }
     Ok(())
 }
+
+/// `‖QᴴQ − I‖_max` and `‖A − Q (Qᴴ A)‖_max / ‖A‖_max`: how orthonormal `q` is and how
+/// well it spans the columns of `a`.
+fn orthonormal_and_spanning(q: &Tensor, a: &Tensor) -> Result<(f64, f64)> {
+    let m = q.dims()[1];
+    let eye = Tensor::eye(q.dtype(), DeviceType::Cpu, m)?;
+    let gram = matmul_op_c(q, q)?.sub(&eye)?;
+    let off = host_values(&gram.abs()?.max(&[0, 1])?)?[0];
+    let back = matmul(q, &matmul_op_c(q, a)?)?.sub(a)?;
+    let scale = host_values(&a.abs()?.max(&[0, 1])?)?[0];
+    let miss = host_values(&back.abs()?.max(&[0, 1])?)?[0] / scale;
+    Ok((off, miss))
+}
+
+#[test]
+fn orthonormalize_takes_cholesky_qr_for_independent_columns_and_householder_otherwise() -> TestResult
+{
+    for dtype in FLOATS {
+        let single = matches!(dtype, DataType::Float | DataType::ComplexFloat);
+        let tol = if single { 2e-5 } else { 1e-13 };
+        for (n, m) in [(1, 1), (7, 3), (300, 17), (513, 64)] {
+            // Columns of norms from 1e-9 to 1: scaled first, so Cholesky QR still applies.
+            let scales: Vec<f64> = (0..m)
+                .map(|j| 10f64.powf(-9.0 * j as f64 / m as f64))
+                .collect();
+            let s = Tensor::from_slice(&scales, &[1, m])?.cast(dtype.real_type())?;
+            let a = Tensor::randn(dtype, DeviceType::Cpu, &[n, m], 5 + n as u64)?.mul(&s)?;
+            assert!(
+                cholesky_qr_factor(&a)?.is_some(),
+                "{dtype:?} {n}x{m}: Cholesky QR should apply"
+            );
+            let mut q = a.try_clone()?;
+            let memory = q.share();
+            orthonormalize_(&mut q)?;
+            assert!(q.shares_memory_with(&memory), "not in place");
+            let (off, miss) = orthonormal_and_spanning(&q, &a)?;
+            // One pass loses up to ε·κ² of orthogonality (κ of the scaled columns is
+            // small here); the span is kept to rounding, relative to the largest column.
+            assert!(off <= 100.0 * tol, "{dtype:?} {n}x{m}: QᴴQ - I = {off:e}");
+            assert!(
+                miss <= 100.0 * tol,
+                "{dtype:?} {n}x{m}: span missed by {miss:e}"
+            );
+        }
+        // Dependent columns (the last is the first plus a multiple of rounding) and a
+        // zero column: Householder QR, still orthonormal, spanning what was there.
+        let a = Tensor::randn(dtype, DeviceType::Cpu, &[50, 6], 8)?;
+        let near = a.narrow(1, 0, 1)?.mul_scalar(1.0 + 1e-12)?;
+        a.narrow(1, 5, 1)?.assign(&near)?;
+        assert!(
+            cholesky_qr_factor(&a)?.is_none(),
+            "{dtype:?}: dependent columns"
+        );
+        let mut q = a.try_clone()?;
+        orthonormalize_(&mut q)?;
+        let (off, miss) = orthonormal_and_spanning(&q, &a)?;
+        assert!(
+            off <= 100.0 * tol && miss <= 100.0 * tol,
+            "{dtype:?}: {off:e} {miss:e}"
+        );
+        let z = a.try_clone()?;
+        z.narrow(1, 2, 1)?.fill(0.0)?;
+        assert!(
+            cholesky_qr_factor(&z)?.is_none(),
+            "{dtype:?}: a zero column"
+        );
+        // NaN anywhere: Householder QR's NaN result, no panic and no error.
+        let nan = a.try_clone()?;
+        nan.narrow(0, 3, 1)?.narrow(1, 1, 1)?.fill(f64::NAN)?;
+        assert!(cholesky_qr_factor(&nan)?.is_none(), "{dtype:?}: NaN");
+        let mut q = nan.try_clone()?;
+        orthonormalize_(&mut q)?;
+        assert_eq!(q.dims(), [50, 6]);
+    }
+    Ok(())
+}
+
+#[test]
+fn davidson_restarts_in_place_at_every_basis_size() -> TestResult {
+    for dtype in [DataType::ComplexDouble, DataType::Float] {
+        let single = dtype == DataType::Float;
+        let (h, d) = matrix(dtype, 301, 4, false)?;
+        let want = host_values(&eigh(&h, EighRange::Index(0, 8), EigBackend::default())?.0)?;
+        let x0 = Tensor::randn(dtype, DeviceType::Cpu, &[301, 8], 6)?;
+        // 2·nev restarts at every step; 2·nev + 3 leaves room for fewer corrections than
+        // are open, so some steps take the lowest that fit.
+        for max_basis in [16, 19, 24, 40] {
+            let mut o = SolverOptions::new(8);
+            o.tol = if single { 2e-3 } else { 1e-9 };
+            o.max_iter = 400;
+            o.max_basis = max_basis;
+            let found = run_davidson(&h, &d, &x0, o)?;
+            assert!(found.converged, "{dtype:?} basis {max_basis}");
+            let got = host_values(&found.values)?;
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() <= if single { 1e-3 } else { 1e-9 },
+                    "{dtype:?} basis {max_basis}: {got:?} vs {want:?}"
+                );
+            }
+            let v = &found.vectors;
+            assert!(v.is_contiguous() && v.dims() == [301, 8]);
+            let eye = Tensor::eye(dtype, DeviceType::Cpu, 8)?;
+            assert!(matmul_op_c(v, v)?.allclose(&eye, 0.0, if single { 1e-4 } else { 1e-10 })?);
+        }
+    }
+    // nev = n: the first basis spans the space, and the pairs are exact.
+    let (h, d) = matrix(DataType::ComplexDouble, 7, 2, false)?;
+    let x0 = Tensor::randn(DataType::ComplexDouble, DeviceType::Cpu, &[7, 7], 1)?;
+    let found = run_davidson(&h, &d, &x0, SolverOptions::new(7))?;
+    let want = host_values(&eigh(&h, EighRange::All, EigBackend::default())?.0)?;
+    for (g, w) in host_values(&found.values)?.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-12);
+    }
+    // The identity preconditioner hands back the residual block itself, which the
+    // solver then overwrites: still the right pairs.
+    let (h, _) = matrix(DataType::Double, 120, 3, false)?;
+    let x0 = Tensor::randn(DataType::Double, DeviceType::Cpu, &[120, 4], 2)?;
+    let mut o = SolverOptions::new(4);
+    o.max_iter = 400;
+    let found = davidson(
+        |x: &Tensor| matmul(&h, x),
+        |r: &Tensor, _: &[f64]| Ok(r.share()),
+        &x0,
+        o,
+    )?;
+    assert!(found.converged);
+    let want = host_values(&eigh(&h, EighRange::Index(0, 4), EigBackend::default())?.0)?;
+    for (g, w) in host_values(&found.values)?.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-9);
+    }
+    Ok(())
+}
