@@ -158,6 +158,38 @@ pub struct SpherePlan<F: FftNum> {
     scratch: Mutex<Vec<Scratch<F>>>,
 }
 
+/// Where a block of bands lies in memory: band `b`'s coefficient of plane wave `k` is
+/// element `b·band + k·pw` of the slice. A band-major block (`[nb][npw]`) is
+/// [`band_major`](Self::band_major); a row-major `[npw, nb]` matrix (bands as columns,
+/// a solver's block) is `{ band: 1, pw: nb }`, or `pw` its leading dimension for a view of
+/// some columns of a wider one. The transforms read the block where it lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BandLayout {
+    /// Elements between one band's coefficients and the next band's.
+    pub band: usize,
+    /// Elements between a band's coefficients of consecutive plane waves.
+    pub pw: usize,
+}
+
+impl BandLayout {
+    /// Band-major `[nb][npw]`: each band's `npw` coefficients side by side.
+    pub fn band_major(npw: usize) -> BandLayout {
+        BandLayout { band: npw, pw: 1 }
+    }
+
+    /// The elements a block of `nb` bands of `npw` coefficients spans (0 when empty),
+    /// `None` when that overflows.
+    fn span(&self, nb: usize, npw: usize) -> Option<usize> {
+        if nb == 0 || npw == 0 {
+            return Some(0);
+        }
+        (nb - 1)
+            .checked_mul(self.band)?
+            .checked_add((npw - 1).checked_mul(self.pw)?)?
+            .checked_add(1)
+    }
+}
+
 impl<F: FftNum + Default> SpherePlan<F> {
     /// The plan for a box of shape `n` and the coefficients at flat grid indices `index`
     /// (the sphere, in the order the coefficients will be given). Errors: an empty box
@@ -382,9 +414,15 @@ impl<F: FftNum + Default> SpherePlan<F> {
         pool.into_iter().for_each(|s| self.give_back(s));
     }
 
-    /// Band `coeffs` (npw values) into the box `grid` as `u(r) = Σ c(G) e^{iG·r}`, the
-    /// passes in FFTW when `fftw` is given, else in rustfft.
-    fn band_to_grid(&self, coeffs: &[Complex<F>], s: &mut Scratch<F>, fftw: Option<&FftwPasses>) {
+    /// The band whose coefficient of plane wave `k` is `coeffs[start + k·pw]` into the
+    /// box `grid` as `u(r) = Σ c(G) e^{iG·r}`, the passes in FFTW when `fftw` is given,
+    /// else in rustfft.
+    fn band_to_grid(
+        &self,
+        (coeffs, start, pw): (&[Complex<F>], usize, usize),
+        s: &mut Scratch<F>,
+        fftw: Option<&FftwPasses>,
+    ) {
         let [n0, n1, n2] = self.n;
         let Scratch {
             grid,
@@ -399,7 +437,7 @@ impl<F: FftNum + Default> SpherePlan<F> {
         for (c, &col) in self.columns.iter().enumerate() {
             let line = &mut grid[col * n2..(col + 1) * n2];
             for &(k, i2) in &self.entries[self.col_start[c]..self.col_start[c + 1]] {
-                line[i2] = coeffs[k];
+                line[i2] = coeffs[start + k * pw];
             }
             if !fftw.is_some_and(|f| f.apply(INVERSE, COLUMN, line)) {
                 self.axes[2].inv.process_with_scratch(line, work);
@@ -467,6 +505,31 @@ impl<F: FftNum + Default> SpherePlan<F> {
         Ok(())
     }
 
+    /// That `coeffs` holds a block of `nb` bands laid out as `layout`.
+    fn check_block(
+        &self,
+        op: &'static str,
+        nb: usize,
+        coeffs: &[Complex<F>],
+        layout: BandLayout,
+    ) -> Result<()> {
+        let span = layout.span(nb, self.npw).ok_or(Error::Overflow {
+            op,
+            what: format!("{nb} bands of {} coefficients as {layout:?}", self.npw),
+        })?;
+        if coeffs.len() < span {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: format!(
+                    "coefficients spanning {span} values ({nb} bands of {} as {layout:?})",
+                    self.npw
+                ),
+                given: format!("{}", coeffs.len()),
+            });
+        }
+        Ok(())
+    }
+
     /// `grid[b] = Σ_G coeffs[b][G] e^{iG·r}` for `nb` bands: `coeffs` is `[nb][npw]`,
     /// `grid` `[nb][N]`, both band-major.
     pub fn to_grid(&self, nb: usize, coeffs: &[Complex<F>], grid: &mut [Complex<F>]) -> Result<()> {
@@ -476,10 +539,23 @@ impl<F: FftNum + Default> SpherePlan<F> {
             coeffs.len(),
             nb * self.npw,
         )?;
-        self.check("SpherePlan::to_grid", "a grid", grid.len(), nb * self.len())?;
+        self.to_grid_strided(nb, coeffs, BandLayout::band_major(self.npw), grid)
+    }
+
+    /// [`to_grid`](Self::to_grid) of a block laid out as `layout`, read where it lies.
+    pub fn to_grid_strided(
+        &self,
+        nb: usize,
+        coeffs: &[Complex<F>],
+        layout: BandLayout,
+        grid: &mut [Complex<F>],
+    ) -> Result<()> {
+        let op = "SpherePlan::to_grid";
+        self.check_block(op, nb, coeffs, layout)?;
+        self.check(op, "a grid", grid.len(), nb * self.len())?;
         let fftw = self.passes()?;
         self.per_band_into(nb, self.len(), grid, |b, s, dst| {
-            self.band_to_grid(&coeffs[b * self.npw..(b + 1) * self.npw], s, fftw);
+            self.band_to_grid((coeffs, b * layout.band, layout.pw), s, fftw);
             dst.copy_from_slice(&s.grid[s.off..s.off + dst.len()]);
         });
         Ok(())
@@ -539,26 +615,47 @@ impl<F: FftNum + Default> SpherePlan<F> {
         coeffs: &[Complex<F>],
         out: &mut [Complex<F>],
     ) -> Result<()> {
+        self.check(
+            "SpherePlan::apply_local",
+            "coefficients",
+            coeffs.len(),
+            nb * self.npw,
+        )?;
+        let layout = BandLayout::band_major(self.npw);
+        self.apply_local_strided(nb, v, diag, coeffs, layout, out)
+    }
+
+    /// [`apply_local`](Self::apply_local) of a block laid out as `layout`, read where it
+    /// lies (a solver's row-major block needs no band-major copy); `out` is band-major.
+    pub fn apply_local_strided(
+        &self,
+        nb: usize,
+        v: &[F],
+        diag: Option<&[F]>,
+        coeffs: &[Complex<F>],
+        layout: BandLayout,
+        out: &mut [Complex<F>],
+    ) -> Result<()> {
         let op = "SpherePlan::apply_local";
         self.check(op, "a potential", v.len(), self.len())?;
         if let Some(d) = diag {
             self.check(op, "a diagonal", d.len(), self.npw)?;
         }
-        self.check(op, "coefficients", coeffs.len(), nb * self.npw)?;
+        self.check_block(op, nb, coeffs, layout)?;
         self.check(op, "an output", out.len(), nb * self.npw)?;
         let npw = self.npw;
         let scale = F::one() / F::from_usize(self.len()).unwrap_or_else(F::one);
         let fftw = self.passes()?;
         self.per_band_into(nb, npw, out, |b, s, dst| {
-            self.band_to_grid(&coeffs[b * npw..(b + 1) * npw], s, fftw);
+            let start = b * layout.band;
+            self.band_to_grid((coeffs, start, layout.pw), s, fftw);
             for (g, &p) in s.grid[s.off..].iter_mut().zip(v) {
                 *g = *g * p;
             }
             self.band_from_grid(s, scale, dst, fftw);
             if let Some(d) = diag {
-                let c = &coeffs[b * npw..(b + 1) * npw];
-                for ((o, &x), &e) in dst.iter_mut().zip(c).zip(d) {
-                    *o = *o + x * e;
+                for (k, (o, &e)) in dst.iter_mut().zip(d).enumerate() {
+                    *o = *o + coeffs[start + k * layout.pw] * e;
                 }
             }
         });
@@ -579,22 +676,28 @@ impl<F: FftNum + Default> SpherePlan<F> {
             coeffs.len(),
             nb * self.npw,
         )?;
-        self.check(
-            "SpherePlan::accumulate_density",
-            "weights",
-            weights.len(),
-            nb,
-        )?;
-        self.check(
-            "SpherePlan::accumulate_density",
-            "a density",
-            rho.len(),
-            self.len(),
-        )?;
-        let (npw, n) = (self.npw, self.len());
+        let layout = BandLayout::band_major(self.npw);
+        self.accumulate_density_strided(nb, coeffs, layout, weights, rho)
+    }
+
+    /// [`accumulate_density`](Self::accumulate_density) of a block laid out as `layout`,
+    /// read where it lies.
+    pub fn accumulate_density_strided(
+        &self,
+        nb: usize,
+        coeffs: &[Complex<F>],
+        layout: BandLayout,
+        weights: &[F],
+        rho: &mut [F],
+    ) -> Result<()> {
+        let op = "SpherePlan::accumulate_density";
+        self.check_block(op, nb, coeffs, layout)?;
+        self.check(op, "weights", weights.len(), nb)?;
+        self.check(op, "a density", rho.len(), self.len())?;
+        let n = self.len();
         let fftw = self.passes()?;
         let pool = self.per_band(nb, |b, s| {
-            self.band_to_grid(&coeffs[b * npw..(b + 1) * npw], s, fftw);
+            self.band_to_grid((coeffs, b * layout.band, layout.pw), s, fftw);
             if s.rho.len() != n {
                 s.rho = vec![F::zero(); n];
             }

@@ -1,12 +1,11 @@
 //! [`SphereFft`]: the plane-wave sphere ↔ box transform of a block of bands, as a
 //! reusable plan (see `ctensor_kernels::sphere_fft` for the algorithm).
 
-use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
 use crate::ops::fft::FftNorm;
 use crate::ops::indices::Indices;
 use ctensor_base::{c32, c64, DataType, DeviceType, Error, Result, Scalar};
-use ctensor_kernels::sphere_fft::SpherePlan;
+use ctensor_kernels::sphere_fft::{BandLayout, SpherePlan};
 
 /// A plane-wave basis's transform between coefficients on a G-sphere and a real-space
 /// box, for blocks of bands: build it once per basis and apply it at every step.
@@ -107,15 +106,17 @@ impl SphereFft {
         let shape = [nb, n0, n1, n2];
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
-                let c = band_major::<c64>(coeffs)?;
                 let mut g = vec![c64::new(0.0, 0.0); nb * self.points()];
-                p.to_grid(nb, &c, &mut g)?;
+                with_block::<c64, _>(coeffs, |c, layout| {
+                    Ok(p.to_grid_strided(nb, c, layout, &mut g)?)
+                })?;
                 Tensor::from_vec(g, &shape)
             }
             (Some((_, p)), _) => {
-                let c = band_major::<c32>(coeffs)?;
                 let mut g = vec![c32::new(0.0, 0.0); nb * self.points()];
-                p.to_grid(nb, &c, &mut g)?;
+                with_block::<c32, _>(coeffs, |c, layout| {
+                    Ok(p.to_grid_strided(nb, c, layout, &mut g)?)
+                })?;
                 Tensor::from_vec(g, &shape)
             }
             (None, _) => self.dense_to_grid(coeffs, nb),
@@ -224,23 +225,25 @@ impl SphereFft {
         }
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
-                let c = band_major::<c64>(coeffs)?;
                 let vv = v.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
                 let d = diag
                     .map(|d| d.cast(DataType::Double)?.contiguous()?.to_vec::<f64>())
                     .transpose()?;
                 let mut out = vec![c64::new(0.0, 0.0); nb * self.npw];
-                p.apply_local(nb, &vv, d.as_deref(), &c, &mut out)?;
+                with_block::<c64, _>(coeffs, |c, layout| {
+                    Ok(p.apply_local_strided(nb, &vv, d.as_deref(), c, layout, &mut out)?)
+                })?;
                 Tensor::from_vec(out, &[nb, self.npw])?.t()
             }
             (Some((_, p)), _) => {
-                let c = band_major::<c32>(coeffs)?;
                 let vv = v.cast(DataType::Float)?.contiguous()?.to_vec::<f32>()?;
                 let d = diag
                     .map(|d| d.cast(DataType::Float)?.contiguous()?.to_vec::<f32>())
                     .transpose()?;
                 let mut out = vec![c32::new(0.0, 0.0); nb * self.npw];
-                p.apply_local(nb, &vv, d.as_deref(), &c, &mut out)?;
+                with_block::<c32, _>(coeffs, |c, layout| {
+                    Ok(p.apply_local_strided(nb, &vv, d.as_deref(), c, layout, &mut out)?)
+                })?;
                 Tensor::from_vec(out, &[nb, self.npw])?.t()
             }
             (None, _) => {
@@ -271,16 +274,18 @@ impl SphereFft {
         }
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
-                let c = band_major::<c64>(coeffs)?;
                 let mut rho = vec![0.0; self.points()];
-                p.accumulate_density(nb, &c, weights, &mut rho)?;
+                with_block::<c64, _>(coeffs, |c, layout| {
+                    Ok(p.accumulate_density_strided(nb, c, layout, weights, &mut rho)?)
+                })?;
                 Tensor::from_vec(rho, &self.n)
             }
             (Some((_, p)), _) => {
-                let c = band_major::<c32>(coeffs)?;
                 let w: Vec<f32> = weights.iter().map(|&x| x as f32).collect();
                 let mut rho = vec![0.0f32; self.points()];
-                p.accumulate_density(nb, &c, &w, &mut rho)?;
+                with_block::<c32, _>(coeffs, |c, layout| {
+                    Ok(p.accumulate_density_strided(nb, c, layout, &w, &mut rho)?)
+                })?;
                 Tensor::from_vec(rho, &self.n)
             }
             (None, _) => {
@@ -309,14 +314,37 @@ impl SphereFft {
     }
 }
 
-/// The columns of `coeffs` (`[npw, nb]`, on the host) band after band, `[nb][npw]`,
-/// in one copy whatever its layout (a transposed `contiguous` followed by `to_vec` would
-/// copy a block of bands twice: 50 MB each for a 64-atom cell's block).
-fn band_major<T: Scalar + Default>(coeffs: &Tensor) -> Result<Vec<T>> {
-    let t = coeffs.t()?;
-    let mut out = vec![T::default(); t.numel()];
-    Tensor::with_slice_mut(&mut out, t.dims(), Order::RowMajor, |dst| dst.assign(&t))??;
-    Ok(out)
+/// Runs `f` on the host block `coeffs` (`[npw, nb]`, cast to `T` first when it is of
+/// another type) where it lies: the memory from its first element, and its strides as
+/// the plan's [`BandLayout`] (band `b`'s coefficient `k` at `b·strides[1] + k·strides[0]`),
+/// under a shared borrow. No band-major copy of a solver's block.
+fn with_block<T: Scalar, R>(
+    coeffs: &Tensor,
+    f: impl FnOnce(&[T], BandLayout) -> Result<R>,
+) -> Result<R> {
+    if coeffs.dtype() != T::DTYPE {
+        return with_block(&coeffs.cast(T::DTYPE)?, f);
+    }
+    let (d, s) = (coeffs.dims(), coeffs.strides());
+    let layout = BandLayout {
+        band: s[1],
+        pw: s[0],
+    };
+    let span = if d[0] == 0 || d[1] == 0 {
+        0
+    } else {
+        (d[0] - 1) * s[0] + (d[1] - 1) * s[1] + 1
+    };
+    let _r = coeffs.buffer.read("SphereFft")?;
+    let data = if span == 0 {
+        &[][..]
+    } else {
+        // SAFETY: the tensor's elements lie within `span` elements of T from its first
+        // one (non-negative strides), inside its host buffer; the shared borrow held
+        // until `f` returns excludes writers.
+        unsafe { std::slice::from_raw_parts(coeffs.typed_ptr::<T>(), span) }
+    };
+    f(data, layout)
 }
 
 #[cfg(test)]
@@ -344,7 +372,7 @@ mod tests {
                 let v = Tensor::randn(DataType::Double, DeviceType::Cpu, &n, 5)?;
                 let hv = plan.apply_potential(&v, &c)?;
                 // The same block row-major, and as a window of a wider row-major block:
-                // every layout is read into the same band-major copy.
+                // every layout is read where it lies, to the same values.
                 let wide = Tensor::zeros(dtype, DeviceType::Cpu, &[idx.len(), nb + 3])?;
                 wide.narrow(1, 2, nb)?.assign(&c)?;
                 for other in [c.contiguous()?, wide.narrow(1, 2, nb)?] {

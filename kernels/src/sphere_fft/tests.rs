@@ -370,3 +370,84 @@ fn a_nan_stays_in_its_band_with_either_backend() -> Result<()> {
     }
     Ok(())
 }
+
+/// The `_strided` forms read a block where it lies: a row-major `[npw, nb]` matrix, a
+/// view of some columns of a wider one, and a layout with both strides above one give
+/// exactly the band-major path's values (tested against the plain sums above), with
+/// either backend; a slice too short for the layout is refused with the span it needs.
+#[test]
+fn strided_blocks_give_the_band_major_values() -> Result<()> {
+    let mut r = rng(31);
+    let n = [6, 5, 7];
+    let total = n[0] * n[1] * n[2];
+    let idx: Vec<usize> = (0..total).filter(|i| i % 3 != 1).collect();
+    let npw = idx.len();
+    for backend in backends() {
+        let plan = SpherePlan::<f64>::with_backend(n, &idx, backend)?;
+        let v: Vec<f64> = (0..total).map(|_| r.gen_range(-2.0..2.0)).collect();
+        let diag: Vec<f64> = (0..npw).map(|_| r.gen_range(0.0..3.0)).collect();
+        for nb in [0, 1, 4, 9] {
+            let c = random_c(&mut r, nb * npw);
+            let w: Vec<f64> = (0..nb).map(|b| 0.5 + b as f64).collect();
+            let mut grid = vec![C::new(0.0, 0.0); nb * total];
+            plan.to_grid(nb, &c, &mut grid)?;
+            let mut hv = vec![C::new(0.0, 0.0); nb * npw];
+            plan.apply_local(nb, &v, Some(&diag), &c, &mut hv)?;
+            let mut rho = vec![0.0; total];
+            plan.accumulate_density(nb, &c, &w, &mut rho)?;
+            // (layout, offset of the first element) for: row-major, columns 2.. of a
+            // row-major matrix of nb + 3 columns, and bands 2 apart with rows 2·nb + 1.
+            let layouts = [
+                (BandLayout { band: 1, pw: nb }, 0),
+                (
+                    BandLayout {
+                        band: 1,
+                        pw: nb + 3,
+                    },
+                    2,
+                ),
+                (
+                    BandLayout {
+                        band: 2,
+                        pw: 2 * nb + 1,
+                    },
+                    1,
+                ),
+            ];
+            for (layout, start) in layouts {
+                let span = start + layout.span(nb, npw).unwrap_or(0);
+                let mut block = vec![C::new(f64::NAN, f64::NAN); span];
+                for b in 0..nb {
+                    for k in 0..npw {
+                        block[start + b * layout.band + k * layout.pw] = c[b * npw + k];
+                    }
+                }
+                let data = &block[start.min(span)..];
+                let what = format!("{backend:?} nb={nb} {layout:?}");
+                let mut g = vec![C::new(0.0, 0.0); nb * total];
+                plan.to_grid_strided(nb, data, layout, &mut g)?;
+                assert_eq!(g, grid, "{what}: to_grid");
+                let mut h = vec![C::new(0.0, 0.0); nb * npw];
+                plan.apply_local_strided(nb, &v, Some(&diag), data, layout, &mut h)?;
+                assert_eq!(h, hv, "{what}: apply_local");
+                let mut p = vec![0.0; total];
+                plan.accumulate_density_strided(nb, data, layout, &w, &mut p)?;
+                assert_eq!(p, rho, "{what}: density");
+                if nb > 0 {
+                    let short = &data[..data.len() - 1];
+                    let e = plan.to_grid_strided(nb, short, layout, &mut g).unwrap_err();
+                    assert!(e.to_string().contains("spanning"), "{what}: {e}");
+                }
+            }
+        }
+        let huge = BandLayout {
+            band: usize::MAX,
+            pw: 1,
+        };
+        let e = plan
+            .to_grid_strided(2, &[], huge, &mut [C::new(0.0, 0.0); 0])
+            .unwrap_err();
+        assert!(matches!(e, Error::Overflow { .. }), "{e}");
+    }
+    Ok(())
+}
