@@ -121,7 +121,7 @@ pub fn bands_along(
         .div(&kin.add_scalar(1.0)?.unsqueeze(1)?)?;
         let mut opts = SolverOptions::new(nband);
         opts.tol = 1e-8;
-        opts.max_basis = 3 * nband;
+        opts.max_basis = crate::scf::default_davidson_blocks(nband) * nband;
         opts.max_iter = 400;
         let h = |t: &Tensor| -> ctensor::Result<Tensor> {
             op.apply(&v, t)

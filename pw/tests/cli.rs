@@ -222,6 +222,11 @@ fn every_bad_input_is_one_line_and_exit_status_2() -> TestResult {
             set(&|v| v["fft_grid"] = serde_json::json!([8, 8, 8])),
             "fft_grid",
         ),
+        (
+            "davidson_blocks",
+            set(&|v| v["scf"] = serde_json::json!({"davidson_blocks": 1})),
+            "davidson_blocks >= 2",
+        ),
     ];
     for (name, input, want) in cases {
         let (code, _, err) = run(&dir, name, &input, &[])?;
