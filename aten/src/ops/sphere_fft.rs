@@ -107,16 +107,12 @@ impl SphereFft {
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
                 let mut g = vec![c64::new(0.0, 0.0); nb * self.points()];
-                with_block::<c64, _>(coeffs, |c, layout| {
-                    Ok(p.to_grid_strided(nb, c, layout, &mut g)?)
-                })?;
+                with_block::<c64, _>(coeffs, |c, layout| p.to_grid_strided(nb, c, layout, &mut g))?;
                 Tensor::from_vec(g, &shape)
             }
             (Some((_, p)), _) => {
                 let mut g = vec![c32::new(0.0, 0.0); nb * self.points()];
-                with_block::<c32, _>(coeffs, |c, layout| {
-                    Ok(p.to_grid_strided(nb, c, layout, &mut g)?)
-                })?;
+                with_block::<c32, _>(coeffs, |c, layout| p.to_grid_strided(nb, c, layout, &mut g))?;
                 Tensor::from_vec(g, &shape)
             }
             (None, _) => self.dense_to_grid(coeffs, nb),
@@ -231,7 +227,7 @@ impl SphereFft {
                     .transpose()?;
                 let mut out = vec![c64::new(0.0, 0.0); nb * self.npw];
                 with_block::<c64, _>(coeffs, |c, layout| {
-                    Ok(p.apply_local_strided(nb, &vv, d.as_deref(), c, layout, &mut out)?)
+                    p.apply_local_strided(nb, &vv, d.as_deref(), c, layout, &mut out)
                 })?;
                 Tensor::from_vec(out, &[nb, self.npw])?.t()
             }
@@ -242,7 +238,7 @@ impl SphereFft {
                     .transpose()?;
                 let mut out = vec![c32::new(0.0, 0.0); nb * self.npw];
                 with_block::<c32, _>(coeffs, |c, layout| {
-                    Ok(p.apply_local_strided(nb, &vv, d.as_deref(), c, layout, &mut out)?)
+                    p.apply_local_strided(nb, &vv, d.as_deref(), c, layout, &mut out)
                 })?;
                 Tensor::from_vec(out, &[nb, self.npw])?.t()
             }
@@ -276,7 +272,7 @@ impl SphereFft {
             (Some((p, _)), DataType::ComplexDouble) => {
                 let mut rho = vec![0.0; self.points()];
                 with_block::<c64, _>(coeffs, |c, layout| {
-                    Ok(p.accumulate_density_strided(nb, c, layout, weights, &mut rho)?)
+                    p.accumulate_density_strided(nb, c, layout, weights, &mut rho)
                 })?;
                 Tensor::from_vec(rho, &self.n)
             }
@@ -284,7 +280,7 @@ impl SphereFft {
                 let w: Vec<f32> = weights.iter().map(|&x| x as f32).collect();
                 let mut rho = vec![0.0f32; self.points()];
                 with_block::<c32, _>(coeffs, |c, layout| {
-                    Ok(p.accumulate_density_strided(nb, c, layout, &w, &mut rho)?)
+                    p.accumulate_density_strided(nb, c, layout, &w, &mut rho)
                 })?;
                 Tensor::from_vec(rho, &self.n)
             }
