@@ -472,8 +472,7 @@ impl Calculation {
                 break;
             }
             let tm = Instant::now();
-            let next = mixer.next(&to_reciprocal(&dg, &rho)?, &to_reciprocal(&dg, &rho_out)?)?;
-            rho = to_real(&dg, &next)?;
+            rho = mixer.next(&dg, &rho, &rho_out)?;
             timings.symmetry_mixing += tm.elapsed().as_secs_f64();
         }
         let mut all = vec![0.0; nk * self.nband];
