@@ -326,7 +326,7 @@ impl Tensor {
     /// let y = Tensor::from_slice(&[1.0f64, 0.0, 1.0, 1.0, 0.0, 1.0], &[3, 2])?;
     /// v.matmul_right_(&y)?;
     /// assert_eq!(v.dims(), &[2, 2]);
-    /// assert_eq!(v.to_vec::<f64>()?, [4.0, 5.0, 10.0, 11.0]);
+    /// assert_eq!(v.to_vec::<f64>()?, [3.0, 5.0, 9.0, 11.0]);
     /// # Ok::<(), ctensor_aten::Error>(())
     /// ```
     pub fn matmul_right_(&mut self, y: &Tensor) -> Result<()> {
