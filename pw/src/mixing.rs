@@ -70,21 +70,7 @@ impl Pulay {
                 a[j * m + i] = dot;
             }
         }
-        // A tiny ridge keeps the system solvable when two residuals are nearly equal.
-        let trace: f64 = (0..m)
-            .map(|i| a[i * m + i])
-            .sum::<f64>()
-            .max(f64::MIN_POSITIVE);
-        for i in 0..m {
-            a[i * m + i] += 1e-12 * trace;
-        }
-        let x = solve(
-            &Tensor::from_slice(&a, &[m, m])?,
-            &Tensor::ones(ctensor::DataType::Double, ctensor::DeviceType::Cpu, &[m])?,
-        )?
-        .to_vec::<f64>()?;
-        let s: f64 = x.iter().sum();
-        let c: Vec<f64> = x.iter().map(|v| v / s).collect();
+        let c = coefficients(a, m)?;
         let n = rho_in.len();
         let (mut out, mut residual) = (vec![0.0; n], vec![0.0; n]);
         for (k, ck) in c.iter().enumerate() {
@@ -108,6 +94,26 @@ impl Pulay {
     }
 }
 
+/// The Pulay coefficients for the `m × m` overlaps `a` of the residuals: the `c`
+/// minimising `‖Σ c_i R_i‖` with `Σ c_i = 1`, from `A x = 1` normalised.
+fn coefficients(mut a: Vec<f64>, m: usize) -> Result<Vec<f64>> {
+    // A tiny ridge keeps the system solvable when two residuals are nearly equal.
+    let trace: f64 = (0..m)
+        .map(|i| a[i * m + i])
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    for i in 0..m {
+        a[i * m + i] += 1e-12 * trace;
+    }
+    let x = solve(
+        &Tensor::from_slice(&a, &[m, m])?,
+        &Tensor::ones(ctensor::DataType::Double, ctensor::DeviceType::Cpu, &[m])?,
+    )?
+    .to_vec::<f64>()?;
+    let s: f64 = x.iter().sum();
+    Ok(x.iter().map(|v| v / s).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,7 +122,8 @@ mod tests {
     use ctensor::c64;
 
     /// The Pulay step as it is written in reciprocal space, for reference: the overlaps
-    /// of the residuals ρ_out(G) − ρ_in(G), and Σ c_k (ρ_in,k + β K ρ_res,k)(G).
+    /// of the residuals ρ_out(G) − ρ_in(G), and Σ c_k (ρ_in,k + β K ρ_res,k)(G) (the
+    /// coefficients from the overlaps by the same small solve).
     fn reciprocal_step(
         history: &[(Vec<c64>, Vec<c64>)],
         beta: f64,
@@ -134,20 +141,11 @@ mod tests {
                     .sum();
             }
         }
-        let trace: f64 = (0..m).map(|i| a[i * m + i]).sum();
-        for i in 0..m {
-            a[i * m + i] += 1e-12 * trace;
-        }
-        let x = solve(
-            &Tensor::from_slice(&a, &[m, m])?,
-            &Tensor::ones(ctensor::DataType::Double, ctensor::DeviceType::Cpu, &[m])?,
-        )?
-        .to_vec::<f64>()?;
-        let s: f64 = x.iter().sum();
+        let c = coefficients(a, m)?;
         let mut out = vec![c64::new(0.0, 0.0); kerker.len()];
         for (k, (input, residual)) in history.iter().enumerate() {
             for (g, o) in out.iter_mut().enumerate() {
-                *o += (input[g] + residual[g] * (beta * kerker[g])) * (x[k] / s);
+                *o += (input[g] + residual[g] * (beta * kerker[g])) * c[k];
             }
         }
         Ok(out)
