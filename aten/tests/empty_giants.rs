@@ -140,3 +140,20 @@ device_test!(element_wise_ops_on_empty_outputs_with_huge_dimensions_do_nothing, 
     assert_eq!((fresh.dims(), fresh.dtype()), (&[0, HUGE][..], DataType::ComplexDouble));
     Ok(())
 });
+
+device_test!(in_place_right_products_of_empty_matrices_with_huge_dimensions_do_nothing, D -> Result {
+    // [2^40, 0] · [0, 0]: no rows to transform, no slab buffer of 2^40 rows.
+    let mut tall = on::<D>(Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[HUGE, 0])?);
+    tall.matmul_right_(&on::<D>(Tensor::zeros(DataType::ComplexDouble, D::TYPE, &[0, 0])?))?;
+    assert_eq!(tall.dims(), [HUGE, 0]);
+    // [0, 2^40] · [2^40, 0]: an empty product of a huge inner dimension.
+    let mut wide = on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[0, HUGE])?);
+    wide.matmul_right_(&on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[HUGE, 0])?))?;
+    assert_eq!(wide.dims(), [0, 0]);
+    // A growable basis of 2^40 rows and no columns restarts to no columns.
+    let mut basis =
+        ctensor_aten::GrowableTensor::new(DataType::Double, D::TYPE, &[HUGE, 0], 1, 0)?;
+    basis.matmul_right_(&on::<D>(Tensor::zeros(DataType::Double, D::TYPE, &[0, 0])?))?;
+    assert_eq!((basis.len(), basis.view()?.dims()), (0, &[HUGE, 0][..]));
+    Ok(())
+});
