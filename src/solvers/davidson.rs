@@ -23,6 +23,12 @@ use super::{
 /// an SCF loop wants the improved vectors, not an error; a caller that needs
 /// convergence checks the flag.
 ///
+/// Memory: the basis and `H V` (`opts.max_basis` columns each, reserved once), one
+/// residual or correction block and `H` times it. A restart rotates the basis in place,
+/// and the Ritz vectors are formed only when the solver returns. The block `precond`
+/// returns is the solver's: it is orthogonalised in place (returning the residual block
+/// itself, `Ok(r.share())`, is fine).
+///
 /// Errors: a start block that is not `[n, nev]` with `1 ≤ nev ≤ n`, a non-floating
 /// dtype, a tolerance that is not finite and positive, and whatever `op` or `precond`
 /// return (their errors are passed through unchanged).
