@@ -310,16 +310,24 @@ impl SphereFft {
     }
 }
 
-/// Runs `f` on the host block `coeffs` (`[npw, nb]`, cast to `T` first when it is of
-/// another type) where it lies: the memory from its first element, and its strides as
-/// the plan's [`BandLayout`] (band `b`'s coefficient `k` at `b·strides[1] + k·strides[0]`),
+/// Runs `f` on the host block `coeffs` (`[npw, nb]` of `T`, as the callers' dtype match
+/// guarantees) where it lies: the memory from its first element, and its strides as the
+/// plan's [`BandLayout`] (band `b`'s coefficient `k` at `b·strides[1] + k·strides[0]`),
 /// under a shared borrow. No band-major copy of a solver's block.
 fn with_block<T: Scalar, R>(
     coeffs: &Tensor,
     f: impl FnOnce(&[T], BandLayout) -> Result<R>,
 ) -> Result<R> {
-    if coeffs.dtype() != T::DTYPE {
-        return with_block(&coeffs.cast(T::DTYPE)?, f);
+    if coeffs.dtype() != T::DTYPE || coeffs.ndim() != 2 {
+        return Err(Error::Internal {
+            op: "SphereFft",
+            what: format!(
+                "a [npw, nb] block of {} was expected, {:?} of {} came",
+                T::DTYPE,
+                coeffs.dims(),
+                coeffs.dtype()
+            ),
+        });
     }
     let (d, s) = (coeffs.dims(), coeffs.strides());
     let layout = BandLayout {
