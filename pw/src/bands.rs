@@ -110,7 +110,8 @@ pub fn bands_along(
                 nband.to_string(),
             ));
         }
-        let op = KOperator::new(c, psps, sphere, grid, device)?;
+        // Complex bands at every point of the path (Γ included: one point of many).
+        let op = KOperator::new(c, psps, sphere, grid, device, false)?;
         let kin = op.kinetic()?;
         let x0 = Tensor::randn(
             DataType::ComplexDouble,

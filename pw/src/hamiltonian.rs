@@ -6,6 +6,7 @@
 use crate::basis::{FftGrid, Sphere};
 use crate::crystal::{dot, Crystal};
 use crate::error::Result;
+use crate::gamma::GammaPacking;
 use crate::psp::Hgh;
 use ctensor::{
     c64, matmul, matmul_into, matmul_op, DataType, DeviceType, SphereFft, Tensor, Trans,
@@ -18,19 +19,30 @@ use std::time::Instant;
 /// projector columns, 15 MB at 24 000 plane waves).
 pub const ATOMS_PER_CHUNK: usize = 8;
 
+/// Complex transforms per call of the local-potential transform when real bands at Γ
+/// are applied in pairs: 32 bands at a time, so the complex temporaries stay at a
+/// fraction of a block (6 MB each at 24 000 plane waves).
+pub const PAIRS_PER_CALL: usize = 16;
+
 /// `H(k)` of one k-point on a block of coefficient columns.
 pub struct KOperator {
     /// The basis.
     pub sphere: Sphere,
     /// The sphere ↔ box transform of this basis.
     fft: SphereFft,
-    /// `½|k+G|²`, f64 `[npw, 1]` on the device.
+    /// `½|k+G|²`, f64 `[npw, 1]` on the device, in sphere order.
     kinetic: Tensor,
+    /// The same in the order of the band coefficients (the real coordinates at Γ).
+    kinetic_basis: Tensor,
+    /// At Γ with real bands: the real basis of the coefficients (`None`: complex bands).
+    gamma: Option<GammaPacking>,
     /// The projectors of each species without their atom's phase, `Y_lm(K̂) p_i(|K|)`
     /// times `(-i)^l / √Ω`, c64 `[npw, np]` (columns: channel, projector i, m), with the
-    /// coupling `h` between them, c64 `[np, np]`.
+    /// coupling `h` between them, `[np, np]` (c64; f64 for real bands). For real bands
+    /// only the [`GammaPacking::halve`]d rows are kept (`[h + 1, np]`).
     species: Vec<(Tensor, Tensor)>,
-    /// The structure phases `e^{-iK·τ_a}` of the atoms, c64 `[npw, natom]`.
+    /// The structure phases `e^{-iK·τ_a}` of the atoms, c64 `[npw, natom]` (for real
+    /// bands the rows of [`GammaPacking::index_half`], `[h + 1, natom]`).
     phases: Tensor,
     /// Runs of consecutive atoms of one species, `(species, first atom, count)`, at most
     /// [`ATOMS_PER_CHUNK`] each: the projectors are formed one run at a time as they are
@@ -43,15 +55,23 @@ pub struct KOperator {
 
 impl KOperator {
     /// The operator of `sphere` for `crystal` with pseudopotentials `psps` (by species),
-    /// on `device`.
+    /// on `device`. With `real_at_gamma` and `sphere` at k = 0 it acts on real bands
+    /// ([`crate::gamma`]: f64 blocks in the real basis of [`GammaPacking`]); otherwise
+    /// on complex ones (c64).
     pub fn new(
         crystal: &Crystal,
         psps: &[Hgh],
         sphere: Sphere,
         grid: FftGrid,
         device: DeviceType,
+        real_at_gamma: bool,
     ) -> Result<KOperator> {
         let npw = sphere.len();
+        let gamma = if real_at_gamma {
+            GammaPacking::new(&sphere, device)?
+        } else {
+            None
+        };
         let omega = crystal.volume();
         let mut species = Vec::with_capacity(psps.len());
         for psp in psps {
@@ -96,10 +116,17 @@ impl KOperator {
             for (i, j, h) in blocks {
                 d[i * np + j] = c64::new(h, 0.0);
             }
-            species.push((
-                Tensor::from_vec(flat, &[npw, np])?.to_device(device)?,
-                Tensor::from_vec(d, &[np, np])?.to_device(device)?,
-            ));
+            // The coupling is real: a real matrix for real bands.
+            let d = match gamma {
+                Some(_) => Tensor::from_vec(d.iter().map(|z| z.re).collect(), &[np, np])?,
+                None => Tensor::from_vec(d, &[np, np])?,
+            };
+            let form = Tensor::from_vec(flat, &[npw, np])?.to_device(device)?;
+            let form = match &gamma {
+                Some(gp) => gp.halve(&form)?,
+                None => form,
+            };
+            species.push((form, d.to_device(device)?));
         }
         let natom = crystal.atoms.len();
         let mut phases = vec![c64::new(0.0, 0.0); npw * natom];
@@ -109,6 +136,11 @@ impl KOperator {
                 phases[g * natom + a] = c64::from_polar(1.0, -dot(*k, tau));
             }
         }
+        let phases = Tensor::from_vec(phases, &[npw, natom])?.to_device(device)?;
+        let phases = match &gamma {
+            Some(gp) => gp.index_half(&phases)?,
+            None => phases,
+        };
         let mut chunks: Vec<(usize, usize, usize)> = Vec::new();
         for (a, atom) in crystal.atoms.iter().enumerate() {
             match chunks.last_mut() {
@@ -118,11 +150,17 @@ impl KOperator {
         }
         // Species without projectors (a purely local pseudopotential) add nothing.
         chunks.retain(|&(sp, _, _)| species[sp].0.dims()[1] > 0);
+        let kinetic_basis = match &gamma {
+            Some(gp) => Tensor::from_vec(gp.reorder(&sphere.kinetic), &[npw, 1])?,
+            None => Tensor::from_slice(&sphere.kinetic, &[npw, 1])?,
+        };
         Ok(KOperator {
             fft: SphereFft::new(grid.n, &sphere.grid_index, device)?,
             kinetic: Tensor::from_slice(&sphere.kinetic, &[npw, 1])?.to_device(device)?,
+            kinetic_basis: kinetic_basis.to_device(device)?,
+            gamma,
             species,
-            phases: Tensor::from_vec(phases, &[npw, natom])?.to_device(device)?,
+            phases,
             chunks,
             sphere,
             spent: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -135,13 +173,24 @@ impl KOperator {
     fn project(&self, chunk: (usize, usize, usize), x: &Tensor) -> Result<[Tensor; 3]> {
         let (sp, first, n) = chunk;
         let (form, dmat) = &self.species[sp];
-        let (npw, np, nb) = (self.npw() as i64, form.dims()[1] as i64, x.dims()[1] as i64);
+        let (rows, np, nb) = (
+            form.dims()[0] as i64,
+            form.dims()[1] as i64,
+            x.dims()[1] as i64,
+        );
         let p = form
             .unsqueeze(1)?
             .mul(&self.phases.narrow(1, first, n)?.unsqueeze(2)?)?
-            .reshape(&[npw, n as i64 * np])?;
+            .reshape(&[rows, n as i64 * np])?;
+        // Real in real space, so Hermitian-symmetric at Γ, where only half the rows are
+        // formed: their real and imaginary parts are the real coordinates.
+        let p = match &self.gamma {
+            Some(gp) => gp.real_of_half(&p)?,
+            None => p,
+        };
         let beta = matmul_op(&p, Trans::C, x, Trans::N)?;
-        let dbeta = matmul(dmat, &beta.reshape(&[n as i64, np, nb])?)?.reshape(&[-1, nb])?;
+        let dbeta =
+            matmul(dmat, &beta.reshape(&[n as i64, np, nb])?)?.reshape(&[n as i64 * np, nb])?;
         Ok([p, dbeta, beta])
     }
 
@@ -150,25 +199,80 @@ impl KOperator {
         self.sphere.len()
     }
 
-    /// The kinetic diagonal `½|k+G|²`, f64 `[npw]` (for the preconditioner).
+    /// The kinetic diagonal `½|k+G|²` in the order of the band coefficients, f64
+    /// `[npw]` (for the preconditioner).
     pub fn kinetic(&self) -> Result<Tensor> {
-        Ok(self.kinetic.reshape(&[-1])?)
+        Ok(self.kinetic_basis.reshape(&[-1])?)
+    }
+
+    /// The type of the band coefficients: f64 for real bands at Γ, c64 otherwise.
+    pub fn dtype(&self) -> DataType {
+        match self.gamma {
+            Some(_) => DataType::Double,
+            None => DataType::ComplexDouble,
+        }
+    }
+
+    /// The real bands `x` (f64 `[npw, nb]`) a slice of at most [`PAIRS_PER_CALL`] pairs
+    /// at a time as complex sphere columns, with `f` applied to each slice.
+    fn by_pairs(
+        gp: &GammaPacking,
+        x: &Tensor,
+        paired: bool,
+        mut f: impl FnMut(usize, usize, Tensor) -> Result<()>,
+    ) -> Result<()> {
+        let nb = x.dims()[1];
+        let step = if paired { 2 } else { 1 } * PAIRS_PER_CALL;
+        let mut start = 0;
+        while start < nb {
+            let w = (nb - start).min(step);
+            f(start, w, gp.to_complex(&x.narrow(1, start, w)?, paired)?)?;
+            start += w;
+        }
+        Ok(())
     }
 
     /// `Σ_n w_n |u_n(r)|²` on the grid (f64 `[n1, n2, n3]`) for the columns of `x`,
-    /// with `u_n(r) = Σ_G c_n(G) e^{iG·r}`.
+    /// with `u_n(r) = Σ_G c_n(G) e^{iG·r}`. Real bands at Γ go through the transforms
+    /// in pairs when the weights are all equal (`|u₁ + i u₂|² = u₁² + u₂²`), one by one
+    /// otherwise.
     pub fn density(&self, x: &Tensor, weights: &[f64]) -> Result<Tensor> {
-        Ok(self.fft.density(x, weights)?)
+        let Some(gp) = &self.gamma else {
+            return Ok(self.fft.density(x, weights)?);
+        };
+        let paired = weights.windows(2).all(|w| w[0] == w[1]);
+        let empty = Tensor::zeros(DataType::ComplexDouble, x.device(), &[self.npw(), 0])?;
+        let mut rho = self.fft.density(&empty, &[])?;
+        Self::by_pairs(gp, x, paired, |start, _, c| {
+            let w: Vec<f64> = if paired {
+                vec![weights.first().copied().unwrap_or(0.0); c.dims()[1]]
+            } else {
+                weights[start..start + c.dims()[1]].to_vec()
+            };
+            rho.add_(&self.fft.density(&c, &w)?)?;
+            Ok(())
+        })?;
+        Ok(rho)
     }
 
-    /// `H X` for the columns of `x` (`[npw, nb]`, c64) with the local potential `v_r`
-    /// (f64 `[n1, n2, n3]`, Ha).
+    /// `H X` for the columns of `x` (`[npw, nb]`, of [`dtype`](Self::dtype)) with the
+    /// local potential `v_r` (f64 `[n1, n2, n3]`, Ha).
     pub fn apply(&self, v_r: &Tensor, x: &Tensor) -> Result<Tensor> {
         let t0 = Instant::now();
         // The local potential and the kinetic diagonal in one pass over the bands; the
         // projector term accumulates into the result (no block-sized temporaries: the
         // 64-atom cell's blocks are 50 MB each).
-        let mut out = self.fft.apply_local(v_r, &self.kinetic, x)?;
+        let mut out = match &self.gamma {
+            None => self.fft.apply_local(v_r, &self.kinetic, x)?,
+            Some(gp) => {
+                let out = Tensor::new(DataType::Double, x.device(), &[self.npw(), x.dims()[1]])?;
+                Self::by_pairs(gp, x, true, |start, w, c| {
+                    let e = self.fft.apply_local(v_r, &self.kinetic, &c)?;
+                    gp.from_complex(&e, &mut out.narrow(1, start, w)?)
+                })?;
+                out
+            }
+        };
         let t1 = Instant::now();
         for &chunk in &self.chunks {
             let [p, dbeta, _] = self.project(chunk, x)?;
@@ -194,11 +298,11 @@ impl KOperator {
         let a2 = x.abs()?;
         let t = a2
             .mul(&a2)?
-            .mul(&self.kinetic)?
+            .mul(&self.kinetic_basis)?
             .mul(&f)?
             .sum_all()?
             .item::<f64>()?;
-        let fc = f.cast(DataType::ComplexDouble)?;
+        let fc = f.cast(x.dtype())?;
         let mut e = 0.0;
         for &chunk in &self.chunks {
             let [_, dbeta, beta] = self.project(chunk, x)?;
@@ -207,6 +311,7 @@ impl KOperator {
                 .mul(&dbeta)?
                 .mul(&fc)?
                 .sum_all()?
+                .cast(DataType::ComplexDouble)?
                 .item::<c64>()?
                 .re;
         }
@@ -285,7 +390,7 @@ mod tests {
         let ecut = 2.5;
         let grid = FftGrid::for_cutoff(&crystal, ecut);
         let sphere = Sphere::new(&crystal, [0.1, -0.2, 0.3], ecut, &grid)?;
-        let op = KOperator::new(&crystal, &psps, sphere.clone(), grid, DeviceType::Cpu)?;
+        let op = KOperator::new(&crystal, &psps, sphere.clone(), grid, DeviceType::Cpu, true)?;
         assert_eq!(op.chunks.len(), 5);
         let (npw, nb) = (sphere.len(), 7);
         let x = Tensor::randn(DataType::ComplexDouble, DeviceType::Cpu, &[npw, nb], 3)?;
@@ -341,6 +446,77 @@ mod tests {
             (e - energy).abs() <= 1e-11 * energy.abs(),
             "{e} against {energy}"
         );
+        Ok(())
+    }
+
+    /// At Γ the operator on real bands is the complex operator seen through the real
+    /// coordinates: for random real bands (37 of them: one pair-slice of 32 and an odd
+    /// remainder), a random real potential and silicon, gallium (with its d channel) and
+    /// arsenic projectors in a skewed cell, `H_real x = R(H_complex C(x))` and
+    /// `H_complex C(x)` is Hermitian-symmetric (nothing is lost by `R`); the density with
+    /// equal and with unequal weights and the kinetic and nonlocal energies are the complex
+    /// operator's.
+    #[test]
+    fn real_bands_at_gamma_give_the_complex_operator() -> Result<()> {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+        let psps: Vec<Hgh> = ["14si.4.hgh", "31ga.3.hgh", "33as.5.hgh"]
+            .iter()
+            .map(|f| Hgh::from_file(&data.join(f)))
+            .collect::<Result<_>>()?;
+        let atoms = [
+            (0, [0.05, 0.1, 0.2]),
+            (1, [0.5, 0.45, 0.6]),
+            (2, [0.8, 0.1, 0.35]),
+        ]
+        .map(|(species, reduced)| Atom { species, reduced })
+        .to_vec();
+        let lattice = [[9.0, 0.3, 0.0], [0.0, 9.5, 0.4], [0.5, 0.0, 10.0]];
+        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
+        let crystal = Crystal::new(lattice, names, atoms)?;
+        let ecut = 3.0;
+        let grid = FftGrid::for_cutoff(&crystal, ecut);
+        let sphere = Sphere::new(&crystal, [0.0; 3], ecut, &grid)?;
+        let dev = DeviceType::Cpu;
+        let real = KOperator::new(&crystal, &psps, sphere.clone(), grid, dev, true)?;
+        let complex = KOperator::new(&crystal, &psps, sphere.clone(), grid, dev, false)?;
+        assert_eq!(real.dtype(), DataType::Double);
+        assert_eq!(complex.dtype(), DataType::ComplexDouble);
+        let gp = GammaPacking::new(&sphere, dev)?.expect("Γ");
+        let (npw, nb) = (sphere.len(), 37);
+        let x = Tensor::randn(DataType::Double, dev, &[npw, nb], 5)?;
+        let v = Tensor::randn(DataType::Double, dev, &grid.n, 6)?;
+        let c = gp.to_complex(&x, false)?;
+        let hc = complex.apply(&v, &c)?;
+        let hr = real.apply(&v, &x)?;
+        let mut want = Tensor::new(DataType::Double, dev, &[npw, nb])?;
+        gp.from_complex(&hc, &mut want)?;
+        let scale = hc.abs()?.to_vec::<f64>()?.into_iter().fold(0.0, f64::max);
+        assert!(hr.allclose(&want, 0.0, 1e-12 * scale)?);
+        assert!(gp
+            .to_complex(&hr, false)?
+            .allclose(&hc, 0.0, 1e-12 * scale)?);
+        // The kinetic diagonal in the real coordinates' order.
+        let kin = real.kinetic()?.to_vec::<f64>()?;
+        let xk = x.mul(&real.kinetic()?.unsqueeze(1)?)?;
+        assert!(gp.to_complex(&xk, false)?.allclose(
+            &c.mul(&complex.kinetic()?.unsqueeze(1)?)?,
+            0.0,
+            1e-12
+        )?);
+        assert_eq!(kin.len(), npw);
+        for weights in [vec![0.7; nb], (0..nb).map(|b| 0.1 * b as f64).collect()] {
+            let dr = real.density(&x, &weights)?;
+            let dc = complex.density(&c, &weights)?;
+            let top = dc.abs()?.to_vec::<f64>()?.into_iter().fold(0.0, f64::max);
+            assert!(dr.allclose(&dc, 0.0, 1e-12 * top)?);
+            let (t, e) = real.kinetic_and_nonlocal(&x, &weights)?;
+            let (tc, ec) = complex.kinetic_and_nonlocal(&c, &weights)?;
+            assert!((t - tc).abs() <= 1e-12 * tc.abs() && (e - ec).abs() <= 1e-12 * ec.abs());
+        }
+        // No bands: an empty block and a zero density.
+        let none = Tensor::zeros(DataType::Double, dev, &[npw, 0])?;
+        assert_eq!(real.apply(&v, &none)?.dims(), [npw, 0]);
+        assert_eq!(real.density(&none, &[])?.sum_all()?.item::<f64>()?, 0.0);
         Ok(())
     }
 }

@@ -16,6 +16,7 @@ pub mod basis;
 pub mod crystal;
 pub mod error;
 pub mod ewald;
+pub mod gamma;
 pub mod hamiltonian;
 pub mod io;
 pub mod kpoints;

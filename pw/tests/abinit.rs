@@ -231,3 +231,43 @@ fn without_symmetry_the_full_mesh_gives_the_same_energy() -> TestResult {
     assert!((out.energies.total() - f(&r["total_energy_ha"])).abs() < 1e-6);
     Ok(())
 }
+
+/// Real bands at Γ (the default) and complex ones give the same run: Si at Γ only and
+/// GaAs (no inversion centre) on the Γ-centred 2×2×2 mesh, whose Γ point is solved with
+/// real bands beside complex ones elsewhere.
+#[test]
+fn real_bands_at_gamma_give_the_same_energies_and_eigenvalues_as_complex_ones() -> TestResult {
+    for (case, ecut) in [("si_gamma", 10.0), ("gaas_k222", 20.0)] {
+        let run = |real: bool| {
+            let mut inp = input_for(case, ecut);
+            inp.scf.real_at_gamma = real;
+            inp.calculation(&data(), DeviceType::Cpu)?.run(&mut |_| {})
+        };
+        let (r, c) = (run(true)?, run(false)?);
+        assert!(r.converged && c.converged, "{case}");
+        let (er, ec) = (r.energies, c.energies);
+        assert!(
+            (er.total() - ec.total()).abs() < 1e-9,
+            "{case}: {} against {}",
+            er.total(),
+            ec.total()
+        );
+        for (a, b) in [
+            (er.kinetic, ec.kinetic),
+            (er.hartree, ec.hartree),
+            (er.xc, ec.xc),
+            (er.local_psp, ec.local_psp),
+            (er.nonlocal_psp, ec.nonlocal_psp),
+        ] {
+            assert!((a - b).abs() < 1e-7, "{case}: a term {a} against {b}");
+        }
+        assert_eq!(r.bands.len(), c.bands.len());
+        for (a, b) in r.bands.iter().zip(&c.bands) {
+            assert_eq!(a.kpoint.kred, b.kpoint.kred);
+            for (x, y) in a.eigenvalues.iter().zip(&b.eigenvalues) {
+                assert!((x - y).abs() < 1e-7, "{case}: ε {x} against {y}");
+            }
+        }
+    }
+    Ok(())
+}
