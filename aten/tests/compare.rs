@@ -251,6 +251,108 @@ device_test!(vector_norm_neither_overflows_nor_underflows, D -> Result {
     Ok(())
 });
 
+/// A block too large for one pass (2 051 × 600, taken in slabs of columns; and its rows,
+/// taken in slabs of rows; and a 3-D case keeping its middle axis) gives each norm of
+/// the plain loop, and exactly what the same columns give alone, with a huge column, an
+/// infinite one and a NaN one in different slabs.
+fn slabbed_norms_of<D: Device, T: Scalar>() -> TestResult {
+    let dt = T::DTYPE;
+    let big = if matches!(dt, Float | ComplexFloat) {
+        1e30
+    } else {
+        1e200
+    };
+    let (rows, cols) = (2051, 600);
+    let (x, _) = random_on::<D, T>(&mut rng(40), &[rows, cols]);
+    let mut v = values(&x)?;
+    for r in 0..rows {
+        v[r * cols + 5] *= big;
+        if r == 1000 {
+            v[r * cols + 300] = c64::new(f64::INFINITY, 0.0);
+            v[r * cols + 599] = c64::new(f64::NAN, 0.0);
+        }
+    }
+    let x = on::<D>(Tensor::from_vec(v.clone(), &[rows, cols])?.cast(dt)?);
+    let v = values(&x)?; // as stored in dt
+    let tol = 8.0 * eps(dt);
+    let check = |got: f64, want: f64, what: &str| {
+        let ok = if want.is_nan() {
+            got.is_nan()
+        } else if want.is_infinite() {
+            got == want
+        } else {
+            (got - want).abs() <= tol * want
+        };
+        assert!(ok, "{dt} {what}: {got} against {want}");
+    };
+    let plain = |idx: &mut dyn Iterator<Item = usize>| -> f64 {
+        let ix: Vec<usize> = idx.collect();
+        if ix.iter().any(|&i| v[i].re.is_nan() || v[i].im.is_nan()) {
+            return f64::NAN;
+        }
+        if ix.iter().any(|&i| v[i].norm().is_infinite()) {
+            return f64::INFINITY;
+        }
+        let s = ix
+            .iter()
+            .map(|&i| v[i].norm())
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
+        s * ix
+            .iter()
+            .map(|&i| (v[i] / s).norm_sqr())
+            .sum::<f64>()
+            .sqrt()
+    };
+    let by_cols = values(&x.vector_norm(&[0], NormOrd::Two)?)?;
+    assert_eq!(by_cols.len(), cols);
+    for c in [0, 5, 299, 300, 301, 599] {
+        check(
+            by_cols[c].re,
+            plain(&mut (0..rows).map(|r| r * cols + c)),
+            "column",
+        );
+        let alone = values(&x.narrow(1, c, 1)?.vector_norm(&[0], NormOrd::Two)?)?;
+        assert!(alone[0] == by_cols[c] || (alone[0].re.is_nan() && by_cols[c].re.is_nan()));
+    }
+    let by_rows = values(&x.vector_norm(&[1], NormOrd::Two)?)?;
+    assert_eq!(by_rows.len(), rows);
+    for r in [0, 999, 1000, 2050] {
+        check(
+            by_rows[r].re,
+            plain(&mut (0..cols).map(|c| r * cols + c)),
+            "row",
+        );
+    }
+    for (ord, name) in [(NormOrd::One, "1-norm"), (NormOrd::Inf, "max")] {
+        let got = values(&x.t()?.vector_norm(&[1], ord)?)?;
+        let c = 7;
+        let want = (0..rows).map(|r| v[r * cols + c].norm());
+        let want = if ord == NormOrd::One {
+            want.sum::<f64>()
+        } else {
+            want.fold(0.0, f64::max)
+        };
+        check(got[c].re, want, name);
+    }
+    // [rows, 2, 300] over axes 0 and 2: the middle axis is kept.
+    let y = x.reshape(&[rows as i64, 2, 300])?;
+    let mid = values(&y.vector_norm(&[0, 2], NormOrd::Two)?)?;
+    assert_eq!(mid.len(), 2);
+    let first_half = (0..rows).flat_map(|r| (0..300).map(move |c| r * cols + c));
+    check(mid[0].re, plain(&mut first_half.into_iter()), "3-D");
+    assert!(mid[1].re.is_nan(), "{dt} 3-D: the half with the NaN");
+    Ok(())
+}
+
+device_test!(vector_norm_of_a_large_block_goes_by_slabs_to_the_same_values, D -> Result {
+    slabbed_norms_of::<D, f32>()?;
+    slabbed_norms_of::<D, f64>()?;
+    slabbed_norms_of::<D, ctensor_aten::c32>()?;
+    slabbed_norms_of::<D, c64>()?;
+    Ok(())
+});
+
 device_test!(norms_of_empty_axes_and_views, D -> Result {
     let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3])?);
     // The 1- and 2-norms of nothing are 0 (NumPy's answer); ∞ has no maximum.

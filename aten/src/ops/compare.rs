@@ -241,7 +241,38 @@ impl Tensor {
     /// neither overflows nor underflows where the norm itself is representable (as
     /// LAPACK's `?nrm2`); infinities give +∞ and NaN gives NaN. Not for integers (cast
     /// first).
+    ///
+    /// A large tensor is taken in slabs along its longest kept axis, about 2¹⁹ elements
+    /// each, so the temporaries (the moduli, the scaled copy, the squares) stay at a
+    /// slab's size: the column norms of a `[24 000, 132]` block need no block-sized
+    /// temporary. Each result element comes from the same arithmetic either way.
     pub fn vector_norm(&self, axes: &[usize], ord: NormOrd) -> Result<Tensor> {
+        const SLAB: usize = 1 << 19;
+        let nd = self.ndim();
+        let valid = axes
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a < nd && !axes[..i].contains(&a));
+        let longest = (0..nd)
+            .filter(|d| !axes.contains(d))
+            .max_by_key(|&d| self.dims()[d]);
+        if let (true, Some(k)) = (valid && self.numel() > 2 * SLAB, longest) {
+            let n = self.dims()[k];
+            let step = (SLAB / (self.numel() / n)).max(1);
+            if step < n {
+                let parts = (0..n)
+                    .step_by(step)
+                    .map(|s| self.narrow(k, s, step.min(n - s))?.norm_whole(axes, ord))
+                    .collect::<Result<Vec<Tensor>>>()?;
+                let at = (0..k).filter(|d| !axes.contains(d)).count();
+                return crate::cat(&parts.iter().collect::<Vec<_>>(), at);
+            }
+        }
+        self.norm_whole(axes, ord)
+    }
+
+    /// [`vector_norm`](Self::vector_norm) of the whole tensor at once.
+    fn norm_whole(&self, axes: &[usize], ord: NormOrd) -> Result<Tensor> {
         let op = "vector_norm";
         if self.dtype().is_integer() {
             return Err(Error::UnsupportedDType {
