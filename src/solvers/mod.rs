@@ -92,7 +92,9 @@ pub struct Eigenpairs {
 
 /// The classic diagonal preconditioner `t = r / (|d − θ| + floor)` for a real diagonal
 /// `d` (`[n]`, e.g. the kinetic energies of a plane-wave basis): each residual column is
-/// divided by the distance of its Ritz value from the diagonal, bounded by `floor`.
+/// divided by the distance of its Ritz value from the diagonal, bounded by `floor`. The
+/// result is a new block (`r` is only read); a real `r` of `d`'s type is divided into
+/// the block of shifts itself, so no other block-sized temporary is made.
 pub fn diagonal_preconditioner(
     diag: &Tensor,
     floor: f64,
@@ -101,8 +103,18 @@ pub fn diagonal_preconditioner(
         let th = Tensor::from_slice(theta, &[1, theta.len()])?
             .cast(diag.dtype())?
             .to_device(diag.device())?;
-        let shift = diag.unsqueeze(1)?.sub(&th)?.abs()?.add_scalar(floor)?;
-        r.div(&shift)
+        // One statement per step: a chain would keep every intermediate block alive to
+        // its end.
+        let mut shift = diag.unsqueeze(1)?.sub(&th)?;
+        shift = shift.abs()?;
+        shift.add_(&Tensor::scalar(floor)?.to_device(diag.device())?)?;
+        if r.dtype() == shift.dtype() && r.dims() == shift.dims() {
+            let divisor = shift.share();
+            r.div_into(&divisor, &mut shift)?;
+            Ok(shift)
+        } else {
+            r.div(&shift)
+        }
     }
 }
 
