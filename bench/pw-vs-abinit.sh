@@ -6,7 +6,8 @@
 # ctensor-pw runs the same crystal with its defaults (|dE| < 1e-10 Ha and
 # |rho_out - rho_in| < 1e-7). With --large: the 8-atom cubic cell on a 4x4x4 mesh and the
 # 64-atom supercell at Gamma, ecut 15 Ha, one thread, one run each (minutes), with peak
-# memory. Whole-process wall time. Prints a markdown table (also written to
+# memory; there ABINIT chooses its own istwfk (real wavefunctions at Gamma and the other
+# time-reversal-invariant k-points), as ctensor-pw uses real bands at Gamma. Whole-process wall time. Prints a markdown table (also written to
 # target/bench/pw-vs-abinit.md or pw-vs-abinit-large.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,7 +68,6 @@ maxnsym 2000
 ecut 15
 nband {nband}
 occopt 1
-istwfk *1
 kptopt 1
 ngkpt {ngkpt[0]} {ngkpt[1]} {ngkpt[2]}
 nshiftk 1
