@@ -357,17 +357,22 @@ mod tests {
     use crate::crystal::Atom;
     use std::path::Path;
 
+    /// The silicon, gallium (with a d channel) and arsenic pseudopotentials.
+    fn si_ga_as() -> Result<Vec<Hgh>> {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+        ["14si.4.hgh", "31ga.3.hgh", "33as.5.hgh"]
+            .iter()
+            .map(|f| Hgh::from_file(&data.join(f)))
+            .collect()
+    }
+
     /// The projector term formed atom run by atom run (runs of up to eight atoms of one
     /// species: here 8 + 2 silicon, 2 arsenic, 1 gallium with its d channel, 1 silicon)
     /// against a plain sum over atoms, channels, projector pairs and m of
     /// `|p⟩ h ⟨p|x⟩`, at a general k-point; and the nonlocal energy against the same sum.
     #[test]
     fn the_projector_term_formed_by_runs_of_atoms_is_the_plain_sum() -> Result<()> {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
-        let psps: Vec<Hgh> = ["14si.4.hgh", "31ga.3.hgh", "33as.5.hgh"]
-            .iter()
-            .map(|f| Hgh::from_file(&data.join(f)))
-            .collect::<Result<_>>()?;
+        let psps = si_ga_as()?;
         let kinds = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 1, 0];
         let atoms: Vec<Atom> = kinds
             .iter()
@@ -458,11 +463,7 @@ mod tests {
     /// operator's.
     #[test]
     fn real_bands_at_gamma_give_the_complex_operator() -> Result<()> {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
-        let psps: Vec<Hgh> = ["14si.4.hgh", "31ga.3.hgh", "33as.5.hgh"]
-            .iter()
-            .map(|f| Hgh::from_file(&data.join(f)))
-            .collect::<Result<_>>()?;
+        let psps = si_ga_as()?;
         let atoms = [
             (0, [0.05, 0.1, 0.2]),
             (1, [0.5, 0.45, 0.6]),
