@@ -213,6 +213,19 @@ impl KOperator {
         }
     }
 
+    /// The band count of `x` after checking that it is a block `[npw, nb]`.
+    fn bands_of(&self, op: &'static str, x: &Tensor) -> Result<usize> {
+        match x.dims() {
+            &[n, nb] if n == self.npw() => Ok(nb),
+            d => Err(ctensor::Error::ShapeMismatch {
+                op,
+                expected: format!("a block [{}, nb] of band coefficients", self.npw()),
+                got: vec![d.to_vec()],
+            }
+            .into()),
+        }
+    }
+
     /// The real bands `x` (f64 `[npw, nb]`) a slice of at most [`PAIRS_PER_CALL`] pairs
     /// at a time as complex sphere columns, with `f` applied to each slice.
     fn by_pairs(
@@ -240,6 +253,15 @@ impl KOperator {
         let Some(gp) = &self.gamma else {
             return Ok(self.fft.density(x, weights)?);
         };
+        let nb = self.bands_of("KOperator::density", x)?;
+        if weights.len() != nb {
+            return Err(ctensor::Error::InvalidArgument {
+                op: "KOperator::density",
+                expected: format!("{nb} weights, one per band"),
+                given: format!("{}", weights.len()),
+            }
+            .into());
+        }
         let paired = weights.windows(2).all(|w| w[0] == w[1]);
         let empty = Tensor::zeros(DataType::ComplexDouble, x.device(), &[self.npw(), 0])?;
         let mut rho = self.fft.density(&empty, &[])?;
@@ -265,7 +287,8 @@ impl KOperator {
         let mut out = match &self.gamma {
             None => self.fft.apply_local(v_r, &self.kinetic, x)?,
             Some(gp) => {
-                let out = Tensor::new(DataType::Double, x.device(), &[self.npw(), x.dims()[1]])?;
+                let nb = self.bands_of("KOperator::apply", x)?;
+                let out = Tensor::new(DataType::Double, x.device(), &[self.npw(), nb])?;
                 Self::by_pairs(gp, x, true, |start, w, c| {
                     let e = self.fft.apply_local(v_r, &self.kinetic, &c)?;
                     gp.from_complex(&e, &mut out.narrow(1, start, w)?)
@@ -293,7 +316,7 @@ impl KOperator {
     /// `Σ_n f_n ⟨x_n|T|x_n⟩` and `Σ_n f_n ⟨x_n|V_nl|x_n⟩` for occupations `occ` of the
     /// columns of `x`.
     pub fn kinetic_and_nonlocal(&self, x: &Tensor, occ: &[f64]) -> Result<(f64, f64)> {
-        let nb = x.dims()[1];
+        let nb = self.bands_of("KOperator::kinetic_and_nonlocal", x)?;
         let f = Tensor::from_slice(occ, &[1, nb])?.to_device(x.device())?;
         let a2 = x.abs()?;
         let t = a2
@@ -514,6 +537,17 @@ mod tests {
             let (tc, ec) = complex.kinetic_and_nonlocal(&c, &weights)?;
             assert!((t - tc).abs() <= 1e-12 * tc.abs() && (e - ec).abs() <= 1e-12 * ec.abs());
         }
+        // Bad blocks and weights are errors, not panics.
+        assert!(real.apply(&v, &x.reshape(&[-1])?).is_err());
+        assert!(real.apply(&v, &x.narrow(0, 0, npw - 1)?).is_err());
+        assert!(
+            real.apply(&v, &c).is_err(),
+            "complex bands for the real operator"
+        );
+        assert!(real.density(&x, &[1.0; 3]).is_err());
+        assert!(real
+            .kinetic_and_nonlocal(&x.reshape(&[-1])?, &[1.0])
+            .is_err());
         // No bands: an empty block and a zero density.
         let none = Tensor::zeros(DataType::Double, dev, &[npw, 0])?;
         assert_eq!(real.apply(&v, &none)?.dims(), [npw, 0]);
