@@ -33,12 +33,12 @@ mod lobpcg;
 #[cfg(test)]
 mod tests;
 
-pub use davidson::davidson;
+pub use davidson::{davidson, davidson_owned};
 pub use lobpcg::lobpcg;
 
 use ctensor_aten::{
-    cholesky, matmul_op, qr, tri_inverse, DataType, Diag, Error, NormOrd, QrMode, Result, Tensor,
-    Trans, Uplo,
+    cholesky, matmul_op, qr, result_type, tri_inverse, DataType, Diag, Error, NormOrd, QrMode,
+    Result, Tensor, Trans, Uplo,
 };
 
 /// Settings shared by [`davidson`] and [`lobpcg`].
@@ -93,30 +93,53 @@ pub struct Eigenpairs {
 /// The classic diagonal preconditioner `t = r / (|d − θ| + floor)` for a real diagonal
 /// `d` (`[n]`, e.g. the kinetic energies of a plane-wave basis): each residual column is
 /// divided by the distance of its Ritz value from the diagonal, bounded by `floor`. The
-/// result is a new block (`r` is only read); a real `r` of `d`'s type is divided into
-/// the block of shifts itself, so no other block-sized temporary is made.
+/// result is a new block of the promoted type of `r` and `d` (`r` is only read); the
+/// shifts are formed a slab of rows at a time (about 2¹⁶ entries), so the result is the
+/// only block-sized tensor it makes.
 pub fn diagonal_preconditioner(
     diag: &Tensor,
     floor: f64,
 ) -> impl FnMut(&Tensor, &[f64]) -> Result<Tensor> + '_ {
     move |r: &Tensor, theta: &[f64]| {
-        let th = Tensor::from_slice(theta, &[1, theta.len()])?
+        let op = "diagonal_preconditioner";
+        let (n, m) = match r.dims() {
+            &[n, m] if n == diag.numel() && m == theta.len() => (n, m),
+            d => {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    expected: format!(
+                        "residuals [{}, {}] (the diagonal's length, one column per Ritz \
+                         value)",
+                        diag.numel(),
+                        theta.len()
+                    ),
+                    got: vec![d.to_vec()],
+                })
+            }
+        };
+        let th = Tensor::from_slice(theta, &[1, m])?
             .cast(diag.dtype())?
             .to_device(diag.device())?;
-        // One statement per step: a chain would keep every intermediate block alive to
-        // its end.
-        let mut shift = diag.unsqueeze(1)?.sub(&th)?;
-        shift = shift.abs()?;
-        shift.add_(&Tensor::scalar(floor)?.to_device(diag.device())?)?;
-        if r.dtype() == shift.dtype() && r.dims() == shift.dims() {
-            let divisor = shift.share();
-            r.div_into(&divisor, &mut shift)?;
-            Ok(shift)
-        } else {
-            r.div(&shift)
+        let d = diag.reshape(&[-1, 1])?;
+        let floor = Tensor::scalar(floor)?.to_device(diag.device())?;
+        let out = Tensor::empty(result_type(r.dtype(), diag.dtype()), r.device(), &[n, m])?;
+        let rows = (PRECONDITIONER_SLAB / m.max(1)).max(1);
+        let mut start = 0;
+        while start < n {
+            let len = rows.min(n - start);
+            let mut shift = d.narrow(0, start, len)?.sub(&th)?;
+            shift = shift.abs()?;
+            shift.add_(&floor)?;
+            r.narrow(0, start, len)?
+                .div_into(&shift, &mut out.narrow(0, start, len)?)?;
+            start += len;
         }
+        Ok(out)
     }
 }
+
+/// Entries of one slab of [`diagonal_preconditioner`]'s shifts.
+const PRECONDITIONER_SLAB: usize = 1 << 16;
 
 /// The settings and start block checked once for both solvers: `x0` is `[n, nev]` with
 /// `1 ≤ nev ≤ n`, of a floating dtype, and `tol` is finite and positive.

@@ -334,6 +334,53 @@ fn davidson_restarts_in_place_at_every_basis_size() -> TestResult {
     Ok(())
 }
 
+/// `davidson_owned` is `davidson`: the same pairs bit for bit, from a start block that
+/// is a column window of a wider block (its neighbours NaN, never read), which the
+/// solver only reads even when it owns the only other handle to it. The operator is
+/// given its blocks where they lie in the basis: columns with the basis's row stride.
+#[test]
+fn davidson_owned_gives_the_same_pairs_and_only_reads_the_start_block() -> TestResult {
+    for dtype in [DataType::ComplexDouble, DataType::Float] {
+        let (h, d) = matrix(dtype, 301, 11, false)?;
+        let wide = Tensor::randn(dtype, DeviceType::Cpu, &[301, 12], 4)?;
+        let nan = Tensor::full(f64::NAN, DeviceType::Cpu, &[301, 2])?.cast(dtype)?;
+        wide.narrow(1, 0, 2)?.assign(&nan)?;
+        wide.narrow(1, 10, 2)?.assign(&nan)?;
+        let x0 = wide.narrow(1, 2, 8)?;
+        let before = x0.contiguous()?.try_clone()?;
+        let mut o = SolverOptions::new(8);
+        o.tol = if dtype == DataType::Float { 2e-3 } else { 1e-9 };
+        o.max_iter = 400;
+        o.max_basis = 19;
+        let a = run_davidson(&h, &d, &x0, o)?;
+        let strides = std::cell::RefCell::new(Vec::new());
+        let op = |x: &Tensor| {
+            strides.borrow_mut().push((x.dims()[1], x.strides()[0]));
+            matmul(&h, x)
+        };
+        let b = davidson_owned(op, diagonal_preconditioner(&d, 1e-2), x0.share(), o)?;
+        assert!(a.converged && b.converged);
+        assert_eq!(a.iterations, b.iterations);
+        assert!(a.values.allclose(&b.values, 0.0, 0.0)?);
+        assert!(a.vectors.allclose(&b.vectors, 0.0, 0.0)?);
+        assert!(
+            x0.allclose(&before, 0.0, 0.0)?,
+            "{dtype:?}: the start block was written"
+        );
+        for c in [0, 1, 10, 11] {
+            let col = wide.narrow(1, c, 1)?.cast(DataType::ComplexDouble)?;
+            assert!(col.to_vec::<c64>()?.iter().all(|v| v.re.is_nan()));
+        }
+        // Every block the operator saw is a window of the 19-column basis.
+        let seen = strides.into_inner();
+        assert!(
+            !seen.is_empty() && seen.iter().all(|&(_, s)| s == 19),
+            "{seen:?}"
+        );
+    }
+    Ok(())
+}
+
 /// The diagonal preconditioner against a plain loop, for real and complex residual
 /// blocks of f64 and f32 diagonals, a column window of a wider block (its neighbours
 /// NaN, never read) and an empty block; the residual is left as it was.
@@ -345,36 +392,53 @@ fn the_diagonal_preconditioner_is_the_plain_quotient_and_leaves_the_residual() -
         (DataType::Float, DataType::Float),
         (DataType::Float, DataType::ComplexFloat),
     ] {
-        let (n, m) = (301, 5);
-        let d = Tensor::randn(ddt, DeviceType::Cpu, &[n], 1)?.mul_scalar(3.0)?;
-        let wide = Tensor::full(f64::NAN, DeviceType::Cpu, &[n, m + 2])?.cast(rdt)?;
-        wide.narrow(1, 1, m)?
-            .assign(&Tensor::randn(rdt, DeviceType::Cpu, &[n, m], 2)?)?;
-        let theta = [-1.0, 0.25, 0.5, 2.0, 7.0];
-        for r in [wide.narrow(1, 1, m)?, wide.narrow(1, 1, m)?.contiguous()?] {
-            let before = r.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
-            let mut pre = diagonal_preconditioner(&d, 0.1);
-            let t = pre(&r, &theta)?;
-            assert_eq!((t.dims(), t.dtype()), (&[n, m][..], rdt));
-            let (tv, dv) = (
-                t.cast(DataType::ComplexDouble)?.to_vec::<c64>()?,
-                d.cast(DataType::Double)?.to_vec::<f64>()?,
-            );
-            let tol = if ddt == DataType::Float { 1e-5 } else { 1e-14 };
-            for i in 0..n {
-                for (j, th) in theta.iter().enumerate() {
-                    let want = before[i * m + j] / ((dv[i] - th).abs() + 0.1);
-                    let got = tv[i * m + j];
-                    assert!((got - want).norm() <= tol * want.norm(), "{rdt} ({i}, {j})");
+        // 2051 × 97 takes four slabs of shifts, the last one short.
+        for (n, m) in [(301, 5), (2051, 97)] {
+            let d = Tensor::randn(ddt, DeviceType::Cpu, &[n], 1)?.mul_scalar(3.0)?;
+            let wide = Tensor::full(f64::NAN, DeviceType::Cpu, &[n, m + 2])?.cast(rdt)?;
+            wide.narrow(1, 1, m)?
+                .assign(&Tensor::randn(rdt, DeviceType::Cpu, &[n, m], 2)?)?;
+            let theta: Vec<f64> = (0..m).map(|j| -1.0 + 8.0 * j as f64 / m as f64).collect();
+            for r in [wide.narrow(1, 1, m)?, wide.narrow(1, 1, m)?.contiguous()?] {
+                let before = r.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
+                let mut pre = diagonal_preconditioner(&d, 0.1);
+                let t = pre(&r, &theta)?;
+                assert_eq!((t.dims(), t.dtype()), (&[n, m][..], rdt));
+                let (tv, dv) = (
+                    t.cast(DataType::ComplexDouble)?.to_vec::<c64>()?,
+                    d.cast(DataType::Double)?.to_vec::<f64>()?,
+                );
+                let tol = if ddt == DataType::Float { 1e-5 } else { 1e-14 };
+                for i in 0..n {
+                    for (j, th) in theta.iter().enumerate() {
+                        let want = before[i * m + j] / ((dv[i] - th).abs() + 0.1);
+                        let got = tv[i * m + j];
+                        assert!((got - want).norm() <= tol * want.norm(), "{rdt} ({i}, {j})");
+                    }
                 }
+                assert_eq!(r.cast(DataType::ComplexDouble)?.to_vec::<c64>()?, before);
             }
-            assert_eq!(r.cast(DataType::ComplexDouble)?.to_vec::<c64>()?, before);
+            let empty = Tensor::zeros(rdt, DeviceType::Cpu, &[n, 0])?;
+            assert_eq!(
+                diagonal_preconditioner(&d, 0.1)(&empty, &[])?.dims(),
+                [n, 0]
+            );
+            // Residuals of another length, or a Ritz value count that is not the column
+            // count, are errors that say what was expected.
+            let mut pre = diagonal_preconditioner(&d, 0.1);
+            let short = Tensor::zeros(rdt, DeviceType::Cpu, &[n - 1, m])?;
+            let e = pre(&short, &theta)
+                .err()
+                .ok_or("a short residual block was taken")?;
+            assert!(
+                e.to_string().contains(&format!("residuals [{n}, {m}]")),
+                "{e}"
+            );
+            let e = pre(&wide.narrow(1, 1, m)?, &theta[1..])
+                .err()
+                .ok_or("too few Ritz values were taken")?;
+            assert!(e.to_string().contains(&format!("[{n}, {}]", m - 1)), "{e}");
         }
-        let empty = Tensor::zeros(rdt, DeviceType::Cpu, &[n, 0])?;
-        assert_eq!(
-            diagonal_preconditioner(&d, 0.1)(&empty, &[])?.dims(),
-            [n, 0]
-        );
     }
     Ok(())
 }
