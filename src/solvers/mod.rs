@@ -12,6 +12,10 @@
 //! - [`lobpcg`]: locally optimal block preconditioned conjugate gradient (Knyazev 2001),
 //!   a fixed `3m`-column subspace `[X, W, P]`.
 //!
+//! The residual block a solver hands its preconditioner is its own and is dropped after
+//! the call: a preconditioner may overwrite it and return it
+//! ([`diagonal_preconditioner_in_place`]).
+//!
 //! ```
 //! use ctensor::solvers::{davidson, diagonal_preconditioner, SolverOptions};
 //! use ctensor::{DataType, DeviceType, Tensor};
@@ -95,47 +99,93 @@ pub struct Eigenpairs {
 /// divided by the distance of its Ritz value from the diagonal, bounded by `floor`. The
 /// result is a new block of the promoted type of `r` and `d` (`r` is only read); the
 /// shifts are formed a slab of rows at a time (about 2¹⁶ entries), so the result is the
-/// only block-sized tensor it makes.
+/// only block-sized tensor it makes. [`diagonal_preconditioner_in_place`] makes none.
+///
+/// Errors: a residual block that is not `[n, len(θ)]` with `n` the diagonal's length.
 pub fn diagonal_preconditioner(
     diag: &Tensor,
     floor: f64,
 ) -> impl FnMut(&Tensor, &[f64]) -> Result<Tensor> + '_ {
     move |r: &Tensor, theta: &[f64]| {
-        let op = "diagonal_preconditioner";
-        let (n, m) = match r.dims() {
-            &[n, m] if n == diag.numel() && m == theta.len() => (n, m),
-            d => {
-                return Err(Error::ShapeMismatch {
-                    op,
-                    expected: format!(
-                        "residuals [{}, {}] (the diagonal's length, one column per Ritz \
-                         value)",
-                        diag.numel(),
-                        theta.len()
-                    ),
-                    got: vec![d.to_vec()],
-                })
-            }
-        };
-        let th = Tensor::from_slice(theta, &[1, m])?
-            .cast(diag.dtype())?
-            .to_device(diag.device())?;
-        let d = diag.reshape(&[-1, 1])?;
-        let floor = Tensor::scalar(floor)?.to_device(diag.device())?;
+        let (n, m) = preconditioned_shape("diagonal_preconditioner", diag, r, theta)?;
         let out = Tensor::empty(result_type(r.dtype(), diag.dtype()), r.device(), &[n, m])?;
-        let rows = (PRECONDITIONER_SLAB / m.max(1)).max(1);
-        let mut start = 0;
-        while start < n {
-            let len = rows.min(n - start);
-            let mut shift = d.narrow(0, start, len)?.sub(&th)?;
-            shift = shift.abs()?;
-            shift.add_(&floor)?;
-            r.narrow(0, start, len)?
-                .div_into(&shift, &mut out.narrow(0, start, len)?)?;
-            start += len;
-        }
+        divide_by_shifts(diag, floor, r, theta, &out)?;
         Ok(out)
     }
+}
+
+/// [`diagonal_preconditioner`] writing the quotient over the residual block and
+/// returning it (`r.share()`): for [`davidson`] and [`lobpcg`], whose residual block is
+/// their own and dropped once preconditioned, it saves one block of the solver's memory.
+/// A residual whose type cannot hold the quotient (an f32 block with an f64 diagonal)
+/// gets a new block, as [`diagonal_preconditioner`]. The values are the same, bit for
+/// bit. Only for residual blocks that may be overwritten.
+pub fn diagonal_preconditioner_in_place(
+    diag: &Tensor,
+    floor: f64,
+) -> impl FnMut(&Tensor, &[f64]) -> Result<Tensor> + '_ {
+    move |r: &Tensor, theta: &[f64]| {
+        let op = "diagonal_preconditioner_in_place";
+        let (n, m) = preconditioned_shape(op, diag, r, theta)?;
+        let promoted = result_type(r.dtype(), diag.dtype());
+        let out = if promoted == r.dtype() {
+            r.share()
+        } else {
+            Tensor::empty(promoted, r.device(), &[n, m])?
+        };
+        divide_by_shifts(diag, floor, r, theta, &out)?;
+        Ok(out)
+    }
+}
+
+/// `[n, m]` of a residual block `r` that matches the diagonal's length `n` and the
+/// `m = len(θ)` Ritz values, or the error that says so.
+fn preconditioned_shape(
+    op: &'static str,
+    diag: &Tensor,
+    r: &Tensor,
+    theta: &[f64],
+) -> Result<(usize, usize)> {
+    match r.dims() {
+        &[n, m] if n == diag.numel() && m == theta.len() => Ok((n, m)),
+        d => Err(Error::ShapeMismatch {
+            op,
+            expected: format!(
+                "residuals [{}, {}] (the diagonal's length, one column per Ritz value)",
+                diag.numel(),
+                theta.len()
+            ),
+            got: vec![d.to_vec()],
+        }),
+    }
+}
+
+/// `out = r / (|d − θ| + floor)`, the shifts a slab of rows at a time; `out` may be `r`.
+fn divide_by_shifts(
+    diag: &Tensor,
+    floor: f64,
+    r: &Tensor,
+    theta: &[f64],
+    out: &Tensor,
+) -> Result<()> {
+    let (n, m) = (r.dims()[0], r.dims()[1]);
+    let th = Tensor::from_slice(theta, &[1, m])?
+        .cast(diag.dtype())?
+        .to_device(diag.device())?;
+    let d = diag.reshape(&[-1, 1])?;
+    let floor = Tensor::scalar(floor)?.to_device(diag.device())?;
+    let rows = (PRECONDITIONER_SLAB / m.max(1)).max(1);
+    let mut start = 0;
+    while start < n {
+        let len = rows.min(n - start);
+        let mut shift = d.narrow(0, start, len)?.sub(&th)?;
+        shift = shift.abs()?;
+        shift.add_(&floor)?;
+        r.narrow(0, start, len)?
+            .div_into(&shift, &mut out.narrow(0, start, len)?)?;
+        start += len;
+    }
+    Ok(())
 }
 
 /// Entries of one slab of [`diagonal_preconditioner`]'s shifts.

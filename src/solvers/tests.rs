@@ -381,9 +381,52 @@ fn davidson_owned_gives_the_same_pairs_and_only_reads_the_start_block() -> TestR
     Ok(())
 }
 
+/// Both solvers hand their preconditioner a residual block of their own: one that is
+/// overwritten in place leads to the same pairs, bit for bit, with every column open
+/// and with some converged (a copy of the open columns is preconditioned then).
+#[test]
+fn both_solvers_take_an_in_place_preconditioner_to_the_same_pairs() -> TestResult {
+    for dtype in [DataType::ComplexDouble, DataType::Float] {
+        let (h, d) = matrix(dtype, 211, 13, false)?;
+        let x0 = Tensor::randn(dtype, DeviceType::Cpu, &[211, 9], 8)?;
+        let mut o = SolverOptions::new(9);
+        o.tol = if dtype == DataType::Float { 2e-3 } else { 1e-9 };
+        o.max_iter = 400;
+        o.nconv = 6;
+        for solver in ["davidson", "lobpcg"] {
+            let run = |in_place: bool| -> Result<Eigenpairs> {
+                let op = |x: &Tensor| matmul(&h, x);
+                match (solver, in_place) {
+                    ("davidson", false) => davidson(op, diagonal_preconditioner(&d, 1e-2), &x0, o),
+                    ("davidson", true) => {
+                        davidson(op, diagonal_preconditioner_in_place(&d, 1e-2), &x0, o)
+                    }
+                    (_, false) => lobpcg(op, diagonal_preconditioner(&d, 1e-2), &x0, o),
+                    (_, true) => lobpcg(op, diagonal_preconditioner_in_place(&d, 1e-2), &x0, o),
+                }
+            };
+            let (a, b) = (run(false)?, run(true)?);
+            assert!(a.converged && b.converged, "{solver} {dtype:?}");
+            assert_eq!(a.iterations, b.iterations, "{solver} {dtype:?}");
+            assert!(
+                a.values.allclose(&b.values, 0.0, 0.0)?,
+                "{solver} {dtype:?}"
+            );
+            assert!(
+                a.vectors.allclose(&b.vectors, 0.0, 0.0)?,
+                "{solver} {dtype:?}"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The diagonal preconditioner against a plain loop, for real and complex residual
-/// blocks of f64 and f32 diagonals, a column window of a wider block (its neighbours
-/// NaN, never read) and an empty block; the residual is left as it was.
+/// blocks of f64 and f32 diagonals (and an f32 block with an f64 diagonal), a column
+/// window of a wider block (its neighbours NaN, never read) and an empty block; the
+/// residual is left as it was. The in-place variant gives the same values bit for bit,
+/// written over the residual (a window's neighbours stay NaN), or a new block where the
+/// residual's type cannot hold them.
 #[test]
 fn the_diagonal_preconditioner_is_the_plain_quotient_and_leaves_the_residual() -> TestResult {
     for (ddt, rdt) in [
@@ -391,7 +434,9 @@ fn the_diagonal_preconditioner_is_the_plain_quotient_and_leaves_the_residual() -
         (DataType::Double, DataType::ComplexDouble),
         (DataType::Float, DataType::Float),
         (DataType::Float, DataType::ComplexFloat),
+        (DataType::Double, DataType::Float),
     ] {
+        let promoted = ctensor_aten::result_type(rdt, ddt);
         // 2051 × 97 takes four slabs of shifts, the last one short.
         for (n, m) in [(301, 5), (2051, 97)] {
             let d = Tensor::randn(ddt, DeviceType::Cpu, &[n], 1)?.mul_scalar(3.0)?;
@@ -403,7 +448,7 @@ fn the_diagonal_preconditioner_is_the_plain_quotient_and_leaves_the_residual() -
                 let before = r.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
                 let mut pre = diagonal_preconditioner(&d, 0.1);
                 let t = pre(&r, &theta)?;
-                assert_eq!((t.dims(), t.dtype()), (&[n, m][..], rdt));
+                assert_eq!((t.dims(), t.dtype()), (&[n, m][..], promoted));
                 let (tv, dv) = (
                     t.cast(DataType::ComplexDouble)?.to_vec::<c64>()?,
                     d.cast(DataType::Double)?.to_vec::<f64>()?,
@@ -417,6 +462,28 @@ fn the_diagonal_preconditioner_is_the_plain_quotient_and_leaves_the_residual() -
                     }
                 }
                 assert_eq!(r.cast(DataType::ComplexDouble)?.to_vec::<c64>()?, before);
+                let own = wide.try_clone()?;
+                let r2 = if r.is_contiguous() {
+                    own.narrow(1, 1, m)?.contiguous()?
+                } else {
+                    own.narrow(1, 1, m)?
+                };
+                let t2 = diagonal_preconditioner_in_place(&d, 0.1)(&r2, &theta)?;
+                assert_eq!((t2.dims(), t2.dtype()), (&[n, m][..], promoted));
+                assert!(t2.allclose(&t, 0.0, 0.0)?, "{rdt}: in place differs");
+                let r2v = r2.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
+                if promoted == rdt {
+                    assert!(r2.allclose(&t, 0.0, 0.0)?, "{rdt}: not written in place");
+                } else {
+                    assert_eq!(
+                        r2v, before,
+                        "{rdt}: a residual of too narrow a type changed"
+                    );
+                }
+                for c in [0, m + 1] {
+                    let col = own.narrow(1, c, 1)?.cast(DataType::ComplexDouble)?;
+                    assert!(col.to_vec::<c64>()?.iter().all(|v| v.re.is_nan()));
+                }
             }
             let empty = Tensor::zeros(rdt, DeviceType::Cpu, &[n, 0])?;
             assert_eq!(
