@@ -9,7 +9,7 @@ use crate::hamiltonian::KOperator;
 use crate::potential::grid_tensor_n;
 use crate::scf::Calculation;
 use ctensor::kernels::parallel::map_batch;
-use ctensor::solvers::{davidson, diagonal_preconditioner, SolverOptions};
+use ctensor::solvers::{davidson, diagonal_preconditioner_in_place, SolverOptions};
 use ctensor::{DataType, Tensor};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -132,7 +132,7 @@ pub fn bands_along(
                     given: e.to_string(),
                 })
         };
-        let found = davidson(h, diagonal_preconditioner(&kin, 0.5), &x0, opts)?;
+        let found = davidson(h, diagonal_preconditioner_in_place(&kin, 0.5), &x0, opts)?;
         if !found.converged {
             return Err(input(
                 "band_path",

@@ -157,10 +157,20 @@ impl GammaPacking {
     /// `e₂` Hermitian-symmetric, its projection, which is exact for `H` applied to a pair.
     pub fn from_complex(&self, e: &Tensor, out: &mut Tensor) -> Result<()> {
         let (m, nb) = (e.dims()[1], out.dims()[1]);
-        let mut w = e.index_select(0, &self.g)?;
-        let mut em = e.index_select(0, &self.minus_g)?;
+        // The rows are gathered where they lie: a band-major `e` (the transforms'
+        // result) is read as its transpose, so no row-major copy of it is made.
+        let rows = |at: &Tensor| -> Result<Tensor> {
+            if e.t()?.is_contiguous() && !e.is_contiguous() {
+                Ok(e.t()?.index_select(1, at)?.t()?)
+            } else {
+                Ok(e.index_select(0, at)?)
+            }
+        };
+        let mut w = rows(&self.g)?;
+        let mut em = rows(&self.minus_g)?;
         em.mul_(&self.sigma)?;
         w.add_(&em)?;
+        drop(em);
         w.mul_(&self.kappa)?;
         out.narrow(1, 0, m)?.assign(&w.real()?)?;
         out.narrow(1, m, nb - m)?

@@ -20,9 +20,10 @@ use std::time::Instant;
 pub const ATOMS_PER_CHUNK: usize = 8;
 
 /// Complex transforms per call of the local-potential transform when real bands at Γ
-/// are applied in pairs: 32 bands at a time, so the complex temporaries stay at a
-/// fraction of a block (6 MB each at 24 000 plane waves).
-pub const PAIRS_PER_CALL: usize = 16;
+/// are applied in pairs: 16 bands at a time, so the complex temporaries stay at a
+/// fraction of a block (3 MB each at 24 000 plane waves; 32 bands at a time measured
+/// the same time with twice the temporaries).
+pub const PAIRS_PER_CALL: usize = 8;
 
 /// `H(k)` of one k-point on a block of coefficient columns.
 pub struct KOperator {
@@ -291,6 +292,7 @@ impl KOperator {
                 let out = Tensor::new(DataType::Double, x.device(), &[self.npw(), nb])?;
                 Self::by_pairs(gp, x, true, |start, w, c| {
                     let e = self.fft.apply_local(v_r, &self.kinetic, &c)?;
+                    drop(c);
                     gp.from_complex(&e, &mut out.narrow(1, start, w)?)
                 })?;
                 out

@@ -15,9 +15,10 @@ use crate::share::KShare;
 use crate::symmetry::{symmetrize, SymOp};
 use crate::xc::Xc;
 use ctensor::kernels::parallel::map_batch;
-use ctensor::solvers::{davidson, diagonal_preconditioner, lobpcg, SolverOptions};
+use ctensor::solvers::{davidson_owned, diagonal_preconditioner_in_place, lobpcg, SolverOptions};
 use ctensor::{DeviceType, Tensor};
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Which block eigensolver the SCF runs.
@@ -341,17 +342,20 @@ impl Calculation {
         let nsolve = (self.nband + s.buffer_bands).min(min_npw);
         // Start: a uniform density and random bands smoothed by 1/(1 + ½|k+G|²).
         let mut rho = vec![ne / omega; npts];
-        let mut psi: Vec<Tensor> = ops
+        // Each k-point's latest bands, handed to its eigensolver as the start block and
+        // replaced by what it returns: Davidson frees them once they are in its basis.
+        let mut psi: Vec<Mutex<Option<Tensor>>> = ops
             .iter()
             .enumerate()
-            .map(|(i, op)| -> Result<Tensor> {
+            .map(|(i, op)| -> Result<Mutex<Option<Tensor>>> {
                 let r = Tensor::randn(
                     op.dtype(),
                     dev,
                     &[op.npw(), nsolve],
                     17 + (mine.start + i) as u64,
                 )?;
-                Ok(r.div(&op.kinetic()?.add_scalar(1.0)?.unsqueeze(1)?)?)
+                let start = r.div(&op.kinetic()?.add_scalar(1.0)?.unsqueeze(1)?)?;
+                Ok(Mutex::new(Some(start)))
             })
             .collect::<Result<_>>()?;
         let mut eigenvalues: Vec<Vec<f64>> = vec![Vec::new(); ops.len()];
@@ -395,10 +399,18 @@ impl Calculation {
                     op.apply(v_ref, x).map_err(into_tensor_error)
                 };
                 let kin_diag = op.kinetic()?;
-                let pre = diagonal_preconditioner(&kin_diag, 0.5);
+                let pre = diagonal_preconditioner_in_place(&kin_diag, 0.5);
+                let x0 = psi_ref[i]
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .take()
+                    .ok_or_else(|| ctensor::Error::Internal {
+                        op: "scf",
+                        what: format!("k-point {i} has no start bands"),
+                    })?;
                 let found = match solver {
-                    Eigensolver::Davidson => davidson(h, pre, &psi_ref[i], opts)?,
-                    Eigensolver::Lobpcg => lobpcg(h, pre, &psi_ref[i], opts)?,
+                    Eigensolver::Davidson => davidson_owned(h, pre, x0, opts)?,
+                    Eigensolver::Lobpcg => lobpcg(h, pre, &x0, opts)?,
                 };
                 let t_eig = te.elapsed().as_secs_f64();
                 let tr = Instant::now();
@@ -432,7 +444,9 @@ impl Calculation {
                 for (x, d) in rho_out.iter_mut().zip(&r.density) {
                     *x += d;
                 }
-                psi[i] = r.vectors;
+                *psi[i]
+                    .get_mut()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(r.vectors);
                 eigenvalues[i] = r.values;
                 let (fft, nl) = ops[i].take_seconds();
                 timings.fft_local_potential += fft;
