@@ -421,6 +421,34 @@ fn both_solvers_take_an_in_place_preconditioner_to_the_same_pairs() -> TestResul
     Ok(())
 }
 
+/// Zero-size residual blocks with a huge other dimension: no rows and 200 000 Ritz
+/// values, and 2²⁰ rows (16 slabs) with no columns.
+#[test]
+fn the_diagonal_preconditioners_take_zero_size_blocks_with_huge_other_dimensions() -> TestResult {
+    let theta = vec![0.5; 200_000];
+    let none = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[0])?;
+    let r = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[0, 200_000])?;
+    assert_eq!(
+        diagonal_preconditioner(&none, 0.1)(&r, &theta)?.dims(),
+        [0, 200_000]
+    );
+    assert_eq!(
+        diagonal_preconditioner_in_place(&none, 0.1)(&r, &theta)?.dims(),
+        [0, 200_000]
+    );
+    let d = Tensor::ones(DataType::Float, DeviceType::Cpu, &[1 << 20])?;
+    let r = Tensor::zeros(DataType::Float, DeviceType::Cpu, &[1 << 20, 0])?;
+    assert_eq!(
+        diagonal_preconditioner(&d, 0.1)(&r, &[])?.dims(),
+        [1 << 20, 0]
+    );
+    assert_eq!(
+        diagonal_preconditioner_in_place(&d, 0.1)(&r, &[])?.dims(),
+        [1 << 20, 0]
+    );
+    Ok(())
+}
+
 /// The diagonal preconditioner against a plain loop, for real and complex residual
 /// blocks of f64 and f32 diagonals (and an f32 block with an f64 diagonal), a column
 /// window of a wider block (its neighbours NaN, never read) and an empty block; the
@@ -488,6 +516,10 @@ fn the_diagonal_preconditioner_is_the_plain_quotient_and_leaves_the_residual() -
             let empty = Tensor::zeros(rdt, DeviceType::Cpu, &[n, 0])?;
             assert_eq!(
                 diagonal_preconditioner(&d, 0.1)(&empty, &[])?.dims(),
+                [n, 0]
+            );
+            assert_eq!(
+                diagonal_preconditioner_in_place(&d, 0.1)(&empty, &[])?.dims(),
                 [n, 0]
             );
             // Residuals of another length, or a Ritz value count that is not the column
