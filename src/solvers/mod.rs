@@ -14,7 +14,9 @@
 //!
 //! The residual block a solver hands its preconditioner is its own and is dropped after
 //! the call: a preconditioner may overwrite it and return it
-//! ([`diagonal_preconditioner_in_place`]).
+//! ([`diagonal_preconditioner_in_place`]). When only some pairs are unconverged it is a
+//! column window of the solver's residual block (the open columns moved to the front in
+//! place), so its row stride can exceed its width.
 //!
 //! ```
 //! use ctensor::solvers::{davidson, diagonal_preconditioner, SolverOptions};
@@ -174,7 +176,7 @@ fn divide_by_shifts(
         .to_device(diag.device())?;
     let d = diag.reshape(&[-1, 1])?;
     let floor = Tensor::scalar(floor)?.to_device(diag.device())?;
-    let rows = (PRECONDITIONER_SLAB / m.max(1)).max(1);
+    let rows = (SLAB / m.max(1)).max(1);
     let mut start = 0;
     while start < n {
         let len = rows.min(n - start);
@@ -188,8 +190,9 @@ fn divide_by_shifts(
     Ok(())
 }
 
-/// Entries of one slab of [`diagonal_preconditioner`]'s shifts.
-const PRECONDITIONER_SLAB: usize = 1 << 16;
+/// Entries of one slab of rows: of [`diagonal_preconditioner`]'s shifts and of the
+/// column moves of [`gather_columns_`].
+const SLAB: usize = 1 << 16;
 
 /// The settings and start block checked once for both solvers: `x0` is `[n, nev]` with
 /// `1 ≤ nev ≤ n`, of a floating dtype, and `tol` is finite and positive.
@@ -257,7 +260,8 @@ fn residual(theta: &Tensor, x: &Tensor, hx: &Tensor) -> Result<Tensor> {
 /// when every residual norm is within `opts.tol` or the iteration limit is reached
 /// (`Err` of the inner result, with the Ritz vectors from `ritz`, called only then),
 /// otherwise the preconditioned residuals of the unconverged columns (`Ok`), the new
-/// search directions of both solvers. `r` is dropped before this returns.
+/// search directions of both solvers. The unconverged columns are moved to the front of
+/// `r` in place and that window is handed to `precond`: no second residual block.
 fn correct_or_finish(
     theta: &Tensor,
     r: Tensor,
@@ -286,13 +290,32 @@ fn correct_or_finish(
     }
     let th = host_values(theta)?;
     let open_theta: Vec<f64> = open.iter().map(|&b| th[b]).collect();
-    if open.len() == r.dims()[1] {
-        // Every column is open: no copy of the block.
-        return Ok(Ok(precond(&r, &open_theta)?));
-    }
-    let open_r = r.take(1, &open)?;
+    let open_r = gather_columns_(&r, &open)?;
     drop(r);
     Ok(Ok(precond(&open_r, &open_theta)?))
+}
+
+/// The columns `cols` (ascending) of the block `r` moved, in order, to its first
+/// `cols.len()` columns, and that window of `r` returned: a view with `r`'s row stride,
+/// no second block. The moves go a slab of rows at a time through a slab-sized copy
+/// (about [`SLAB`] entries), so a source column is never read after it is written.
+fn gather_columns_(r: &Tensor, cols: &[usize]) -> Result<Tensor> {
+    let (n, m) = (r.dims()[0], r.dims()[1]);
+    let k = cols.len();
+    if cols.iter().enumerate().all(|(j, &c)| c == j) {
+        // Already in place (every column, when all are open).
+        return r.narrow(1, 0, k);
+    }
+    let rows = (SLAB / m.max(1)).max(1);
+    let mut start = 0;
+    while start < n {
+        let len = rows.min(n - start);
+        let slab = r.narrow(0, start, len)?;
+        let picked = slab.take(1, cols)?;
+        slab.narrow(1, 0, k)?.assign(&picked)?;
+        start += len;
+    }
+    r.narrow(1, 0, k)
 }
 
 /// Makes the columns of the block `t` (`[n, m]`, `m ≤ n`) orthonormal, in place, spanning
