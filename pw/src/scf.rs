@@ -359,7 +359,7 @@ impl Calculation {
             })
             .collect::<Result<_>>()?;
         let mut eigenvalues: Vec<Vec<f64>> = vec![Vec::new(); ops.len()];
-        let mut mixer = Pulay::new(s.history, s.mixing_beta, s.kerker_q0, &dg.g2);
+        let mut mixer = Pulay::new(s.history, s.mixing_beta, s.kerker_q0, &dg);
         let mut steps: Vec<Step> = Vec::new();
         let mut timings = Timings::default();
         let mut last_potential = Vec::new();
