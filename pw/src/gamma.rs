@@ -197,12 +197,19 @@ impl GammaPacking {
     /// The real coordinates (f64 `[npw, k]`) of Hermitian-symmetric columns given by
     /// their [`halve`](Self::halve)d rows `half` (`[h + 1, k]`).
     pub fn real_of_half(&self, half: &Tensor) -> Result<Tensor> {
-        let (h, k) = (self.npw / 2, half.dims()[1]);
-        let out = Tensor::new(DataType::Double, half.device(), &[self.npw, k])?;
+        let out = Tensor::new(DataType::Double, half.device(), &[self.npw, half.dims()[1]])?;
+        self.real_of_half_into(half, &out)?;
+        Ok(out)
+    }
+
+    /// [`real_of_half`](Self::real_of_half) written into `out` (f64 `[npw, k]`, which
+    /// may be a window of a wider block).
+    pub fn real_of_half_into(&self, half: &Tensor, out: &Tensor) -> Result<()> {
+        let h = self.npw / 2;
         out.narrow(0, 0, h + 1)?.assign(&half.real()?)?;
         out.narrow(0, h + 1, h)?
             .assign(&half.imag()?.narrow(0, 1, h)?)?;
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -180,16 +180,24 @@ impl KOperator {
             form.dims()[1] as i64,
             x.dims()[1] as i64,
         );
-        let p = form
-            .unsqueeze(1)?
-            .mul(&self.phases.narrow(1, first, n)?.unsqueeze(2)?)?
-            .reshape(&[rows, n as i64 * np])?;
         // Real in real space, so Hermitian-symmetric at Γ, where only half the rows are
         // formed: their real and imaginary parts are the real coordinates.
+        let cols = n * np as usize;
         let p = match &self.gamma {
-            Some(gp) => gp.real_of_half(&p)?,
-            None => p,
+            Some(_) => Tensor::new(DataType::Double, x.device(), &[self.npw(), cols])?,
+            None => Tensor::new(form.dtype(), x.device(), &[rows as usize, cols])?,
         };
+        // One atom at a time: its phase column is broadcast over the species' np
+        // columns, not over the chunk's (a chunk-wide product made two copies of the
+        // chunk's projectors beside it, 16 MB at the 64-atom cell's peak).
+        for a in 0..n {
+            let pa = form.mul(&self.phases.narrow(1, first + a, 1)?)?;
+            let mut window = p.narrow(1, a * np as usize, np as usize)?;
+            match &self.gamma {
+                Some(gp) => gp.real_of_half_into(&pa, &window)?,
+                None => window.assign(&pa)?,
+            }
+        }
         let beta = matmul_op(&p, Trans::C, x, Trans::N)?;
         let dbeta =
             matmul(dmat, &beta.reshape(&[n as i64, np, nb])?)?.reshape(&[n as i64 * np, nb])?;
