@@ -41,7 +41,7 @@ impl Pulay {
         let [n1, n2, n3] = dg.grid.n;
         let wrap = |m: i64, n: usize| m.rem_euclid(n as i64) as usize;
         let (mut index, mut partner, mut kerker) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, (m, &g2)) in dg.m.iter().zip(&dg.g2).enumerate() {
+        for (i, (m, &g2)) in dg.grid.frequency_iter().zip(&dg.g2).enumerate() {
             if !(dg.in_sphere[i] || g2 == 0.0) {
                 continue;
             }

@@ -13,7 +13,8 @@ use std::f64::consts::PI;
 /// the density sphere.
 pub fn local_potential_g(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid) -> Vec<c64> {
     let omega = crystal.volume();
-    dg.m.iter()
+    dg.grid
+        .frequency_iter()
         .zip(&dg.g2)
         .zip(&dg.in_sphere)
         .map(|((m, &g2), &inside)| {

@@ -75,7 +75,7 @@ pub fn find_operations(crystal: &Crystal, symprec: f64) -> Result<Vec<SymOp>> {
 pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -> Vec<c64> {
     let mut out = vec![c64::new(0.0, 0.0); rho_g.len()];
     let scale = 1.0 / ops.len() as f64;
-    for (i, m) in dg.m.iter().enumerate() {
+    for (i, m) in dg.grid.frequency_iter().enumerate() {
         if dg.g2[i] > gsqcut * (1.0 + 1e-12) {
             continue;
         }
