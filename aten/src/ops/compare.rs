@@ -243,8 +243,8 @@ impl Tensor {
     /// first).
     ///
     /// A large tensor is taken in slabs along its longest kept axis, about 2¹⁹ elements
-    /// each, so the temporaries (the moduli, the scaled copy, the squares) stay at a
-    /// slab's size: the column norms of a `[24 000, 132]` block need no block-sized
+    /// each, and the moduli are scaled and squared in place, so the temporaries stay at
+    /// one slab's size: the column norms of a `[24 000, 132]` block need no block-sized
     /// temporary. Each result element comes from the same arithmetic either way.
     pub fn vector_norm(&self, axes: &[usize], ord: NormOrd) -> Result<Tensor> {
         const SLAB: usize = 1 << 19;
@@ -302,8 +302,12 @@ impl Tensor {
                 let one = Tensor::scalar(1.0f64)?.to_device(self.device())?;
                 let bad = s_kept.equal_scalar(0)?.add(&s_kept.isinf()?)?;
                 let scale = where_cond(&bad, &one.cast(s_kept.dtype())?, &s_kept)?;
-                let y = a.div(&scale)?;
-                let r = y.mul(&y)?.sum(axes)?.sqrt()?.mul(
+                // The moduli are this call's own: scaled and squared where they lie, so a
+                // slab needs one temporary of its size, not three.
+                let mut y = a;
+                y.div_(&scale)?;
+                y.mul_(&y.share())?;
+                let r = y.sum(axes)?.sqrt()?.mul(
                     &scale.reshape(&s.dims().iter().map(|&d| d as i64).collect::<Vec<_>>())?,
                 )?;
                 // Where the maximum is infinite the norm is: y held NaN there.
