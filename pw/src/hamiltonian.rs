@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::gamma::GammaPacking;
 use crate::psp::Hgh;
 use ctensor::{
-    c64, matmul, matmul_into, matmul_op, DataType, DeviceType, SphereFft, Tensor, Trans,
+    c64, matmul, matmul_into, matmul_op, DataType, DeviceType, Indices, SphereFft, Tensor, Trans,
 };
 use std::f64::consts::PI;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,9 +43,8 @@ pub struct KOperator {
     /// coupling `h` between them, `[np, np]` (c64; f64 for real bands). For real bands
     /// only the [`GammaPacking::halve`]d rows are kept (`[h + 1, np]`).
     species: Vec<(Tensor, Tensor)>,
-    /// The structure phases `e^{-iK·τ_a}` of the atoms, c64 `[npw, natom]` (for real
-    /// bands the rows of [`GammaPacking::index_half`], `[h + 1, natom]`).
-    phases: Tensor,
+    /// The structure phases `e^{-iK·τ_a}` of the atoms, by axis.
+    phases: Phases,
     /// Runs of consecutive atoms of one species, `(species, first atom, count)`, at most
     /// [`ATOMS_PER_CHUNK`] each: the projectors are formed one run at a time as they are
     /// applied (a 64-atom cell's full projector matrix is 126 MB).
@@ -53,6 +52,75 @@ pub struct KOperator {
     /// Nanoseconds spent in the local-potential transforms (with the kinetic term) and in
     /// the projector gemms.
     spent: [AtomicU64; 2],
+}
+
+/// The structure phases `e^{-iK·τ_a}` of the atoms on the rows of a basis, kept as one
+/// factor per axis (ABINIT's `ph1d`): with `K = Σ_c (k_c + m_c) b_c` and `τ = Σ_c x_c a_c`,
+/// `K·τ = 2π Σ_c (k_c + m_c) x_c`, so each phase is the product of three table entries,
+/// one per axis. A table of every row's phase would be 12.6 MB for a 64-atom cell at Γ;
+/// the factors are `natom` times the box's three sizes, and a row's three positions in
+/// them.
+struct Phases {
+    /// Per axis `c`: `e^{-2πi (m + k_c) x_c}` for each atom and each `m` from the
+    /// basis's smallest `m_c` up, c64 `[natom, len_c]`.
+    tables: [Tensor; 3],
+    /// Per axis: each row's position in its table (`m_c` minus the smallest).
+    rows: [Indices; 3],
+}
+
+impl Phases {
+    /// The factors of `sphere`'s rows (for real bands at Γ, the rows of
+    /// [`GammaPacking::index_half`]).
+    fn new(
+        crystal: &Crystal,
+        sphere: &Sphere,
+        gamma: Option<&GammaPacking>,
+        device: DeviceType,
+    ) -> Result<Phases> {
+        let natom = crystal.atoms.len();
+        let axis = |c: usize| -> Result<(Tensor, Indices)> {
+            let low = sphere.g.iter().map(|m| m[c]).min().unwrap_or(0);
+            let high = sphere.g.iter().map(|m| m[c]).max().unwrap_or(0);
+            let len = (high - low + 1) as usize;
+            let mut table = Vec::with_capacity(natom * len);
+            for atom in &crystal.atoms {
+                let x = atom.reduced[c];
+                table
+                    .extend((low..=high).map(|m| {
+                        c64::from_polar(1.0, -2.0 * PI * (m as f64 + sphere.kred[c]) * x)
+                    }));
+            }
+            let pos: Vec<i64> = sphere.g.iter().map(|m| m[c] - low).collect();
+            let pos = Tensor::from_vec(pos, &[sphere.len(), 1])?;
+            let pos = match gamma {
+                Some(gp) => gp.index_half(&pos)?,
+                None => pos,
+            };
+            Ok((
+                Tensor::from_vec(table, &[natom, len])?.to_device(device)?,
+                Indices::new(&pos.reshape(&[-1])?, len, device)?,
+            ))
+        };
+        let [(t0, r0), (t1, r1), (t2, r2)] = [axis(0)?, axis(1)?, axis(2)?];
+        Ok(Phases {
+            tables: [t0, t1, t2],
+            rows: [r0, r1, r2],
+        })
+    }
+
+    /// Atom `a`'s phase on every row, c64 `[rows, 1]`.
+    fn column(&self, a: usize) -> Result<Tensor> {
+        let factor = |c: usize| -> Result<Tensor> {
+            Ok(self.tables[c]
+                .narrow(0, a, 1)?
+                .reshape(&[-1])?
+                .index_select_with(0, &self.rows[c])?)
+        };
+        let mut p = factor(0)?;
+        p.mul_(&factor(1)?)?;
+        p.mul_(&factor(2)?)?;
+        Ok(p.reshape(&[-1, 1])?)
+    }
 }
 
 impl KOperator {
@@ -130,19 +198,7 @@ impl KOperator {
             };
             species.push((form, d.to_device(device)?));
         }
-        let natom = crystal.atoms.len();
-        let mut phases = vec![c64::new(0.0, 0.0); npw * natom];
-        for (a, atom) in crystal.atoms.iter().enumerate() {
-            let tau = crystal.to_cartesian(atom.reduced);
-            for (g, k) in sphere.kcart.iter().enumerate() {
-                phases[g * natom + a] = c64::from_polar(1.0, -dot(*k, tau));
-            }
-        }
-        let phases = Tensor::from_vec(phases, &[npw, natom])?.to_device(device)?;
-        let phases = match &gamma {
-            Some(gp) => gp.index_half(&phases)?,
-            None => phases,
-        };
+        let phases = Phases::new(crystal, &sphere, gamma.as_ref(), device)?;
         let mut chunks: Vec<(usize, usize, usize)> = Vec::new();
         for (a, atom) in crystal.atoms.iter().enumerate() {
             match chunks.last_mut() {
@@ -191,7 +247,7 @@ impl KOperator {
         // columns, not over the chunk's (a chunk-wide product made two copies of the
         // chunk's projectors beside it, 16 MB at the 64-atom cell's peak).
         for a in 0..n {
-            let pa = form.mul(&self.phases.narrow(1, first + a, 1)?)?;
+            let pa = form.mul(&self.phases.column(first + a)?)?;
             let mut window = p.narrow(1, a * np as usize, np as usize)?;
             match &self.gamma {
                 Some(gp) => gp.real_of_half_into(&pa, &window)?,
