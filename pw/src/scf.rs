@@ -283,8 +283,7 @@ impl Calculation {
         let omega = crystal.volume();
         let dg = DensityGrid::new(crystal, self.grid, self.ecut);
         let npts = self.grid.len();
-        let vloc_g = local_potential_g(crystal, &self.psps, &dg);
-        let vloc_r = to_real(&dg, &vloc_g)?;
+        let vloc_r = to_real(&dg, &local_potential_g(crystal, &self.psps, &dg))?;
         let z: Vec<f64> = crystal
             .atoms
             .iter()
@@ -371,7 +370,7 @@ impl Calculation {
         for step in 0..s.max_steps {
             let t0 = Instant::now();
             let th = Instant::now();
-            let terms_in = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho)?;
+            let terms_in = density_terms(crystal, &dg, &self.xc, &vloc_r, &rho)?;
             timings.hartree_xc += th.elapsed().as_secs_f64();
             let v_r = grid_tensor(&dg, &terms_in.v_total, dev)?;
             last_potential.clone_from(&terms_in.v_total);
@@ -471,7 +470,7 @@ impl Calculation {
             }
             timings.symmetry_mixing += tm.elapsed().as_secs_f64();
             let th = Instant::now();
-            let terms = density_terms(crystal, &dg, &self.xc, &vloc_g, &vloc_r, &rho_out)?;
+            let terms = density_terms(crystal, &dg, &self.xc, &vloc_r, &rho_out)?;
             timings.hartree_xc += th.elapsed().as_secs_f64();
             energies.kinetic = kin;
             energies.nonlocal_psp = enl;
