@@ -350,6 +350,56 @@ device_test!(growable_tensor_appends_blocks_and_views_the_filled_part, D -> Resu
     Ok(())
 });
 
+// `push_with` hands its closure the next entries where they lie (the storage's strides,
+// after growing it when they do not fit), appends what it writes, and appends nothing
+// when it fails: against `push` of the same blocks, along both dimensions.
+device_test!(growable_push_with_writes_the_new_entries_in_place, D -> Result {
+    for dim in [0usize, 1] {
+        let mut shape = [6usize, 6];
+        shape[dim] = 0;
+        let (mut g, mut want) = (
+            GrowableTensor::new(ComplexDouble, D::TYPE, &shape, dim, 3)?,
+            GrowableTensor::new(ComplexDouble, D::TYPE, &shape, dim, 3)?,
+        );
+        for (k, len) in [2usize, 0, 4, 1].into_iter().enumerate() {
+            let mut s = [6usize, 6];
+            s[dim] = len;
+            let block = (&counting::<D>(ComplexDouble, &s)? * (k as i64 + 2))?;
+            let mut seen = Vec::new();
+            g.push_with(len, |w| {
+                assert_eq!(w.dims(), block.dims(), "dim {dim}");
+                seen = w.strides().to_vec();
+                w.assign(&block)
+            })?;
+            want.push(&block)?;
+            assert_eq!(g.len(), want.len());
+            // Where the entries lie: the storage's strides, not a block's own.
+            assert_eq!(seen, g.view()?.strides(), "dim {dim} step {k}");
+            assert_eq!(values(&g.view()?)?, values(&want.view()?)?, "dim {dim} step {k}");
+        }
+        assert!(g.capacity() >= 7, "grown: {}", g.capacity());
+        if dim == 1 {
+            assert_eq!(g.view()?.strides()[0], g.capacity());
+        }
+        // A failing fill appends nothing and its error comes back unchanged.
+        let before = values(&g.view()?)?;
+        let e = g
+            .push_with(2, |w| {
+                w.assign(&Tensor::ones(ComplexDouble, D::TYPE, w.dims())?)?;
+                Err(Error::Internal { op: "fill", what: "refused".into() })
+            })
+            .unwrap_err();
+        assert!(matches!(e, Error::Internal { op: "fill", .. }), "{e}");
+        assert_eq!(values(&g.view()?)?, before);
+        g.push_with(0, |w| {
+            assert_eq!(w.numel(), 0);
+            Ok(())
+        })?;
+        assert_eq!(values(&g.view()?)?, before);
+    }
+    Ok(())
+});
+
 device_test!(item_reads_the_one_element_of_any_rank, D -> Result {
     let z = c64::new(2.0, -1.0);
     let t = on::<D>(Tensor::from_slice(&[z], &[1, 1, 1])?);

@@ -24,7 +24,8 @@ use super::{
 /// convergence checks the flag.
 ///
 /// Memory: the basis and `H V` (`opts.max_basis` columns each, reserved once), one
-/// residual or correction block and `H` times it. The start block and each correction
+/// residual or correction block and `H` times it ([`davidson_into`] makes that one
+/// where it is kept). The start block and each correction
 /// are orthonormalised and copied into the basis before `op` is applied to them there,
 /// so `op` is given a view of columns of the basis (a row stride of the basis's
 /// capacity), which it must only read. A restart rotates the basis in place, and the
@@ -51,6 +52,22 @@ pub fn davidson(
 /// 132 real bands of 24 000 plane waves). Same results and errors as [`davidson`].
 pub fn davidson_owned(
     mut op: impl FnMut(&Tensor) -> Result<Tensor>,
+    precond: impl FnMut(&Tensor, &[f64]) -> Result<Tensor>,
+    x0: Tensor,
+    opts: SolverOptions,
+) -> Result<Eigenpairs> {
+    davidson_into(|x, out| out.assign(&op(x)?), precond, x0, opts)
+}
+
+/// [`davidson_owned`] with an operator that writes `H · X` into a block it is given,
+/// `op_into(x, out)`: `out` is the next columns of the solver's `H V` (a window of its
+/// storage, `[n, m]` with the row stride of the basis's capacity), so no block of the
+/// operator's own is made beside `H V` (27 MB for 132 real bands of 24 000 plane waves).
+/// What `out` holds before the call is unspecified (zeros, or columns of an earlier
+/// basis): the operator must write every element. It must not keep `out` or write
+/// anywhere else. Same results and errors as [`davidson`].
+pub fn davidson_into(
+    mut op_into: impl FnMut(&Tensor, &mut Tensor) -> Result<()>,
     mut precond: impl FnMut(&Tensor, &[f64]) -> Result<Tensor>,
     x0: Tensor,
     opts: SolverOptions,
@@ -65,12 +82,11 @@ pub fn davidson_owned(
     drop(x0);
     orthonormalize_(&mut v.view()?)?;
     let x = v.view()?;
-    let hx = op(&x)?;
+    hv.push_with(nev, |out| op_into(&x, out))?;
     // The projected matrix Vᴴ H V, grown by the new columns' block each iteration
     // instead of recomputed (that gemm, n·m², was most of the subspace work).
-    let mut s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
-    hv.push(&hx)?;
-    drop((x, hx));
+    let mut s = hermitian(&matmul_op(&x, Trans::C, &hv.view()?, Trans::N)?)?;
+    drop(x);
     let mut applications = nev;
     let mut iteration = 0;
     // Corrections added by the last iteration: the restart below expects as many.
@@ -133,12 +149,15 @@ pub fn davidson_owned(
             matmul_into(&basis, Trans::N, &coef, Trans::N, -1.0, 1.0, &mut t)?;
             orthonormalize_(&mut t)?;
         }
-        // The corrections go into the basis first and H is applied to them there: the
-        // correction block is freed before H's result is made.
+        // The corrections go into the basis first and H is applied to them there, into
+        // H V's next columns: the correction block is freed before H's result is made,
+        // and that result is made where it is kept.
         v.push(&t)?;
         drop(t);
-        let ht = op(&v.view()?.narrow(1, v.len() - added, added)?)?;
-        hv.push(&ht)?;
+        let new = v.view()?.narrow(1, v.len() - added, added)?;
+        hv.push_with(added, |out| op_into(&new, out))?;
+        drop(new);
+        let ht = hv.view()?.narrow(1, hv.len() - added, added)?;
         // The new rows and columns of Vᴴ H V: [S, B; Bᴴ, D] with B = V_oldᴴ H T and
         // D = Tᴴ H T (H is Hermitian, so the lower block is B's adjoint).
         let m = s.dims()[0];

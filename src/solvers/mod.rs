@@ -8,7 +8,9 @@
 //! subspace, so later steps still improve it.
 //!
 //! - [`davidson`]: block Davidson with restarts; the basis grows by the preconditioned
-//!   residuals of the unconverged pairs.
+//!   residuals of the unconverged pairs. [`davidson_owned`] takes the start block by
+//!   value, and [`davidson_into`] an operator that writes `H X` where the solver keeps
+//!   it.
 //! - [`lobpcg`]: locally optimal block preconditioned conjugate gradient (Knyazev 2001),
 //!   a fixed `3m`-column subspace `[X, W, P]`.
 //!
@@ -39,7 +41,7 @@ mod lobpcg;
 #[cfg(test)]
 mod tests;
 
-pub use davidson::{davidson, davidson_owned};
+pub use davidson::{davidson, davidson_into, davidson_owned};
 pub use lobpcg::lobpcg;
 
 use ctensor_aten::{

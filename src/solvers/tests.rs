@@ -2,7 +2,9 @@
 //! sizes, degenerate spectra, and the inputs that must be refused.
 
 use super::*;
-use ctensor_aten::{c64, eigh, matmul, DataType, DeviceType, EigBackend, EighRange, Tensor};
+use ctensor_aten::{
+    c64, eigh, matmul, matmul_into, DataType, DeviceType, EigBackend, EighRange, Tensor, Trans,
+};
 
 type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 type Solver = fn(&Tensor, &Tensor, &Tensor, SolverOptions) -> Result<Eigenpairs>;
@@ -425,6 +427,61 @@ fn gathering_the_open_columns_in_place_is_take_of_them() -> TestResult {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// `davidson_into` is `davidson`: the same pairs bit for bit with an operator that writes
+/// `H X` into the window it is given (always a window of `H V`'s storage, with its row
+/// stride), through restarts (so windows that held older columns are written again),
+/// and an operator's error comes back unchanged.
+#[test]
+fn davidson_into_gives_davidsons_pairs_writing_into_the_basis() -> TestResult {
+    for dtype in [DataType::ComplexDouble, DataType::Float] {
+        let (h, d) = matrix(dtype, 263, 17, false)?;
+        let x0 = Tensor::randn(dtype, DeviceType::Cpu, &[263, 7], 6)?;
+        let mut o = SolverOptions::new(7);
+        o.tol = if dtype == DataType::Float { 2e-3 } else { 1e-9 };
+        o.max_iter = 400;
+        o.max_basis = 17;
+        let a = run_davidson(&h, &d, &x0, o)?;
+        let seen = std::cell::RefCell::new(Vec::new());
+        let op_into = |x: &Tensor, out: &mut Tensor| {
+            seen.borrow_mut().push(out.strides()[0]);
+            matmul_into(&h, Trans::N, x, Trans::N, 1.0, 0.0, out)
+        };
+        let b = davidson_into(op_into, diagonal_preconditioner(&d, 1e-2), x0.share(), o)?;
+        assert!(a.converged && b.converged, "{dtype:?}");
+        assert_eq!(a.iterations, b.iterations, "{dtype:?}");
+        assert!(a.values.allclose(&b.values, 0.0, 0.0)?, "{dtype:?}");
+        assert!(a.vectors.allclose(&b.vectors, 0.0, 0.0)?, "{dtype:?}");
+        let seen = seen.into_inner();
+        assert!(seen.len() > 3 && seen.iter().all(|&s| s == 17), "{seen:?}");
+        // The third application fails: that error is the solver's.
+        let mut calls = 0;
+        let failing = |x: &Tensor, out: &mut Tensor| {
+            calls += 1;
+            if calls == 3 {
+                return Err(Error::InvalidArgument {
+                    op: "test operator",
+                    expected: "two calls".into(),
+                    given: "a third".into(),
+                });
+            }
+            matmul_into(&h, Trans::N, x, Trans::N, 1.0, 0.0, out)
+        };
+        let e =
+            davidson_into(failing, diagonal_preconditioner(&d, 1e-2), x0.share(), o).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    op: "test operator",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
     Ok(())
 }

@@ -125,6 +125,30 @@ impl GrowableTensor {
         Ok(())
     }
 
+    /// Appends `add` entries written by `fill`, which is handed them where they will lie:
+    /// a view of the storage (`add` entries along the growing dimension, the storage's
+    /// strides). What the view holds before is unspecified (zeros, or entries truncated
+    /// or cleared earlier), so `fill` must write every element. Nothing is appended when
+    /// `fill` fails, and its error is returned unchanged. Grows the storage when needed,
+    /// as [`push`](Self::push). For an operator that writes its result straight into a
+    /// solver's `H V`, with no block beside it.
+    pub fn push_with(
+        &mut self,
+        add: usize,
+        fill: impl FnOnce(&mut Tensor) -> Result<()>,
+    ) -> Result<()> {
+        let need = self.len.checked_add(add).ok_or(Error::Overflow {
+            op: "GrowableTensor::push_with",
+            what: format!("{} + {add} entries", self.len),
+        })?;
+        if need > self.capacity() {
+            self.reserve_total(need.max(self.capacity().saturating_mul(2)))?;
+        }
+        fill(&mut self.storage.narrow(self.dim, self.len, add)?)?;
+        self.len = need;
+        Ok(())
+    }
+
     /// Makes room for at least `total` entries, copying the filled part once.
     fn reserve_total(&mut self, total: usize) -> Result<()> {
         let mut dims = self.storage.dims().to_vec();
