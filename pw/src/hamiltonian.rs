@@ -346,31 +346,60 @@ impl KOperator {
     /// `H X` for the columns of `x` (`[npw, nb]`, of [`dtype`](Self::dtype)) with the
     /// local potential `v_r` (f64 `[n1, n2, n3]`, Ha).
     pub fn apply(&self, v_r: &Tensor, x: &Tensor) -> Result<Tensor> {
+        if self.gamma.is_none() {
+            // The transform makes the result block itself: no block to copy it into.
+            let t0 = Instant::now();
+            let mut out = self.fft.apply_local(v_r, &self.kinetic, x)?;
+            self.add_projector_term(x, &mut out, t0)?;
+            return Ok(out);
+        }
+        let nb = self.bands_of("KOperator::apply", x)?;
+        let mut out = Tensor::new(self.dtype(), x.device(), &[self.npw(), nb])?;
+        self.apply_into(v_r, x, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`apply`](Self::apply) written into `out` (`[npw, nb]` of [`dtype`](Self::dtype),
+    /// any layout: a window of an eigensolver's `H V`), every element of it; for
+    /// [`ctensor::solvers::davidson_into`]. With real bands at Γ no block of `H X` is
+    /// made beside `out`.
+    pub fn apply_into(&self, v_r: &Tensor, x: &Tensor, out: &mut Tensor) -> Result<()> {
+        let op = "KOperator::apply_into";
+        let nb = self.bands_of(op, x)?;
+        if out.dims() != [self.npw(), nb] || out.dtype() != self.dtype() {
+            return Err(ctensor::Error::InvalidArgument {
+                op,
+                expected: format!("an output [{}, {nb}] of {:?}", self.npw(), self.dtype()),
+                given: format!("{:?} of {:?}", out.dims(), out.dtype()),
+            }
+            .into());
+        }
         let t0 = Instant::now();
         // The local potential and the kinetic diagonal in one pass over the bands; the
         // projector term accumulates into the result (no block-sized temporaries: the
-        // 64-atom cell's blocks are 50 MB each).
-        let mut out = match &self.gamma {
-            None => self.fft.apply_local(v_r, &self.kinetic, x)?,
-            Some(gp) => {
-                let nb = self.bands_of("KOperator::apply", x)?;
-                let out = Tensor::new(DataType::Double, x.device(), &[self.npw(), nb])?;
-                Self::by_pairs(gp, x, true, |start, w, c| {
-                    let e = self.fft.apply_local(v_r, &self.kinetic, &c)?;
-                    drop(c);
-                    gp.from_complex(&e, &mut out.narrow(1, start, w)?)
-                })?;
-                out
-            }
-        };
+        // 64-atom cell's blocks are 27 MB each).
+        match &self.gamma {
+            None => out.assign(&self.fft.apply_local(v_r, &self.kinetic, x)?)?,
+            Some(gp) => Self::by_pairs(gp, x, true, |start, w, c| {
+                let e = self.fft.apply_local(v_r, &self.kinetic, &c)?;
+                drop(c);
+                gp.from_complex(&e, &mut out.narrow(1, start, w)?)
+            })?,
+        }
+        self.add_projector_term(x, out, t0)
+    }
+
+    /// `out += Σ_a |p_a⟩ D_a ⟨p_a|x⟩`, chunk by chunk, and the seconds since `t0` (the
+    /// local part) and of this (the projector part) added to the counters.
+    fn add_projector_term(&self, x: &Tensor, out: &mut Tensor, t0: Instant) -> Result<()> {
         let t1 = Instant::now();
         for &chunk in &self.chunks {
             let [p, dbeta, _] = self.project(chunk, x)?;
-            matmul_into(&p, Trans::N, &dbeta, Trans::N, 1.0, 1.0, &mut out)?;
+            matmul_into(&p, Trans::N, &dbeta, Trans::N, 1.0, 1.0, out)?;
         }
         self.spent[0].fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
         self.spent[1].fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(out)
+        Ok(())
     }
 
     /// Seconds spent so far in [`apply`](Self::apply)'s local-potential transforms (the
@@ -551,6 +580,61 @@ mod tests {
     /// `H_complex C(x)` is Hermitian-symmetric (nothing is lost by `R`); the density with
     /// equal and with unequal weights and the kinetic and nonlocal energies are the complex
     /// operator's.
+    /// `apply_into` writes `apply`'s values into a column window of a wider block, for
+    /// real bands at Γ and complex ones at Γ and at a general k: the window starts as
+    /// NaN (an eigensolver's stale columns) and every element is written, the NaN
+    /// columns beside it are not touched, and an output of the wrong shape or type is
+    /// an error that says what was expected.
+    #[test]
+    fn apply_into_writes_apply_into_a_window() -> Result<()> {
+        let psps = si_ga_as()?;
+        let atoms = [
+            (0, [0.05, 0.1, 0.2]),
+            (2, [0.8, 0.1, 0.35]),
+            (2, [0.3, 0.6, 0.9]),
+        ]
+        .map(|(species, reduced)| Atom { species, reduced })
+        .to_vec();
+        let lattice = [[9.0, 0.3, 0.0], [0.0, 9.5, 0.4], [0.5, 0.0, 10.0]];
+        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
+        let crystal = Crystal::new(lattice, names, atoms)?;
+        let (ecut, dev) = (3.0, DeviceType::Cpu);
+        let grid = FftGrid::for_cutoff(&crystal, ecut);
+        let v = Tensor::randn(DataType::Double, dev, &grid.n, 8)?;
+        for (kred, real) in [
+            ([0.0; 3], true),
+            ([0.0; 3], false),
+            ([0.2, -0.1, 0.3], false),
+        ] {
+            let sphere = Sphere::new(&crystal, kred, ecut, &grid)?;
+            let op = KOperator::new(&crystal, &psps, sphere.clone(), grid, dev, real)?;
+            let (npw, nb, dt) = (sphere.len(), 21, op.dtype());
+            let x = Tensor::randn(dt, dev, &[npw, nb], 9)?;
+            let want = op.apply(&v, &x)?;
+            let wide = Tensor::full(f64::NAN, dev, &[npw, nb + 5])?.cast(dt)?;
+            op.apply_into(&v, &x, &mut wide.narrow(1, 2, nb)?)?;
+            let scale = want.abs()?.to_vec::<f64>()?.into_iter().fold(0.0, f64::max);
+            let got = wide.narrow(1, 2, nb)?;
+            assert!(got.allclose(&want, 0.0, 1e-13 * scale)?, "{kred:?} {real}");
+            for c in [0, 1, nb + 2, nb + 3, nb + 4] {
+                let col = wide.narrow(1, c, 1)?.cast(DataType::ComplexDouble)?;
+                assert!(
+                    col.to_vec::<c64>()?.iter().all(|z| z.re.is_nan()),
+                    "column {c}"
+                );
+            }
+            for bad in [
+                Tensor::new(dt, dev, &[npw, nb + 1])?,
+                Tensor::new(dt, dev, &[npw + 1, nb])?,
+                Tensor::new(DataType::Float, dev, &[npw, nb])?,
+            ] {
+                let e = op.apply_into(&v, &x, &mut bad.share()).unwrap_err();
+                assert!(e.to_string().contains(&format!("[{npw}, {nb}]")), "{e}");
+            }
+        }
+        Ok(())
+    }
+
     #[test]
     fn real_bands_at_gamma_give_the_complex_operator() -> Result<()> {
         let psps = si_ga_as()?;

@@ -15,7 +15,7 @@ use crate::share::KShare;
 use crate::symmetry::{symmetrize, SymOp};
 use crate::xc::Xc;
 use ctensor::kernels::parallel::map_batch;
-use ctensor::solvers::{davidson_owned, diagonal_preconditioner_in_place, lobpcg, SolverOptions};
+use ctensor::solvers::{davidson_into, diagonal_preconditioner_in_place, lobpcg, SolverOptions};
 use ctensor::{DeviceType, Tensor};
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
@@ -394,7 +394,10 @@ impl Calculation {
                 opts.tol = tol;
                 opts.max_iter = if step == 0 { 8 } else { max_eig_iter };
                 opts.max_basis = blocks.saturating_mul(nsolve);
-                let h = |x: &Tensor| -> ctensor::Result<Tensor> {
+                let h = |x: &Tensor, out: &mut Tensor| -> ctensor::Result<()> {
+                    op.apply_into(v_ref, x, out).map_err(into_tensor_error)
+                };
+                let h_new = |x: &Tensor| -> ctensor::Result<Tensor> {
                     op.apply(v_ref, x).map_err(into_tensor_error)
                 };
                 let kin_diag = op.kinetic()?;
@@ -408,8 +411,8 @@ impl Calculation {
                         what: format!("k-point {i} has no start bands"),
                     })?;
                 let found = match solver {
-                    Eigensolver::Davidson => davidson_owned(h, pre, x0, opts)?,
-                    Eigensolver::Lobpcg => lobpcg(h, pre, &x0, opts)?,
+                    Eigensolver::Davidson => davidson_into(h, pre, x0, opts)?,
+                    Eigensolver::Lobpcg => lobpcg(h_new, pre, &x0, opts)?,
                 };
                 let t_eig = te.elapsed().as_secs_f64();
                 let tr = Instant::now();
