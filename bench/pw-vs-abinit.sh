@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctensor-pw against ABINIT 9.6.2 on the same machine, same cases, same thread counts.
 # Default: Si, shifted 4x4x4 Monkhorst-Pack mesh (256 points, 10 after symmetry), ecut
-# 10/20/30 Ha, 8 bands, on 1 and 2 threads, best of 3. ABINIT runs the committed inputs
+# 10/20/30 Ha, 8 bands, on 1 and 2 threads, best of 3, and the 20 Ha case with PBE. ABINIT runs the committed inputs
 # pw/tests/data/abinit/si_mp444_e*.abi (tolvrs 1e-16, OMP_NUM_THREADS = threads);
 # ctensor-pw runs the same crystal with its defaults (|dE| < 1e-10 Ha and
 # |rho_out - rho_in| < 1e-7). With --large: the 8-atom cubic cell on a 4x4x4 mesh and the
@@ -103,4 +103,10 @@ json.dump(d, open(path, "w"))
 PY
   for t in 1 2; do row "si_mp444_e$e" "$t" 3; done
 done
+# PBE (a GGA): the 20 Ha case with libxc's PBE on both sides (ABINIT's ixc -101130).
+sed 's/^ixc 1$/ixc -101130/' "$work/si_mp444_e20.abi" > "$work/si_mp444_e20_pbe.abi"
+python3 -c "
+import json; d = json.load(open('$work/si_mp444_e20.json')); d['xc'] = 'gga_pbe'
+json.dump(d, open('$work/si_mp444_e20_pbe.json', 'w'))"
+for t in 1 2; do row si_mp444_e20_pbe "$t" 3; done
 } | tee target/bench/pw-vs-abinit.md

@@ -59,7 +59,8 @@ pub struct Input {
     pub nband: usize,
     /// The k-point mesh.
     pub kmesh: KMesh,
-    /// Exchange–correlation (`lda_teter93`, `lda_pz`, `lda_pw`, or libxc LDA names joined by `+`).
+    /// Exchange–correlation (`lda_teter93`, `lda_pz`, `lda_pw`, `gga_pbe`, `gga_pbesol`, or
+    /// libxc LDA and GGA names joined by `+`).
     #[serde(default = "teter")]
     pub xc: String,
     /// SCF settings.

@@ -1,4 +1,4 @@
-//! ctensor-pw: self-consistent Kohn–Sham LDA in plane waves, written on ctensor's public
+//! ctensor-pw: self-consistent Kohn–Sham LDA and GGA in plane waves, written on ctensor's public
 //! API — HGH/GTH pseudopotentials, libxc exchange–correlation, Ewald, Pulay–Kerker
 //! mixing and the block eigensolvers of [`ctensor::solvers`]. The physics follows
 //! ABINIT's conventions (G = 0 terms, grids, the HGH h matrices; `pw/README.md`), and the

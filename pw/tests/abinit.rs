@@ -1,4 +1,5 @@
-//! ctensor-pw against ABINIT 9.6.2 on diamond silicon (HGH, Teter LDA): total energy to
+//! ctensor-pw against ABINIT 9.6.2 on diamond silicon and zinc-blende GaAs (HGH, Teter's
+//! LDA, and PBE for three cases): total energy to
 //! 1e-6 Ha, every energy term to 1e-5 Ha (Ewald and the pseudo-core term to 1e-8),
 //! every eigenvalue to 1e-5 Ha and the plane-wave count of every k-point exactly, at
 //! ecut 10, 20 and 30 Ha for Γ only, the Γ-centred 2×2×2 mesh and the shifted 4×4×4
@@ -18,7 +19,8 @@ fn data() -> PathBuf {
 }
 
 /// The input of a reference case (Si at a = 10.26 bohr unless the case says 10.18;
-/// zinc-blende GaAs at 10.68; 8 bands; as in CASE.abi).
+/// zinc-blende GaAs at 10.68; 8 bands; Teter's LDA, or PBE where the case ends in
+/// `_pbe`; as in CASE.abi).
 fn input_for(case: &str, ecut: f64) -> Input {
     let gaas = case.starts_with("gaas");
     let a = if case.starts_with("si_a1018") {
@@ -71,7 +73,11 @@ fn input_for(case: &str, ecut: f64) -> Input {
         ecut_ha: ecut,
         nband: 8,
         kmesh: KMesh { ngkpt, shifts },
-        xc: "lda_teter93".into(),
+        xc: if case.ends_with("_pbe") {
+            "gga_pbe".into()
+        } else {
+            "lda_teter93".into()
+        },
         scf: ScfSettings::default(),
         time_reversal: true,
         symmetry: true,
@@ -206,6 +212,17 @@ fn silicon_shifted_mp444_matches_abinit_at_ecut_10_20_30() -> TestResult {
 #[test]
 fn gallium_arsenide_matches_abinit() -> TestResult {
     ["gaas_k222_e20", "gaas_mp444_e15"]
+        .into_iter()
+        .try_for_each(check)
+}
+
+/// PBE, a GGA (libxc's GGA_X_PBE + GGA_C_PBE; ABINIT's `ixc -101130`, the same libxc
+/// functional): the gradient-dependent potential `−2∇·(∂f/∂σ ∇ρ)` through the whole
+/// SCF, at Γ with real bands, on the Γ-centred 2×2×2 mesh, and for GaAs on the shifted
+/// 4×4×4 mesh.
+#[test]
+fn pbe_matches_abinit_for_silicon_and_gallium_arsenide() -> TestResult {
+    ["si_gamma_e20_pbe", "si_k222_e20_pbe", "gaas_mp444_e15_pbe"]
         .into_iter()
         .try_for_each(check)
 }

@@ -216,7 +216,16 @@ fn every_bad_input_is_one_line_and_exit_status_2() -> TestResult {
             set(&|v| v["atoms"][0]["species"] = "Ge".into()),
             "species",
         ),
-        ("xc", set(&|v| v["xc"] = "gga_x_pbe".into()), "LDA"),
+        (
+            "xc",
+            set(&|v| v["xc"] = "hyb_gga_xc_b3lyp".into()),
+            "LDA or GGA",
+        ),
+        (
+            "xc name",
+            set(&|v| v["xc"] = "gga_nonsense".into()),
+            "gga_pbe",
+        ),
         (
             "grid",
             set(&|v| v["fft_grid"] = serde_json::json!([8, 8, 8])),

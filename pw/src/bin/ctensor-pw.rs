@@ -1,5 +1,5 @@
 //! `ctensor-pw run INPUT.json --output RESULT.json [--threads N] [--device cpu|gpu]`:
-//! a self-consistent Kohn–Sham LDA calculation. Prints the SCF progress and a summary;
+//! a self-consistent Kohn–Sham calculation (LDA or GGA). Prints the SCF progress and a summary;
 //! any bad input is one line on stderr and exit status 2; an SCF that does not converge
 //! writes its last state, says so, and exits with status 3.
 
@@ -16,7 +16,7 @@ use std::time::Instant;
 #[command(
     name = "ctensor-pw",
     version,
-    about = "Plane-wave Kohn–Sham LDA on ctensor"
+    about = "Plane-wave Kohn–Sham DFT (LDA, GGA) on ctensor"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -193,7 +193,7 @@ fn run(
         if let (Some(svg), true) = (plot, share.is_root()) {
             let nocc = (outcome.nelectrons / 2.0) as usize;
             let title = format!(
-                "ctensor-pw: LDA bands, ecut {} Ha ({})",
+                "ctensor-pw: Kohn–Sham bands, ecut {} Ha ({})",
                 calc.ecut,
                 calc.xc.name()
             );
