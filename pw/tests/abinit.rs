@@ -129,6 +129,7 @@ fn check(case: &str) -> TestResult {
         e.total()
     );
     let c = &r["energy_components_ha"];
+    let mut worst_term: f64 = 0.0;
     for (name, ours, tol) in [
         ("kinetic", e.kinetic, 1e-5),
         ("hartree", e.hartree, 1e-5),
@@ -139,6 +140,7 @@ fn check(case: &str) -> TestResult {
         ("nonlocal_psp", e.nonlocal_psp, 1e-5),
     ] {
         let want = f(&c[name]);
+        worst_term = worst_term.max((ours - want).abs());
         assert!(
             (ours - want).abs() < tol,
             "{case}: {name} {ours} vs ABINIT {want}"
@@ -178,7 +180,7 @@ fn check(case: &str) -> TestResult {
     }
     assert!(worst < 1e-5, "{case}: eigenvalues differ by {worst:.3e} Ha");
     println!(
-        "{case}: |ΔE_tot| = {:.2e} Ha, max |Δε| = {worst:.2e} Ha, {} steps",
+        "{case}: |ΔE_tot| = {:.2e} Ha, max |ΔE_term| = {worst_term:.2e} Ha, max |Δε| = {worst:.2e} Ha, {} steps",
         (e.total() - total).abs(),
         out.steps.len()
     );
