@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctensor-pw against ABINIT 9.6.2 on the same machine, same cases, same thread counts.
 # Default: Si, shifted 4x4x4 Monkhorst-Pack mesh (256 points, 10 after symmetry), ecut
-# 10/20/30 Ha, 8 bands, on 1 and 2 threads, best of 3, and the 20 Ha case with PBE. ABINIT runs the committed inputs
+# 10/20/30 Ha, 8 bands, on 1 and 2 threads, best of 3, the 20 Ha case with PBE, and a
+# molecule (Si2 in a box; LDA and PBE, one thread). ABINIT runs the committed inputs
 # pw/tests/data/abinit/si_mp444_e*.abi (tolvrs 1e-16, OMP_NUM_THREADS = threads);
 # ctensor-pw runs the same crystal with its defaults (|dE| < 1e-10 Ha and
 # |rho_out - rho_in| < 1e-7). With --large: the 8-atom cubic cell on a 4x4x4 mesh and the
@@ -109,4 +110,19 @@ python3 -c "
 import json; d = json.load(open('$work/si_mp444_e20.json')); d['xc'] = 'gga_pbe'
 json.dump(d, open('$work/si_mp444_e20_pbe.json', 'w'))"
 for t in 1 2; do row si_mp444_e20_pbe "$t" 3; done
+# A molecule in vacuum: Si2 in a 14-bohr box at Gamma, 10 Ha, LDA and PBE, one thread.
+# ABINIT chooses its own istwfk (real wavefunctions at Gamma, as ctensor-pw); both sides
+# use the bounded model preconditioner with dielectric constant 2 (ABINIT's diemac 2).
+for case in si2_box_e10 si2_box_e10_pbe; do
+  sed '/^istwfk/d' "pw/tests/data/abinit/$case.abi" > "$work/$case.abi"
+  xc=lda_teter93; case $case in *_pbe) xc=gga_pbe;; esac
+  python3 -c "
+import json
+json.dump({'lattice_vectors_bohr': [[14, 0, 0], [0, 14, 0], [0, 0, 14]],
+           'atoms': [{'species': 'Si', 'reduced': [0, 0, 0]}, {'species': 'Si', 'reduced': [0.16, 0.1, 0.05]}],
+           'pseudopotentials': {'Si': '14si.4.hgh'}, 'ecut_ha': 10, 'nband': 6,
+           'kmesh': {'ngkpt': [1, 1, 1]}, 'xc': '$xc', 'scf': {'dielectric_constant': 2.0}},
+          open('$work/$case.json', 'w'))"
+  row "$case" 1 3
+done
 } | tee target/bench/pw-vs-abinit.md

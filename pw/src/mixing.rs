@@ -9,13 +9,62 @@
 //! instead of 3 MB). Components of an input outside the sphere, which a uniform start
 //! and band densities do not have, are dropped. The overlaps of the residuals are the
 //! reciprocal-space sums over the whole sphere (each stored G counted with its
-//! partner), and the step is Σ c_k (ρ_in,k + β K ρ_res,k) with the Kerker factor
-//! `K = G² / (G² + q0²)`.
+//! partner), and the step is Σ c_k (ρ_in,k + β K ρ_res,k) with `K = 1/ε(G)` of a model
+//! dielectric function ([`ModelDielectric`]): Kerker's `G² / (G² + q0²)` by default, for
+//! metals and semiconductors, or ABINIT's bounded model for a finite dielectric constant
+//! (insulators, molecules in vacuum: `ε = 1` is no preconditioning).
 
 use crate::basis::DensityGrid;
 use crate::error::Result;
 use crate::potential::{to_real, to_reciprocal};
 use ctensor::{c64, solve, Tensor};
+
+/// A model of the dielectric function that preconditions the density residual:
+/// `ε(G) = 1 + 1 / (1/(ε_M − 1) + |G|²/q0²)` (ABINIT's `diemac` model with
+/// `dielng = 1/q0`). `ε_M = ∞` (`epsilon: None`) is Kerker's metal, `1/ε = G²/(G² + q0²)`;
+/// a finite `ε_M` bounds the damping of long wavelengths at `1/ε_M`, and `ε_M = 1` (or
+/// `q0 = 0`) is no preconditioning.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelDielectric {
+    /// The screening wave vector `q0` (bohr⁻¹); 0 turns preconditioning off.
+    pub q0: f64,
+    /// The macroscopic dielectric constant `ε_M ≥ 1`; `None` is infinite (Kerker).
+    pub epsilon: Option<f64>,
+}
+
+impl ModelDielectric {
+    /// `1/ε(G)` at `|G|² = g2`, and 0 at G = 0 (the electron count is kept).
+    pub fn preconditioner(&self, g2: f64) -> f64 {
+        if g2 <= 0.0 {
+            return 0.0;
+        }
+        match self.epsilon {
+            // Kerker's form as it always was (not the general one with a = 0), so the
+            // default's arithmetic is unchanged.
+            None => g2 / (g2 + self.q0 * self.q0),
+            Some(eps) => {
+                // 1/ε = s/(s + 1) with s = 1/(ε_M − 1) + G²/q0², infinite for ε_M = 1 or
+                // q0 = 0.
+                let a = if eps > 1.0 {
+                    1.0 / (eps - 1.0)
+                } else {
+                    f64::INFINITY
+                };
+                let b = if self.q0 > 0.0 {
+                    g2 / (self.q0 * self.q0)
+                } else {
+                    f64::INFINITY
+                };
+                let s = a + b;
+                if s.is_infinite() {
+                    1.0
+                } else {
+                    s / (s + 1.0)
+                }
+            }
+        }
+    }
+}
 
 /// The mixer's state: the last few input densities and their residuals `ρ_out − ρ_in`,
 /// on half of the density sphere.
@@ -26,7 +75,7 @@ pub struct Pulay {
     index: Vec<usize>,
     /// Grid index of −G for each stored G (its own index for G = 0).
     partner: Vec<usize>,
-    /// `G² / (G² + q0²)` per stored G (0 at G = 0: the electron count is kept).
+    /// `1/ε(G)` per stored G (0 at G = 0: the electron count is kept).
     kerker: Vec<f64>,
     /// Points of the grid.
     npts: usize,
@@ -35,9 +84,9 @@ pub struct Pulay {
 }
 
 impl Pulay {
-    /// A mixer keeping `history` steps, mixing `beta` of the preconditioned residual, with
-    /// Kerker wave vector `q0` (bohr⁻¹), on the density sphere of `dg`.
-    pub fn new(history: usize, beta: f64, q0: f64, dg: &DensityGrid) -> Pulay {
+    /// A mixer keeping `history` steps, mixing `beta` of the residual preconditioned by
+    /// `model`, on the density sphere of `dg`.
+    pub fn new(history: usize, beta: f64, model: ModelDielectric, dg: &DensityGrid) -> Pulay {
         let [n1, n2, n3] = dg.grid.n;
         let wrap = |m: i64, n: usize| m.rem_euclid(n as i64) as usize;
         let (mut index, mut partner, mut kerker) = (Vec::new(), Vec::new(), Vec::new());
@@ -49,7 +98,7 @@ impl Pulay {
             if i <= j {
                 index.push(i);
                 partner.push(j);
-                kerker.push(if g2 > 0.0 { g2 / (g2 + q0 * q0) } else { 0.0 });
+                kerker.push(model.preconditioner(g2));
             }
         }
         Pulay {
@@ -66,7 +115,7 @@ impl Pulay {
 
     /// The next input density from the last input `rho_in` and output `rho_out` (both
     /// `ρ(r)` on the grid of `dg`): the combination of the stored steps whose residual is
-    /// smallest (Σ c_i = 1), plus `beta` times its Kerker-preconditioned residual.
+    /// smallest (Σ c_i = 1), plus `beta` times its preconditioned residual.
     pub fn next(&mut self, dg: &DensityGrid, rho_in: &[f64], rho_out: &[f64]) -> Result<Vec<f64>> {
         let (gi, go) = (to_reciprocal(dg, rho_in)?, to_reciprocal(dg, rho_out)?);
         let input = self.index.iter().map(|&i| gi[i]);
@@ -215,7 +264,8 @@ mod tests {
             .iter()
             .map(|&g| if g > 0.0 { g / (g + q0 * q0) } else { 0.0 })
             .collect();
-        let mut mixer = Pulay::new(3, beta, q0, &dg);
+        let kerker_model = ModelDielectric { q0, epsilon: None };
+        let mut mixer = Pulay::new(3, beta, kerker_model, &dg);
         let sphere = dg.in_sphere.iter().filter(|&&b| b).count();
         assert_eq!(
             2 * mixer.index.len(),
@@ -276,11 +326,60 @@ mod tests {
         assert!(outside > 1e-4, "the random input has components outside");
         let inside = to_real(&dg, &g)?;
         let rho_out = band_limited(&dg, 4, Some(full.iter().sum()))?;
-        let a = Pulay::new(2, 0.5, 0.8, &dg).next(&dg, &full, &rho_out)?;
-        let b = Pulay::new(2, 0.5, 0.8, &dg).next(&dg, &inside, &rho_out)?;
+        let model = ModelDielectric {
+            q0: 0.8,
+            epsilon: None,
+        };
+        let a = Pulay::new(2, 0.5, model, &dg).next(&dg, &full, &rho_out)?;
+        let b = Pulay::new(2, 0.5, model, &dg).next(&dg, &inside, &rho_out)?;
         for (p, (x, y)) in a.iter().zip(&b).enumerate() {
             assert!((x - y).abs() <= 1e-13, "[{p}]: {x} vs {y}");
         }
         Ok(())
+    }
+
+    /// The model against its closed forms: Kerker for `ε_M = ∞`, the same function for a
+    /// huge finite `ε_M`, the bound `1/ε_M` at long wavelength, 1 (no preconditioning)
+    /// for `ε_M = 1` or `q0 = 0`, and ABINIT's formula written out at a few points.
+    #[test]
+    fn the_model_dielectric_is_kerker_bounded_by_the_dielectric_constant() {
+        let q0 = 0.8;
+        let kerker = ModelDielectric { q0, epsilon: None };
+        for g2 in [1e-6, 0.01, 0.64, 1.0, 25.0, 1e4] {
+            assert_eq!(kerker.preconditioner(g2), g2 / (g2 + q0 * q0));
+            let huge = ModelDielectric {
+                q0,
+                epsilon: Some(1e12),
+            };
+            assert!((huge.preconditioner(g2) - kerker.preconditioner(g2)).abs() < 1e-9);
+            for eps in [1.5, 2.0, 12.0] {
+                let m = ModelDielectric {
+                    q0,
+                    epsilon: Some(eps),
+                };
+                let want = 1.0 / (1.0 + 1.0 / (1.0 / (eps - 1.0) + g2 / (q0 * q0)));
+                assert!((m.preconditioner(g2) - want).abs() < 1e-14, "{eps} {g2}");
+                assert!(m.preconditioner(g2) >= 1.0 / eps - 1e-15);
+                assert!(m.preconditioner(g2) >= kerker.preconditioner(g2));
+            }
+            let none = ModelDielectric {
+                q0,
+                epsilon: Some(1.0),
+            };
+            assert_eq!(none.preconditioner(g2), 1.0);
+            let off = ModelDielectric {
+                q0: 0.0,
+                epsilon: Some(12.0),
+            };
+            assert_eq!(off.preconditioner(g2), 1.0);
+        }
+        // The long-wavelength limit is 1/ε_M, and G = 0 is never mixed.
+        let m = ModelDielectric {
+            q0,
+            epsilon: Some(12.0),
+        };
+        assert!((m.preconditioner(1e-12) - 1.0 / 12.0).abs() < 1e-10);
+        assert_eq!(m.preconditioner(0.0), 0.0);
+        assert_eq!(kerker.preconditioner(0.0), 0.0);
     }
 }

@@ -62,6 +62,17 @@ pub struct DensityTerms {
     pub v_total: Vec<f64>,
 }
 
+/// The energies of [`DensityTerms`] without the potential.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DensityEnergies {
+    /// E_H (Ha).
+    pub hartree: f64,
+    /// E_xc (Ha).
+    pub xc: f64,
+    /// E_loc = ∫ V_loc ρ (Ha).
+    pub local: f64,
+}
+
 /// Hartree, XC and local-pseudopotential terms of the density `rho` (`ρ(r)` on the grid).
 pub fn density_terms(
     crystal: &Crystal,
@@ -70,32 +81,155 @@ pub fn density_terms(
     vloc_r: &[f64],
     rho: &[f64],
 ) -> Result<DensityTerms> {
-    let omega = crystal.volume();
-    let npts = dg.grid.len() as f64;
     let rho_g = to_reciprocal(dg, rho)?;
-    let mut vh_g = vec![c64::new(0.0, 0.0); rho_g.len()];
-    let mut eh = 0.0;
-    for i in 0..rho_g.len() {
-        if dg.in_sphere[i] {
-            vh_g[i] = rho_g[i] * (4.0 * PI / dg.g2[i]);
-            eh += 0.5 * omega * 4.0 * PI * rho_g[i].norm_sqr() / dg.g2[i];
-        }
-    }
+    let e = density_energies_with(crystal, dg, xc, vloc_r, rho, &rho_g, false)?;
+    let vh_g: Vec<c64> = (0..rho_g.len())
+        .map(|i| {
+            if dg.in_sphere[i] {
+                rho_g[i] * (4.0 * PI / dg.g2[i])
+            } else {
+                c64::new(0.0, 0.0)
+            }
+        })
+        .collect();
     let vh_r = to_real(dg, &vh_g)?;
-    // ∫ V_loc ρ on the grid: the reciprocal-space sum Ω Σ_G V_loc(G) ρ(G)* by Parseval,
-    // without keeping V_loc(G) (a complex box, 6 MB on a 72³ grid).
-    let eloc = omega / npts * vloc_r.iter().zip(rho).map(|(v, r)| v * r).sum::<f64>();
+    drop(vh_g);
     let (exc, vxc) = xc_on_grid(crystal, dg, xc, rho, &rho_g)?;
-    let exc_total = omega / npts * rho.iter().zip(&exc).map(|(r, e)| r * e).sum::<f64>();
+    let npts = dg.grid.len() as f64;
+    let exc_total = crystal.volume() / npts * rho.iter().zip(&exc).map(|(r, e)| r * e).sum::<f64>();
     let v_total = (0..rho.len())
         .map(|i| vloc_r[i] + vh_r[i] + vxc[i])
         .collect();
     Ok(DensityTerms {
+        hartree: e.hartree,
+        xc: exc_total,
+        local: e.local,
+        v_total,
+    })
+}
+
+/// The energy terms of `rho` whose transform `rho_g` the caller has, without the
+/// potential: no transform back for V_H, and for the XC term libxc's energy alone (for a
+/// GGA, the gradient's two transforms and no divergence).
+pub fn density_energies(
+    crystal: &Crystal,
+    dg: &DensityGrid,
+    xc: &Xc,
+    vloc_r: &[f64],
+    rho: &[f64],
+    rho_g: &[c64],
+) -> Result<DensityEnergies> {
+    density_energies_with(crystal, dg, xc, vloc_r, rho, rho_g, true)
+}
+
+/// E_H and E_loc always; E_xc when `with_xc` (else 0: the caller has it from the
+/// potential's evaluation).
+fn density_energies_with(
+    crystal: &Crystal,
+    dg: &DensityGrid,
+    xc: &Xc,
+    vloc_r: &[f64],
+    rho: &[f64],
+    rho_g: &[c64],
+    with_xc: bool,
+) -> Result<DensityEnergies> {
+    let omega = crystal.volume();
+    let npts = dg.grid.len() as f64;
+    let eh: f64 = (0..rho_g.len())
+        .filter(|&i| dg.in_sphere[i])
+        .map(|i| 0.5 * omega * 4.0 * PI * rho_g[i].norm_sqr() / dg.g2[i])
+        .sum();
+    // ∫ V_loc ρ on the grid: the reciprocal-space sum Ω Σ_G V_loc(G) ρ(G)* by Parseval,
+    // without keeping V_loc(G) (a complex box, 6 MB on a 72³ grid).
+    let eloc = omega / npts * vloc_r.iter().zip(rho).map(|(v, r)| v * r).sum::<f64>();
+    let exc_total = if with_xc {
+        let exc = xc_energy_on_grid(crystal, dg, xc, rho, rho_g)?;
+        omega / npts * rho.iter().zip(&exc).map(|(r, e)| r * e).sum::<f64>()
+    } else {
+        0.0
+    };
+    Ok(DensityEnergies {
         hartree: eh,
         xc: exc_total,
         local: eloc,
-        v_total,
     })
+}
+
+/// Cartesian component `c` of G at each grid point in row-major order, 0 on the Nyquist
+/// planes (m = −n/2, which only an even side has): there a real function's derivative
+/// has no well-defined component.
+fn g_component<'a>(
+    crystal: &'a Crystal,
+    dg: &'a DensityGrid,
+    c: usize,
+) -> impl Iterator<Item = f64> + 'a {
+    let n = dg.grid.n;
+    dg.grid.frequency_iter().map(move |m| {
+        if (0..3).any(|a| 2 * m[a] == -(n[a] as i64)) {
+            0.0
+        } else {
+            crystal.reciprocal_cartesian([m[0] as f64, m[1] as f64, m[2] as f64])[c]
+        }
+    })
+}
+
+/// `f(r) = Σ_G f(G) e^{iG·r}` on the grid, complex, on the host.
+fn to_real_complex(dg: &DensityGrid, fg: &[c64]) -> Result<Vec<c64>> {
+    let t = ifftn(
+        &Tensor::from_slice(fg, &dg.grid.n)?,
+        &[0, 1, 2],
+        FftNorm::Forward,
+    )?;
+    Ok(t.to_vec::<c64>()?)
+}
+
+/// `∇ρ = Σ_G iG ρ(G) e^{iG·r}` on the grid, its three Cartesian components. Two
+/// transforms: `iG_x ρ(G)` and `iG_y ρ(G)` are the transforms of real functions, so one
+/// complex transform of `iG_x ρ + i·iG_y ρ` gives ∂_x ρ as its real part and ∂_y ρ as
+/// its imaginary part.
+fn gradient(crystal: &Crystal, dg: &DensityGrid, rho_g: &[c64]) -> Result<[Vec<f64>; 3]> {
+    let i = c64::new(0.0, 1.0);
+    let xy: Vec<c64> = g_component(crystal, dg, 0)
+        .zip(g_component(crystal, dg, 1))
+        .zip(rho_g)
+        .map(|((gx, gy), r)| (i * gx - gy) * r)
+        .collect();
+    let xy = to_real_complex(dg, &xy)?;
+    let z: Vec<c64> = g_component(crystal, dg, 2)
+        .zip(rho_g)
+        .map(|(g, r)| i * g * r)
+        .collect();
+    Ok([
+        xy.iter().map(|v| v.re).collect(),
+        xy.iter().map(|v| v.im).collect(),
+        to_real(dg, &z)?,
+    ])
+}
+
+/// `σ = |∇ρ|²` at each point.
+fn squared(grad: &[Vec<f64>; 3]) -> Vec<f64> {
+    (0..grad[0].len())
+        .map(|p| grad.iter().map(|d| d[p] * d[p]).sum())
+        .collect()
+}
+
+/// `ε_xc(r)` of the density `rho` (`rho_g` its transform): libxc's energy alone, with σ
+/// from [`gradient`] for a GGA.
+pub fn xc_energy_on_grid(
+    crystal: &Crystal,
+    dg: &DensityGrid,
+    xc: &Xc,
+    rho: &[f64],
+    rho_g: &[c64],
+) -> Result<Vec<f64>> {
+    let mut exc = vec![0.0; rho.len()];
+    if xc.is_gga() {
+        let sigma = squared(&gradient(crystal, dg, rho_g)?);
+        xc.energy(rho, Some(&sigma), &mut exc)?;
+    } else {
+        xc.energy(rho, None, &mut exc)?;
+    }
+    Ok(exc)
 }
 
 /// `ε_xc(r)` and `V_xc(r)` of the density `rho` (`rho_g` its transform). For a GGA,
@@ -116,28 +250,8 @@ pub fn xc_on_grid(
         xc.evaluate(rho, &mut exc, &mut vxc)?;
         return Ok((exc, vxc));
     }
-    // Cartesian component `c` of G at each grid point, 0 on the Nyquist planes (m = −n/2,
-    // which only an even side has).
-    let box_n = dg.grid.n;
-    let g_c = move |c: usize| {
-        dg.grid.frequency_iter().map(move |m| {
-            let nyquist = (0..3).any(|a| 2 * m[a] == -(box_n[a] as i64));
-            if nyquist {
-                0.0
-            } else {
-                crystal.reciprocal_cartesian([m[0] as f64, m[1] as f64, m[2] as f64])[c]
-            }
-        })
-    };
-    let i = c64::new(0.0, 1.0);
-    let mut grad = Vec::with_capacity(3);
-    for c in 0..3 {
-        let d: Vec<c64> = g_c(c).zip(rho_g).map(|(g, r)| i * g * r).collect();
-        grad.push(to_real(dg, &d)?);
-    }
-    let sigma: Vec<f64> = (0..n)
-        .map(|p| grad.iter().map(|d| d[p] * d[p]).sum())
-        .collect();
+    let grad = gradient(crystal, dg, rho_g)?;
+    let sigma = squared(&grad);
     let mut vsigma = vec![0.0; n];
     xc.evaluate_gga(
         rho,
@@ -148,15 +262,32 @@ pub fn xc_on_grid(
             vsigma: &mut vsigma,
         },
     )?;
-    // ∇·(v_σ ∇ρ) in reciprocal space: Σ_c iG_c (v_σ ∂_c ρ)(G).
-    let mut div_g = vec![c64::new(0.0, 0.0); n];
-    for (c, d) in grad.iter_mut().enumerate() {
-        d.iter_mut().zip(&vsigma).for_each(|(d, v)| *d *= v);
-        let h = to_reciprocal(dg, d)?;
-        for ((acc, g), h) in div_g.iter_mut().zip(g_c(c)).zip(h) {
-            *acc += i * g * h;
-        }
-    }
+    drop(sigma);
+    // ∇·h with h = v_σ ∇ρ, in reciprocal space: Σ_c iG_c h_c(G). h_x and h_y go through
+    // one complex transform P = H_x + i H_y; Re IFFT(iG_x P) = ∂_x h_x and
+    // Re IFFT(G_y P) = Im IFFT(iG_y P) = ∂_y h_y (G_c H_c(G) is the transform of a
+    // real function times −i), so ∇·h = Re IFFT((iG_x + G_y) P + iG_z H_z).
+    let [hx, hy, hz] = grad.map(|d| {
+        d.iter()
+            .zip(&vsigma)
+            .map(|(d, v)| d * v)
+            .collect::<Vec<f64>>()
+    });
+    let packed: Vec<c64> = hx.iter().zip(&hy).map(|(&x, &y)| c64::new(x, y)).collect();
+    drop((hx, hy));
+    let p = {
+        let t = Tensor::from_slice(&packed, &dg.grid.n)?;
+        fftn(&t, &[0, 1, 2], FftNorm::Forward)?.to_vec::<c64>()?
+    };
+    drop(packed);
+    let h_z = to_reciprocal(dg, &hz)?;
+    let i = c64::new(0.0, 1.0);
+    let div_g: Vec<c64> = g_component(crystal, dg, 0)
+        .zip(g_component(crystal, dg, 1))
+        .zip(g_component(crystal, dg, 2))
+        .zip(p.iter().zip(&h_z))
+        .map(|(((gx, gy), gz), (p, h))| (i * gx + gy) * p + i * gz * h)
+        .collect();
     let div = to_real(dg, &div_g)?;
     vxc.iter_mut().zip(div).for_each(|(v, d)| *v -= 2.0 * d);
     Ok((exc, vxc))
@@ -312,6 +443,54 @@ mod tests {
         let lda = Xc::new("lda_pw")?;
         let (e_lda, _) = xc_on_grid(&c, &dg, &lda, &rho, &to_reciprocal(&dg, &rho)?)?;
         assert!(exc.iter().zip(&e_lda).any(|(a, b)| (a - b).abs() > 1e-3));
+        Ok(())
+    }
+
+    /// The energy-only path (libxc's energy entry points, no V_H transform back, no
+    /// divergence) gives the energies of the full evaluation, for an LDA, PBE and a sum
+    /// of both kinds; and a GGA asked for energies without σ is an error.
+    #[test]
+    fn the_energies_alone_are_those_of_the_full_evaluation() -> Result<()> {
+        let n = [15, 16, 18];
+        let (c, dg) = cell(n)?;
+        let rho: Vec<f64> = waves(
+            n,
+            &[
+                ([0, 0, 0], 0.03, 0.0),
+                ([1, 1, 0], 0.01, 0.4),
+                ([0, -1, 2], 0.008, -1.0),
+            ],
+        );
+        let vloc = waves(n, &[([0, 0, 0], -0.3, 0.0), ([1, 0, 1], 0.2, 0.7)]);
+        let rho_g = to_reciprocal(&dg, &rho)?;
+        for name in ["lda_teter93", "gga_pbe", "gga_x_b88+lda_c_pw"] {
+            let xc = Xc::new(name)?;
+            let full = density_terms(&c, &dg, &xc, &vloc, &rho)?;
+            let alone = density_energies(&c, &dg, &xc, &vloc, &rho, &rho_g)?;
+            for (a, b, what) in [
+                (alone.hartree, full.hartree, "E_H"),
+                (alone.xc, full.xc, "E_xc"),
+                (alone.local, full.local, "E_loc"),
+            ] {
+                assert!(
+                    (a - b).abs() <= 1e-13 * b.abs().max(1.0),
+                    "{name}: {what} {a} against {b}"
+                );
+            }
+            let (exc, _) = xc_on_grid(&c, &dg, &xc, &rho, &rho_g)?;
+            let e = xc_energy_on_grid(&c, &dg, &xc, &rho, &rho_g)?;
+            assert!(exc
+                .iter()
+                .zip(&e)
+                .all(|(a, b)| (a - b).abs() <= 1e-14 * a.abs()));
+        }
+        let mut e = vec![0.0; rho.len()];
+        let err = Xc::new("gga_pbe")?.energy(&rho, None, &mut e).unwrap_err();
+        assert!(err.to_string().contains("expected σ"), "{err}");
+        let err = Xc::new("lda_pw")?
+            .energy(&rho, None, &mut e[1..])
+            .unwrap_err();
+        assert!(err.to_string().contains("one length"), "{err}");
         Ok(())
     }
 }

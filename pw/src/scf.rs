@@ -8,8 +8,10 @@ use crate::error::{input, Result};
 use crate::ewald::ewald_energy;
 use crate::hamiltonian::KOperator;
 use crate::kpoints::KPoint;
-use crate::mixing::Pulay;
-use crate::potential::{density_terms, grid_tensor, local_potential_g, to_real, to_reciprocal};
+use crate::mixing::{ModelDielectric, Pulay};
+use crate::potential::{
+    density_energies, density_terms, grid_tensor, local_potential_g, to_real, to_reciprocal,
+};
 use crate::psp::Hgh;
 use crate::share::KShare;
 use crate::symmetry::{symmetrize, SymOp};
@@ -59,8 +61,13 @@ pub struct ScfSettings {
     pub history: usize,
     /// Fraction of the preconditioned residual mixed in.
     pub mixing_beta: f64,
-    /// Kerker wave vector q0 (bohr⁻¹).
+    /// Kerker wave vector q0 (bohr⁻¹) of the mixer's preconditioner; 0 turns it off.
     pub kerker_q0: f64,
+    /// The macroscopic dielectric constant of the preconditioner's model
+    /// ([`crate::mixing::ModelDielectric`], ABINIT's `diemac`): absent is infinite
+    /// (Kerker, for metals and semiconductors); a finite value (≥ 1) bounds the damping
+    /// of long wavelengths, for insulators and molecules in vacuum (1: none).
+    pub dielectric_constant: Option<f64>,
     /// The eigensolver.
     pub eigensolver: Eigensolver,
     /// The tightest eigensolver residual asked for (Ha).
@@ -91,6 +98,7 @@ impl Default for ScfSettings {
             history: 8,
             mixing_beta: 1.0,
             kerker_q0: 0.8,
+            dielectric_constant: None,
             eigensolver: Eigensolver::Davidson,
             eig_tol: 1e-9,
             max_eig_iter: 40,
@@ -268,13 +276,14 @@ impl Calculation {
             && s.eig_tol > 0.0
             && s.mixing_beta > 0.0
             && s.kerker_q0 >= 0.0
+            && s.dielectric_constant.is_none_or(|e| e >= 1.0)
             && s.max_steps > 0
             && s.davidson_blocks.is_none_or(|b| b >= 2))
         {
             return Err(input(
                 "scf",
-                "positive tolerances, mixing_beta > 0, kerker_q0 >= 0, max_steps >= 1, \
-                 davidson_blocks >= 2",
+                "positive tolerances, mixing_beta > 0, kerker_q0 >= 0, dielectric_constant \
+                 >= 1, max_steps >= 1, davidson_blocks >= 2",
                 format!("{s:?}"),
             ));
         }
@@ -358,7 +367,11 @@ impl Calculation {
             })
             .collect::<Result<_>>()?;
         let mut eigenvalues: Vec<Vec<f64>> = vec![Vec::new(); ops.len()];
-        let mut mixer = Pulay::new(s.history, s.mixing_beta, s.kerker_q0, &dg);
+        let model = ModelDielectric {
+            q0: s.kerker_q0,
+            epsilon: s.dielectric_constant,
+        };
+        let mut mixer = Pulay::new(s.history, s.mixing_beta, model, &dg);
         let mut steps: Vec<Step> = Vec::new();
         let mut timings = Timings::default();
         let mut last_potential = Vec::new();
@@ -462,7 +475,7 @@ impl Calculation {
             let [kin, enl] = sums;
             let worst = share.max(worst)?;
             let tm = Instant::now();
-            if self.symmetry.len() > 1 {
+            let rho_out_g = if self.symmetry.len() > 1 {
                 let g = symmetrize(
                     &self.symmetry,
                     &dg,
@@ -470,10 +483,15 @@ impl Calculation {
                     &to_reciprocal(&dg, &rho_out)?,
                 );
                 rho_out = to_real(&dg, &g)?;
-            }
+                g
+            } else {
+                to_reciprocal(&dg, &rho_out)?
+            };
             timings.symmetry_mixing += tm.elapsed().as_secs_f64();
             let th = Instant::now();
-            let terms = density_terms(crystal, &dg, &self.xc, &vloc_r, &rho_out)?;
+            // The output density's energies only: its potential is never used.
+            let terms = density_energies(crystal, &dg, &self.xc, &vloc_r, &rho_out, &rho_out_g)?;
+            drop(rho_out_g);
             timings.hartree_xc += th.elapsed().as_secs_f64();
             energies.kinetic = kin;
             energies.nonlocal_psp = enl;

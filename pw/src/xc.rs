@@ -46,6 +46,14 @@ extern "C" {
         vrho: *mut f64,
         vsigma: *mut f64,
     );
+    fn xc_lda_exc(p: *const XcFuncType, np: usize, rho: *const f64, zk: *mut f64);
+    fn xc_gga_exc(
+        p: *const XcFuncType,
+        np: usize,
+        rho: *const f64,
+        sigma: *const f64,
+        zk: *mut f64,
+    );
     fn xc_version_string() -> *const c_char;
 }
 
@@ -170,6 +178,48 @@ impl Xc {
                 vsigma: &mut vsigma,
             },
         )
+    }
+
+    /// ε_xc alone (libxc's energy-only entry points, cheaper than the potential's) at
+    /// each density `rho` and, for a GGA, squared gradient `sigma`; thresholds as
+    /// [`evaluate_gga`](Self::evaluate_gga). A GGA without `sigma`, or lengths that
+    /// differ, are `PwError::Xc`.
+    pub fn energy(&self, rho: &[f64], sigma: Option<&[f64]>, exc: &mut [f64]) -> Result<()> {
+        let n = rho.len();
+        let sig_len = sigma.map_or(n, |s| s.len());
+        if exc.len() != n || sig_len != n {
+            return Err(PwError::Xc(format!(
+                "expected ρ, σ and ε_xc of one length, given {n}, {sig_len} and {}",
+                exc.len()
+            )));
+        }
+        if self.is_gga() && sigma.is_none() {
+            return Err(PwError::Xc(format!(
+                "expected σ = |∇ρ|² for the GGA {:?}, given none",
+                self.name
+            )));
+        }
+        exc.fill(0.0);
+        let clean: Vec<f64> = rho.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
+        let sig: Vec<f64> = sigma.map_or(Vec::new(), |s| s.iter().map(|&s| s.max(0.0)).collect());
+        let mut e = vec![0.0; n];
+        for part in &self.parts {
+            if part.gga {
+                // SAFETY: `part.p` is an initialised unpolarised GGA; rho, sigma (checked
+                // above to be present and of length n) and zk hold `n` doubles each.
+                unsafe { xc_gga_exc(part.p, n, clean.as_ptr(), sig.as_ptr(), e.as_mut_ptr()) };
+            } else {
+                // SAFETY: `part.p` is an initialised unpolarised LDA; rho and zk hold `n`
+                // doubles each.
+                unsafe { xc_lda_exc(part.p, n, clean.as_ptr(), e.as_mut_ptr()) };
+            }
+            for i in 0..n {
+                if clean[i] != 0.0 {
+                    exc[i] += e[i];
+                }
+            }
+        }
+        Ok(())
     }
 
     /// ε_xc, ∂(ρ ε_xc)/∂ρ and ∂(ρ ε_xc)/∂σ at each density `rho` and squared gradient

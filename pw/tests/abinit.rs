@@ -63,6 +63,11 @@ fn input_for(case: &str, ecut: f64) -> Input {
                 ngkpt: [1, 1, 1],
                 shifts: vec![[0.0; 3]],
             },
+            // ABINIT's input has `diemac 2.0`: the same model preconditioner.
+            scf: ScfSettings {
+                dielectric_constant: Some(2.0),
+                ..ScfSettings::default()
+            },
             ..input_for("si_gamma_e10", ecut)
         }
         .with_xc(case);

@@ -232,6 +232,11 @@ fn every_bad_input_is_one_line_and_exit_status_2() -> TestResult {
             "fft_grid",
         ),
         (
+            "dielectric_constant",
+            set(&|v| v["scf"] = serde_json::json!({"dielectric_constant": 0.5})),
+            "dielectric_constant >= 1",
+        ),
+        (
             "davidson_blocks",
             set(&|v| v["scf"] = serde_json::json!({"davidson_blocks": 1})),
             "davidson_blocks >= 2",
