@@ -118,6 +118,23 @@ impl Pulay {
     /// smallest (Σ c_i = 1), plus `beta` times its preconditioned residual.
     pub fn next(&mut self, dg: &DensityGrid, rho_in: &[f64], rho_out: &[f64]) -> Result<Vec<f64>> {
         let (gi, go) = (to_reciprocal(dg, rho_in)?, to_reciprocal(dg, rho_out)?);
+        to_real(dg, &self.next_reciprocal(&gi, &go)?)
+    }
+
+    /// [`next`](Self::next) in reciprocal space: `rho_in_g` and `rho_out_g` are the
+    /// transforms (`ρ(G)`, the whole box in the grid's order) of the last input and
+    /// output, and the result is the next input's, zero outside the density sphere. A
+    /// caller that has the transforms saves [`next`](Self::next)'s three.
+    pub fn next_reciprocal(&mut self, rho_in_g: &[c64], rho_out_g: &[c64]) -> Result<Vec<c64>> {
+        if rho_in_g.len() != self.npts || rho_out_g.len() != self.npts {
+            return Err(ctensor::Error::InvalidArgument {
+                op: "Pulay::next_reciprocal",
+                expected: format!("two transforms of {} grid points", self.npts),
+                given: format!("{} and {}", rho_in_g.len(), rho_out_g.len()),
+            }
+            .into());
+        }
+        let (gi, go) = (rho_in_g, rho_out_g);
         let input = self.index.iter().map(|&i| gi[i]);
         let residual = self.index.iter().map(|&i| go[i] - gi[i]);
         if self.inputs.len() == self.history {
@@ -131,7 +148,6 @@ impl Pulay {
             self.inputs.push(input.collect());
             self.residuals.push(residual.collect());
         }
-        drop((gi, go));
         // Each stored G stands for itself and −G: weight 2, but 1 for G = 0.
         let weight: Vec<f64> = self
             .index
@@ -165,7 +181,7 @@ impl Pulay {
                 full[j] = full[i].conj();
             }
         }
-        to_real(dg, &full)
+        Ok(full)
     }
 }
 
@@ -335,6 +351,20 @@ mod tests {
         for (p, (x, y)) in a.iter().zip(&b).enumerate() {
             assert!((x - y).abs() <= 1e-13, "[{p}]: {x} vs {y}");
         }
+        // The reciprocal-space entry gives the transform of the same step, and refuses
+        // transforms of another grid's size.
+        let mut mixer = Pulay::new(2, 0.5, model, &dg);
+        let go = to_reciprocal(&dg, &rho_out)?;
+        let c = mixer.next_reciprocal(&to_reciprocal(&dg, &full)?, &go)?;
+        let ga = to_reciprocal(&dg, &a)?;
+        for (p, (x, y)) in c.iter().zip(&ga).enumerate() {
+            assert!((x - y).norm() <= 1e-15, "[{p}]: {x} vs {y}");
+        }
+        let e = mixer.next_reciprocal(&go[1..], &go).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("{} and {}", n - 1, n)),
+            "{e}"
+        );
         Ok(())
     }
 

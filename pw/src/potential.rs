@@ -81,8 +81,19 @@ pub fn density_terms(
     vloc_r: &[f64],
     rho: &[f64],
 ) -> Result<DensityTerms> {
-    let rho_g = to_reciprocal(dg, rho)?;
-    let e = density_energies_with(crystal, dg, xc, vloc_r, rho, &rho_g, false)?;
+    density_terms_reciprocal(crystal, dg, xc, vloc_r, rho, &to_reciprocal(dg, rho)?)
+}
+
+/// [`density_terms`] for a caller that has the density's transform `rho_g` too.
+pub fn density_terms_reciprocal(
+    crystal: &Crystal,
+    dg: &DensityGrid,
+    xc: &Xc,
+    vloc_r: &[f64],
+    rho: &[f64],
+    rho_g: &[c64],
+) -> Result<DensityTerms> {
+    let e = density_energies_with(crystal, dg, xc, vloc_r, rho, rho_g, false)?;
     let vh_g: Vec<c64> = (0..rho_g.len())
         .map(|i| {
             if dg.in_sphere[i] {
@@ -94,7 +105,7 @@ pub fn density_terms(
         .collect();
     let vh_r = to_real(dg, &vh_g)?;
     drop(vh_g);
-    let (exc, vxc) = xc_on_grid(crystal, dg, xc, rho, &rho_g)?;
+    let (exc, vxc) = xc_on_grid(crystal, dg, xc, rho, rho_g)?;
     let npts = dg.grid.len() as f64;
     let exc_total = crystal.volume() / npts * rho.iter().zip(&exc).map(|(r, e)| r * e).sum::<f64>();
     let v_total = (0..rho.len())

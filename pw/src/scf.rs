@@ -10,7 +10,8 @@ use crate::hamiltonian::KOperator;
 use crate::kpoints::KPoint;
 use crate::mixing::{ModelDielectric, Pulay};
 use crate::potential::{
-    density_energies, density_terms, grid_tensor, local_potential_g, to_real, to_reciprocal,
+    density_energies, density_terms, density_terms_reciprocal, grid_tensor, local_potential_g,
+    to_real, to_reciprocal,
 };
 use crate::psp::Hgh;
 use crate::share::KShare;
@@ -350,6 +351,9 @@ impl Calculation {
         let nsolve = (self.nband + s.buffer_bands).min(min_npw);
         // Start: a uniform density and random bands smoothed by 1/(1 + ½|k+G|²).
         let mut rho = vec![ne / omega; npts];
+        // ρ_in(G) when the mixer made ρ_in (used at the start of the next step, before
+        // the eigensolver, so it is never held beside the bands' work).
+        let mut rho_g: Option<Vec<ctensor::c64>> = None;
         // Each k-point's latest bands, handed to its eigensolver as the start block and
         // replaced by what it returns: Davidson frees them once they are in its basis.
         let mut psi: Vec<Mutex<Option<Tensor>>> = ops
@@ -383,7 +387,11 @@ impl Calculation {
         for step in 0..s.max_steps {
             let t0 = Instant::now();
             let th = Instant::now();
-            let terms_in = density_terms(crystal, &dg, &self.xc, &vloc_r, &rho)?;
+            // The mixer's output comes with its transform; the first density does not.
+            let terms_in = match rho_g.take() {
+                Some(g) => density_terms_reciprocal(crystal, &dg, &self.xc, &vloc_r, &rho, &g)?,
+                None => density_terms(crystal, &dg, &self.xc, &vloc_r, &rho)?,
+            };
             timings.hartree_xc += th.elapsed().as_secs_f64();
             let v_r = grid_tensor(&dg, &terms_in.v_total, dev)?;
             last_potential.clone_from(&terms_in.v_total);
@@ -491,7 +499,6 @@ impl Calculation {
             let th = Instant::now();
             // The output density's energies only: its potential is never used.
             let terms = density_energies(crystal, &dg, &self.xc, &vloc_r, &rho_out, &rho_out_g)?;
-            drop(rho_out_g);
             timings.hartree_xc += th.elapsed().as_secs_f64();
             energies.kinetic = kin;
             energies.nonlocal_psp = enl;
@@ -521,7 +528,10 @@ impl Calculation {
                 break;
             }
             let tm = Instant::now();
-            rho = mixer.next(&dg, &rho, &rho_out)?;
+            let next_g = mixer.next_reciprocal(&to_reciprocal(&dg, &rho)?, &rho_out_g)?;
+            drop(rho_out_g);
+            rho = to_real(&dg, &next_g)?;
+            rho_g = Some(next_g);
             timings.symmetry_mixing += tm.elapsed().as_secs_f64();
         }
         let mut all = vec![0.0; nk * self.nband];
