@@ -225,7 +225,7 @@ fn squared(grad: &[Vec<f64>; 3]) -> Vec<f64> {
 }
 
 /// `ε_xc(r)` of the density `rho` (`rho_g` its transform): libxc's energy alone, with σ
-/// from [`gradient`] for a GGA.
+/// from the gradient of [`xc_on_grid`] for a GGA.
 pub fn xc_energy_on_grid(
     crystal: &Crystal,
     dg: &DensityGrid,
