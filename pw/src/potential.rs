@@ -106,8 +106,7 @@ pub fn density_terms_reciprocal(
     let vh_r = to_real(dg, &vh_g)?;
     drop(vh_g);
     let (exc, vxc) = xc_on_grid(crystal, dg, xc, rho, rho_g)?;
-    let npts = dg.grid.len() as f64;
-    let exc_total = crystal.volume() / npts * rho.iter().zip(&exc).map(|(r, e)| r * e).sum::<f64>();
+    let exc_total = integral(crystal, dg, rho, &exc);
     let v_total = (0..rho.len())
         .map(|i| vloc_r[i] + vh_r[i] + vxc[i])
         .collect();
@@ -145,17 +144,20 @@ fn density_energies_with(
     with_xc: bool,
 ) -> Result<DensityEnergies> {
     let omega = crystal.volume();
-    let npts = dg.grid.len() as f64;
     let eh: f64 = (0..rho_g.len())
         .filter(|&i| dg.in_sphere[i])
         .map(|i| 0.5 * omega * 4.0 * PI * rho_g[i].norm_sqr() / dg.g2[i])
         .sum();
     // ∫ V_loc ρ on the grid: the reciprocal-space sum Ω Σ_G V_loc(G) ρ(G)* by Parseval,
     // without keeping V_loc(G) (a complex box, 6 MB on a 72³ grid).
-    let eloc = omega / npts * vloc_r.iter().zip(rho).map(|(v, r)| v * r).sum::<f64>();
+    let eloc = integral(crystal, dg, vloc_r, rho);
     let exc_total = if with_xc {
-        let exc = xc_energy_on_grid(crystal, dg, xc, rho, rho_g)?;
-        omega / npts * rho.iter().zip(&exc).map(|(r, e)| r * e).sum::<f64>()
+        integral(
+            crystal,
+            dg,
+            rho,
+            &xc_energy_on_grid(crystal, dg, xc, rho, rho_g)?,
+        )
     } else {
         0.0
     };
@@ -164,6 +166,11 @@ fn density_energies_with(
         xc: exc_total,
         local: eloc,
     })
+}
+
+/// `∫ f g` over the cell on the grid: `(Ω/N) Σ_r f(r) g(r)`.
+fn integral(crystal: &Crystal, dg: &DensityGrid, f: &[f64], g: &[f64]) -> f64 {
+    crystal.volume() / dg.grid.len() as f64 * f.iter().zip(g).map(|(a, b)| a * b).sum::<f64>()
 }
 
 /// Cartesian component `c` of G at each grid point in row-major order, 0 on the Nyquist
@@ -306,7 +313,7 @@ pub fn xc_on_grid(
 
 /// A real grid function as an f64 `[n1, n2, n3]` tensor on `device`.
 pub fn grid_tensor(dg: &DensityGrid, f: &[f64], device: DeviceType) -> Result<Tensor> {
-    Ok(Tensor::from_slice(f, &dg.grid.n)?.to_device(device)?)
+    grid_tensor_n(dg.grid.n, f, device)
 }
 
 /// A real grid function on a grid of shape `n` as an f64 tensor on `device`.
