@@ -19,11 +19,11 @@ use crate::error::Result;
 use crate::potential::{to_real, to_reciprocal};
 use ctensor::{c64, solve, Tensor};
 
-/// A model of the dielectric function that preconditions the density residual:
-/// `ε(G) = 1 + 1 / (1/(ε_M − 1) + |G|²/q0²)` (ABINIT's `diemac` model with
-/// `dielng = 1/q0`). `ε_M = ∞` (`epsilon: None`) is Kerker's metal, `1/ε = G²/(G² + q0²)`;
-/// a finite `ε_M` bounds the damping of long wavelengths at `1/ε_M`, and `ε_M = 1` (or
-/// `q0 = 0`) is no preconditioning.
+/// A model of the dielectric function that preconditions the density residual, ABINIT's
+/// (its `moddiel`, with `dielng = 1/q0` and `diemac = ε_M`): the residual's component at
+/// G is multiplied by `1/ε(G) = (x + 1/ε_M)/(x + 1)`, `x = |G|²/q0²`. `ε_M = ∞`
+/// (`epsilon: None`) is Kerker's metal, `G²/(G² + q0²)`; a finite `ε_M` bounds the damping
+/// of long wavelengths at `1/ε_M`, and `ε_M = 1` (or `q0 = 0`) is no preconditioning.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelDielectric {
     /// The screening wave vector `q0` (bohr⁻¹); 0 turns preconditioning off.
@@ -38,29 +38,15 @@ impl ModelDielectric {
         if g2 <= 0.0 {
             return 0.0;
         }
+        if self.q0 <= 0.0 {
+            return 1.0;
+        }
         match self.epsilon {
-            // Kerker's form as it always was (not the general one with a = 0), so the
-            // default's arithmetic is unchanged.
+            // Kerker's form as it always was, so the default's arithmetic is unchanged.
             None => g2 / (g2 + self.q0 * self.q0),
             Some(eps) => {
-                // 1/ε = s/(s + 1) with s = 1/(ε_M − 1) + G²/q0², infinite for ε_M = 1 or
-                // q0 = 0.
-                let a = if eps > 1.0 {
-                    1.0 / (eps - 1.0)
-                } else {
-                    f64::INFINITY
-                };
-                let b = if self.q0 > 0.0 {
-                    g2 / (self.q0 * self.q0)
-                } else {
-                    f64::INFINITY
-                };
-                let s = a + b;
-                if s.is_infinite() {
-                    1.0
-                } else {
-                    s / (s + 1.0)
-                }
+                let x = g2 / (self.q0 * self.q0);
+                (x + 1.0 / eps) / (x + 1.0)
             }
         }
     }
@@ -370,7 +356,8 @@ mod tests {
 
     /// The model against its closed forms: Kerker for `ε_M = ∞`, the same function for a
     /// huge finite `ε_M`, the bound `1/ε_M` at long wavelength, 1 (no preconditioning)
-    /// for `ε_M = 1` or `q0 = 0`, and ABINIT's formula written out at a few points.
+    /// for `ε_M = 1` or `q0 = 0`, and ABINIT's factor `(L²G² + 1/ε_M)/(L²G² + 1)`
+    /// (`L = dielng = 1/q0`) at a few points.
     #[test]
     fn the_model_dielectric_is_kerker_bounded_by_the_dielectric_constant() {
         let q0 = 0.8;
@@ -387,7 +374,8 @@ mod tests {
                     q0,
                     epsilon: Some(eps),
                 };
-                let want = 1.0 / (1.0 + 1.0 / (1.0 / (eps - 1.0) + g2 / (q0 * q0)));
+                let l2g2 = g2 / (q0 * q0);
+                let want = (l2g2 + 1.0 / eps) / (l2g2 + 1.0);
                 assert!((m.preconditioner(g2) - want).abs() < 1e-14, "{eps} {g2}");
                 assert!(m.preconditioner(g2) >= 1.0 / eps - 1e-15);
                 assert!(m.preconditioner(g2) >= kerker.preconditioner(g2));
