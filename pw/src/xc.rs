@@ -200,8 +200,8 @@ impl Xc {
             )));
         }
         exc.fill(0.0);
-        let clean: Vec<f64> = rho.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
-        let sig: Vec<f64> = sigma.map_or(Vec::new(), |s| s.iter().map(|&s| s.max(0.0)).collect());
+        let clean = non_negative(rho);
+        let sig = sigma.map_or(Vec::new(), non_negative);
         let mut e = vec![0.0; n];
         for part in &self.parts {
             if part.gga {
@@ -219,13 +219,29 @@ impl Xc {
                 }
             }
         }
+        for i in self.nan_inputs(rho, sigma) {
+            exc[i] = f64::NAN;
+        }
         Ok(())
+    }
+
+    /// The points whose density, or σ where a part reads it, is NaN: libxc's thresholds
+    /// would turn them into zeros or finite values, so the callers set them to NaN.
+    fn nan_inputs<'a>(
+        &self,
+        rho: &'a [f64],
+        sigma: Option<&'a [f64]>,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let gga = self.is_gga();
+        (0..rho.len())
+            .filter(move |&i| rho[i].is_nan() || (gga && sigma.is_some_and(|s| s[i].is_nan())))
     }
 
     /// ε_xc, ∂(ρ ε_xc)/∂ρ and ∂(ρ ε_xc)/∂σ at each density `rho` and squared gradient
     /// `sigma = |∇ρ|²` (bohr⁻⁸); LDA parts ignore `sigma` and add nothing to `vsigma`.
     /// Negative densities count as zero and give zero, as do those below libxc's
-    /// thresholds; negative `sigma` counts as zero. Lengths that differ are `PwError::Xc`.
+    /// thresholds; negative `sigma` counts as zero; a NaN density or σ gives NaN at its
+    /// point. Lengths that differ are `PwError::Xc`.
     pub fn evaluate_gga(&self, rho: &[f64], sigma: &[f64], out: XcPoint<'_>) -> Result<()> {
         let n = rho.len();
         if [sigma.len(), out.exc.len(), out.vrho.len(), out.vsigma.len()] != [n; 4] {
@@ -240,8 +256,8 @@ impl Xc {
         out.exc.fill(0.0);
         out.vrho.fill(0.0);
         out.vsigma.fill(0.0);
-        let clean: Vec<f64> = rho.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
-        let sig: Vec<f64> = sigma.iter().map(|&s| s.max(0.0)).collect();
+        let clean = non_negative(rho);
+        let sig = non_negative(sigma);
         let (mut e, mut v, mut vs) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         for part in &self.parts {
             if part.gga {
@@ -277,6 +293,11 @@ impl Xc {
                 out.vsigma[i] += vs[i];
             }
         }
+        for i in self.nan_inputs(rho, Some(sigma)) {
+            out.exc[i] = f64::NAN;
+            out.vrho[i] = f64::NAN;
+            out.vsigma[i] = f64::NAN;
+        }
         Ok(())
     }
 }
@@ -291,6 +312,12 @@ impl Drop for Xc {
             }
         }
     }
+}
+
+/// `x` with negative values (which a mixed density can have in tiny regions) as zero;
+/// NaN stays NaN, so that it reaches the result rather than reading as no density.
+fn non_negative(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|&v| if v < 0.0 { 0.0 } else { v }).collect()
 }
 
 /// libxc's version string (e.g. "5.2.3").
@@ -490,6 +517,32 @@ mod tests {
             (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         );
         assert!(e[2] < 0.0 && v[2].is_finite() && vs[2].is_finite());
+        // NaN in ρ or σ is NaN out at that point (not a zero that hides it), through both
+        // entry points, and the other points are untouched by it.
+        let rho = [0.05, f64::NAN, 0.05];
+        let sigma = [1e-3, 1e-3, f64::NAN];
+        pbe.evaluate_gga(
+            &rho,
+            &sigma,
+            XcPoint {
+                exc: &mut e,
+                vrho: &mut v,
+                vsigma: &mut vs,
+            },
+        )?;
+        assert!(e[0].is_finite() && v[0].is_finite() && vs[0].is_finite());
+        assert!(e[1].is_nan() && e[2].is_nan(), "{e:?}");
+        let mut e2 = [0.0; 3];
+        pbe.energy(&rho, Some(&sigma), &mut e2)?;
+        assert!(e2[0] == e[0] && e2[1].is_nan() && e2[2].is_nan(), "{e2:?}");
+        let lda = Xc::new("lda_teter93")?;
+        let (mut el, mut vl) = ([0.0; 3], [0.0; 3]);
+        lda.evaluate(&rho, &mut el, &mut vl)?;
+        assert!(el[0].is_finite() && el[1].is_nan() && vl[1].is_nan() && el[2].is_finite());
+        // No points: nothing to do, and no error.
+        let empty: [f64; 0] = [];
+        pbe.energy(&empty, Some(&empty), &mut [])?;
+        lda.evaluate(&empty, &mut [], &mut [])?;
         Ok(())
     }
 }
