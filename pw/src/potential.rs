@@ -93,7 +93,7 @@ pub fn density_terms_reciprocal(
     rho: &[f64],
     rho_g: &[c64],
 ) -> Result<DensityTerms> {
-    let e = density_energies_with(crystal, dg, xc, vloc_r, rho, rho_g, false)?;
+    let (hartree, local) = hartree_and_local(crystal, dg, vloc_r, rho, rho_g);
     let vh_g: Vec<c64> = (0..rho_g.len())
         .map(|i| {
             if dg.in_sphere[i] {
@@ -111,9 +111,9 @@ pub fn density_terms_reciprocal(
         .map(|i| vloc_r[i] + vh_r[i] + vxc[i])
         .collect();
     Ok(DensityTerms {
-        hartree: e.hartree,
+        hartree,
         xc: exc_total,
-        local: e.local,
+        local,
         v_total,
     })
 }
@@ -129,20 +129,23 @@ pub fn density_energies(
     rho: &[f64],
     rho_g: &[c64],
 ) -> Result<DensityEnergies> {
-    density_energies_with(crystal, dg, xc, vloc_r, rho, rho_g, true)
+    let (hartree, local) = hartree_and_local(crystal, dg, vloc_r, rho, rho_g);
+    let exc = xc_energy_on_grid(crystal, dg, xc, rho, rho_g)?;
+    Ok(DensityEnergies {
+        hartree,
+        xc: integral(crystal, dg, rho, &exc),
+        local,
+    })
 }
 
-/// E_H and E_loc always; E_xc when `with_xc` (else 0: the caller has it from the
-/// potential's evaluation).
-fn density_energies_with(
+/// E_H (from `rho_g`) and E_loc (on the grid) of `rho`.
+fn hartree_and_local(
     crystal: &Crystal,
     dg: &DensityGrid,
-    xc: &Xc,
     vloc_r: &[f64],
     rho: &[f64],
     rho_g: &[c64],
-    with_xc: bool,
-) -> Result<DensityEnergies> {
+) -> (f64, f64) {
     let omega = crystal.volume();
     let eh: f64 = (0..rho_g.len())
         .filter(|&i| dg.in_sphere[i])
@@ -150,22 +153,7 @@ fn density_energies_with(
         .sum();
     // ∫ V_loc ρ on the grid: the reciprocal-space sum Ω Σ_G V_loc(G) ρ(G)* by Parseval,
     // without keeping V_loc(G) (a complex box, 6 MB on a 72³ grid).
-    let eloc = integral(crystal, dg, vloc_r, rho);
-    let exc_total = if with_xc {
-        integral(
-            crystal,
-            dg,
-            rho,
-            &xc_energy_on_grid(crystal, dg, xc, rho, rho_g)?,
-        )
-    } else {
-        0.0
-    };
-    Ok(DensityEnergies {
-        hartree: eh,
-        xc: exc_total,
-        local: eloc,
-    })
+    (eh, integral(crystal, dg, vloc_r, rho))
 }
 
 /// `∫ f g` over the cell on the grid: `(Ω/N) Σ_r f(r) g(r)`.
