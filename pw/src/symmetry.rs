@@ -88,3 +88,74 @@ pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::basis::FftGrid;
+    use crate::crystal::tests::silicon;
+
+    /// `Σ_a e^{−iG·τ_a} e^{−|G|²/8}` on the density sphere: a superposition of one
+    /// Gaussian per atom, which every operation of the crystal maps onto itself.
+    fn atomic_superposition(crystal: &Crystal, dg: &DensityGrid, gsqcut: f64) -> Vec<c64> {
+        dg.grid
+            .frequency_iter()
+            .zip(&dg.g2)
+            .map(|(m, &g2)| {
+                if g2 > gsqcut {
+                    return c64::new(0.0, 0.0);
+                }
+                crystal
+                    .atoms
+                    .iter()
+                    .map(|a| {
+                        let ph = 2.0 * PI * (0..3).map(|c| m[c] as f64 * a.reduced[c]).sum::<f64>();
+                        c64::from_polar((-g2 / 8.0).exp(), -ph)
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// Diamond Si (48 operations, half of them with the translation that swaps the two
+    /// atoms): a density built from the atoms is left as it is; a random one becomes one
+    /// that the symmetrisation leaves as it is (a projection), with its G = 0 component
+    /// (the electron count) kept and nothing outside the sphere.
+    #[test]
+    fn symmetrising_projects_onto_the_crystals_densities() -> Result<()> {
+        // The second atom off the origin's grid point: the translations are not zero.
+        let crystal = silicon(10.26);
+        let ops = find_operations(&crystal, 1e-5)?;
+        assert_eq!(ops.len(), 48);
+        assert!(ops
+            .iter()
+            .any(|o| o.translation.iter().any(|t| t.abs() > 1e-9)));
+        let dg = DensityGrid::new(&crystal, FftGrid::for_cutoff(&crystal, 10.0), 10.0);
+        let gsqcut = 80.0;
+        let atomic = atomic_superposition(&crystal, &dg, gsqcut);
+        let out = symmetrize(&ops, &dg, gsqcut, &atomic);
+        for (i, (a, b)) in out.iter().zip(&atomic).enumerate() {
+            assert!((a - b).norm() < 1e-14, "[{i}]: {a} against {b}");
+        }
+        let random: Vec<c64> = ctensor::Tensor::randn(
+            ctensor::DataType::ComplexDouble,
+            ctensor::DeviceType::Cpu,
+            &[dg.grid.len()],
+            7,
+        )?
+        .to_vec::<c64>()?;
+        let once = symmetrize(&ops, &dg, gsqcut, &random);
+        let twice = symmetrize(&ops, &dg, gsqcut, &once);
+        let mut changed = false;
+        for (i, ((a, b), r)) in twice.iter().zip(&once).zip(&random).enumerate() {
+            assert!((a - b).norm() < 1e-13, "[{i}]: {a} against {b}");
+            if dg.g2[i] > gsqcut * (1.0 + 1e-12) {
+                assert_eq!(*b, c64::new(0.0, 0.0));
+            }
+            changed |= (b - r).norm() > 1e-3;
+        }
+        assert!(changed, "a random density is not symmetric");
+        assert!((once[0] - random[0]).norm() < 1e-14);
+        Ok(())
+    }
+}
