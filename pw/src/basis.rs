@@ -33,6 +33,22 @@ impl FftGrid {
         FftGrid { n }
     }
 
+    /// The smallest grid whose box holds every integer `G` of the density's sphere
+    /// `|G| ≤ 2 G_max` apart from its negative (no two of them on one grid point), so
+    /// that `|ψ|²` of the basis functions is represented exactly: along each `a_i`,
+    /// `n_i = 2 ⌊2 G_max |a_i| / 2π⌋ + 1`, of any size. An explicit grid must be at least
+    /// this. Quantum ESPRESSO's default grid is the smallest FFT-friendly size at or
+    /// above it (27³ for 10.68-bohr GaAs at 15 Ha, where ABINIT's criterion, that of
+    /// [`for_cutoff`](Self::for_cutoff), gives 30³).
+    pub fn minimum_for_cutoff(crystal: &Crystal, ecut: f64) -> FftGrid {
+        let gmax = (2.0 * ecut).sqrt();
+        let n = crystal.lattice.map(|a| {
+            let reach = 2.0 * gmax * dot(a, a).sqrt() / (2.0 * PI);
+            2 * (reach + 1e-9).floor() as usize + 1
+        });
+        FftGrid { n }
+    }
+
     /// Points in the grid.
     pub fn len(&self) -> usize {
         self.n[0] * self.n[1] * self.n[2]
@@ -200,6 +216,7 @@ impl DensityGrid {
 mod tests {
     use super::*;
     use crate::crystal::tests::silicon;
+    use crate::crystal::Atom;
 
     /// Each grid point's frequency, on even, odd and mixed boxes: every component in
     /// `[−n/2, n/2)`, congruent to its index, at the point's row-major position.
@@ -235,6 +252,66 @@ mod tests {
         // …and 30³ for a = 10.68 at 15 Ha, where 27 (half-width 13) falls short of 13.2.
         assert_eq!(FftGrid::for_cutoff(&silicon(10.68), 15.0).n, [30; 3]);
         assert_eq!(FftGrid::for_cutoff(&silicon(10.68), 14.0).n, [27; 3]);
+        // Quantum ESPRESSO 6.7's grid for GaAs at 15 Ha is 27³: 2⌊2·√30·7.552/2π⌋ + 1.
+        assert_eq!(
+            FftGrid::minimum_for_cutoff(&silicon(10.68), 15.0).n,
+            [27; 3]
+        );
+    }
+
+    /// The minimum grid holds every integer vector of the density's sphere apart from its
+    /// negative (by brute force), on the fcc cells exactly (one size less would not);
+    /// ABINIT's grid is never below it.
+    #[test]
+    fn the_minimum_grid_holds_the_density_sphere() {
+        let mut cells = vec![silicon(10.26), silicon(10.68), silicon(10.18)];
+        // A skewed triclinic cell, and a long orthorhombic one.
+        for lattice in [
+            [[7.1, 0.3, -0.2], [1.9, 8.3, 0.4], [-0.7, 2.2, 11.9]],
+            [[5.0, 0.0, 0.0], [0.0, 6.5, 0.0], [0.0, 0.0, 23.0]],
+        ] {
+            let atom = Atom {
+                species: 0,
+                reduced: [0.0; 3],
+            };
+            cells.push(Crystal::new(lattice, vec!["Si".into()], vec![atom]).unwrap());
+        }
+        for (n, c) in cells.iter().enumerate() {
+            for ecut in [3.0, 7.5, 10.0, 15.0, 22.0] {
+                let min = FftGrid::minimum_for_cutoff(c, ecut);
+                let abinit = FftGrid::for_cutoff(c, ecut);
+                // The largest |m_i| over the integer vectors in |G| ≤ 2 G_max, brute force.
+                let r2 = 4.0 * 2.0 * ecut;
+                let mut reach = [0i64; 3];
+                let lim = [0, 1, 2].map(|i| min.n[i] as i64);
+                for m0 in -lim[0]..=lim[0] {
+                    for m1 in -lim[1]..=lim[1] {
+                        for m2 in -lim[2]..=lim[2] {
+                            let g = c.reciprocal_cartesian([m0 as f64, m1 as f64, m2 as f64]);
+                            if dot(g, g) <= r2 {
+                                for (i, m) in [m0, m1, m2].into_iter().enumerate() {
+                                    reach[i] = reach[i].max(m.abs());
+                                }
+                            }
+                        }
+                    }
+                }
+                for (i, r) in reach.into_iter().enumerate() {
+                    assert!(abinit.n[i] >= min.n[i], "ABINIT's grid below the minimum");
+                    // Holding ±m apart needs n ≥ 2 max|m| + 1.
+                    let need = 2 * r as usize + 1;
+                    assert!(
+                        min.n[i] >= need,
+                        "{:?} at {ecut}: {} < {need}",
+                        c.lattice,
+                        min.n[i]
+                    );
+                    if n < 3 {
+                        assert_eq!(min.n[i], need, "fcc a = {:?} at {ecut}", c.lattice);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -73,7 +73,8 @@ pub struct Input {
     /// (default true).
     #[serde(default = "yes")]
     pub symmetry: bool,
-    /// An explicit FFT grid instead of ABINIT's default for the cutoff.
+    /// An explicit FFT grid instead of ABINIT's default for the cutoff: at least
+    /// [`FftGrid::minimum_for_cutoff`], which may be below the default.
     #[serde(default)]
     pub fft_grid: Option<[usize; 3]>,
     /// A path for a band structure from the converged potential.
@@ -159,11 +160,14 @@ impl Input {
         };
         let grid = match self.fft_grid {
             Some(n) => {
-                let min = FftGrid::for_cutoff(&crystal, self.ecut_ha);
+                let min = FftGrid::minimum_for_cutoff(&crystal, self.ecut_ha);
                 if (0..3).any(|i| n[i] < min.n[i]) {
                     return Err(input(
                         "fft_grid",
-                        format!("at least {:?} (the box must hold 2·G_max)", min.n),
+                        format!(
+                            "at least {:?} (the box must hold the density's sphere, |G| ≤ 2·G_max)",
+                            min.n
+                        ),
                         format!("{n:?}"),
                     ));
                 }
