@@ -353,6 +353,81 @@ device_test!(vector_norm_of_a_large_block_goes_by_slabs_to_the_same_values, D ->
     Ok(())
 });
 
+/// The 2-norm along each single axis of strided views (a permuted 3-D tensor; a window
+/// narrowed on two axes, so it starts at an offset; every other row of a block) against
+/// a plain loop, for the BLAS types (one `?nrm2` per result on the host) and the half
+/// types (the element-wise path); and NaN beside ±∞ in either order gives NaN.
+fn single_axis_norms_of<D: Device, T: Scalar>() -> TestResult {
+    let dt = T::DTYPE;
+    let (x, _) = random_on::<D, T>(&mut rng(50), &[7, 3, 11]);
+    let views = [
+        x.share(),
+        x.permute(&[2, 0, 1])?,
+        x.narrow(2, 2, 5)?.narrow(0, 1, 6)?,
+        x.reshape(&[21, 11])?.narrow_step(0, 1, 10, 2)?,
+    ];
+    let tol = 8.0
+        * eps(dt).max(if matches!(dt, Half | BFloat16) {
+            1e-2
+        } else {
+            0.0
+        });
+    for v in &views {
+        let dims = v.dims().to_vec();
+        let vals = values(&v.contiguous()?)?; // row-major, as the view reads
+        let strides: Vec<usize> = (0..dims.len())
+            .map(|d| dims[d + 1..].iter().product())
+            .collect();
+        for axis in 0..dims.len() {
+            let got = values(&v.vector_norm(&[axis], NormOrd::Two)?)?;
+            let kept: Vec<usize> = (0..dims.len()).filter(|&d| d != axis).collect();
+            let count: usize = kept.iter().map(|&d| dims[d]).product();
+            assert_eq!(got.len(), count, "{dt} {dims:?} axis {axis}");
+            for (k, g) in got.iter().enumerate() {
+                // The kept position of result k, row-major over the kept axes.
+                let (mut rest, mut at) = (k, 0);
+                for &d in kept.iter().rev() {
+                    at += (rest % dims[d]) * strides[d];
+                    rest /= dims[d];
+                }
+                let want = (0..dims[axis])
+                    .map(|i| vals[at + i * strides[axis]].norm_sqr())
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(
+                    (g.re - want).abs() <= tol * want,
+                    "{dt} {dims:?} axis {axis} [{k}]: {} against {want}",
+                    g.re
+                );
+            }
+        }
+    }
+    if !dt.is_integer() {
+        let col = |a: f64, b: f64| Tensor::from_slice(&[1.0, a, b, 2.0], &[4, 1]);
+        for (a, b) in [(f64::NAN, f64::INFINITY), (f64::NEG_INFINITY, f64::NAN)] {
+            let c = on::<D>(col(a, b)?.cast(dt)?);
+            let n = values(&c.vector_norm(&[0], NormOrd::Two)?)?;
+            assert!(n[0].re.is_nan(), "{dt}: [1, {a}, {b}, 2] gives {}", n[0].re);
+        }
+        let c = on::<D>(col(1.0, f64::NEG_INFINITY)?.cast(dt)?);
+        assert_eq!(
+            values(&c.vector_norm(&[0], NormOrd::Two)?)?[0].re,
+            f64::INFINITY
+        );
+    }
+    Ok(())
+}
+
+device_test!(single_axis_norms_of_strided_views_match_a_plain_loop, D -> Result {
+    single_axis_norms_of::<D, f32>()?;
+    single_axis_norms_of::<D, f64>()?;
+    single_axis_norms_of::<D, ctensor_aten::c32>()?;
+    single_axis_norms_of::<D, c64>()?;
+    single_axis_norms_of::<D, ctensor_aten::f16>()?;
+    single_axis_norms_of::<D, ctensor_aten::bf16>()?;
+    Ok(())
+});
+
 device_test!(norms_of_empty_axes_and_views, D -> Result {
     let z = on::<D>(Tensor::zeros(Float, D::TYPE, &[0, 3])?);
     // The 1- and 2-norms of nothing are 0 (NumPy's answer); ∞ has no maximum.

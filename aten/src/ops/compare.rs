@@ -14,9 +14,10 @@ use ctensor_base::{DataType, Error, Result};
 use ctensor_kernels::elementwise::compare::{Class, CmpOp, Select};
 
 use super::{dense_as, elementwise, promote, promote_to, shape_of};
-use crate::core::dispatch::dispatch;
+use crate::core::dispatch::{dispatch, dispatch_blas};
 use crate::core::promotion::Number;
 use crate::core::tensor::Tensor;
+use ctensor_base::{CastFrom, Scalar};
 
 /// `x op y` as an `i32` mask, broadcasting and promoting (the element-wise engine).
 fn compare(op_name: &'static str, op: CmpOp, x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -242,13 +243,21 @@ impl Tensor {
     /// LAPACK's `?nrm2`); infinities give +∞ and NaN gives NaN. Not for integers (cast
     /// first).
     ///
-    /// A large tensor is taken in slabs along its longest kept axis, about 2¹⁹ elements
+    /// On the host, the 2-norm along one axis of an `f32`, `f64`, `c32` or `c64` tensor
+    /// is one BLAS `?nrm2` call per result element, reading the tensor where it lies
+    /// (strided, no temporaries): the column norms of a block of bands. Elsewhere, a
+    /// large tensor is taken in slabs along its longest kept axis, about 2¹⁹ elements
     /// each, and the moduli are scaled and squared in place, so the temporaries stay at
     /// one slab's size: the column norms of a `[24 000, 132]` block need no block-sized
     /// temporary. Each result element comes from the same arithmetic either way.
     pub fn vector_norm(&self, axes: &[usize], ord: NormOrd) -> Result<Tensor> {
         const SLAB: usize = 1 << 19;
         let nd = self.ndim();
+        if let ([axis], NormOrd::Two) = (axes, ord) {
+            if let Some(norms) = self.norms_by_nrm2(*axis)? {
+                return Ok(norms);
+            }
+        }
         let valid = axes
             .iter()
             .enumerate()
@@ -269,6 +278,65 @@ impl Tensor {
             }
         }
         self.norm_whole(axes, ord)
+    }
+
+    /// The 2-norms along `axis` by `?nrm2`, one call per kept position (`None` where
+    /// that path does not apply: not on the host, not a BLAS type, an empty axis or
+    /// result, or a length BLAS cannot take). A norm that comes back infinite is +∞ only
+    /// if its vector holds no NaN (NumPy's answer; BLAS implementations differ there).
+    fn norms_by_nrm2(&self, axis: usize) -> Result<Option<Tensor>> {
+        let (dims, strides) = (self.dims(), self.strides());
+        let Some(&n) = dims.get(axis) else {
+            return Ok(None);
+        };
+        let inc = strides[axis];
+        let kept: Vec<(usize, usize)> = (0..dims.len())
+            .filter(|&d| d != axis)
+            .map(|d| (dims[d], strides[d]))
+            .collect();
+        let count: usize = kept.iter().map(|k| k.0).product();
+        if self.device() != ctensor_base::DeviceType::Cpu
+            || !self.dtype().is_blas()
+            || n == 0
+            || count == 0
+            || i32::try_from(n).is_err()
+            || i32::try_from(inc).is_err()
+        {
+            return Ok(None);
+        }
+        let out_dims: Vec<usize> = kept.iter().map(|k| k.0).collect();
+        let _r = self.buffer.read("vector_norm")?;
+        dispatch_blas!(self.dtype(), self.device(), "vector_norm", T, D => {
+            let base = self.typed_ptr::<T>();
+            let mut out = Vec::with_capacity(count);
+            let mut index = vec![0usize; kept.len()];
+            let mut at = 0usize;
+            for _ in 0..count {
+                // SAFETY: `at` is the offset of a kept position inside the tensor's
+                // view, and its `n` elements along `axis`, `inc` apart, lie in the view
+                // too; the read guard holds the buffer.
+                let x = unsafe { base.add(at) };
+                let mut v = unsafe { <D as ctensor_kernels::blas::BlasNrm2<T>>::nrm2(n, x, inc as isize) }?;
+                if v.to_c64().re.is_infinite()
+                    // SAFETY: as above, element by element.
+                    && (0..n).any(|i| unsafe { *x.add(i * inc) }.to_c64().is_nan())
+                {
+                    v = <<T as Scalar>::Real as CastFrom<f64>>::cast_from(f64::NAN);
+                }
+                out.push(v);
+                // The next kept position, row-major.
+                for d in (0..kept.len()).rev() {
+                    index[d] += 1;
+                    at += kept[d].1;
+                    if index[d] < kept[d].0 {
+                        break;
+                    }
+                    at -= kept[d].1 * kept[d].0;
+                    index[d] = 0;
+                }
+            }
+            Tensor::from_vec(out, &out_dims).map(Some)
+        })
     }
 
     /// [`vector_norm`](Self::vector_norm) of the whole tensor at once.
