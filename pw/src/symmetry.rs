@@ -72,18 +72,36 @@ pub fn find_operations(crystal: &Crystal, symprec: f64) -> Result<Vec<SymOp>> {
 /// `ρ_sym(G) = (1/|ops|) Σ_ops` of `ρ` transformed by each operation: the component at
 /// `m' = Rᵀ m` receives `ρ(m) e^{2πi m·t}` (`ρ(R x + t) = ρ(x)`). Only the density
 /// sphere `|G|² ≤ gsqcut` (and G = 0) is kept: outside it the density has no components.
+///
+/// The phase factors by axis, `e^{2πi m·t} = Π_c e^{2πi m_c t_c}`, from a table of each
+/// operation's `n_c` factors per axis: no sine or cosine per point and operation.
 pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -> Vec<c64> {
     let mut out = vec![c64::new(0.0, 0.0); rho_g.len()];
     let scale = 1.0 / ops.len() as f64;
+    let n = dg.grid.n;
+    // phases[o][c][m_c + ⌊n_c/2⌋] = e^{2πi m_c t_c}, m_c over the grid's frequencies.
+    let phases: Vec<[Vec<c64>; 3]> = ops
+        .iter()
+        .map(|op| {
+            [0, 1, 2].map(|c| {
+                let low = (n[c] / 2) as i64;
+                (0..n[c] as i64)
+                    .map(|j| c64::from_polar(1.0, 2.0 * PI * (j - low) as f64 * op.translation[c]))
+                    .collect()
+            })
+        })
+        .collect();
+    let low = n.map(|x| (x / 2) as i64);
     for (i, m) in dg.grid.frequency_iter().enumerate() {
         if dg.g2[i] > gsqcut * (1.0 + 1e-12) {
             continue;
         }
-        for op in ops {
+        let at = [0, 1, 2].map(|c| (m[c] + low[c]) as usize);
+        let x = rho_g[i] * scale;
+        for (op, ph) in ops.iter().zip(&phases) {
             let r = op.rotation;
             let mp = [0, 1, 2].map(|c| r[0][c] * m[0] + r[1][c] * m[1] + r[2][c] * m[2]);
-            let ph = 2.0 * PI * (0..3).map(|c| m[c] as f64 * op.translation[c]).sum::<f64>();
-            out[dg.grid.index(mp)] += rho_g[i] * c64::from_polar(scale, ph);
+            out[dg.grid.index(mp)] += x * (ph[0][at[0]] * ph[1][at[1]] * ph[2][at[2]]);
         }
     }
     out
