@@ -313,10 +313,13 @@ impl Tensor {
             let mut at = 0usize;
             for _ in 0..count {
                 // SAFETY: `at` is the offset of a kept position inside the tensor's
-                // view, and its `n` elements along `axis`, `inc` apart, lie in the view
-                // too; the read guard holds the buffer.
+                // view, so `x` points into the buffer the read guard holds.
                 let x = unsafe { base.add(at) };
-                let mut v = unsafe { <D as ctensor_kernels::blas::BlasNrm2<T>>::nrm2(n, x, inc as isize) }?;
+                // SAFETY: the `n` elements from `x` along `axis`, `inc` apart, lie in the
+                // view too.
+                let mut v = unsafe {
+                    <D as ctensor_kernels::blas::BlasNrm2<T>>::nrm2(n, x, inc as isize)
+                }?;
                 if v.to_c64().re.is_infinite()
                     // SAFETY: as above, element by element.
                     && (0..n).any(|i| unsafe { *x.add(i * inc) }.to_c64().is_nan())
