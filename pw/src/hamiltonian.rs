@@ -26,6 +26,13 @@ pub const ATOMS_PER_CHUNK: usize = 8;
 /// less time in the transforms in two of three paired runs, 5 % more in the third.
 pub const PAIRS_PER_CALL: usize = 8;
 
+/// The most memory a k-point's projectors may take to be formed once and kept (8 MiB):
+/// a crystal's few atoms (GaAs at 15 Ha: 0.3 MB a k-point; the 8-atom Si cell: 1.3 MB)
+/// keep them, and forming them at every application cost as much as the gemms (measured
+/// on GaAs, 4×4×4 mesh); a 64-atom cell (25 MB at Γ) forms them chunk by chunk as they are
+/// applied, as before, and its memory peak does not grow.
+pub const PROJECTOR_CACHE_BYTES: usize = 8 << 20;
+
 /// `H(k)` of one k-point on a block of coefficient columns.
 pub struct KOperator {
     /// The basis.
@@ -49,6 +56,9 @@ pub struct KOperator {
     /// [`ATOMS_PER_CHUNK`] each: the projectors are formed one run at a time as they are
     /// applied (a 64-atom cell's full projector matrix is 126 MB).
     chunks: Vec<(usize, usize, usize)>,
+    /// The projectors of each chunk, formed once, when all of them together take at most
+    /// [`PROJECTOR_CACHE_BYTES`] (empty otherwise: then each application forms them).
+    cached: Vec<Tensor>,
     /// Nanoseconds spent in the local-potential transforms (with the kinetic term) and in
     /// the projector gemms.
     spent: [AtomicU64; 2],
@@ -212,7 +222,7 @@ impl KOperator {
             Some(gp) => Tensor::from_vec(gp.reorder(&sphere.kinetic), &[npw, 1])?,
             None => Tensor::from_slice(&sphere.kinetic, &[npw, 1])?,
         };
-        Ok(KOperator {
+        let mut op = KOperator {
             fft: SphereFft::new(grid.n, &sphere.grid_index, device)?,
             kinetic: Tensor::from_slice(&sphere.kinetic, &[npw, 1])?.to_device(device)?,
             kinetic_basis: kinetic_basis.to_device(device)?,
@@ -220,44 +230,64 @@ impl KOperator {
             species,
             phases,
             chunks,
+            cached: Vec::new(),
             sphere,
             spent: [AtomicU64::new(0), AtomicU64::new(0)],
-        })
+        };
+        let bytes: usize = op
+            .chunks
+            .iter()
+            .map(|&(sp, _, n)| op.npw() * n * op.species[sp].0.dims()[1] * op.dtype().size_of())
+            .sum();
+        if bytes <= PROJECTOR_CACHE_BYTES {
+            op.cached = (0..op.chunks.len())
+                .map(|c| op.form_projectors(c))
+                .collect::<Result<_>>()?;
+        }
+        Ok(op)
     }
 
-    /// The projectors of the atoms of chunk `(sp, first, n)`, `[npw, n·np]` (columns:
+    /// The projectors of the atoms of chunk `c`, `(sp, first, n)`, `[npw, n·np]` (columns:
     /// atom, then the species' columns), their coupling applied to `⟨p|x⟩` atom by atom,
     /// and `⟨p|x⟩` itself: `(P, D·Pᴴx, Pᴴx)`.
-    fn project(&self, chunk: (usize, usize, usize), x: &Tensor) -> Result<[Tensor; 3]> {
-        let (sp, first, n) = chunk;
-        let (form, dmat) = &self.species[sp];
-        let (rows, np, nb) = (
-            form.dims()[0] as i64,
-            form.dims()[1] as i64,
-            x.dims()[1] as i64,
-        );
+    fn project(&self, c: usize, x: &Tensor) -> Result<[Tensor; 3]> {
+        let (sp, _, n) = self.chunks[c];
+        let (np, nb) = (self.species[sp].0.dims()[1] as i64, x.dims()[1] as i64);
+        let p = match self.cached.get(c) {
+            Some(p) => p.share(),
+            None => self.form_projectors(c)?,
+        };
+        let beta = matmul_op(&p, Trans::C, x, Trans::N)?;
+        let dbeta = matmul(&self.species[sp].1, &beta.reshape(&[n as i64, np, nb])?)?
+            .reshape(&[n as i64 * np, nb])?;
+        Ok([p, dbeta, beta])
+    }
+
+    /// The projectors of chunk `c` (see [`project`](Self::project)).
+    fn form_projectors(&self, c: usize) -> Result<Tensor> {
+        let (sp, first, n) = self.chunks[c];
+        let form = &self.species[sp].0;
+        let (rows, np) = (form.dims()[0], form.dims()[1]);
         // Real in real space, so Hermitian-symmetric at Γ, where only half the rows are
         // formed: their real and imaginary parts are the real coordinates.
-        let cols = n * np as usize;
+        let cols = n * np;
+        let device = form.device();
         let p = match &self.gamma {
-            Some(_) => Tensor::new(DataType::Double, x.device(), &[self.npw(), cols])?,
-            None => Tensor::new(form.dtype(), x.device(), &[rows as usize, cols])?,
+            Some(_) => Tensor::new(DataType::Double, device, &[self.npw(), cols])?,
+            None => Tensor::new(form.dtype(), device, &[rows, cols])?,
         };
         // One atom at a time: its phase column is broadcast over the species' np
         // columns, not over the chunk's (a chunk-wide product made two copies of the
         // chunk's projectors beside it, 16 MB at the 64-atom cell's peak).
         for a in 0..n {
             let pa = form.mul(&self.phases.column(first + a)?)?;
-            let mut window = p.narrow(1, a * np as usize, np as usize)?;
+            let mut window = p.narrow(1, a * np, np)?;
             match &self.gamma {
                 Some(gp) => gp.real_of_half_into(&pa, &window)?,
                 None => window.assign(&pa)?,
             }
         }
-        let beta = matmul_op(&p, Trans::C, x, Trans::N)?;
-        let dbeta =
-            matmul(dmat, &beta.reshape(&[n as i64, np, nb])?)?.reshape(&[n as i64 * np, nb])?;
-        Ok([p, dbeta, beta])
+        Ok(p)
     }
 
     /// Plane waves in the basis.
@@ -393,8 +423,8 @@ impl KOperator {
     /// local part) and of this (the projector part) added to the counters.
     fn add_projector_term(&self, x: &Tensor, out: &mut Tensor, t0: Instant) -> Result<()> {
         let t1 = Instant::now();
-        for &chunk in &self.chunks {
-            let [p, dbeta, _] = self.project(chunk, x)?;
+        for c in 0..self.chunks.len() {
+            let [p, dbeta, _] = self.project(c, x)?;
             matmul_into(&p, Trans::N, &dbeta, Trans::N, 1.0, 1.0, out)?;
         }
         self.spent[0].fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
@@ -423,8 +453,8 @@ impl KOperator {
             .item::<f64>()?;
         let fc = f.cast(x.dtype())?;
         let mut e = 0.0;
-        for &chunk in &self.chunks {
-            let [_, dbeta, beta] = self.project(chunk, x)?;
+        for c in 0..self.chunks.len() {
+            let [_, dbeta, beta] = self.project(c, x)?;
             e += beta
                 .conj()?
                 .mul(&dbeta)?
@@ -555,21 +585,30 @@ mod tests {
                 }
             }
         }
-        // apply() with a zero potential is the kinetic term plus the projector term.
+        // apply() with a zero potential is the kinetic term plus the projector term:
+        // with the projectors formed once (this small cell's are kept) and formed at
+        // each application (a large cell's).
         let zero = Tensor::zeros(DataType::Double, DeviceType::Cpu, &grid.n)?;
-        let got = op.apply(&zero, &x)?.sub(&x.mul(&op.kinetic)?)?;
         let want = Tensor::from_vec(want, &[npw, nb])?;
         let scale = want.abs()?.to_vec::<f64>()?.into_iter().fold(0.0, f64::max);
         assert!(
             scale > 1e-3,
             "the projector term is too small to test: {scale}"
         );
-        assert!(got.allclose(&want, 0.0, 1e-12 * scale)?);
-        let (_, e) = op.kinetic_and_nonlocal(&x, &occ)?;
-        assert!(
-            (e - energy).abs() <= 1e-11 * energy.abs(),
-            "{e} against {energy}"
-        );
+        let mut op = op;
+        assert_eq!(op.cached.len(), op.chunks.len(), "kept projectors");
+        for kept in [true, false] {
+            if !kept {
+                op.cached.clear();
+            }
+            let got = op.apply(&zero, &x)?.sub(&x.mul(&op.kinetic)?)?;
+            assert!(got.allclose(&want, 0.0, 1e-12 * scale)?, "kept: {kept}");
+            let (_, e) = op.kinetic_and_nonlocal(&x, &occ)?;
+            assert!(
+                (e - energy).abs() <= 1e-11 * energy.abs(),
+                "kept: {kept}: {e} against {energy}"
+            );
+        }
         Ok(())
     }
 
@@ -670,6 +709,11 @@ mod tests {
         assert!(gp
             .to_complex(&hr, false)?
             .allclose(&hc, 0.0, 1e-12 * scale)?);
+        // The same with the real projectors formed at each application (a large cell's).
+        let mut formed = KOperator::new(&crystal, &psps, sphere.clone(), grid, dev, true)?;
+        assert!(!formed.cached.is_empty());
+        formed.cached.clear();
+        assert!(formed.apply(&v, &x)?.allclose(&want, 0.0, 1e-12 * scale)?);
         // The kinetic diagonal in the real coordinates' order.
         let kin = real.kinetic()?.to_vec::<f64>()?;
         let xk = x.mul(&real.kinetic()?.unsqueeze(1)?)?;
