@@ -5,7 +5,7 @@
 use crate::basis::Sphere;
 use crate::crystal::{dot, Vec3};
 use crate::error::{input, Result};
-use crate::hamiltonian::KOperator;
+use crate::hamiltonian::{KOperator, PROJECTOR_CACHE_BYTES};
 use crate::potential::grid_tensor_n;
 use crate::scf::Calculation;
 use ctensor::kernels::parallel::map_batch;
@@ -111,7 +111,10 @@ pub fn bands_along(
             ));
         }
         // Complex bands at every point of the path (Γ included: one point of many).
-        let op = KOperator::new(c, psps, sphere, grid, device, false)?;
+        let mut op = KOperator::new(c, psps, sphere, grid, device, false)?;
+        if op.projector_bytes() <= PROJECTOR_CACHE_BYTES {
+            op.keep_projectors()?;
+        }
         let kin = op.kinetic()?;
         let x0 = Tensor::randn(
             DataType::ComplexDouble,

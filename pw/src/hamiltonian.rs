@@ -26,11 +26,12 @@ pub const ATOMS_PER_CHUNK: usize = 8;
 /// less time in the transforms in two of three paired runs, 5 % more in the third.
 pub const PAIRS_PER_CALL: usize = 8;
 
-/// The most memory a k-point's projectors may take to be formed once and kept (8 MiB):
-/// a crystal's few atoms (GaAs at 15 Ha: 0.3 MB a k-point; the 8-atom Si cell: 1.3 MB)
-/// keep them, and forming them at every application cost as much as the gemms (measured
-/// on GaAs, 4×4×4 mesh); a 64-atom cell (25 MB at Γ) forms them chunk by chunk as they are
-/// applied, as before, and its memory peak does not grow.
+/// The most memory the projectors of all of a run's k-points may take to be formed once
+/// and kept ([`KOperator::keep_projectors`]; 8 MiB): Si and GaAs on a 4×4×4 mesh keep
+/// theirs (1.5 and 3 MB), where forming them at every application cost as much as the
+/// gemms (GaAs: 0.37 s against 0.10 s of a 1.9 s run); the 8-atom cell (16 MB) and the
+/// 64-atom one (25 MB at Γ) form them chunk by chunk as they are applied, and their
+/// memory peaks do not grow.
 pub const PROJECTOR_CACHE_BYTES: usize = 8 << 20;
 
 /// `H(k)` of one k-point on a block of coefficient columns.
@@ -56,8 +57,8 @@ pub struct KOperator {
     /// [`ATOMS_PER_CHUNK`] each: the projectors are formed one run at a time as they are
     /// applied (a 64-atom cell's full projector matrix is 126 MB).
     chunks: Vec<(usize, usize, usize)>,
-    /// The projectors of each chunk, formed once, when all of them together take at most
-    /// [`PROJECTOR_CACHE_BYTES`] (empty otherwise: then each application forms them).
+    /// The projectors of each chunk, formed once by [`keep_projectors`](Self::keep_projectors)
+    /// (empty otherwise: then each application forms them).
     cached: Vec<Tensor>,
     /// Nanoseconds spent in the local-potential transforms (with the kinetic term) and in
     /// the projector gemms.
@@ -222,7 +223,7 @@ impl KOperator {
             Some(gp) => Tensor::from_vec(gp.reorder(&sphere.kinetic), &[npw, 1])?,
             None => Tensor::from_slice(&sphere.kinetic, &[npw, 1])?,
         };
-        let mut op = KOperator {
+        Ok(KOperator {
             fft: SphereFft::new(grid.n, &sphere.grid_index, device)?,
             kinetic: Tensor::from_slice(&sphere.kinetic, &[npw, 1])?.to_device(device)?,
             kinetic_basis: kinetic_basis.to_device(device)?,
@@ -233,18 +234,26 @@ impl KOperator {
             cached: Vec::new(),
             sphere,
             spent: [AtomicU64::new(0), AtomicU64::new(0)],
-        };
-        let bytes: usize = op
-            .chunks
+        })
+    }
+
+    /// The memory this k-point's projectors take when kept (bytes).
+    pub fn projector_bytes(&self) -> usize {
+        self.chunks
             .iter()
-            .map(|&(sp, _, n)| op.npw() * n * op.species[sp].0.dims()[1] * op.dtype().size_of())
-            .sum();
-        if bytes <= PROJECTOR_CACHE_BYTES {
-            op.cached = (0..op.chunks.len())
-                .map(|c| op.form_projectors(c))
-                .collect::<Result<_>>()?;
-        }
-        Ok(op)
+            .map(|&(sp, _, n)| self.npw() * n * self.species[sp].0.dims()[1])
+            .sum::<usize>()
+            * self.dtype().size_of()
+    }
+
+    /// Forms the projectors once and keeps them ([`projector_bytes`](Self::projector_bytes)
+    /// more memory), so that applications no longer form them from the species' table and
+    /// the atoms' phases; the values are the same. See [`PROJECTOR_CACHE_BYTES`].
+    pub fn keep_projectors(&mut self) -> Result<()> {
+        self.cached = (0..self.chunks.len())
+            .map(|c| self.form_projectors(c))
+            .collect::<Result<_>>()?;
+        Ok(())
     }
 
     /// The projectors of the atoms of chunk `c`, `(sp, first, n)`, `[npw, n·np]` (columns:
@@ -586,8 +595,7 @@ mod tests {
             }
         }
         // apply() with a zero potential is the kinetic term plus the projector term:
-        // with the projectors formed once (this small cell's are kept) and formed at
-        // each application (a large cell's).
+        // with the projectors formed at each application and formed once and kept.
         let zero = Tensor::zeros(DataType::Double, DeviceType::Cpu, &grid.n)?;
         let want = Tensor::from_vec(want, &[npw, nb])?;
         let scale = want.abs()?.to_vec::<f64>()?.into_iter().fold(0.0, f64::max);
@@ -596,10 +604,12 @@ mod tests {
             "the projector term is too small to test: {scale}"
         );
         let mut op = op;
-        assert_eq!(op.cached.len(), op.chunks.len(), "kept projectors");
-        for kept in [true, false] {
-            if !kept {
-                op.cached.clear();
+        for kept in [false, true] {
+            if kept {
+                op.keep_projectors()?;
+                assert_eq!(op.cached.len(), op.chunks.len(), "kept projectors");
+                let bytes = op.cached.iter().map(|p| p.numel() * 16).sum::<usize>();
+                assert_eq!(op.projector_bytes(), bytes);
             }
             let got = op.apply(&zero, &x)?.sub(&x.mul(&op.kinetic)?)?;
             assert!(got.allclose(&want, 0.0, 1e-12 * scale)?, "kept: {kept}");
@@ -709,11 +719,11 @@ mod tests {
         assert!(gp
             .to_complex(&hr, false)?
             .allclose(&hc, 0.0, 1e-12 * scale)?);
-        // The same with the real projectors formed at each application (a large cell's).
-        let mut formed = KOperator::new(&crystal, &psps, sphere.clone(), grid, dev, true)?;
-        assert!(!formed.cached.is_empty());
-        formed.cached.clear();
-        assert!(formed.apply(&v, &x)?.allclose(&want, 0.0, 1e-12 * scale)?);
+        // The same with the real projectors formed once and kept.
+        let mut kept = KOperator::new(&crystal, &psps, sphere.clone(), grid, dev, true)?;
+        kept.keep_projectors()?;
+        assert!(!kept.cached.is_empty());
+        assert!(kept.apply(&v, &x)?.allclose(&want, 0.0, 1e-12 * scale)?);
         // The kinetic diagonal in the real coordinates' order.
         let kin = real.kinetic()?.to_vec::<f64>()?;
         let xk = x.mul(&real.kinetic()?.unsqueeze(1)?)?;

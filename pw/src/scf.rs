@@ -6,7 +6,7 @@ use crate::basis::{DensityGrid, FftGrid, Sphere};
 use crate::crystal::Crystal;
 use crate::error::{input, Result};
 use crate::ewald::ewald_energy;
-use crate::hamiltonian::KOperator;
+use crate::hamiltonian::{KOperator, PROJECTOR_CACHE_BYTES};
 use crate::kpoints::KPoint;
 use crate::mixing::{ModelDielectric, Pulay};
 use crate::potential::{
@@ -330,7 +330,7 @@ impl Calculation {
         }
         let nk = self.kpoints.len();
         let mine = share.range(nk);
-        let ops: Vec<KOperator> = share.agree(
+        let mut ops: Vec<KOperator> = share.agree(
             spheres[mine.clone()]
                 .iter()
                 .map(|sp| {
@@ -345,6 +345,10 @@ impl Calculation {
                 })
                 .collect::<Result<_>>(),
         )?;
+        // Few atoms and k-points: each k-point's projectors are formed once and kept.
+        if ops.iter().map(KOperator::projector_bytes).sum::<usize>() <= PROJECTOR_CACHE_BYTES {
+            share.agree(ops.iter_mut().try_for_each(KOperator::keep_projectors))?;
+        }
         // Buffer bands above the wanted ones (none by default: measured on Si, 1–4 of
         // them cost more than they saved): solved with them, not required to converge.
         let min_npw = spheres.iter().map(|sp| sp.len()).min().unwrap_or(0);
