@@ -41,7 +41,7 @@ test: deps
 ## copy bandwidth on a GPU, when one is usable), plain loops and
 ## peer libraries (faer, ndarray; NumPy and SciPy from PyPI in target/py-venv,
 ## scripts/py-env.sh, for the stacked eigh); prints markdown tables, writes target/bench/bench.md;
-## then ctensor-pw against ABINIT (bench/pw-vs-abinit.sh), the block Davidson example against dense eigh (n = 2000 random, the 14 materials),
+## then ctensor-pw against ABINIT (bench/pw-vs-abinit.sh) and Quantum ESPRESSO (bench/pw-vs-qe.sh), the block Davidson example against dense eigh (n = 2000 random, the 14 materials),
 ## and the demo's k-points/s (Si and GaAs; dense in double and mixed precision, with and
 ## without the crystal's symmetry, Davidson + FFT)
 ## against NumPy/SciPy's dense eigh (bench/demo-vs-numpy.sh).
@@ -52,6 +52,8 @@ bench: deps
 	$(CARGO) run --release --example davidson -- --random 2000
 	@echo "== ctensor-pw vs ABINIT 9.6.2 (Si, shifted 4x4x4 mesh, ecut 10/20/30 Ha, 1 and 2 threads)"
 	bash bench/pw-vs-abinit.sh
+	@echo "== ctensor-pw vs Quantum ESPRESSO 6.7's pw.x (Si, 4x4x4 mesh shifted by 1/2, ecut 10/20/30 Ha, 1 and 2 cores; GaAs with a GGA)"
+	bash bench/pw-vs-qe.sh
 	@echo "== the larger cells (8-atom cubic Si at 4x4x4, 64-atom supercell at Gamma, 15 Ha; minutes): bash bench/pw-vs-abinit.sh --large"
 	$(CARGO) run --release --example davidson -- --material all
 	@echo "== the demo's k-points/s (Si and GaAs; dense in double and mixed precision, with and without symmetry, Davidson + FFT) vs NumPy/SciPy's dense eigh on the same H"

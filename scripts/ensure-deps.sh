@@ -41,6 +41,8 @@ if [ "${1:-}" = bench ] || [ "${2:-}" = bench ]; then
   fi
   # ctensor-pw's side-by-side run against ABINIT (bench/pw-vs-abinit.sh).
   command -v abinit >/dev/null 2>&1 || missing+=(abinit abinit-data)
+  # ... and against Quantum ESPRESSO's pw.x (bench/pw-vs-qe.sh).
+  command -v pw.x >/dev/null 2>&1 || missing+=(quantum-espresso)
 fi
 # `ensure-deps.sh mpi`: the MPI crate's system libraries.
 if [ "${1:-}" = mpi ] || [ "${2:-}" = mpi ]; then
