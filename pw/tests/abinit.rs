@@ -12,6 +12,9 @@ use ctensor_pw::scf::ScfSettings;
 use serde_json::Value;
 use std::path::PathBuf;
 
+mod common;
+use common::{compare_kpoints, f};
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn data() -> PathBuf {
@@ -124,10 +127,6 @@ impl WithXc for Input {
     }
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().expect("a number in the reference")
-}
-
 /// k' ≡ ±S k (mod 1) for one of the reference's rotations. ABINIT writes its `symrel`
 /// (Fortran `symrel(3,3,nsym)`) to netCDF with the first two indices swapped, so the
 /// JSON's `r[i][j]` is `symrel(j, i)`, and `S = symrelᵀ` = `r` itself: `(S k)_i = Σ_j r[i][j] k_j`.
@@ -185,37 +184,8 @@ fn check(case: &str) -> TestResult {
         );
     }
     let rots = r["symmetry_rotations_reduced"].as_array().unwrap();
-    let kref = r["kpoints"].as_array().unwrap();
-    assert_eq!(
-        out.bands.len(),
-        kref.len(),
-        "{case}: k-point count after symmetry"
-    );
-    let mut worst: f64 = 0.0;
-    for k in kref {
-        let kr = [0, 1, 2].map(|i| f(&k["kred"][i]));
-        let ours = out
-            .bands
-            .iter()
-            .find(|b| equivalent(kr, b.kpoint.kred, rots))
-            .unwrap_or_else(|| panic!("{case}: no k-point equivalent to ABINIT's {kr:?}"));
-        assert_eq!(
-            ours.npw as u64,
-            k["npw"].as_u64().unwrap(),
-            "{case}: npw at {kr:?}"
-        );
-        assert!(
-            (ours.kpoint.weight - f(&k["weight"])).abs() < 1e-12,
-            "{case}: weight at {kr:?}"
-        );
-        for (a, b) in ours
-            .eigenvalues
-            .iter()
-            .zip(k["eigenvalues_ha"].as_array().unwrap())
-        {
-            worst = worst.max((a - f(b)).abs());
-        }
-    }
+    let same = |k: [f64; 3], kp: [f64; 3]| equivalent(k, kp, rots);
+    let worst = compare_kpoints(case, "ABINIT", &r, &out.bands, same, 0.0);
     assert!(worst < 1e-5, "{case}: eigenvalues differ by {worst:.3e} Ha");
     println!(
         "{case}: |ΔE_tot| = {:.2e} Ha, max |ΔE_term| = {worst_term:.2e} Ha, max |Δε| = {worst:.2e} Ha, {} steps",

@@ -21,14 +21,13 @@ use ctensor_pw::io::Input;
 use serde_json::Value;
 use std::path::PathBuf;
 
+mod common;
+use common::{compare_kpoints, f};
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().expect("a number in the reference")
 }
 
 /// The point group of the lattice, as integer matrices acting on reduced reciprocal
@@ -134,35 +133,8 @@ fn check(case: &str) -> TestResult {
     }
     // pw.x's eigenvalues carry Σα/Ω, the G = 0 constant ctensor-pw (as ABINIT) leaves out.
     let shift = e.psp_core / nel;
-    let kref = r["kpoints"].as_array().unwrap();
-    assert_eq!(
-        out.bands.len(),
-        kref.len(),
-        "{case}: k-points after symmetry"
-    );
-    let mut worst: f64 = 0.0;
-    for k in kref {
-        let kr = [0, 1, 2].map(|i| f(&k["kred"][i]));
-        let ours = out
-            .bands
-            .iter()
-            .find(|b| equivalent(kr, b.kpoint.kred, &group))
-            .unwrap_or_else(|| panic!("{case}: no k-point equivalent to pw.x's {kr:?}"));
-        assert_eq!(
-            ours.npw as u64,
-            k["npw"].as_u64().unwrap(),
-            "{case}: npw at {kr:?}"
-        );
-        assert!(
-            (ours.kpoint.weight - f(&k["weight"])).abs() < 1e-12,
-            "{case}: weight at {kr:?}"
-        );
-        let theirs = k["eigenvalues_ha"].as_array().unwrap();
-        assert_eq!(ours.eigenvalues.len(), theirs.len(), "{case}: bands");
-        for (a, b) in ours.eigenvalues.iter().zip(theirs) {
-            worst = worst.max((a - (f(b) - shift)).abs());
-        }
-    }
+    let same = |k: [f64; 3], kp: [f64; 3]| equivalent(k, kp, &group);
+    let worst = compare_kpoints(case, "pw.x", &r, &out.bands, same, shift);
     assert!(worst < 1e-5, "{case}: eigenvalues differ by {worst:.3e} Ha");
     println!(
         "{case}: |ΔE_tot| = {:.2e} Ha (Ewald {:.2e}, the rest {:.2e}), max |ΔE_H|, |ΔE_xc| = {worst_term:.2e} Ha, max |Δε| = {worst:.2e} Ha",
