@@ -402,6 +402,30 @@ fn single_axis_norms_of<D: Device, T: Scalar>() -> TestResult {
             }
         }
     }
+    // A window whose surroundings are NaN: the norms read only the window.
+    let block = on::<D>(Tensor::full(f64::NAN, ctensor_aten::DeviceType::Cpu, &[9, 6])?.cast(dt)?);
+    let mut window = block.narrow(0, 2, 5)?.narrow(1, 1, 4)?;
+    let (w, _) = random_on::<D, T>(&mut rng(51), &[5, 4]);
+    window.assign(&w)?;
+    for axis in 0..2 {
+        let got = values(&window.vector_norm(&[axis], NormOrd::Two)?)?;
+        let want = values(&w.vector_norm(&[axis], NormOrd::Two)?)?;
+        for (g, v) in got.iter().zip(&want) {
+            assert!(
+                (g.re - v.re).abs() <= tol * v.re,
+                "{dt} axis {axis}: the window {} against its copy {}",
+                g.re,
+                v.re
+            );
+        }
+    }
+    // No elements, huge other dimensions: empty results, or zeros for an empty axis.
+    let wide = on::<D>(Tensor::zeros(dt, D::TYPE, &[0, 1 << 40])?);
+    assert_eq!(wide.vector_norm(&[1], NormOrd::Two)?.dims(), &[0]);
+    let tall = on::<D>(Tensor::zeros(dt, D::TYPE, &[1 << 40, 0])?);
+    assert_eq!(tall.vector_norm(&[0], NormOrd::Two)?.dims(), &[0]);
+    let deep = on::<D>(Tensor::zeros(dt, D::TYPE, &[3, 0, 1 << 40])?);
+    assert_eq!(deep.vector_norm(&[2], NormOrd::Two)?.dims(), &[3, 0]);
     if !dt.is_integer() {
         let col = |a: f64, b: f64| Tensor::from_slice(&[1.0, a, b, 2.0], &[4, 1]);
         for (a, b) in [(f64::NAN, f64::INFINITY), (f64::NEG_INFINITY, f64::NAN)] {
