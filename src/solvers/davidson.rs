@@ -6,7 +6,8 @@ use ctensor_aten::{
 };
 
 use super::{
-    check, correct_or_finish, hermitian, orthonormalize_, residual, Eigenpairs, SolverOptions,
+    check, correct_or_finish, hermitian, orthogonalize_against_, orthonormalize_, residual,
+    Eigenpairs, SolverOptions,
 };
 
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
@@ -142,13 +143,8 @@ pub fn davidson_into(
             t = t.narrow(1, 0, room)?.contiguous()?;
         }
         let added = t.dims()[1];
-        let basis = v.view()?;
-        for _ in 0..2 {
-            // t -= V (Vᴴ t), in place, then orthonormal columns.
-            let coef = matmul_op(&basis, Trans::C, &t, Trans::N)?;
-            matmul_into(&basis, Trans::N, &coef, Trans::N, -1.0, 1.0, &mut t)?;
-            orthonormalize_(&mut t)?;
-        }
+        // t -= V (Vᴴ t), in place, then orthonormal columns; twice unless once is enough.
+        orthogonalize_against_(&v.view()?, &mut t)?;
         // The corrections go into the basis first and H is applied to them there, into
         // H V's next columns: the correction block is freed before H's result is made,
         // and that result is made where it is kept.

@@ -279,6 +279,145 @@ fn orthonormalize_takes_cholesky_qr_for_independent_columns_and_householder_othe
     Ok(())
 }
 
+/// `‖[B T]ᴴ[B T] − I‖_max`: how far the basis and the block beside it are from one set of
+/// orthonormal columns.
+fn joint_departure(basis: &Tensor, t: &Tensor) -> Result<f64> {
+    let both = ctensor_aten::cat(&[basis, t], 1)?;
+    let eye = Tensor::eye(both.dtype(), DeviceType::Cpu, both.dims()[1])?;
+    let gram = matmul_op_c(&both, &both)?.sub(&eye)?;
+    if gram.numel() == 0 {
+        return Ok(0.0);
+    }
+    Ok(host_values(&gram.abs()?.max(&[0, 1])?)?[0])
+}
+
+/// An orthonormal `[n, m]` basis from Householder QR of random columns.
+fn orthonormal_basis(dtype: DataType, n: usize, m: usize, seed: u64) -> Result<Tensor> {
+    let a = Tensor::randn(dtype, DeviceType::Cpu, &[n, m], seed)?;
+    Ok(qr(&a, QrMode::Reduced)?.0)
+}
+
+#[test]
+fn orthogonalizing_against_a_basis_takes_one_pass_only_when_it_provably_suffices() -> TestResult {
+    for dtype in FLOATS {
+        let single = matches!(dtype, DataType::Float | DataType::ComplexFloat);
+        let tol = if single { 1e-4 } else { 1e-13 };
+        for (n, m, k) in [(2, 1, 1), (9, 4, 3), (300, 40, 17), (517, 96, 33)] {
+            let basis = orthonormal_basis(dtype, n, m, 3 + n as u64)?;
+            // Random columns: far from the basis and from each other, so one pass.
+            let a = Tensor::randn(dtype, DeviceType::Cpu, &[n, k], 7 + n as u64)?;
+            let mut t = a.try_clone()?;
+            let memory = t.share();
+            let passes = orthogonalize_against_(&basis, &mut t)?;
+            assert!(t.shares_memory_with(&memory), "not in place");
+            let off = joint_departure(&basis, &t)?;
+            assert!(off <= tol, "{dtype:?} {n}x{m}+{k}: [B T] off by {off:e}");
+            // It spans what the projected columns spanned: (I − B Bᴴ) a = T (Tᴴ a).
+            let projected = a.sub(&matmul(&basis, &matmul_op_c(&basis, &a)?)?)?;
+            let (_, miss) = orthonormal_and_spanning(&t, &projected)?;
+            assert!(
+                miss <= 100.0 * tol,
+                "{dtype:?} {n}x{m}+{k}: span missed by {miss:e}"
+            );
+            if n >= 300 {
+                assert_eq!(passes, 1, "{dtype:?} {n}x{m}+{k}: random columns");
+            }
+
+            // Columns almost inside the basis (1e-6 of them outside; 1e-3 in f32): the
+            // projection cancels most of their norm, so one pass would leave rounding
+            // along the basis that is large against what remains. Two passes.
+            let outside = if single { 1e-3 } else { 1e-6 };
+            let c = Tensor::randn(dtype, DeviceType::Cpu, &[m, k], 11 + n as u64)?;
+            let inside = matmul(&basis, &c)?;
+            let mut t = Tensor::randn(dtype, DeviceType::Cpu, &[n, k], 13 + n as u64)?
+                .mul_scalar(outside)?
+                .add(&inside)?;
+            if n > m + k {
+                assert_eq!(
+                    orthogonalize_against_(&basis, &mut t)?,
+                    2,
+                    "{dtype:?} {n}: inside"
+                );
+                let off = joint_departure(&basis, &t)?;
+                assert!(off <= tol, "{dtype:?} {n}x{m}+{k}: inside, off by {off:e}");
+            }
+
+            // Projected columns that are nearly dependent (the second is the first plus
+            // 1e-3 of a random column; 3e-2 in f32): Cholesky QR still applies, but its
+            // condition number is far above ONE_PASS_CONDITION. Two passes.
+            if k >= 2 && n > m + k {
+                let near = Tensor::randn(dtype, DeviceType::Cpu, &[n, k], 17 + n as u64)?;
+                let gap = if single { 3e-2 } else { 1e-3 };
+                let second = near
+                    .narrow(1, 0, 1)?
+                    .add(&near.narrow(1, 1, 1)?.mul_scalar(gap)?)?;
+                near.narrow(1, 1, 1)?.assign(&second)?;
+                let mut t = near.try_clone()?;
+                assert_eq!(
+                    orthogonalize_against_(&basis, &mut t)?,
+                    2,
+                    "{dtype:?} {n}: dependent"
+                );
+                let off = joint_departure(&basis, &t)?;
+                assert!(
+                    off <= tol,
+                    "{dtype:?} {n}x{m}+{k}: dependent, off by {off:e}"
+                );
+            }
+        }
+        // An empty basis (the first block), an empty block, and zero rows of both.
+        let mut t = Tensor::randn(dtype, DeviceType::Cpu, &[50, 6], 19)?;
+        let empty = Tensor::zeros(dtype, DeviceType::Cpu, &[50, 0])?;
+        assert_eq!(
+            orthogonalize_against_(&empty, &mut t)?,
+            1,
+            "{dtype:?}: empty basis"
+        );
+        assert!(joint_departure(&empty, &t)? <= tol);
+        let basis = orthonormal_basis(dtype, 50, 5, 23)?;
+        let mut none = Tensor::zeros(dtype, DeviceType::Cpu, &[50, 0])?;
+        orthogonalize_against_(&basis, &mut none)?;
+        assert_eq!(none.dims(), [50, 0]);
+        // NaN in the block: Householder QR's NaN result after two passes, no panic.
+        let mut nan = Tensor::randn(dtype, DeviceType::Cpu, &[50, 6], 29)?;
+        nan.narrow(0, 7, 1)?.narrow(1, 2, 1)?.fill(f64::NAN)?;
+        assert_eq!(
+            orthogonalize_against_(&basis, &mut nan)?,
+            2,
+            "{dtype:?}: NaN"
+        );
+        assert_eq!(nan.dims(), [50, 6]);
+    }
+    Ok(())
+}
+
+#[test]
+fn one_pass_needs_kept_norms_and_a_small_condition_number() {
+    let after = |norms2: Vec<f64>, condition: f64| GramSummary { norms2, condition };
+    // The norms kept: exactly 1/√2 of them is enough, a hair less is not.
+    assert!(one_pass_is_enough(&[2.0, 1.0], &after(vec![2.0, 0.5], 1.0)));
+    assert!(!one_pass_is_enough(
+        &[2.0, 1.0],
+        &after(vec![2.0, 0.499], 1.0)
+    ));
+    // The condition number: the bound itself is enough, above it is not.
+    assert!(one_pass_is_enough(
+        &[1.0],
+        &after(vec![1.0], ONE_PASS_CONDITION)
+    ));
+    assert!(!one_pass_is_enough(
+        &[1.0],
+        &after(vec![1.0], ONE_PASS_CONDITION * 1.01)
+    ));
+    // Anything non-finite, or a summary of other columns, asks for the second pass.
+    for bad in [f64::NAN, f64::INFINITY] {
+        assert!(!one_pass_is_enough(&[bad], &after(vec![1.0], 1.0)));
+        assert!(!one_pass_is_enough(&[1.0], &after(vec![bad], 1.0)));
+        assert!(!one_pass_is_enough(&[1.0], &after(vec![1.0], bad)));
+    }
+    assert!(!one_pass_is_enough(&[1.0, 1.0], &after(vec![1.0], 1.0)));
+}
+
 #[test]
 fn davidson_restarts_in_place_at_every_basis_size() -> TestResult {
     for dtype in [DataType::ComplexDouble, DataType::Float] {
