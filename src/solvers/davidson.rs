@@ -18,7 +18,9 @@ use super::{
 /// Each iteration is one Rayleigh–Ritz step on the basis `V` (orthonormal columns, `HV`
 /// kept beside it): the lowest `nev` pairs of `Vᴴ H V`, their residuals, and for the
 /// pairs whose residual norm exceeds `opts.tol` a preconditioned correction,
-/// orthogonalised twice against `V` and orthonormalised. When `V` would exceed
+/// orthogonalised against `V` and orthonormalised (twice, unless the first pass kept
+/// most of each column's norm and left well-conditioned columns, when a second would
+/// change nothing beyond rounding). When `V` would exceed
 /// `opts.max_basis` columns it restarts from the current Ritz vectors. After
 /// `opts.max_iter` iterations it returns the current pairs with `converged: false`:
 /// an SCF loop wants the improved vectors, not an error; a caller that needs
