@@ -32,8 +32,19 @@ use crate::parallel::{install, num_threads};
 /// instead of an attempt to allocate it.
 pub const MAX_POINTS: usize = 1 << 31;
 
-/// Strided lines gathered per block (as the dense host FFT does).
-const BLOCK: usize = 8;
+/// The most strided lines gathered per block.
+const BLOCK: usize = 32;
+
+/// Strided lines of `count` points gathered per block: as many as keep the gathered block
+/// within 1024 elements (16 KiB of c64), at least 16 and at most [`BLOCK`]. Each point
+/// of a line lies on its own page when the stride is a plane of a large box, so wider
+/// blocks read more of each page per visit: sphere → box → ×V → sphere of 8 bands on
+/// one thread took 0.93–0.95 of the time of 8-line blocks at 30³–45³, 0.81 at 64³ and
+/// 0.54–0.66 at 96³–128³ (two interleaved runs on a 2-core AMD EPYC without transparent
+/// huge pages).
+fn block_width(count: usize) -> usize {
+    (1024 / count.max(1)).clamp(16, BLOCK)
+}
 
 /// One worker's buffers: a box, a block of gathered lines and rustfft's scratch.
 struct Scratch<F> {
@@ -721,7 +732,7 @@ impl<F: FftNum + Default> SpherePlan<F> {
 
 /// The 1-D transform `fft` along the strided axis of `data` (`count` points with
 /// `stride` between them, `inner` independent lines side by side): lines are gathered
-/// `BLOCK` at a time into `lines`, transformed and scattered back.
+/// [`block_width`] at a time into `lines`, transformed and scattered back.
 fn strided_pass<F: FftNum>(
     data: &mut [Complex<F>],
     count: usize,
@@ -731,9 +742,10 @@ fn strided_pass<F: FftNum>(
     work: &mut [Complex<F>],
     fft: &dyn Fft<F>,
 ) {
+    let block = block_width(count);
     let mut first = 0;
     while first < inner {
-        let width = BLOCK.min(inner - first);
+        let width = block.min(inner - first);
         for j in 0..count {
             let row = &data[j * stride + first..j * stride + first + width];
             for (c, v) in row.iter().enumerate() {

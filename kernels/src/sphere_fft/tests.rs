@@ -449,3 +449,47 @@ fn strided_blocks_give_the_band_major_values() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn gathered_blocks_are_16_to_32_lines_wide() {
+    assert_eq!(block_width(0), BLOCK);
+    assert_eq!(block_width(1), BLOCK);
+    assert_eq!(block_width(32), 32);
+    assert_eq!(block_width(36), 28);
+    assert_eq!(block_width(64), 16);
+    assert_eq!(block_width(1 << 20), 16);
+}
+
+#[test]
+fn long_strided_lines_go_in_blocks_of_16_with_a_partial_one() -> Result<()> {
+    // 3 × 70 × 21: the y-lines are 70 long (blocks of 16: four, then one of 5 over the
+    // 21 side by side), the x-lines 3 long (blocks of 32 over 1470: the last of 30).
+    let n = [3, 70, 21];
+    let total = n[0] * n[1] * n[2];
+    let mut r = rng(5);
+    let mut all: Vec<usize> = (0..total).collect();
+    for i in (1..total).rev() {
+        all.swap(i, r.gen_range(0..=i));
+    }
+    let idx = all[..total / 3].to_vec();
+    for backend in backends() {
+        let plan = SpherePlan::<f64>::with_backend(n, &idx, backend)?;
+        let c = random_c(&mut r, 2 * idx.len());
+        let mut grid = vec![C::new(0.0, 0.0); 2 * total];
+        plan.to_grid(2, &c, &mut grid)?;
+        for _ in 0..60 {
+            let (b, p) = (r.gen_range(0..2), r.gen_range(0..total));
+            let want = dft_at(n, &idx, &c[b * idx.len()..(b + 1) * idx.len()], p);
+            assert!(
+                (grid[b * total + p] - want).norm() < 1e-10,
+                "{backend:?} b={b} p={p}"
+            );
+        }
+        let mut back = vec![C::new(0.0, 0.0); c.len()];
+        plan.from_grid(2, &grid, 1.0 / total as f64, &mut back)?;
+        for (a, b) in back.iter().zip(&c) {
+            assert!((a - b).norm() < 1e-12, "{backend:?}");
+        }
+    }
+    Ok(())
+}
