@@ -52,12 +52,39 @@ fn random_c(r: &mut rand::rngs::StdRng, len: usize) -> Vec<C> {
         .collect()
 }
 
+/// `0..total` in a random order.
+fn shuffled(total: usize, r: &mut rand::rngs::StdRng) -> Vec<usize> {
+    let mut all: Vec<usize> = (0..total).collect();
+    for i in (1..total).rev() {
+        all.swap(i, r.gen_range(0..=i));
+    }
+    all
+}
+
+/// The largest distance of `points` random values of the `nb` band-major boxes `grid`
+/// from the plain sums of the coefficients `c` (`[nb][idx.len()]`).
+fn worst_at_random_points(
+    n: [usize; 3],
+    idx: &[usize],
+    c: &[C],
+    grid: impl Fn(usize) -> C,
+    nb: usize,
+    points: usize,
+    r: &mut rand::rngs::StdRng,
+) -> f64 {
+    let total = n[0] * n[1] * n[2];
+    (0..points)
+        .map(|_| {
+            let (b, p) = (r.gen_range(0..nb), r.gen_range(0..total));
+            let want = dft_at(n, idx, &c[b * idx.len()..(b + 1) * idx.len()], p);
+            (grid(b * total + p) - want).norm()
+        })
+        .fold(0.0, f64::max)
+}
+
 fn subsets(n: [usize; 3], r: &mut rand::rngs::StdRng) -> Vec<Vec<usize>> {
     let total = n[0] * n[1] * n[2];
-    let mut shuffled: Vec<usize> = (0..total).collect();
-    for i in (1..total).rev() {
-        shuffled.swap(i, r.gen_range(0..=i));
-    }
+    let shuffled = shuffled(total, r);
     vec![
         vec![],
         vec![total - 1],
@@ -215,15 +242,9 @@ fn single_precision_round_trips_to_its_rounding() -> Result<()> {
         plan.to_grid(3, &c, &mut grid)?;
         // Against the f64 sums at some points.
         let c64: Vec<C> = c.iter().map(|x| C::new(x.re as f64, x.im as f64)).collect();
-        for _ in 0..20 {
-            let (b, p) = (r.gen_range(0..3), r.gen_range(0..total));
-            let want = dft_at(n, &idx, &c64[b * idx.len()..(b + 1) * idx.len()], p);
-            let got = grid[b * total + p];
-            assert!(
-                (C::new(got.re as f64, got.im as f64) - want).norm() < 1e-3,
-                "{backend:?}"
-            );
-        }
+        let at = |i: usize| C::new(grid[i].re as f64, grid[i].im as f64);
+        let worst = worst_at_random_points(n, &idx, &c64, at, 3, 20, &mut r);
+        assert!(worst < 1e-3, "{backend:?}: {worst:e}");
         let mut back = vec![Complex::new(0.0f32, 0.0); c.len()];
         plan.from_grid(3, &grid, 1.0 / total as f32, &mut back)?;
         for (a, b) in back.iter().zip(&c) {
@@ -467,24 +488,14 @@ fn long_strided_lines_go_in_blocks_of_16_with_a_partial_one() -> Result<()> {
     let n = [3, 70, 21];
     let total = n[0] * n[1] * n[2];
     let mut r = rng(5);
-    let mut all: Vec<usize> = (0..total).collect();
-    for i in (1..total).rev() {
-        all.swap(i, r.gen_range(0..=i));
-    }
-    let idx = all[..total / 3].to_vec();
+    let idx = shuffled(total, &mut r)[..total / 3].to_vec();
     for backend in backends() {
         let plan = SpherePlan::<f64>::with_backend(n, &idx, backend)?;
         let c = random_c(&mut r, 2 * idx.len());
         let mut grid = vec![C::new(0.0, 0.0); 2 * total];
         plan.to_grid(2, &c, &mut grid)?;
-        for _ in 0..60 {
-            let (b, p) = (r.gen_range(0..2), r.gen_range(0..total));
-            let want = dft_at(n, &idx, &c[b * idx.len()..(b + 1) * idx.len()], p);
-            assert!(
-                (grid[b * total + p] - want).norm() < 1e-10,
-                "{backend:?} b={b} p={p}"
-            );
-        }
+        let worst = worst_at_random_points(n, &idx, &c, |i| grid[i], 2, 60, &mut r);
+        assert!(worst < 1e-10, "{backend:?}: {worst:e}");
         let mut back = vec![C::new(0.0, 0.0); c.len()];
         plan.from_grid(2, &grid, 1.0 / total as f64, &mut back)?;
         for (a, b) in back.iter().zip(&c) {
