@@ -112,6 +112,8 @@ pub fn bands_along(
         }
         // Complex bands at every point of the path (Γ included: one point of many).
         let mut op = KOperator::new(c, psps, sphere, grid, device, false)?;
+        // Each path point's operator lives only while its bands are solved, so the
+        // budget is the point's, not the path's (the SCF keeps all of its k-points').
         if op.projector_bytes() <= PROJECTOR_CACHE_BYTES {
             op.keep_projectors()?;
         }

@@ -332,13 +332,14 @@ fn gather_columns_(r: &Tensor, cols: &[usize]) -> Result<Tensor> {
 /// the solvers orthonormalise twice when it may have been); otherwise, and for a
 /// non-finite or not-positive-definite Gram matrix, Householder QR ([`qr`]) does it.
 fn orthonormalize_(t: &mut Tensor) -> Result<()> {
-    orthonormalize_measured_(t).map(|_| ())
+    orthonormalize_measured_(t, false).map(|_| ())
 }
 
 /// [`orthonormalize_`], returning what the Gram matrix said when Cholesky QR did it
-/// (`None` when Householder QR did).
-fn orthonormalize_measured_(t: &mut Tensor) -> Result<Option<GramSummary>> {
-    match cholesky_qr(t)? {
+/// (`None` when Householder QR did); its condition number only when `measure` asks for
+/// it (see [`cholesky_qr`]).
+fn orthonormalize_measured_(t: &mut Tensor, measure: bool) -> Result<Option<GramSummary>> {
+    match cholesky_qr(t, measure)? {
         Some((factor, summary)) => {
             t.matmul_right_(&factor)?;
             Ok(Some(summary))
@@ -358,7 +359,7 @@ struct GramSummary {
     norms2: Vec<f64>,
     /// The condition number of `D G D`, `D` the inverse column norms (the square of the
     /// unit columns' condition number, which Cholesky QR's loss of orthogonality
-    /// grows with).
+    /// grows with); infinite when it was not measured.
     condition: f64,
 }
 
@@ -384,7 +385,8 @@ fn orthogonalize_against_(basis: &Tensor, t: &mut Tensor) -> Result<usize> {
     for pass in 1..=2 {
         let coef = matmul_op(basis, Trans::C, t, Trans::N)?;
         matmul_into(basis, Trans::N, &coef, Trans::N, -1.0, 1.0, t)?;
-        let summary = orthonormalize_measured_(t)?;
+        // Only the first pass's condition number decides anything.
+        let summary = orthonormalize_measured_(t, pass == 1)?;
         if pass == 1 && summary.is_some_and(|s| one_pass_is_enough(&before, &s)) {
             return Ok(1);
         }
@@ -405,8 +407,9 @@ fn one_pass_is_enough(before: &[f64], after: &GramSummary) -> bool {
 }
 
 /// The factor `D R⁻¹` of [`orthonormalize_`]'s Cholesky QR and what the Gram matrix
-/// said, or `None` when Householder QR should do it.
-fn cholesky_qr(t: &Tensor) -> Result<Option<(Tensor, GramSummary)>> {
+/// said, or `None` when Householder QR should do it. The condition number (an `m × m`
+/// `eigvalsh`) is computed only when `measure` asks for it, and is infinite otherwise.
+fn cholesky_qr(t: &Tensor, measure: bool) -> Result<Option<(Tensor, GramSummary)>> {
     let m = t.dims()[1];
     if m == 0 {
         return Ok(None);
@@ -436,10 +439,14 @@ fn cholesky_qr(t: &Tensor) -> Result<Option<(Tensor, GramSummary)>> {
         return Ok(None);
     }
     // Its extreme eigenvalues (of an m × m matrix: little beside the n·m² gemms).
-    let lambda = host_values(&eigvalsh(&gs, EighRange::All, EigBackend::default())?)?;
-    let condition = match (lambda.first(), lambda.last()) {
-        (Some(&lo), Some(&hi)) if lo > 0.0 => hi / lo,
-        _ => f64::INFINITY,
+    let condition = if measure {
+        let lambda = host_values(&eigvalsh(&gs, EighRange::All, EigBackend::default())?)?;
+        match (lambda.first(), lambda.last()) {
+            (Some(&lo), Some(&hi)) if lo > 0.0 => hi / lo,
+            _ => f64::INFINITY,
+        }
+    } else {
+        f64::INFINITY
     };
     let r_inv = tri_inverse(&r, Uplo::Upper, Diag::NonUnit)?;
     let factor = r_inv.mul(&s.unsqueeze(1)?)?;
@@ -456,7 +463,7 @@ fn cholesky_qr(t: &Tensor) -> Result<Option<(Tensor, GramSummary)>> {
 /// QR should do it.
 #[cfg(test)]
 fn cholesky_qr_factor(t: &Tensor) -> Result<Option<Tensor>> {
-    Ok(cholesky_qr(t)?.map(|(f, _)| f))
+    Ok(cholesky_qr(t, false)?.map(|(f, _)| f))
 }
 
 /// `(A + Aᴴ)/2`: a projected matrix made exactly Hermitian, whatever rounding did
