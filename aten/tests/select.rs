@@ -199,6 +199,45 @@ device_test!(index_select_and_take_match_index_loops_for_every_dtype, D -> Resul
     Ok(())
 });
 
+// Large enough that the host splits the rows over threads (2^18 elements by default),
+// in ranges that start inside an outer row: gathers and scatters of one element per row
+// (a plain load and store) and of three, against plain loops, in i64 (exact).
+device_test!(large_gathers_and_scatters_split_over_threads_match_loops, D -> Result {
+    let (outer, size, nidx) = (3usize, 1009usize, 100_003usize);
+    let idx: Vec<i64> = (0..nidx).map(|j| ((j * 7919 + 13) % size) as i64).collect();
+    let idx_t = on::<D>(Tensor::from_slice(&idx, &[nidx])?);
+    for inner in [1usize, 3] {
+        let n = outer * size * inner;
+        let src: Vec<i64> = (0..n as i64).map(|k| k * 3 + 1).collect();
+        let x = on::<D>(Tensor::from_slice(&src, &[outer, size, inner])?);
+        let got = x.index_select(1, &idx_t)?.to_vec::<i64>()?;
+        for o in 0..outer {
+            for (j, &i) in idx.iter().enumerate() {
+                for e in 0..inner {
+                    let want = src[(o * size + i as usize) * inner + e];
+                    assert_eq!(got[(o * nidx + j) * inner + e], want, "gather {inner}: {o} {j} {e}");
+                }
+            }
+        }
+        // Scatter a permutation of the big axis back: distinct indices.
+        let big = 100_003usize;
+        let perm: Vec<i64> = (0..big).map(|j| ((j * 7919) % big) as i64).collect();
+        let vals: Vec<i64> = (0..(outer * big * inner) as i64).map(|k| -k - 1).collect();
+        let mut y = on::<D>(Tensor::zeros(Int64, D::TYPE, &[outer, big, inner])?);
+        y.index_copy_(1, &on::<D>(Tensor::from_slice(&perm, &[big])?), &on::<D>(Tensor::from_slice(&vals, &[outer, big, inner])?))?;
+        let got = y.to_vec::<i64>()?;
+        for o in 0..outer {
+            for (j, &p) in perm.iter().enumerate() {
+                for e in 0..inner {
+                    let want = vals[(o * big + j) * inner + e];
+                    assert_eq!(got[(o * big + p as usize) * inner + e], want, "scatter {inner}: {o} {j} {e}");
+                }
+            }
+        }
+    }
+    Ok(())
+});
+
 device_test!(selection_refuses_bad_indices_and_handles_empty_tensors, D -> Result {
     let x = counting::<D>(Double, &[3, 4])?;
     for bad in [vec![0i64, 4], vec![-1]] {
