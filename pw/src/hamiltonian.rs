@@ -8,9 +8,7 @@ use crate::crystal::{dot, Crystal};
 use crate::error::Result;
 use crate::gamma::GammaPacking;
 use crate::psp::Hgh;
-use ctensor::{
-    c64, matmul, matmul_into, matmul_op, DataType, DeviceType, Indices, SphereFft, Tensor, Trans,
-};
+use ctensor::{c64, matmul, matmul_into, DataType, DeviceType, Indices, SphereFft, Tensor, Trans};
 use std::f64::consts::PI;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -47,9 +45,11 @@ pub struct KOperator {
     /// At Γ with real bands: the real basis of the coefficients (`None`: complex bands).
     gamma: Option<GammaPacking>,
     /// The projectors of each species without their atom's phase, `Y_lm(K̂) p_i(|K|)`
-    /// times `(-i)^l / √Ω`, c64 `[npw, np]` (columns: channel, projector i, m), with the
-    /// coupling `h` between them, `[np, np]` (c64; f64 for real bands). For real bands
-    /// only the [`GammaPacking::halve`]d rows are kept (`[h + 1, np]`).
+    /// times `(-i)^l / √Ω` (rows: channel, projector i, m), stored as the rows of
+    /// [`form_projectors`](Self::form_projectors)' result: conjugated, c64 `[np, npw]`,
+    /// for complex bands; for real bands as they are and only on the
+    /// [`GammaPacking::halve`]d plane waves, `[np, h + 1]`. With the coupling `h` between
+    /// them, `[np, np]` (c64; f64 for real bands).
     species: Vec<(Tensor, Tensor)>,
     /// The structure phases `e^{-iK·τ_a}` of the atoms, by axis.
     phases: Phases,
@@ -73,7 +73,8 @@ pub struct KOperator {
 /// them.
 struct Phases {
     /// Per axis `c`: `e^{-2πi (m + k_c) x_c}` for each atom and each `m` from the
-    /// basis's smallest `m_c` up, c64 `[natom, len_c]`.
+    /// basis's smallest `m_c` up, c64 `[natom, len_c]`; conjugated for complex bands,
+    /// whose projectors are kept conjugated (see [`KOperator::form_projectors`]).
     tables: [Tensor; 3],
     /// Per axis: each row's position in its table (`m_c` minus the smallest).
     rows: [Indices; 3],
@@ -89,6 +90,8 @@ impl Phases {
         device: DeviceType,
     ) -> Result<Phases> {
         let natom = crystal.atoms.len();
+        // Conjugated for complex bands (see `tables`).
+        let sign = if gamma.is_some() { -1.0 } else { 1.0 };
         let axis = |c: usize| -> Result<(Tensor, Indices)> {
             let low = sphere.g.iter().map(|m| m[c]).min().unwrap_or(0);
             let high = sphere.g.iter().map(|m| m[c]).max().unwrap_or(0);
@@ -96,10 +99,9 @@ impl Phases {
             let mut table = Vec::with_capacity(natom * len);
             for atom in &crystal.atoms {
                 let x = atom.reduced[c];
-                table
-                    .extend((low..=high).map(|m| {
-                        c64::from_polar(1.0, -2.0 * PI * (m as f64 + sphere.kred[c]) * x)
-                    }));
+                table.extend((low..=high).map(|m| {
+                    c64::from_polar(1.0, sign * 2.0 * PI * (m as f64 + sphere.kred[c]) * x)
+                }));
             }
             let pos: Vec<i64> = sphere.g.iter().map(|m| m[c] - low).collect();
             let pos = Tensor::from_vec(pos, &[sphere.len(), 1])?;
@@ -119,18 +121,19 @@ impl Phases {
         })
     }
 
-    /// Atom `a`'s phase on every row, c64 `[rows, 1]`.
-    fn column(&self, a: usize) -> Result<Tensor> {
+    /// The phases of atoms `first..first + n` on every row, c64 `[n, rows]` (conjugated
+    /// for complex bands): per axis one gather of the `n` atoms' table rows, and two
+    /// products.
+    fn block(&self, first: usize, n: usize) -> Result<Tensor> {
         let factor = |c: usize| -> Result<Tensor> {
             Ok(self.tables[c]
-                .narrow(0, a, 1)?
-                .reshape(&[-1])?
-                .index_select_with(0, &self.rows[c])?)
+                .narrow(0, first, n)?
+                .index_select_with(1, &self.rows[c])?)
         };
         let mut p = factor(0)?;
         p.mul_(&factor(1)?)?;
         p.mul_(&factor(2)?)?;
-        Ok(p.reshape(&[-1, 1])?)
+        Ok(p)
     }
 }
 
@@ -204,8 +207,8 @@ impl KOperator {
             };
             let form = Tensor::from_vec(flat, &[npw, np])?.to_device(device)?;
             let form = match &gamma {
-                Some(gp) => gp.halve(&form)?,
-                None => form,
+                Some(gp) => gp.halve(&form)?.t()?.contiguous()?,
+                None => form.t()?.conj()?.contiguous()?,
             };
             species.push((form, d.to_device(device)?));
         }
@@ -218,7 +221,7 @@ impl KOperator {
             }
         }
         // Species without projectors (a purely local pseudopotential) add nothing.
-        chunks.retain(|&(sp, _, _)| species[sp].0.dims()[1] > 0);
+        chunks.retain(|&(sp, _, _)| species[sp].0.dims()[0] > 0);
         let kinetic_basis = match &gamma {
             Some(gp) => Tensor::from_vec(gp.reorder(&sphere.kinetic), &[npw, 1])?,
             None => Tensor::from_slice(&sphere.kinetic, &[npw, 1])?,
@@ -241,7 +244,7 @@ impl KOperator {
     pub fn projector_bytes(&self) -> usize {
         self.chunks
             .iter()
-            .map(|&(sp, _, n)| self.npw() * n * self.species[sp].0.dims()[1])
+            .map(|&(sp, _, n)| self.npw() * n * self.species[sp].0.dims()[0])
             .sum::<usize>()
             * self.dtype().size_of()
     }
@@ -256,47 +259,53 @@ impl KOperator {
         Ok(())
     }
 
-    /// The projectors of the atoms of chunk `c`, `(sp, first, n)`, `[npw, n·np]` (columns:
-    /// atom, then the species' columns), their coupling applied to `⟨p|x⟩` atom by atom,
-    /// and `⟨p|x⟩` itself: `(P, D·Pᴴx, Pᴴx)`.
+    /// The projectors `P` of the atoms of chunk `c`, `(sp, first, n)`, as
+    /// [`form_projectors`](Self::form_projectors) holds them (`Q = Pᴴ`, `[n·np, npw]`;
+    /// rows: atom, then the species' projectors), their coupling applied to `⟨p|x⟩` atom
+    /// by atom, and `⟨p|x⟩` itself: `(Q, D·Q x, Q x)`.
     fn project(&self, c: usize, x: &Tensor) -> Result<[Tensor; 3]> {
         let (sp, _, n) = self.chunks[c];
-        let (np, nb) = (self.species[sp].0.dims()[1] as i64, x.dims()[1] as i64);
-        let p = match self.cached.get(c) {
-            Some(p) => p.share(),
+        let (np, nb) = (self.species[sp].0.dims()[0] as i64, x.dims()[1] as i64);
+        let q = match self.cached.get(c) {
+            Some(q) => q.share(),
             None => self.form_projectors(c)?,
         };
-        let beta = matmul_op(&p, Trans::C, x, Trans::N)?;
+        let beta = matmul(&q, x)?;
         let dbeta = matmul(&self.species[sp].1, &beta.reshape(&[n as i64, np, nb])?)?
             .reshape(&[n as i64 * np, nb])?;
-        Ok([p, dbeta, beta])
+        Ok([q, dbeta, beta])
     }
 
-    /// The projectors of chunk `c` (see [`project`](Self::project)).
+    /// The projectors of chunk `c` (see [`project`](Self::project)) as `Q = Pᴴ`, one row
+    /// per projector: `Q[(a, j), r] = conj(form[r, j] · phase_a[r])` (for real bands
+    /// `Pᵀ`, from the complex half). Kept as rows, every product and copy here runs along
+    /// the plane waves: as columns (`P`, `[npw, n·np]`) they ran along rows of five
+    /// entries for silicon, and forming them took as long as the two gemms.
     fn form_projectors(&self, c: usize) -> Result<Tensor> {
         let (sp, first, n) = self.chunks[c];
         let form = &self.species[sp].0;
-        let (rows, np) = (form.dims()[0], form.dims()[1]);
-        // Real in real space, so Hermitian-symmetric at Γ, where only half the rows are
-        // formed: their real and imaginary parts are the real coordinates.
-        let cols = n * np;
+        let np = form.dims()[0];
         let device = form.device();
-        let p = match &self.gamma {
-            Some(_) => Tensor::new(DataType::Double, device, &[self.npw(), cols])?,
-            None => Tensor::new(form.dtype(), device, &[rows, cols])?,
-        };
-        // One atom at a time: its phase column is broadcast over the species' np
-        // columns, not over the chunk's (a chunk-wide product made two copies of the
-        // chunk's projectors beside it, 16 MB at the 64-atom cell's peak).
-        for a in 0..n {
-            let pa = form.mul(&self.phases.column(first + a)?)?;
-            let mut window = p.narrow(1, a * np, np)?;
-            match &self.gamma {
-                Some(gp) => gp.real_of_half_into(&pa, &window)?,
-                None => window.assign(&pa)?,
+        let phases = self.phases.block(first, n)?;
+        match &self.gamma {
+            None => {
+                let q = Tensor::new(form.dtype(), device, &[n * np, self.npw()])?;
+                for a in 0..n {
+                    form.mul_into(&phases.narrow(0, a, 1)?, &mut q.narrow(0, a * np, np)?)?;
+                }
+                Ok(q)
+            }
+            // Real in real space, so Hermitian-symmetric at Γ, where only half the plane
+            // waves are formed: their real and imaginary parts are the real coordinates.
+            Some(gp) => {
+                let q = Tensor::new(DataType::Double, device, &[n * np, self.npw()])?;
+                for a in 0..n {
+                    let half = form.mul(&phases.narrow(0, a, 1)?)?;
+                    gp.real_of_half_into(&half.t()?, &q.narrow(0, a * np, np)?.t()?)?;
+                }
+                Ok(q)
             }
         }
-        Ok(p)
     }
 
     /// Plane waves in the basis.
@@ -433,8 +442,8 @@ impl KOperator {
     fn add_projector_term(&self, x: &Tensor, out: &mut Tensor, t0: Instant) -> Result<()> {
         let t1 = Instant::now();
         for c in 0..self.chunks.len() {
-            let [p, dbeta, _] = self.project(c, x)?;
-            matmul_into(&p, Trans::N, &dbeta, Trans::N, 1.0, 1.0, out)?;
+            let [q, dbeta, _] = self.project(c, x)?;
+            matmul_into(&q, Trans::C, &dbeta, Trans::N, 1.0, 1.0, out)?;
         }
         self.spent[0].fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
         self.spent[1].fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
