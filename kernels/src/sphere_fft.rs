@@ -189,6 +189,24 @@ impl BandLayout {
         BandLayout { band: npw, pw: 1 }
     }
 
+    /// Whether the layout gives each of `nb` bands of `npw` coefficients an element of its
+    /// own: the larger stride at least the smaller one times the extent it steps over (a
+    /// sufficient test; every layout of a dense or windowed block passes it).
+    pub fn is_one_to_one(&self, nb: usize, npw: usize) -> bool {
+        if nb == 0 || npw == 0 {
+            return true;
+        }
+        if nb == 1 || npw == 1 {
+            return (nb == 1 || self.band > 0) && (npw == 1 || self.pw > 0);
+        }
+        let (small, extent, large) = if self.pw <= self.band {
+            (self.pw, npw, self.band)
+        } else {
+            (self.band, nb, self.pw)
+        };
+        small > 0 && small.checked_mul(extent).is_some_and(|x| large >= x)
+    }
+
     /// The elements a block of `nb` bands of `npw` coefficients spans (0 when empty),
     /// `None` when that overflows.
     fn span(&self, nb: usize, npw: usize) -> Option<usize> {
@@ -468,13 +486,13 @@ impl<F: FftNum + Default> SpherePlan<F> {
         }
     }
 
-    /// The box `grid` (destroyed) back onto the sphere, scaled by `scale`, into `out`,
-    /// the passes in FFTW when `fftw` is given, else in rustfft.
+    /// The box `grid` (destroyed) back onto the sphere, scaled by `scale`: `put(k, c)`
+    /// for each plane wave `k`, the passes in FFTW when `fftw` is given, else in rustfft.
     fn band_from_grid(
         &self,
         s: &mut Scratch<F>,
         scale: F,
-        out: &mut [Complex<F>],
+        mut put: impl FnMut(usize, Complex<F>),
         fftw: Option<&FftwPasses>,
     ) {
         let [n0, n1, n2] = self.n;
@@ -501,7 +519,7 @@ impl<F: FftNum + Default> SpherePlan<F> {
                 self.axes[2].fwd.process_with_scratch(line, work);
             }
             for &(k, i2) in &self.entries[self.col_start[c]..self.col_start[c + 1]] {
-                out[k] = line[i2] * scale;
+                put(k, line[i2] * scale);
             }
         }
     }
@@ -598,7 +616,7 @@ impl<F: FftNum + Default> SpherePlan<F> {
         let fftw = self.passes()?;
         self.per_band_into(nb, self.npw, coeffs, |b, s, dst| {
             s.grid[s.off..s.off + n].copy_from_slice(&grid[b * n..(b + 1) * n]);
-            self.band_from_grid(s, scale, dst, fftw);
+            self.band_from_grid(s, scale, |k, c| dst[k] = c, fftw);
         });
         Ok(())
     }
@@ -648,29 +666,80 @@ impl<F: FftNum + Default> SpherePlan<F> {
         layout: BandLayout,
         out: &mut [Complex<F>],
     ) -> Result<()> {
+        self.check(
+            "SpherePlan::apply_local",
+            "an output",
+            out.len(),
+            nb * self.npw,
+        )?;
+        let out_layout = BandLayout::band_major(self.npw);
+        self.apply_local_strided_into(nb, v, diag, coeffs, layout, out, out_layout)
+    }
+
+    /// [`apply_local_strided`](Self::apply_local_strided) written where `out_layout` puts
+    /// each result (band `b`'s plane wave `k` at `b·band + k·pw` of `out`): into a window
+    /// of columns of a solver's `H V`, with no band-major block and no copy. The layout
+    /// must give every (band, plane wave) an element of its own (one stride at least the
+    /// other times its extent); elements of `out` it does not reach are left as they are.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply_local_strided_into(
+        &self,
+        nb: usize,
+        v: &[F],
+        diag: Option<&[F]>,
+        coeffs: &[Complex<F>],
+        layout: BandLayout,
+        out: &mut [Complex<F>],
+        out_layout: BandLayout,
+    ) -> Result<()> {
         let op = "SpherePlan::apply_local";
         self.check(op, "a potential", v.len(), self.len())?;
         if let Some(d) = diag {
             self.check(op, "a diagonal", d.len(), self.npw)?;
         }
         self.check_block(op, nb, coeffs, layout)?;
-        self.check(op, "an output", out.len(), nb * self.npw)?;
+        self.check_block(op, nb, out, out_layout)?;
+        if !out_layout.is_one_to_one(nb, self.npw) {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: format!(
+                    "an output layout with an element for each of {nb} bands of {} plane waves",
+                    self.npw
+                ),
+                given: format!("{out_layout:?}, which puts two of them on one element"),
+            });
+        }
         let npw = self.npw;
         let scale = F::one() / F::from_usize(self.len()).unwrap_or_else(F::one);
         let fftw = self.passes()?;
-        self.per_band_into(nb, npw, out, |b, s, dst| {
+        let dst = crate::parallel::SendPtr(out.as_mut_ptr());
+        let pool = self.per_band(nb, |b, s| {
             let start = b * layout.band;
+            let at = |k: usize| b * out_layout.band + k * out_layout.pw;
             self.band_to_grid((coeffs, start, layout.pw), s, fftw);
             for (g, &p) in s.grid[s.off..].iter_mut().zip(v) {
                 *g = *g * p;
             }
-            self.band_from_grid(s, scale, dst, fftw);
+            // SAFETY: `at(k)` lies inside `out` (`check_block` above: within the span of
+            // nb bands of npw as `out_layout`), and no other band's `at` reaches it
+            // (`is_one_to_one`), so the bands' writes are disjoint across threads.
+            self.band_from_grid(
+                s,
+                scale,
+                |k, c| unsafe { dst.get().add(at(k)).write(c) },
+                fftw,
+            );
             if let Some(d) = diag {
-                for (k, (o, &e)) in dst.iter_mut().zip(d).enumerate() {
-                    *o = *o + coeffs[start + k * layout.pw] * e;
+                for (k, &e) in d.iter().enumerate().take(npw) {
+                    // SAFETY: as above; this band alone reads and writes `at(k)`.
+                    unsafe {
+                        let o = dst.get().add(at(k));
+                        o.write(o.read() + coeffs[start + k * layout.pw] * e);
+                    }
                 }
             }
         });
+        pool.into_iter().for_each(|s| self.give_back(s));
         Ok(())
     }
 

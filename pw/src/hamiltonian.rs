@@ -427,7 +427,7 @@ impl KOperator {
         // projector term accumulates into the result (no block-sized temporaries: the
         // 64-atom cell's blocks are 27 MB each).
         match &self.gamma {
-            None => out.assign(&self.fft.apply_local(v_r, &self.kinetic, x)?)?,
+            None => self.fft.apply_local_into(v_r, &self.kinetic, x, out)?,
             Some(gp) => Self::by_pairs(gp, x, true, |start, w, c| {
                 let e = self.fft.apply_local(v_r, &self.kinetic, &c)?;
                 drop(c);

@@ -182,6 +182,102 @@ impl SphereFft {
     /// ```
     pub fn apply_local(&self, v: &Tensor, diag: &Tensor, coeffs: &Tensor) -> Result<Tensor> {
         let op = "SphereFft::apply_local";
+        self.check_diagonal(op, diag)?;
+        self.local(op, v, Some(diag), coeffs)
+    }
+
+    /// [`apply_local`](Self::apply_local) written into `out`: `[npw, nb]` of `coeffs`'s
+    /// dtype on the plan's device, in any layout (a window of columns of a solver's
+    /// `H V`, a column-major map). On the host each band's result is written where it
+    /// lies in `out`, so no result block is made beside it and none is copied. When
+    /// `out` overlaps `coeffs` the result goes through a temporary instead (the same
+    /// values; on a GPU it always does). An `out` whose elements share memory (a
+    /// broadcast view) is refused.
+    ///
+    /// ```
+    /// use ctensor_aten::{c64, DeviceType, SphereFft, Tensor};
+    /// let plan = SphereFft::new([4, 4, 4], &[0, 1], DeviceType::Cpu)?;
+    /// let c = Tensor::from_slice(&[c64::new(1.0, 0.0), c64::new(0.5, 0.0)], &[2, 1])?;
+    /// let v = Tensor::full(0.25f64, DeviceType::Cpu, &[4, 4, 4])?;
+    /// let kinetic = Tensor::from_slice(&[0.0f64, 2.0], &[2])?;
+    /// // Into the second column of a wider block.
+    /// let block = Tensor::zeros(ctensor_aten::DataType::ComplexDouble, DeviceType::Cpu, &[2, 3])?;
+    /// plan.apply_local_into(&v, &kinetic, &c, &mut block.narrow(1, 1, 1)?)?;
+    /// let want = Tensor::from_slice(&[c64::new(0.25, 0.0), c64::new(1.125, 0.0)], &[2, 1])?;
+    /// assert!(block.narrow(1, 1, 1)?.allclose(&want, 0.0, 1e-14)?);
+    /// # Ok::<(), ctensor_aten::Error>(())
+    /// ```
+    pub fn apply_local_into(
+        &self,
+        v: &Tensor,
+        diag: &Tensor,
+        coeffs: &Tensor,
+        out: &mut Tensor,
+    ) -> Result<()> {
+        let op = "SphereFft::apply_local_into";
+        self.check_diagonal(op, diag)?;
+        let nb = self.bands(op, coeffs)?;
+        self.check_potential(op, v)?;
+        if out.dims() != [self.npw, nb] {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("an output [{}, {nb}]", self.npw),
+                got: vec![out.dims().to_vec()],
+            });
+        }
+        if out.dtype() != coeffs.dtype() {
+            return Err(Error::DTypeMismatch {
+                op,
+                expected: coeffs.dtype(),
+                got: out.dtype(),
+            });
+        }
+        if out.device() != self.device {
+            return Err(Error::DeviceMismatch {
+                op,
+                expected: self.device,
+                got: out.device(),
+            });
+        }
+        let s = out.strides();
+        let out_layout = BandLayout {
+            band: s[1],
+            pw: s[0],
+        };
+        if !out_layout.is_one_to_one(nb, self.npw) {
+            return Err(Error::InvalidArgument {
+                op,
+                expected: "an output whose elements each have memory of their own".into(),
+                given: format!("strides {s:?} for shape {:?}", out.dims()),
+            });
+        }
+        let direct = !out.shares_memory_with(coeffs);
+        match (&self.host, coeffs.dtype()) {
+            (Some((p, _)), DataType::ComplexDouble) if direct => {
+                let vv = v.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
+                let d = diag.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
+                with_block::<c64, _>(coeffs, |c, layout| {
+                    with_block_mut::<c64>(out, |o| {
+                        p.apply_local_strided_into(nb, &vv, Some(&d), c, layout, o, out_layout)
+                    })
+                })
+            }
+            (Some((_, p)), DataType::ComplexFloat) if direct => {
+                let vv = v.cast(DataType::Float)?.contiguous()?.to_vec::<f32>()?;
+                let d = diag.cast(DataType::Float)?.contiguous()?.to_vec::<f32>()?;
+                with_block::<c32, _>(coeffs, |c, layout| {
+                    with_block_mut::<c32>(out, |o| {
+                        p.apply_local_strided_into(nb, &vv, Some(&d), c, layout, o, out_layout)
+                    })
+                })
+            }
+            _ => out.assign(&self.local(op, v, Some(diag), coeffs)?),
+        }
+    }
+
+    /// That `diag` is a real diagonal of `npw` entries (`[npw]` or `[npw, 1]`) on the
+    /// plan's device.
+    fn check_diagonal(&self, op: &'static str, diag: &Tensor) -> Result<()> {
         let ok = match diag.dims() {
             [n] | [n, 1] => *n == self.npw,
             _ => false,
@@ -200,7 +296,19 @@ impl SphereFft {
                 got: diag.device(),
             });
         }
-        self.local(op, v, Some(diag), coeffs)
+        Ok(())
+    }
+
+    /// That `v` is a real potential of the box's shape.
+    fn check_potential(&self, op: &'static str, v: &Tensor) -> Result<()> {
+        if v.dims() != self.n || v.dtype().is_complex() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("a real potential {:?}", self.n),
+                got: vec![v.dims().to_vec()],
+            });
+        }
+        Ok(())
     }
 
     /// `from_grid(v · to_grid(coeffs)) + diag ∘ coeffs` (the diagonal when given).
@@ -212,13 +320,7 @@ impl SphereFft {
         coeffs: &Tensor,
     ) -> Result<Tensor> {
         let nb = self.bands(op, coeffs)?;
-        if v.dims() != self.n || v.dtype().is_complex() {
-            return Err(Error::ShapeMismatch {
-                op,
-                expected: format!("a real potential {:?}", self.n),
-                got: vec![v.dims().to_vec()],
-            });
-        }
+        self.check_potential(op, v)?;
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) => {
                 let vv = v.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
@@ -349,6 +451,43 @@ fn with_block<T: Scalar, R>(
         unsafe { std::slice::from_raw_parts(coeffs.typed_ptr::<T>(), span) }
     };
     f(data, layout)
+}
+
+/// Runs `f` on the host block `out` (`[npw, nb]` of `T`, as the callers check) where it
+/// lies, mutably: the memory from its first element through its last, under an
+/// exclusive borrow. The caller's layout (from `out`'s strides) says which elements `f`
+/// may write.
+fn with_block_mut<T: Scalar>(
+    out: &mut Tensor,
+    f: impl FnOnce(&mut [T]) -> Result<()>,
+) -> Result<()> {
+    if out.dtype() != T::DTYPE || out.ndim() != 2 {
+        return Err(Error::Internal {
+            op: "SphereFft",
+            what: format!(
+                "a [npw, nb] output of {} was expected, {:?} of {} came",
+                T::DTYPE,
+                out.dims(),
+                out.dtype()
+            ),
+        });
+    }
+    let (d, s) = (out.dims(), out.strides());
+    let span = if d[0] == 0 || d[1] == 0 {
+        0
+    } else {
+        (d[0] - 1) * s[0] + (d[1] - 1) * s[1] + 1
+    };
+    let _w = out.buffer.write("SphereFft")?;
+    let data = if span == 0 {
+        &mut [][..]
+    } else {
+        // SAFETY: the tensor's elements lie within `span` elements of T from its first
+        // one (non-negative strides), inside its host buffer; the exclusive borrow held
+        // until `f` returns excludes every other reader and writer.
+        unsafe { std::slice::from_raw_parts_mut(out.typed_ptr::<T>(), span) }
+    };
+    f(data)
 }
 
 #[cfg(test)]
@@ -489,6 +628,108 @@ mod tests {
         ] {
             let e = plan.apply_local(&v, &bad, &c).err().unwrap();
             assert!(e.to_string().contains("a real diagonal"), "{e}");
+        }
+        Ok(())
+    }
+
+    /// `apply_local_into` gives `apply_local`'s values in every output layout, on the host
+    /// plan and the dense (GPU) path, for both dtypes and 0 to 300 bands: a window of
+    /// columns of a wider block (the elements around it untouched), a column-major block
+    /// (a transposed view), a window of rows; an output that is the input itself or
+    /// overlaps it (through a temporary); a broadcast output, wrong shapes and dtypes, a
+    /// bad potential or diagonal refused.
+    #[test]
+    fn apply_local_into_writes_where_the_output_lies() -> Result<()> {
+        let n = [9, 10, 12];
+        let idx: Vec<usize> = (0..1080).filter(|i| i % 7 == 3 || i % 11 == 0).collect();
+        let npw = idx.len();
+        let v = Tensor::randn(DataType::Double, DeviceType::Cpu, &n, 31)?;
+        let d = Tensor::randn(DataType::Double, DeviceType::Cpu, &[npw], 32)?;
+        for dense in [false, true] {
+            let mut plan = SphereFft::new(n, &idx, DeviceType::Cpu)?;
+            if dense {
+                plan.host = None;
+            }
+            for dtype in [DataType::ComplexDouble, DataType::ComplexFloat] {
+                for nb in [0, 1, 5, 300] {
+                    let c = Tensor::randn(dtype, DeviceType::Cpu, &[npw, nb], 33)?;
+                    let want = plan.apply_local(&v, &d, &c)?;
+                    let what = format!("dense {dense} {dtype:?} nb {nb}");
+                    let sentinel =
+                        Tensor::full(-7.25, DeviceType::Cpu, &[npw + 4, nb + 3])?.cast(dtype)?;
+                    // Columns 2.. of a wider block, rows 1.. of a taller one.
+                    let wide = sentinel.clone();
+                    plan.apply_local_into(
+                        &v,
+                        &d,
+                        &c,
+                        &mut wide.narrow(1, 2, nb)?.narrow(0, 1, npw)?,
+                    )?;
+                    let got = wide.narrow(1, 2, nb)?.narrow(0, 1, npw)?;
+                    assert!(got.allclose(&want, 0.0, 0.0)?, "{what}: window");
+                    let mut outside = wide.cast(DataType::ComplexDouble)?.to_vec::<c64>()?;
+                    for g in 0..npw {
+                        for b in 0..nb {
+                            outside[(g + 1) * (nb + 3) + b + 2] = c64::new(-7.25, 0.0);
+                        }
+                    }
+                    assert!(
+                        outside.iter().all(|x| *x == c64::new(-7.25, 0.0)),
+                        "{what}: outside"
+                    );
+                    // Column-major.
+                    let mut cm = Tensor::zeros(dtype, DeviceType::Cpu, &[nb, npw])?.t()?;
+                    plan.apply_local_into(&v, &d, &c, &mut cm)?;
+                    assert!(cm.allclose(&want, 0.0, 0.0)?, "{what}: column-major");
+                    // In place, and overlapping by one column.
+                    let mut same = c.clone();
+                    plan.apply_local_into(&v, &d, &same.share(), &mut same)?;
+                    assert!(same.allclose(&want, 0.0, 0.0)?, "{what}: in place");
+                    if nb > 1 {
+                        let block = Tensor::zeros(dtype, DeviceType::Cpu, &[npw, nb + 1])?;
+                        block.narrow(1, 0, nb)?.assign(&c)?;
+                        let input = block.narrow(1, 0, nb)?;
+                        plan.apply_local_into(&v, &d, &input, &mut block.narrow(1, 1, nb)?)?;
+                        assert!(
+                            block.narrow(1, 1, nb)?.allclose(&want, 0.0, 0.0)?,
+                            "{what}: overlap"
+                        );
+                    }
+                }
+                // Refusals.
+                let c = Tensor::randn(dtype, DeviceType::Cpu, &[npw, 3], 34)?;
+                let other = if dtype == DataType::ComplexDouble {
+                    DataType::ComplexFloat
+                } else {
+                    DataType::ComplexDouble
+                };
+                for (mut bad, says) in [
+                    (
+                        Tensor::zeros(dtype, DeviceType::Cpu, &[npw, 4])?,
+                        "an output",
+                    ),
+                    (
+                        Tensor::zeros(dtype, DeviceType::Cpu, &[npw + 1, 3])?,
+                        "an output",
+                    ),
+                    (Tensor::zeros(other, DeviceType::Cpu, &[npw, 3])?, "type"),
+                ] {
+                    let e = plan.apply_local_into(&v, &d, &c, &mut bad).unwrap_err();
+                    assert!(e.to_string().contains(says), "{e}");
+                }
+                let mut broadcast =
+                    Tensor::zeros(dtype, DeviceType::Cpu, &[npw, 1])?.broadcast_to(&[npw, 3])?;
+                let e = plan
+                    .apply_local_into(&v, &d, &c, &mut broadcast)
+                    .unwrap_err();
+                assert!(e.to_string().contains("memory of their own"), "{e}");
+                let bad_v = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[9, 10])?;
+                let mut out = Tensor::zeros(dtype, DeviceType::Cpu, &[npw, 3])?;
+                let e = plan.apply_local_into(&bad_v, &d, &c, &mut out).unwrap_err();
+                assert!(e.to_string().contains("a real potential"), "{e}");
+                let e = plan.apply_local_into(&v, &v, &c, &mut out).unwrap_err();
+                assert!(e.to_string().contains("a real diagonal"), "{e}");
+            }
         }
         Ok(())
     }

@@ -451,6 +451,58 @@ fn strided_blocks_give_the_band_major_values() -> Result<()> {
                 let mut h = vec![C::new(0.0, 0.0); nb * npw];
                 plan.apply_local_strided(nb, &v, Some(&diag), data, layout, &mut h)?;
                 assert_eq!(h, hv, "{what}: apply_local");
+                // Written where the same layout puts it, in a slice of sentinels: every
+                // element the layout reaches holds the band-major value, the rest is
+                // untouched.
+                let sentinel = C::new(-7.25, 3.5);
+                let mut o = vec![sentinel; span];
+                let out = &mut o[start.min(span)..];
+                plan.apply_local_strided_into(nb, &v, Some(&diag), data, layout, out, layout)?;
+                let mut reached = vec![false; span];
+                for b in 0..nb {
+                    for k in 0..npw {
+                        let at = start + b * layout.band + k * layout.pw;
+                        reached[at] = true;
+                        assert_eq!(o[at], hv[b * npw + k], "{what}: into, band {b} pw {k}");
+                    }
+                }
+                for (at, x) in o.iter().enumerate() {
+                    assert!(reached[at] || *x == sentinel, "{what}: into wrote {at}");
+                }
+                if nb > 1 {
+                    // Too short, and two bands on one element: refused, nothing written.
+                    let mut o = vec![sentinel; span];
+                    let out = &mut o[start.min(span)..];
+                    let len = out.len();
+                    let e = plan
+                        .apply_local_strided_into(
+                            nb,
+                            &v,
+                            None,
+                            data,
+                            layout,
+                            &mut out[..len - 1],
+                            layout,
+                        )
+                        .unwrap_err();
+                    assert!(e.to_string().contains("spanning"), "{what}: {e}");
+                    let same = BandLayout { band: 0, pw: 1 };
+                    let e = plan
+                        .apply_local_strided_into(nb, &v, None, data, layout, out, same)
+                        .unwrap_err();
+                    assert!(
+                        e.to_string().contains("puts two of them on one element"),
+                        "{e}"
+                    );
+                    let overlapping = BandLayout {
+                        band: 1,
+                        pw: nb - 1,
+                    };
+                    assert!(plan
+                        .apply_local_strided_into(nb, &v, None, data, layout, out, overlapping)
+                        .is_err());
+                    assert!(o.iter().all(|x| *x == sentinel), "{what}: a refusal wrote");
+                }
                 let mut p = vec![0.0; total];
                 plan.accumulate_density_strided(nb, data, layout, &w, &mut p)?;
                 assert_eq!(p, rho, "{what}: density");
@@ -469,6 +521,23 @@ fn strided_blocks_give_the_band_major_values() -> Result<()> {
         assert!(matches!(e, Error::Overflow { .. }), "{e}");
     }
     Ok(())
+}
+
+/// The layouts that give each (band, plane wave) an element of their own.
+#[test]
+fn one_to_one_layouts() {
+    let l = |band, pw| BandLayout { band, pw };
+    assert!(l(7, 1).is_one_to_one(3, 7));
+    assert!(!l(6, 1).is_one_to_one(3, 7));
+    assert!(l(1, 3).is_one_to_one(3, 7));
+    assert!(!l(1, 2).is_one_to_one(3, 7));
+    assert!(l(2, 7).is_one_to_one(3, 7));
+    assert!(l(0, 1).is_one_to_one(1, 7));
+    assert!(!l(0, 1).is_one_to_one(2, 7));
+    assert!(l(5, 0).is_one_to_one(2, 1));
+    assert!(!l(5, 0).is_one_to_one(2, 2));
+    assert!(l(0, 0).is_one_to_one(1, 1) && l(0, 0).is_one_to_one(0, 9));
+    assert!(!l(usize::MAX, 1 << 40).is_one_to_one(2, 1 << 30));
 }
 
 #[test]
