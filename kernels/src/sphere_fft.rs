@@ -543,18 +543,31 @@ impl<F: FftNum + Default> SpherePlan<F> {
         coeffs: &[Complex<F>],
         layout: BandLayout,
     ) -> Result<()> {
+        self.check_span(op, "coefficients", nb, coeffs.len(), layout)
+    }
+
+    /// That a slice of `len` elements (`what`: coefficients, an output) holds `nb` bands
+    /// laid out as `layout`.
+    fn check_span(
+        &self,
+        op: &'static str,
+        what: &str,
+        nb: usize,
+        len: usize,
+        layout: BandLayout,
+    ) -> Result<()> {
         let span = layout.span(nb, self.npw).ok_or(Error::Overflow {
             op,
             what: format!("{nb} bands of {} coefficients as {layout:?}", self.npw),
         })?;
-        if coeffs.len() < span {
+        if len < span {
             return Err(Error::InvalidArgument {
                 op,
                 expected: format!(
-                    "coefficients spanning {span} values ({nb} bands of {} as {layout:?})",
+                    "{what} spanning {span} values ({nb} bands of {} as {layout:?})",
                     self.npw
                 ),
-                given: format!("{}", coeffs.len()),
+                given: format!("{len}"),
             });
         }
         Ok(())
@@ -698,7 +711,7 @@ impl<F: FftNum + Default> SpherePlan<F> {
             self.check(op, "a diagonal", d.len(), self.npw)?;
         }
         self.check_block(op, nb, coeffs, layout)?;
-        self.check_block(op, nb, out, out_layout)?;
+        self.check_span(op, "an output", nb, out.len(), out_layout)?;
         if !out_layout.is_one_to_one(nb, self.npw) {
             return Err(Error::InvalidArgument {
                 op,

@@ -51,7 +51,8 @@ pub struct KOperator {
     /// [`GammaPacking::halve`]d plane waves, `[np, h + 1]`. With the coupling `h` between
     /// them, `[np, np]` (c64; f64 for real bands).
     species: Vec<(Tensor, Tensor)>,
-    /// The structure phases `e^{-iK·τ_a}` of the atoms, by axis.
+    /// The structure phases `e^{-iK·τ_a}` of the atoms, by axis (conjugated for complex
+    /// bands).
     phases: Phases,
     /// Runs of consecutive atoms of one species, `(species, first atom, count)`, at most
     /// [`ATOMS_PER_CHUNK`] each: the projectors are formed one run at a time as they are
