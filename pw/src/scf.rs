@@ -493,7 +493,7 @@ impl Calculation {
                     &dg,
                     8.0 * self.ecut,
                     &to_reciprocal(&dg, &rho_out)?,
-                );
+                )?;
                 rho_out = to_real(&dg, &g)?;
                 g
             } else {

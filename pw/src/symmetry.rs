@@ -73,7 +73,7 @@ pub fn find_operations(crystal: &Crystal, symprec: f64) -> Result<Vec<SymOp>> {
 /// `m' = Rᵀ m` receives `ρ(m) e^{2πi m·t}` (`ρ(R x + t) = ρ(x)`). Only the density
 /// sphere `|G|² ≤ gsqcut` (and G = 0) is kept: outside it the density has no components.
 /// `ops` must be a group, as [`find_operations`] returns (an empty list is taken as the
-/// identity alone).
+/// identity alone). Errors: a density whose length is not the grid's.
 ///
 /// The sum is formed once per star of G, not once per point: at a point `q` it gathers
 /// `ρ(R⁻ᵀ q) e^{2πi (R⁻ᵀ q)·t}` over the operations, and the symmetric result is then
@@ -83,7 +83,15 @@ pub fn find_operations(crystal: &Crystal, symprec: f64) -> Result<Vec<SymOp>> {
 /// twentieth of a silicon SCF). The phase factors by axis,
 /// `e^{2πi m·t} = Π_c e^{2πi m_c t_c}`, come from a table of each operation's `n_c`
 /// factors per axis: no sine or cosine per point and operation.
-pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -> Vec<c64> {
+pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -> Result<Vec<c64>> {
+    if rho_g.len() != dg.grid.len() || dg.g2.len() != dg.grid.len() {
+        return Err(ctensor::Error::ShapeMismatch {
+            op: "symmetrize",
+            expected: format!("a density of the grid's {} points", dg.grid.len()),
+            got: vec![vec![rho_g.len()], vec![dg.g2.len()]],
+        }
+        .into());
+    }
     let zero = c64::new(0.0, 0.0);
     let cut = gsqcut * (1.0 + 1e-12);
     let n = dg.grid.n;
@@ -94,7 +102,7 @@ pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -
                 *o = r;
             }
         }
-        return out;
+        return Ok(out);
     }
     let scale = 1.0 / ops.len() as f64;
     let low = n.map(|x| (x / 2) as i64);
@@ -161,7 +169,7 @@ pub fn symmetrize(ops: &[SymOp], dg: &DensityGrid, gsqcut: f64, rho_g: &[c64]) -
         // The representative itself, should `ops` lack the identity.
         done[i] = true;
     }
-    out
+    Ok(out)
 }
 
 /// The inverse of an integer matrix of determinant ±1 (a rotation in reduced
@@ -323,7 +331,7 @@ mod tests {
             // The density's own cut-off, and one that ends inside the grid's sphere.
             for gsqcut in [8.0 * ecut, 3.1 * ecut] {
                 let want = scattered(&ops, &dg, gsqcut, &random);
-                let got = symmetrize(&ops, &dg, gsqcut, &random);
+                let got = symmetrize(&ops, &dg, gsqcut, &random)?;
                 let inside = dg.g2.iter().filter(|&&g2| g2 <= gsqcut).count();
                 assert!(inside > 100, "case {k}: {inside} points in the sphere");
                 for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -338,7 +346,7 @@ mod tests {
     }
 
     /// No operations at all is the identity alone: the sphere kept, the rest zero; a grid
-    /// of one point keeps its one component.
+    /// of one point keeps its one component; a density of the wrong length is an error.
     #[test]
     fn no_operations_and_a_one_point_grid() -> Result<()> {
         let c = silicon(10.26);
@@ -350,14 +358,20 @@ mod tests {
             rotation: [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
             translation: [0.0; 3],
         }];
-        let got = symmetrize(&[], &dg, 2.4, &rho);
-        assert_eq!(got, symmetrize(&identity, &dg, 2.4, &rho));
+        let got = symmetrize(&[], &dg, 2.4, &rho)?;
+        assert_eq!(got, symmetrize(&identity, &dg, 2.4, &rho)?);
         assert_eq!(got, scattered(&identity, &dg, 2.4, &rho));
         assert!(got.iter().any(|x| x.norm() == 0.0) && got.iter().any(|x| x.norm() > 0.0));
         let one = DensityGrid::new(&c, FftGrid { n: [1, 1, 1] }, 1.0);
         let ops = find_operations(&c, 1e-5)?;
         let x = [c64::new(8.0, 0.5)];
-        assert!((symmetrize(&ops, &one, 8.0, &x)[0] - x[0]).norm() < 1e-14);
+        assert!((symmetrize(&ops, &one, 8.0, &x)?[0] - x[0]).norm() < 1e-14);
+        // A density of another length is refused, not indexed out of bounds.
+        let e = symmetrize(&ops, &dg, 2.4, &rho[1..]).unwrap_err();
+        assert!(
+            e.to_string().contains("a density of the grid's 60 points"),
+            "{e}"
+        );
         Ok(())
     }
 
@@ -414,7 +428,7 @@ mod tests {
         let dg = DensityGrid::new(&crystal, FftGrid::for_cutoff(&crystal, 10.0), 10.0);
         let gsqcut = 80.0;
         let atomic = atomic_superposition(&crystal, &dg, gsqcut);
-        let out = symmetrize(&ops, &dg, gsqcut, &atomic);
+        let out = symmetrize(&ops, &dg, gsqcut, &atomic)?;
         for (i, (a, b)) in out.iter().zip(&atomic).enumerate() {
             assert!((a - b).norm() < 1e-14, "[{i}]: {a} against {b}");
         }
@@ -425,8 +439,8 @@ mod tests {
             7,
         )?
         .to_vec::<c64>()?;
-        let once = symmetrize(&ops, &dg, gsqcut, &random);
-        let twice = symmetrize(&ops, &dg, gsqcut, &once);
+        let once = symmetrize(&ops, &dg, gsqcut, &random)?;
+        let twice = symmetrize(&ops, &dg, gsqcut, &once)?;
         let mut changed = false;
         for (i, ((a, b), r)) in twice.iter().zip(&once).zip(&random).enumerate() {
             assert!((a - b).norm() < 1e-13, "[{i}]: {a} against {b}");
