@@ -190,21 +190,10 @@ impl BandLayout {
     }
 
     /// Whether the layout gives each of `nb` bands of `npw` coefficients an element of its
-    /// own: the larger stride at least the smaller one times the extent it steps over (a
+    /// own by the sorted-stride rule ([`crate::strides::reach_past_smaller`]: a
     /// sufficient test; every layout of a dense or windowed block passes it).
     pub fn is_one_to_one(&self, nb: usize, npw: usize) -> bool {
-        if nb == 0 || npw == 0 {
-            return true;
-        }
-        if nb == 1 || npw == 1 {
-            return (nb == 1 || self.band > 0) && (npw == 1 || self.pw > 0);
-        }
-        let (small, extent, large) = if self.pw <= self.band {
-            (self.pw, npw, self.band)
-        } else {
-            (self.band, nb, self.pw)
-        };
-        small > 0 && small.checked_mul(extent).is_some_and(|x| large >= x)
+        crate::strides::reach_past_smaller(&[nb, npw], &[self.band, self.pw])
     }
 
     /// The elements a block of `nb` bands of `npw` coefficients spans (0 when empty),

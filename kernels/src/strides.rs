@@ -1,5 +1,37 @@
 //! Index arithmetic for strided n-dimensional views, shared by every kernel that walks one.
 
+/// Whether a strided view provably never reaches one element twice by the sorted-stride
+/// rule: its strides, sorted (dimensions of size 1 dropped), each reach past the span of
+/// the smaller ones. Every dense, padded, permuted or windowed layout passes; a view
+/// with no elements passes; one whose span exceeds `usize` fails; one that fails may
+/// still be one-to-one (shape `[3, 3]` with strides `[3, 2]`), which only an exact check
+/// of its offsets can tell.
+pub fn reach_past_smaller(shape: &[usize], strides: &[usize]) -> bool {
+    if shape.contains(&0) {
+        return true;
+    }
+    let mut dims: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d > 1)
+        .map(|(&d, &s)| (s, d))
+        .collect();
+    dims.sort_unstable();
+    // A span past usize (no valid view) fails the rule.
+    let mut reach = 1usize;
+    dims.iter().all(|&(stride, size)| {
+        let ok = stride >= reach;
+        match (size - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(reach))
+        {
+            Some(r) => reach = r,
+            None => return false,
+        }
+        ok
+    })
+}
+
 /// Calls `row(offsets, len, inner_strides)` once for every innermost row of the
 /// `K` strided views that share `shape` (strides in elements, one slice per view).
 ///

@@ -61,7 +61,7 @@ const EXACT_OVERLAP_LIMIT: usize = 1 << 22;
 /// accepted at once (dense, padded, permuted layouts); any other layout of at most
 /// [`EXACT_OVERLAP_LIMIT`] elements is accepted exactly when no two of its offsets
 /// coincide (shape `[3, 3]` with strides `[3, 2]` is such a layout).
-fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
+pub(crate) fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
     if strides.len() != shape.len() {
         return Err(Error::InvalidArgument {
             op: "TensorMap",
@@ -94,13 +94,7 @@ fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
             .and_then(|x| x.checked_add(span))
             .ok_or_else(overflow)?;
     }
-    let mut reach = 1usize;
-    let sorted_rule = dims.iter().all(|&(stride, size)| {
-        let ok = stride >= reach;
-        reach = reach.saturating_add((size - 1).saturating_mul(stride));
-        ok
-    });
-    if sorted_rule {
+    if ctensor_kernels::strides::reach_past_smaller(shape, strides) {
         return Ok(span);
     }
     let refuse = |given: String| Error::InvalidArgument {

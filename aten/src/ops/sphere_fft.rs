@@ -2,6 +2,7 @@
 //! reusable plan (see `ctensor_kernels::sphere_fft` for the algorithm).
 
 use crate::core::tensor::Tensor;
+use crate::core::tensor_map::span_of;
 use crate::ops::fft::FftNorm;
 use crate::ops::indices::Indices;
 use ctensor_base::{c32, c64, DataType, DeviceType, Error, Result, Scalar};
@@ -190,9 +191,10 @@ impl SphereFft {
     /// dtype on the plan's device, in any layout (a window of columns of a solver's
     /// `H V`, a column-major map). On the host each band's result is written where it
     /// lies in `out`, so no result block is made beside it and none is copied. When
-    /// `out` overlaps `coeffs` the result goes through a temporary instead (the same
-    /// values; on a GPU it always does). An `out` whose elements share memory (a
-    /// broadcast view) is refused.
+    /// `out` overlaps `coeffs`, or its strides are one-to-one only by an exact check of
+    /// its offsets, the result goes through a temporary instead (the same values; on a
+    /// GPU it always does). An `out` whose elements share memory (a broadcast view) is
+    /// refused.
     ///
     /// ```
     /// use ctensor_aten::{c64, DeviceType, SphereFft, Tensor};
@@ -244,14 +246,17 @@ impl SphereFft {
             band: s[1],
             pw: s[0],
         };
-        if !out_layout.is_one_to_one(nb, self.npw) {
+        // Layouts the sorted-stride rule cannot vouch for are checked exactly: refused
+        // when two elements share memory, else written through a temporary.
+        let one_to_one = out_layout.is_one_to_one(nb, self.npw);
+        if !one_to_one && span_of(out.dims(), s).is_err() {
             return Err(Error::InvalidArgument {
                 op,
                 expected: "an output whose elements each have memory of their own".into(),
                 given: format!("strides {s:?} for shape {:?}", out.dims()),
             });
         }
-        let direct = !out.shares_memory_with(coeffs);
+        let direct = one_to_one && !out.shares_memory_with(coeffs);
         match (&self.host, coeffs.dtype()) {
             (Some((p, _)), DataType::ComplexDouble) if direct => {
                 let vv = v.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
@@ -723,6 +728,27 @@ mod tests {
                     .apply_local_into(&v, &d, &c, &mut broadcast)
                     .unwrap_err();
                 assert!(e.to_string().contains("memory of their own"), "{e}");
+                // Strides [3, 2] for [npw, 3]: one-to-one (3r + 2c repeats no offset for
+                // c < 3), but only an exact check can tell, so through a temporary.
+                let span = 3 * (npw - 1) + 2 * 2 + 1;
+                let store = Tensor::zeros(dtype, DeviceType::Cpu, &[span])?;
+                let ptr = store.data_ptr();
+                // SAFETY: `store` holds `span` elements of `dtype`, which the view reaches
+                // exactly, and outlives the map.
+                let mut odd = unsafe {
+                    crate::TensorMap::from_raw(
+                        ptr,
+                        dtype,
+                        DeviceType::Cpu,
+                        &[npw, 3],
+                        &[3, 2],
+                        None,
+                    )?
+                };
+                plan.apply_local_into(&v, &d, &c, &mut odd)?;
+                let want = plan.apply_local(&v, &d, &c)?;
+                assert!(odd.allclose(&want, 0.0, 0.0)?, "strides [3, 2]");
+                drop(odd);
                 let bad_v = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[9, 10])?;
                 let mut out = Tensor::zeros(dtype, DeviceType::Cpu, &[npw, 3])?;
                 let e = plan.apply_local_into(&bad_v, &d, &c, &mut out).unwrap_err();
