@@ -1,5 +1,18 @@
 //! Index arithmetic for strided n-dimensional views, shared by every kernel that walks one.
 
+/// The `(stride, size)` pairs of a view's dimensions longer than 1, by increasing
+/// stride: what overlap and span checks walk.
+pub fn sorted_dims(shape: &[usize], strides: &[usize]) -> Vec<(usize, usize)> {
+    let mut dims: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d > 1)
+        .map(|(&d, &s)| (s, d))
+        .collect();
+    dims.sort_unstable();
+    dims
+}
+
 /// Whether a strided view provably never reaches one element twice by the sorted-stride
 /// rule: its strides, sorted (dimensions of size 1 dropped), each reach past the span of
 /// the smaller ones. Every dense, padded, permuted or windowed layout passes; a view
@@ -10,13 +23,7 @@ pub fn reach_past_smaller(shape: &[usize], strides: &[usize]) -> bool {
     if shape.contains(&0) {
         return true;
     }
-    let mut dims: Vec<(usize, usize)> = shape
-        .iter()
-        .zip(strides)
-        .filter(|(&d, _)| d > 1)
-        .map(|(&d, &s)| (s, d))
-        .collect();
-    dims.sort_unstable();
+    let dims = sorted_dims(shape, strides);
     // A span past usize (no valid view) fails the rule.
     let mut reach = 1usize;
     dims.iter().all(|&(stride, size)| {

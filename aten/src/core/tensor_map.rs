@@ -73,13 +73,7 @@ pub(crate) fn span_of(shape: &[usize], strides: &[usize]) -> Result<usize> {
     if numel == 0 {
         return Ok(0);
     }
-    let mut dims: Vec<(usize, usize)> = shape
-        .iter()
-        .zip(strides)
-        .filter(|(&d, _)| d > 1)
-        .map(|(&d, &s)| (s, d))
-        .collect();
-    dims.sort_unstable();
+    let dims = ctensor_kernels::strides::sorted_dims(shape, strides);
     let overflow = || Error::Overflow {
         op: "TensorMap",
         what: format!(
