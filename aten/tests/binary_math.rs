@@ -279,6 +279,7 @@ device_test!(engine_routed_comparisons_classes_and_math_take_hostile_input, D ->
     let lt = x.lt(&y)?.to_vec::<i32>()?;
     let ne = x.not_equal(&y)?.to_vec::<i32>()?;
     let mx = x.maximum(&y)?.to_vec::<f64>()?;
+    let mn = x.minimum(&y)?.to_vec::<f64>()?;
     let nan = x.isnan()?.to_vec::<i32>()?;
     let sq = x.math(MathOp::Sqrt)?.to_vec::<f64>()?;
     for i in 0..3 {
@@ -286,8 +287,13 @@ device_test!(engine_routed_comparisons_classes_and_math_take_hostile_input, D ->
             let (p, k) = (xv(i, j), i * 3 + j);
             assert_eq!(lt[k], (p < q) as i32, "lt({p}, {q})");
             assert_eq!(ne[k], (p != q) as i32, "ne({p}, {q})");
-            let want = if p.is_nan() || q.is_nan() { f64::NAN } else { p.max(q) };
+            // NumPy's rule written out (Rust's f64::max may return either zero for ±0):
+            // NaN wins, else the second only when strictly beyond the first.
+            let either = p.is_nan() || q.is_nan();
+            let want = if either { f64::NAN } else if q > p { q } else { p };
             assert!(same(mx[k], want), "max({p}, {q}) = {}", mx[k]);
+            let want = if either { f64::NAN } else if q < p { q } else { p };
+            assert!(same(mn[k], want), "min({p}, {q}) = {}", mn[k]);
             assert_eq!(nan[k], p.is_nan() as i32);
             assert!(same(sq[k], p.sqrt()), "sqrt({p})");
         }

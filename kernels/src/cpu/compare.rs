@@ -125,9 +125,12 @@ impl<T: Arith> Extreme2<T> for CpuDevice {
             fill(n, out, |i| {
                 let (p, q) = (*x.get().add(i), *y.get().add(i));
                 let (a, b) = (p.up(), q.up());
+                // NaN wins; otherwise `q` only when strictly beyond `p`, so ties (-0 and
+                // +0) keep `x`, as NumPy's maximum and minimum.
+                let beyond = if max { T::gt(b, a) } else { T::gt(a, b) };
                 if T::is_nan(a) {
                     p
-                } else if T::is_nan(b) || T::gt(b, a).unwrap_or(false) == max {
+                } else if T::is_nan(b) || beyond.unwrap_or(false) {
                     q
                 } else {
                     p

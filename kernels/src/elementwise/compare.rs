@@ -92,8 +92,9 @@ pub trait Select<T: Scalar>: Device {
 
 /// Element-wise maximum or minimum of two arrays.
 pub trait Extreme2<T: Scalar>: Device {
-    /// `out[i] = max(x[i], y[i])` (`min` when `!max`); NaN in either gives NaN (NumPy's
-    /// `maximum`). Complex types have no order (`Error::UnsupportedDType`).
+    /// `out[i] = max(x[i], y[i])` (`min` when `!max`); NaN in either gives NaN, and of
+    /// two equal values (-0 and +0) `x[i]` is kept (NumPy's `maximum` and `minimum`).
+    /// Complex types have no order (`Error::UnsupportedDType`).
     ///
     /// # Safety
     /// `x`, `y` are valid for reads and `out` for writes of `n` elements; `out` is

@@ -63,7 +63,9 @@ template <class T> __device__ void ct_extreme2(u64 n, int max, const T* x, const
     CT_GRID_STRIDE(i, n) {
         T p = x[i], q = y[i];
         typename K::C a = K::load(p), b = K::load(q);
-        out[i] = ct_isnan(a) ? p : (ct_isnan(b) || ct_gt(b, a) == (max != 0)) ? q : p;
+        // q only when strictly beyond p (ties, -0 and +0, keep x).
+        bool beyond = max != 0 ? ct_gt(b, a) : ct_gt(a, b);
+        out[i] = ct_isnan(a) ? p : (ct_isnan(b) || beyond) ? q : p;
     }
 }
 
