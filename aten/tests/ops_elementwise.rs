@@ -717,3 +717,164 @@ device_test!(broadcast_operands_of_large_outputs_give_the_plain_loop_values, D -
     }
     Ok(())
 });
+
+/// Broadcast and row-strided operands read block by block on the host (2048 elements a
+/// block; a broadcast row copied once per period): every element against a plain loop,
+/// for one dtype, with shapes whose rows are shorter than a block (a column read in runs
+/// of 3) and longer than one (a row of 2100), outputs that are not a whole number of
+/// blocks, operands of which none is dense, a view of rows of a wider block, three
+/// operands, and the real-only kinds (masks, maximum, NaN classes) on real types.
+fn blocked_case<D: Device, T: Scalar>() -> TestResult {
+    let mut r = rng(101);
+    for (rows, m) in [(1501usize, 3usize), (3, 2100), (1, 1), (700, 1)] {
+        let (a, av) = random_on::<D, T>(&mut r, &[rows, m]);
+        // No zero divisors: a real x / 0 is ±inf where the complex reference gives NaN.
+        let (_, mut cv) = random_on::<D, T>(&mut r, &[rows, 1]);
+        for v in cv.iter_mut().filter(|v| c(**v).norm() == 0.0) {
+            *v = T::one();
+        }
+        let col = on::<D>(Tensor::from_slice(&cv, &[rows, 1])?);
+        let (row, rv) = random_on::<D, T>(&mut r, &[m]);
+        let (wide, wv) = random_on::<D, T>(&mut r, &[rows, m + 3]);
+        let view = wide.narrow(1, 2, m)?;
+        let (ta, tcol, trow) = (a, col, row);
+        let x = |i: usize, j: usize| c(av[i * m + j]);
+        let cl = |i: usize| c(cv[i]);
+        let rw = |j: usize| c(rv[j]);
+        let vw = |i: usize, j: usize| c(wv[i * (m + 3) + 2 + j]);
+        let b = |v: bool| c64::new(f64::from(u8::from(v)), 0.0);
+        type F<'a> = Box<dyn Fn(usize, usize) -> c64 + 'a>;
+        let mut cases: Vec<(&str, Tensor, F)> = vec![
+            (
+                "x * column",
+                (&ta * &tcol)?,
+                Box::new(|i, j| x(i, j) * cl(i)),
+            ),
+            ("x + row", (&ta + &trow)?, Box::new(|i, j| x(i, j) + rw(j))),
+            (
+                "x - view",
+                (&ta - &view)?,
+                Box::new(|i, j| x(i, j) - vw(i, j)),
+            ),
+            (
+                "view * row",
+                (&view * &trow)?,
+                Box::new(|i, j| vw(i, j) * rw(j)),
+            ),
+            (
+                "column + row",
+                (&tcol + &trow)?,
+                Box::new(|i, j| cl(i) + rw(j)),
+            ),
+            (
+                "fma(x, column, row)",
+                ta.fma(&tcol, &trow, 2.0, -1.0)?,
+                Box::new(|i, j| x(i, j) * cl(i) * 2.0 - rw(j)),
+            ),
+        ];
+        if !T::DTYPE.is_integer() {
+            cases.push((
+                "x / column",
+                (&ta / &tcol)?,
+                Box::new(|i, j| x(i, j) / cl(i)),
+            ));
+        }
+        if !T::DTYPE.is_complex() {
+            cases.push((
+                "x < column",
+                ta.lt(&tcol)?,
+                Box::new(|i, j| b(x(i, j).re < cl(i).re)),
+            ));
+            cases.push((
+                "maximum(view, column)",
+                view.maximum(&tcol)?,
+                Box::new(|i, j| {
+                    if vw(i, j).re >= cl(i).re {
+                        vw(i, j)
+                    } else {
+                        cl(i)
+                    }
+                }),
+            ));
+        }
+        for (what, got, f) in cases {
+            assert_eq!(got.dims(), &[rows, m], "{what}");
+            let g = c64s(&got.to_device(DeviceType::Cpu)?)?;
+            for i in 0..rows {
+                for j in 0..m {
+                    let want = c(T::cast_from(f(i, j)));
+                    let what = format!("{} {what} [{rows}, {m}] at ({i}, {j})", T::DTYPE);
+                    close(g[i * m + j], want, T::DTYPE, &what);
+                }
+            }
+        }
+        // In place and into an existing output, with a broadcast operand.
+        let mut y = ta.clone();
+        y.mul_(&tcol)?;
+        let mut z = on::<D>(Tensor::zeros(T::DTYPE, DeviceType::Cpu, &[rows, m])?);
+        view.add_into(&trow, &mut z)?;
+        let (gy, gz) = (
+            c64s(&y.to_device(DeviceType::Cpu)?)?,
+            c64s(&z.to_device(DeviceType::Cpu)?)?,
+        );
+        for i in 0..rows {
+            for j in 0..m {
+                let at = format!("{} [{rows}, {m}] at ({i}, {j})", T::DTYPE);
+                close(
+                    gy[i * m + j],
+                    c(T::cast_from(x(i, j) * cl(i))),
+                    T::DTYPE,
+                    &format!("x *= column {at}"),
+                );
+                close(
+                    gz[i * m + j],
+                    c(T::cast_from(vw(i, j) + rw(j))),
+                    T::DTYPE,
+                    &format!("view + row into {at}"),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+device_test!(blocked_broadcast_operands_match_loops_for_every_dtype, D -> Result {
+    blocked_case::<D, f32>()?;
+    blocked_case::<D, f64>()?;
+    blocked_case::<D, i32>()?;
+    blocked_case::<D, i64>()?;
+    blocked_case::<D, ctensor_aten::c32>()?;
+    blocked_case::<D, c64>()?;
+    blocked_case::<D, ctensor_aten::f16>()?;
+    blocked_case::<D, ctensor_aten::bf16>()?;
+    Ok(())
+});
+
+device_test!(nan_in_broadcast_operands_and_integer_division_by_a_broadcast_zero, D -> Result {
+    // NaN and infinities reach the kernel unchanged through the block copies.
+    let col = on::<D>(Tensor::from_slice(&[f64::NAN, f64::INFINITY, -0.0, 1.5], &[4, 1])?);
+    let x = on::<D>(Tensor::from_slice(&(0..4 * 900).map(f64::from).collect::<Vec<_>>(), &[4, 900])?);
+    let p = x.mul(&col)?.to_device(DeviceType::Cpu)?.to_vec::<f64>()?;
+    let n = x.isnan()?.add(&col.isnan()?)?.to_device(DeviceType::Cpu)?.to_vec::<i32>()?;
+    for j in 0..900 {
+        let v = j as f64;
+        assert!(p[j].is_nan() && n[j] == 1, "NaN row at {j}");
+        assert_eq!(p[900 + j], (900.0 + v) * f64::INFINITY, "inf row at {j}");
+        assert_eq!(p[1800 + j].to_bits(), ((1800.0 + v) * -0.0f64).to_bits(), "-0 row at {j}");
+        assert_eq!(p[2700 + j], (2700.0 + v) * 1.5, "last row at {j}");
+        assert_eq!(n[900 + j] + n[1800 + j] + n[2700 + j], 0, "no NaN at {j}");
+    }
+    // Integer division by a broadcast column with one zero far down: an error naming the
+    // zero divisor, and the in-place target left as it was (nothing written, not even
+    // the rows before the zero).
+    let rows = 3000;
+    let mut cv: Vec<i32> = (0..rows as i32).map(|i| i % 7 + 1).collect();
+    cv[rows - 5] = 0;
+    let icol = on::<D>(Tensor::from_slice(&cv, &[rows, 1])?);
+    let av: Vec<i32> = (0..rows as i32 * 40).collect();
+    let mut a = on::<D>(Tensor::from_slice(&av, &[rows, 40])?);
+    let e = a.div_(&icol).unwrap_err();
+    assert!(e.to_string().contains("non-zero divisors"), "{e}");
+    assert_eq!(a.to_device(DeviceType::Cpu)?.to_vec::<i32>()?, av, "div_ wrote before the error");
+    Ok(())
+});

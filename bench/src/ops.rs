@@ -254,6 +254,37 @@ pub fn add_and_permute(rng: &mut StdRng) -> String {
             || drop(black_box(&xa + &ya)),
         ),
     );
+    // Broadcast operands: a row [1, m] and a column [r, 1] against an [r, m] block (the
+    // shapes of `x * kinetic` and `x * occupations`) into an existing output, with
+    // ndarray's `Zip::and_broadcast`, which reads the operand through its zero stride and
+    // never copies it, as the peer. Both 1 thread.
+    set_num_threads(1).unwrap();
+    for (r, m) in [(4000usize, 2500usize), (100_000, 64), (1_000_000, 3)] {
+        let xv = random::<c64>(rng, r * m);
+        let x = Tensor::from_slice(&xv, &[r, m]).unwrap();
+        let xa = ndarray::Array2::from_shape_vec((r, m), xv).unwrap();
+        let mut out = Tensor::zeros(DataType::ComplexDouble, DeviceType::Cpu, &[r, m]).unwrap();
+        let mut za = ndarray::Array2::<c64>::zeros((r, m));
+        for (what, shape) in [("row", (1, m)), ("column", (r, 1)), ("dense", (r, m))] {
+            let v = random::<c64>(rng, shape.0 * shape.1);
+            let y = Tensor::from_slice(&v, &[shape.0, shape.1]).unwrap();
+            let ya = ndarray::Array2::from_shape_vec(shape, v).unwrap();
+            t.row(
+                &format!("x.mul_into({what}) c64 vs ndarray Zip::and_broadcast (1 thread)"),
+                &format!("{r}×{m}"),
+                compare(
+                    || x.mul_into(&y, &mut out).unwrap(),
+                    || {
+                        ndarray::Zip::from(&mut za)
+                            .and(&xa)
+                            .and_broadcast(&ya)
+                            .for_each(|z, &a, &b| *z = a * b)
+                    },
+                ),
+            );
+        }
+    }
+    set_num_threads(2).unwrap();
     let m = 8192;
     let src = random::<f64>(rng, m * m);
     let a = Tensor::from_slice(&src, &[m, m]).unwrap();

@@ -16,13 +16,14 @@
 //! returns `Result<()>`; `&a + &b` returns `Result<Tensor>`.
 
 use ctensor_base::{c64, CastFrom, DataType, DeviceType, Error, Result, Scalar};
+use ctensor_kernels::elementwise::broadcast::{host_blocks, Operand};
 use ctensor_kernels::elementwise::compare::{Class, Classify, CmpOp, Compare, Extreme2};
-use ctensor_kernels::elementwise::math::{BinaryMath, BinaryMathOp, Math, MathOp};
+use ctensor_kernels::elementwise::math::{BinaryMath, BinaryMathOp, Math, MathOp, MathScalar};
 use ctensor_kernels::elementwise::{Abs, Add, Div, Fma, Mul};
 
 use super::{broadcast_shapes, check_device, promote_to};
 use crate::core::buffer::ReadGuard;
-use crate::core::dispatch::dispatch;
+use crate::core::dispatch::{dispatch, with_dtype};
 use crate::core::promotion::{check_can_cast, result_type_of, Number};
 use crate::core::shape::Order;
 use crate::core::tensor::Tensor;
@@ -184,6 +185,32 @@ fn run_row_major(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
                     b.is_contiguous() && !b.shares_memory_with(out) && b.numel() == x.numel()
                 }))
     };
+    // What the host can read block by block without a type cast or an output-wide
+    // copy: a view of the kernel's type in another buffer whose innermost axis of more
+    // than one element is contiguous (a broadcast row or column, a block of rows).
+    let blockable = |x: &Tensor| {
+        readable(x)
+            || (x.dtype() == dtype
+                && !x.shares_memory_with(out)
+                && x.dims()
+                    .iter()
+                    .zip(x.strides())
+                    .rev()
+                    .find(|(&n, _)| n > 1)
+                    .is_none_or(|(_, &s)| s == 1))
+    };
+    // Integer division checks its divisors for zeros before it writes anything: one
+    // kernel call over whole operands, since by blocks or slabs a zero met in a later
+    // one would leave the earlier ones written.
+    if matches!(w.kind, Kind::Div(_)) && dtype.is_integer() {
+        return run_operands(w, inputs, out);
+    }
+    if out.device() == DeviceType::Cpu
+        && inputs.iter().any(|x| !readable(x))
+        && inputs.iter().all(|x| blockable(x))
+    {
+        return run_blocks(w, inputs, out);
+    }
     let rows = out.dims().first().copied().unwrap_or(1);
     let slabs = out.device() == DeviceType::Cpu
         && out.ndim() >= 2
@@ -228,38 +255,120 @@ fn run_operands(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
 /// `out` itself or in another buffer.
 fn run_dense(op: &'static str, kind: Kind, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
     let _w = out.buffer.write(op)?;
-    // At most three inputs: the guards and pointers live on the stack.
-    let mut _r: [Option<ReadGuard<'_>>; 3] = [None, None, None];
-    for (guard, x) in _r.iter_mut().zip(inputs) {
-        if !x.shares_memory_with(out) {
-            *guard = Some(x.buffer.read(op)?);
-        }
-    }
+    let _r = read_guards(op, inputs, out)?;
     let n = out.numel();
     // The inputs' type: the output's, but for masks (whose output is i32).
     dispatch!(inputs[0].dtype(), out.device(), T, D => {
         let p: [*const T; 3] = std::array::from_fn(|i| {
             inputs.get(i).map_or(std::ptr::null(), |x| x.typed_ptr::<T>() as *const T)
         });
-        let z = out.typed_ptr::<T>();
-        let mask = out.typed_ptr::<i32>();
-        let s = |v: c64| T::cast_from(v);
         // SAFETY: every pointer addresses `n` dense elements of dtype T inside its
         // buffer (the output: of i32 for the mask kinds, T for the others); each input is
         // at `out`'s addresses or disjoint from `out` (callers copy any other overlap,
         // `shares_memory_with`); the guards above exclude other access meanwhile.
+        unsafe { kernel::<T, D>(kind, n, p, out.typed_ptr::<T>(), out.typed_ptr::<i32>()) }
+    })
+    .map_err(|e| e.in_op(op))
+}
+
+/// Read guards of the inputs that do not share `out`'s memory (at most three: on the
+/// stack); those that do are `out` itself, covered by its write guard.
+fn read_guards<'a>(
+    op: &'static str,
+    inputs: &[&'a Tensor],
+    out: &Tensor,
+) -> Result<[Option<ReadGuard<'a>>; 3]> {
+    let mut guards: [Option<ReadGuard<'a>>; 3] = [None, None, None];
+    for (guard, x) in guards.iter_mut().zip(inputs) {
+        if !x.shares_memory_with(out) {
+            *guard = Some(x.buffer.read(op)?);
+        }
+    }
+    Ok(guards)
+}
+
+/// `kind` on `n` elements: the inputs `p` (null beyond the kind's arity), the output `z`
+/// for the arithmetic kinds and `mask` for the mask kinds (the other one unused).
+///
+/// # Safety
+/// Every input used is valid for reads of `n` elements of `T`, and the output used for
+/// writes of `n` elements; each input is the output's memory or disjoint from it; nothing
+/// else accesses them meanwhile.
+unsafe fn kernel<T, D>(
+    kind: Kind,
+    n: usize,
+    p: [*const T; 3],
+    z: *mut T,
+    mask: *mut i32,
+) -> Result<()>
+where
+    T: MathScalar + CastFrom<c64>,
+    D: Add<T>
+        + Mul<T>
+        + Div<T>
+        + Fma<T>
+        + Math<T>
+        + BinaryMath<T>
+        + Compare<T>
+        + Extreme2<T>
+        + Classify<T>,
+{
+    let s = |v: c64| T::cast_from(v);
+    // SAFETY: forwarded contract.
+    unsafe {
+        match kind {
+            Kind::Add(a, b) => D::add(n, s(a), p[0], s(b), p[1], z),
+            Kind::Mul(a) => D::mul(n, s(a), p[0], p[1], z),
+            Kind::Div(a) => D::div(n, s(a), p[0], p[1], z),
+            Kind::Fma(a, b) => D::fma(n, s(a), p[0], p[1], s(b), p[2], z),
+            Kind::Scale(a) => D::scale(n, s(a), p[0], z),
+            Kind::Math(f) => D::math(f, n, p[0], z),
+            Kind::Binary(f) => D::binary_math(f, n, p[0], p[1], z),
+            Kind::Compare(c) => D::compare(c, n, p[0], p[1], mask),
+            Kind::Extreme(max) => D::extreme2(max, n, p[0], p[1], z),
+            Kind::Classify(c) => D::classify(c, n, p[0], mask),
+        }
+    }
+}
+
+/// `w` of `inputs` into the dense row-major host tensor `out`, block by block
+/// ([`host_blocks`]): inputs that are `out` or dense of its shape are read where they
+/// lie, the others (broadcast, or strided with unit inner stride; of the kernel's type
+/// and disjoint from `out`) are copied one cache-sized block at a time.
+fn run_blocks(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+    let Work { op, kind, dtype } = w;
+    let views: Vec<Tensor> = inputs
+        .iter()
+        .map(|x| x.broadcast_to(out.dims()))
+        .collect::<Result<_>>()?;
+    let _w = out.buffer.write(op)?;
+    let _r = read_guards(op, inputs, out)?;
+    let dense =
+        |x: &Tensor, v: &Tensor| same_view(x, out) || (v.is_contiguous() && v.numel() == x.numel());
+    with_dtype!(dtype, T => {
+        let operands: [Operand<'_, T>; 3] = std::array::from_fn(|i| {
+            match (inputs.get(i), views.get(i)) {
+                (Some(x), Some(v)) if dense(x, v) => Operand::Dense(v.typed_ptr::<T>()),
+                (Some(_), Some(v)) => Operand::Strided(v.typed_ptr::<T>(), v.strides()),
+                _ => Operand::Dense(std::ptr::null()),
+            }
+        });
+        type D = ctensor_base::CpuDevice;
+        let shape = out.dims();
+        // SAFETY: `out` is dense row-major on the host with `shape`'s elements (of i32
+        // for the mask kinds, T for the others); a dense operand is `out` or a dense
+        // tensor of its shape in another buffer, a strided one a view of its own buffer
+        // disjoint from `out` (the caller checks `shares_memory_with`); the guards
+        // above exclude other access meanwhile; `kernel` gets each block's pointers.
         unsafe {
-            match kind {
-                Kind::Add(a, b) => <D as Add<T>>::add(n, s(a), p[0], s(b), p[1], z),
-                Kind::Mul(a) => <D as Mul<T>>::mul(n, s(a), p[0], p[1], z),
-                Kind::Div(a) => <D as Div<T>>::div(n, s(a), p[0], p[1], z),
-                Kind::Fma(a, b) => <D as Fma<T>>::fma(n, s(a), p[0], p[1], s(b), p[2], z),
-                Kind::Scale(a) => <D as Mul<T>>::scale(n, s(a), p[0], z),
-                Kind::Math(f) => <D as Math<T>>::math(f, n, p[0], z),
-                Kind::Binary(f) => <D as BinaryMath<T>>::binary_math(f, n, p[0], p[1], z),
-                Kind::Compare(c) => <D as Compare<T>>::compare(c, n, p[0], p[1], mask),
-                Kind::Extreme(max) => <D as Extreme2<T>>::extreme2(max, n, p[0], p[1], z),
-                Kind::Classify(c) => <D as Classify<T>>::classify(c, n, p[0], mask),
+            if matches!(kind, Kind::Compare(_) | Kind::Classify(_)) {
+                host_blocks(op, shape, operands, out.typed_ptr::<i32>(), |n, p, m| {
+                    kernel::<T, D>(kind, n, p, std::ptr::null_mut(), m)
+                })
+            } else {
+                host_blocks(op, shape, operands, out.typed_ptr::<T>(), |n, p, z| {
+                    kernel::<T, D>(kind, n, p, z, std::ptr::null_mut())
+                })
             }
         }
     })

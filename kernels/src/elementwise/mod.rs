@@ -6,9 +6,11 @@
 //! pointer argument is either identical to or disjoint from each other one. Arithmetic
 //! follows [`Arith`](arith::Arith): `f16`/`bf16` compute in `f32`, integers wrap,
 //! integer division by zero is an error. Large arrays are split across threads above
-//! [`parallel_threshold`](crate::parallel::parallel_threshold).
+//! [`parallel_threshold`](crate::parallel::parallel_threshold). [`broadcast`] runs them
+//! over operands broadcast to the output's shape on the host, block by block.
 
 pub mod arith;
+pub mod broadcast;
 pub mod compare;
 pub mod math;
 
