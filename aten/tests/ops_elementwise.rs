@@ -864,6 +864,14 @@ device_test!(nan_in_broadcast_operands_and_integer_division_by_a_broadcast_zero,
         assert_eq!(p[2700 + j], (2700.0 + v) * 1.5, "last row at {j}");
         assert_eq!(n[900 + j] + n[1800 + j] + n[2700 + j], 0, "no NaN at {j}");
     }
+    // Zero elements with a huge other dimension, against a broadcast [1, 1] and a view
+    // of no columns: nothing is read, the shapes come out.
+    let e = on::<D>(Tensor::zeros(DataType::Double, DeviceType::Cpu, &[0, 1 << 40])?);
+    let s = on::<D>(Tensor::from_slice(&[2.0], &[1, 1])?);
+    assert_eq!(e.mul(&s)?.dims(), [0, 1 << 40]);
+    assert_eq!(s.sub(&e)?.dims(), [0, 1 << 40]);
+    let none = x.narrow(1, 7, 0)?;
+    assert_eq!(none.add(&col)?.dims(), [4, 0]);
     // Integer division by a broadcast column with one zero far down: an error naming the
     // zero divisor, and the in-place target left as it was (nothing written, not even
     // the rows before the zero).
