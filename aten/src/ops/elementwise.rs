@@ -189,15 +189,14 @@ fn run_row_major(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
     // copy: a view of the kernel's type in another buffer whose innermost axis of more
     // than one element is contiguous (a broadcast row or column, a block of rows).
     let blockable = |x: &Tensor| {
-        readable(x)
-            || (x.dtype() == dtype
-                && !x.shares_memory_with(out)
-                && x.dims()
-                    .iter()
-                    .zip(x.strides())
-                    .rev()
-                    .find(|(&n, _)| n > 1)
-                    .is_none_or(|(_, &s)| s == 1))
+        x.dtype() == dtype
+            && !x.shares_memory_with(out)
+            && x.dims()
+                .iter()
+                .zip(x.strides())
+                .rev()
+                .find(|(&n, _)| n > 1)
+                .is_none_or(|(_, &s)| s == 1)
     };
     // Integer division checks its divisors for zeros before it writes anything: one
     // kernel call over whole operands, since by blocks or slabs a zero met in a later
@@ -205,21 +204,25 @@ fn run_row_major(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
     if matches!(w.kind, Kind::Div(_)) && dtype.is_integer() {
         return run_operands(w, inputs, out);
     }
-    if out.device() == DeviceType::Cpu
-        && inputs.iter().any(|x| !readable(x))
-        && inputs.iter().all(|x| blockable(x))
-    {
-        return run_blocks(w, inputs, out);
+    // At most three operands: the flags live on the stack.
+    let mut read = [true; 3];
+    for (r, x) in read.iter_mut().zip(inputs) {
+        *r = readable(x);
+    }
+    let read = &read[..inputs.len()];
+    // Some operand is not readable, and each of those is `f`.
+    let others_are = |f: &dyn Fn(&Tensor) -> bool| {
+        read.contains(&false) && inputs.iter().zip(read).all(|(x, &r)| r || f(x))
+    };
+    if out.device() == DeviceType::Cpu && others_are(&blockable) {
+        return run_blocks(w, inputs, read, out);
     }
     let rows = out.dims().first().copied().unwrap_or(1);
     let slabs = out.device() == DeviceType::Cpu
         && out.ndim() >= 2
         && out.numel() > SLAB
         && rows > 1
-        && inputs.iter().any(|x| !readable(x))
-        && inputs
-            .iter()
-            .all(|x| readable(x) || !x.shares_memory_with(out));
+        && others_are(&|x| !x.shares_memory_with(out));
     if !slabs {
         return run_operands(w, inputs, out);
     }
@@ -332,10 +335,11 @@ where
 }
 
 /// `w` of `inputs` into the dense row-major host tensor `out`, block by block
-/// ([`host_blocks`]): inputs that are `out` or dense of its shape are read where they
-/// lie, the others (broadcast, or strided with unit inner stride; of the kernel's type
-/// and disjoint from `out`) are copied one cache-sized block at a time.
-fn run_blocks(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
+/// ([`host_blocks`]): the inputs marked `read` (`out` itself, or dense of its shape in
+/// another buffer) are read where they lie, the others (broadcast, or strided with unit
+/// inner stride; of the kernel's type and disjoint from `out`) are copied one
+/// cache-sized block at a time.
+fn run_blocks(w: Work, inputs: &[&Tensor], read: &[bool], out: &Tensor) -> Result<()> {
     let Work { op, kind, dtype } = w;
     let views: Vec<Tensor> = inputs
         .iter()
@@ -343,13 +347,11 @@ fn run_blocks(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
         .collect::<Result<_>>()?;
     let _w = out.buffer.write(op)?;
     let _r = read_guards(op, inputs, out)?;
-    let dense =
-        |x: &Tensor, v: &Tensor| same_view(x, out) || (v.is_contiguous() && v.numel() == x.numel());
     with_dtype!(dtype, T => {
         let operands: [Operand<'_, T>; 3] = std::array::from_fn(|i| {
-            match (inputs.get(i), views.get(i)) {
-                (Some(x), Some(v)) if dense(x, v) => Operand::Dense(v.typed_ptr::<T>()),
-                (Some(_), Some(v)) => Operand::Strided(v.typed_ptr::<T>(), v.strides()),
+            match (views.get(i), read.get(i)) {
+                (Some(v), Some(true)) => Operand::Dense(v.typed_ptr::<T>()),
+                (Some(v), _) => Operand::Strided(v.typed_ptr::<T>(), v.strides()),
                 _ => Operand::Dense(std::ptr::null()),
             }
         });
