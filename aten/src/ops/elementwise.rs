@@ -6,10 +6,12 @@
 //! (a complex number makes a real tensor complex) but never widen the tensor.
 //!
 //! Operands of any strides are accepted: row-major dense operands of the result's
-//! shape go to the kernel as they are (views included), others are first copied into
-//! a dense temporary. Results are row-major. In place (`a.add_(&b)`, also `a.add_(&a)`)
-//! is correct: an operand that is the output itself is read by the kernel from the
-//! same memory it writes, and any other overlap goes through a copy.
+//! shape go to the kernel as they are (views included); on the host, broadcast operands
+//! and views of rows are read one cache-sized block at a time ([`host_blocks`]); others
+//! are first copied into a dense temporary (by slabs of rows of a large output).
+//! Results are row-major. In place (`a.add_(&b)`, also `a.add_(&a)`) is correct: an
+//! operand that is the output itself is read by the kernel from the same memory it
+//! writes, and any other overlap goes through a copy.
 //!
 //! Rust's `+=` cannot return an error and ctensor never panics on bad input, so
 //! compound assignment is spelled `add_`, `sub_`, `mul_`, `div_` (as in PyTorch) and
