@@ -67,6 +67,34 @@ fn merged(shape: &[usize], strides: &[usize]) -> Vec<(usize, usize)> {
     dims
 }
 
+/// Copies `run` elements `from[j * step]` to `out[j]`.
+///
+/// # Safety
+/// `from` is valid for reads at every `j * step`, `out` for writes of `run` elements, and
+/// the two do not overlap.
+#[inline(always)]
+unsafe fn copy_run<T: Copy>(from: *const T, step: usize, run: usize, out: *mut T) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match step {
+            // Short runs (a broadcast column of a narrow block): a plain loop, cheaper
+            // than a call to `fill` or `memcpy`.
+            _ if run <= 8 => {
+                for j in 0..run {
+                    out.add(j).write(from.add(j * step).read());
+                }
+            }
+            0 => std::slice::from_raw_parts_mut(out, run).fill(from.read()),
+            1 => std::ptr::copy_nonoverlapping(from, out, run),
+            s => {
+                for j in 0..run {
+                    out.add(j).write(from.add(j * s).read());
+                }
+            }
+        }
+    }
+}
+
 /// Copies elements `start..start + len` (row-major order over `dims`, a [`merged`] list)
 /// of the strided view at `src` to `dst`; `idx` is scratch of `dims.len()` entries.
 ///
@@ -89,20 +117,9 @@ unsafe fn gather<T: Copy>(
         let mut done = 0;
         while done < len && i1 < n1 {
             let run = (n0 - i0).min(len - done);
-            // SAFETY: as below: the run lies in row `i1` of the view and inside `dst`.
-            unsafe {
-                let (from, out) = (src.add(i1 * s1 + i0 * s0), dst.add(done));
-                if s0 == 0 {
-                    let v = from.read();
-                    for j in 0..run {
-                        out.add(j).write(v);
-                    }
-                } else {
-                    for j in 0..run {
-                        out.add(j).write(from.add(j * s0).read());
-                    }
-                }
-            }
+            // SAFETY: the run lies in row `i1` of the view (`i0 + run <= n0`) and inside
+            // `dst` (`done + run <= len`); disjoint (caller).
+            unsafe { copy_run(src.add(i1 * s1 + i0 * s0), s0, run, dst.add(done)) };
             done += run;
             i0 = 0;
             i1 += 1;
@@ -124,25 +141,7 @@ unsafe fn gather<T: Copy>(
         let run = (n_in - idx[last]).min(len - done);
         // SAFETY: the run lies inside the view (`idx` is a valid index, the run stays in
         // its innermost axis) and inside `dst` (`done + run <= len`); disjoint (caller).
-        unsafe {
-            let out = dst.add(done);
-            match s_in {
-                // Short runs (a broadcast column of a narrow block): a plain loop, cheaper
-                // than a call to `fill` or `memcpy`.
-                s if run <= 8 => {
-                    for j in 0..run {
-                        out.add(j).write(src.add(off + j * s).read());
-                    }
-                }
-                0 => std::slice::from_raw_parts_mut(out, run).fill(src.add(off).read()),
-                1 => std::ptr::copy_nonoverlapping(src.add(off), out, run),
-                s => {
-                    for j in 0..run {
-                        out.add(j).write(src.add(off + j * s).read());
-                    }
-                }
-            }
-        }
+        unsafe { copy_run(src.add(off), s_in, run, dst.add(done)) };
         done += run;
         idx[last] += run;
         off += run * s_in;
