@@ -872,6 +872,12 @@ device_test!(nan_in_broadcast_operands_and_integer_division_by_a_broadcast_zero,
     assert_eq!(s.sub(&e)?.dims(), [0, 1 << 40]);
     let none = x.narrow(1, 7, 0)?;
     assert_eq!(none.add(&col)?.dims(), [4, 0]);
+    // A kernel's error from inside the blocks comes out whole, under the op's name:
+    // complex numbers have no order, also against a broadcast column.
+    let zc = x.cast(DataType::ComplexDouble)?;
+    let cc = col.cast(DataType::ComplexDouble)?;
+    let e = zc.maximum(&cc).unwrap_err();
+    assert!(matches!(e, Error::UnsupportedDType { op: "maximum", .. }), "{e}");
     // Integer division by a broadcast column with one zero far down: an error naming the
     // zero divisor, and the in-place target left as it was (nothing written, not even
     // the rows before the zero).
