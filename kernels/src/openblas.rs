@@ -125,9 +125,22 @@ pub fn symv_guard_enabled() -> bool {
         || match std::env::var("CTENSOR_OPENBLAS_GUARD").as_deref() {
             Ok("0") => false,
             Ok("1") => true,
-            _ => core_is_affected(&corename()),
+            _ => prescott_kernels(),
         },
     )
+}
+
+/// Whether OpenBLAS runs its `Prescott` kernels in this process (decided once).
+fn prescott_kernels() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| core_is_affected(&corename()))
+}
+
+/// Whether calls into OpenBLAS on `T` must not run beside one another even while it runs
+/// one thread: real types under the `Prescott` kernels (see `parallel::blas_call`).
+/// Unlike the guard, this ignores `CTENSOR_OPENBLAS_GUARD`.
+pub(crate) fn calls_alone<T: Scalar>() -> bool {
+    matches!(T::DTYPE, DataType::Float | DataType::Double) && prescott_kernels()
 }
 
 /// Whether OpenBLAS's kernel family `core` has the real `?symv` over-read.

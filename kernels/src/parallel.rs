@@ -11,7 +11,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use ctensor_base::{Error, Result};
+use ctensor_base::{Error, Result, Scalar};
+
+use crate::openblas;
 
 /// The pool set by [`set_num_threads`]; `None` means rayon's global pool.
 static POOL: RwLock<Option<Arc<rayon::ThreadPool>>> = RwLock::new(None);
@@ -50,8 +52,7 @@ pub fn set_num_threads(n: usize) -> Result<()> {
             given: format!("failure to start it: {e}"),
         })?;
     let n_c = std::ffi::c_int::try_from(n).unwrap_or(std::ffi::c_int::MAX);
-    // SAFETY: a plain setter of OpenBLAS's global thread count.
-    unsafe { openblas_set_num_threads(n_c) };
+    set_blas_threads(n_c);
     let mut slot = POOL.write().unwrap_or_else(|p| p.into_inner());
     *slot = Some(Arc::new(pool));
     Ok(())
@@ -72,6 +73,43 @@ pub fn blas_num_threads() -> usize {
     unsafe { openblas_get_num_threads() }.max(1) as usize
 }
 
+/// Who may call into OpenBLAS now. Two kinds of concurrent call give wrong answers:
+/// - any, while OpenBLAS runs more than one thread of its own: its threaded level-3
+///   drivers are not all safe for several callers at once (OpenBLAS issue #5620: `?syrk`
+///   lacked the locks that the `?gemm` driver has; Debian's 0.3.21 predates the fix);
+/// - real-type calls under the `Prescott` kernels (which OpenBLAS picks on a CPU it does
+///   not know, as on this project's 2-core VM), even at one OpenBLAS thread: measured on
+///   0.3.21, `ssyevr` from four threads at once returned `m = 0` eigenpairs and
+///   `info = 0` in 16–27 % of the calls, and the same test with
+///   `OPENBLAS_CORETYPE=Haswell` on the same CPU had no failure (`tests/blas_threads.rs`).
+///
+/// So such a call holds this lock alone. Any other call (complex types, or real ones
+/// under other kernels, while OpenBLAS has one thread, as in [`map_batch`]) holds it
+/// shared, which also keeps the thread count from changing under it: the count changes
+/// only under the lock held alone. Level-1 calls on few elements skip the lock
+/// (`cpu/cblas.rs`): OpenBLAS runs them on the caller's thread alone.
+static BLAS: RwLock<()> = RwLock::new(());
+
+/// Runs `f`, one call into OpenBLAS (BLAS or LAPACK) on elements of type `T`, under
+/// [`BLAS`]: alone where concurrent calls are unsafe, beside other calls elsewhere. `f`
+/// must not call `blas_call` itself.
+pub(crate) fn blas_call<T: Scalar, R>(f: impl FnOnce() -> R) -> R {
+    let shared = BLAS.read().unwrap_or_else(|p| p.into_inner());
+    if blas_num_threads() == 1 && !openblas::calls_alone::<T>() {
+        return f();
+    }
+    drop(shared);
+    let _alone = BLAS.write().unwrap_or_else(|p| p.into_inner());
+    f()
+}
+
+/// Sets OpenBLAS's thread count once no call into it is running (see [`BLAS`]).
+fn set_blas_threads(n: std::ffi::c_int) {
+    let _alone = BLAS.write().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: a plain setter of OpenBLAS's global thread count.
+    unsafe { openblas_set_num_threads(n) };
+}
+
 /// Runs `f` inside the pool chosen by [`set_num_threads`] (rayon's global pool
 /// otherwise), so that parallel iterators and rayon-based libraries inside it use that
 /// many threads.
@@ -89,7 +127,8 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// small matrix. Runs on the calling thread when `n < 2` or the pool has one thread.
 ///
 /// The OpenBLAS thread count is process-wide: a BLAS call made meanwhile from another
-/// thread of the program also runs single-threaded.
+/// thread of the program also runs single-threaded. Real-type calls under OpenBLAS's
+/// `Prescott` kernels still run one at a time (see `blas_call`): they are unsafe together.
 pub fn map_batch<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
     use rayon::prelude::*;
     if n < 2 || num_threads() < 2 {
@@ -111,11 +150,9 @@ impl BlasSingleThreaded {
     fn enter() -> BlasSingleThreaded {
         let mut b = BATCHES.lock().unwrap_or_else(|p| p.into_inner());
         if b.0 == 0 {
-            // SAFETY: plain getter and setter of OpenBLAS's global thread count.
-            unsafe {
-                b.1 = openblas_get_num_threads().max(1);
-                openblas_set_num_threads(1);
-            }
+            // SAFETY: a plain getter of OpenBLAS's global thread count.
+            b.1 = unsafe { openblas_get_num_threads() }.max(1);
+            set_blas_threads(1);
         }
         b.0 += 1;
         BlasSingleThreaded
@@ -127,8 +164,7 @@ impl Drop for BlasSingleThreaded {
         let mut b = BATCHES.lock().unwrap_or_else(|p| p.into_inner());
         b.0 -= 1;
         if b.0 == 0 {
-            // SAFETY: a plain setter of OpenBLAS's global thread count.
-            unsafe { openblas_set_num_threads(b.1) };
+            set_blas_threads(b.1);
         }
     }
 }

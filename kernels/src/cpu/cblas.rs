@@ -1,6 +1,7 @@
 //! The per-type table of the CBLAS routines the host BLAS kernels call ([`Cblas`]),
 //! beside `gpu/cublas.rs` for the GPU.
 
+use crate::parallel::blas_call;
 use cblas::{Layout, Transpose};
 use ctensor_base::{c32, c64, Scalar};
 
@@ -55,22 +56,41 @@ pub trait Cblas: Scalar {
     );
 }
 
+/// Level-1 calls of at most this many elements run outside the lock of
+/// `parallel::blas_call`: OpenBLAS runs them on the caller's thread without its memory
+/// pool (it threads level-1 routines only from about 10 000 elements), and the hazards
+/// the lock guards against are in its threaded drivers and its `Prescott` `?symv`. The
+/// lock's two to four atomic operations would cost 15–30 ns on calls that take 25–70 ns
+/// at n = 128 (`make bench`, table "goals").
+const LEVEL1_UNLOCKED: i32 = 4096;
+
+/// Runs `f`, a level-1 call on `n` elements, directly when `n` is small
+/// ([`LEVEL1_UNLOCKED`]), else under `parallel::blas_call`.
+#[inline(always)]
+fn level1<T: Scalar, R>(n: i32, f: impl FnOnce() -> R) -> R {
+    if n <= LEVEL1_UNLOCKED {
+        f()
+    } else {
+        blas_call::<T, R>(f)
+    }
+}
+
 macro_rules! impl_cblas_common {
     ($scal:ident, $axpy:ident, $copy:ident, $gemv:ident, $gemm:ident) => {
         #[inline]
         unsafe fn scal(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
             // SAFETY: sizes and slice lengths were checked by the caller.
-            unsafe { cblas::$scal(n, alpha, x, incx) }
+            level1::<Self, _>(n, || unsafe { cblas::$scal(n, alpha, x, incx) })
         }
         #[inline]
         unsafe fn axpy(n: i32, alpha: Self, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
             // SAFETY: sizes and slice lengths were checked by the caller.
-            unsafe { cblas::$axpy(n, alpha, x, incx, y, incy) }
+            level1::<Self, _>(n, || unsafe { cblas::$axpy(n, alpha, x, incx, y, incy) })
         }
         #[inline]
         unsafe fn copy(n: i32, x: &[Self], incx: i32, y: &mut [Self], incy: i32) {
             // SAFETY: sizes and slice lengths were checked by the caller.
-            unsafe { cblas::$copy(n, x, incx, y, incy) }
+            level1::<Self, _>(n, || unsafe { cblas::$copy(n, x, incx, y, incy) })
         }
         #[inline]
         unsafe fn gemv(
@@ -87,7 +107,7 @@ macro_rules! impl_cblas_common {
             incy: i32,
         ) {
             // SAFETY: sizes, leading dimension and slice lengths were checked by the caller.
-            unsafe {
+            blas_call::<Self, _>(|| unsafe {
                 cblas::$gemv(
                     Layout::ColumnMajor,
                     trans,
@@ -102,7 +122,7 @@ macro_rules! impl_cblas_common {
                     y,
                     incy,
                 )
-            }
+            })
         }
         #[inline]
         unsafe fn gemm(
@@ -121,7 +141,7 @@ macro_rules! impl_cblas_common {
             ldc: i32,
         ) {
             // SAFETY: sizes, leading dimensions and slice lengths were checked by the caller.
-            unsafe {
+            blas_call::<Self, _>(|| unsafe {
                 cblas::$gemm(
                     Layout::ColumnMajor,
                     ta,
@@ -138,7 +158,7 @@ macro_rules! impl_cblas_common {
                     c,
                     ldc,
                 )
-            }
+            })
         }
     };
 }
@@ -149,22 +169,22 @@ macro_rules! impl_cblas_real {
             #[inline]
             unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$dot(n, x, incx, y, incy) }
+                level1::<Self, _>(n, || unsafe { cblas::$dot(n, x, incx, y, incy) })
             }
             #[inline]
             unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 // SAFETY: as for `dotc`.
-                unsafe { cblas::$dot(n, x, incx, y, incy) }
+                level1::<Self, _>(n, || unsafe { cblas::$dot(n, x, incx, y, incy) })
             }
             #[inline]
             unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self {
                 // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$nrm2(n, x, incx) }
+                level1::<Self, _>(n, || unsafe { cblas::$nrm2(n, x, incx) })
             }
             #[inline]
             unsafe fn scal_real(n: i32, alpha: Self, x: &mut [Self], incx: i32) {
                 // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$scal(n, alpha, x, incx) }
+                level1::<Self, _>(n, || unsafe { cblas::$scal(n, alpha, x, incx) })
             }
             impl_cblas_common!($scal, $axpy, $copy, $gemv, $gemm);
         }
@@ -197,25 +217,25 @@ macro_rules! impl_cblas_complex {
             unsafe fn dotc(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 let mut out = [<$t>::default()];
                 // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$dotc(n, x, incx, y, incy, &mut out) };
+                level1::<Self, _>(n, || unsafe { cblas::$dotc(n, x, incx, y, incy, &mut out) });
                 read_parts(&out[0])
             }
             #[inline]
             unsafe fn dotu(n: i32, x: &[Self], incx: i32, y: &[Self], incy: i32) -> Self {
                 let mut out = [<$t>::default()];
                 // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$dotu(n, x, incx, y, incy, &mut out) };
+                level1::<Self, _>(n, || unsafe { cblas::$dotu(n, x, incx, y, incy, &mut out) });
                 read_parts(&out[0])
             }
             #[inline]
             unsafe fn nrm2(n: i32, x: &[Self], incx: i32) -> Self::Real {
                 // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$nrm2(n, x, incx) }
+                level1::<Self, _>(n, || unsafe { cblas::$nrm2(n, x, incx) })
             }
             #[inline]
             unsafe fn scal_real(n: i32, alpha: Self::Real, x: &mut [Self], incx: i32) {
                 // SAFETY: sizes and slice lengths were checked by the caller.
-                unsafe { cblas::$rscal(n, alpha, x, incx) }
+                level1::<Self, _>(n, || unsafe { cblas::$rscal(n, alpha, x, incx) })
             }
             impl_cblas_common!($scal, $axpy, $copy, $gemv, $gemm);
         }

@@ -8,6 +8,7 @@ use super::{slice_mut, with_queried_work};
 use crate::lapack::args::{info_result, plan_hegvx, Select};
 use crate::lapack::{require_finite, EigRange, LapackHegvx, Part, Uplo};
 use crate::openblas::{self, on_padded3, Padded};
+use crate::parallel::blas_call;
 
 /// `?sygvx` / `?hegvx` of one element type; real types ignore `rwork`.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -70,7 +71,7 @@ macro_rules! impl_real {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$f(
                         &[itype],
                         b'V',
@@ -96,7 +97,7 @@ macro_rules! impl_real {
                         ifail,
                         info,
                     )
-                }
+                })
             }
         }
     };
@@ -131,7 +132,7 @@ macro_rules! impl_complex {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$f(
                         &[itype],
                         b'V',
@@ -158,7 +159,7 @@ macro_rules! impl_complex {
                         ifail,
                         info,
                     )
-                }
+                })
             }
         }
     };

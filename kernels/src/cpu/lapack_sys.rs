@@ -4,6 +4,7 @@
 use ctensor_base::{c32, c64, Scalar};
 
 use crate::openblas::{self};
+use crate::parallel::blas_call;
 
 /// The LAPACK entry points of one element type, sizes already checked.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -88,15 +89,15 @@ macro_rules! impl_lapack_common {
     ($potrf:ident, $potri:ident, $trtri:ident, $getrf:ident, $getrs:ident) => {
         unsafe fn potrf(uplo: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32) {
             // SAFETY: arguments checked by the caller.
-            unsafe { lapack::$potrf(uplo, n, a, lda, info) }
+            blas_call::<Self, _>(|| unsafe { lapack::$potrf(uplo, n, a, lda, info) })
         }
         unsafe fn potri(uplo: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32) {
             // SAFETY: arguments checked by the caller.
-            unsafe { lapack::$potri(uplo, n, a, lda, info) }
+            blas_call::<Self, _>(|| unsafe { lapack::$potri(uplo, n, a, lda, info) })
         }
         unsafe fn trtri(uplo: u8, diag: u8, n: i32, a: &mut [Self], lda: i32, info: &mut i32) {
             // SAFETY: arguments checked by the caller.
-            unsafe { lapack::$trtri(uplo, diag, n, a, lda, info) }
+            blas_call::<Self, _>(|| unsafe { lapack::$trtri(uplo, diag, n, a, lda, info) })
         }
         unsafe fn getrf(
             m: i32,
@@ -107,7 +108,7 @@ macro_rules! impl_lapack_common {
             info: &mut i32,
         ) {
             // SAFETY: arguments checked by the caller.
-            unsafe { lapack::$getrf(m, n, a, lda, ipiv, info) }
+            blas_call::<Self, _>(|| unsafe { lapack::$getrf(m, n, a, lda, ipiv, info) })
         }
         unsafe fn getrs(
             trans: u8,
@@ -121,7 +122,9 @@ macro_rules! impl_lapack_common {
             info: &mut i32,
         ) {
             // SAFETY: arguments checked by the caller.
-            unsafe { lapack::$getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, info) }
+            blas_call::<Self, _>(|| unsafe {
+                lapack::$getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, info)
+            })
         }
     };
 }
@@ -148,9 +151,9 @@ macro_rules! impl_lapack_real {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments and workspace sizes checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$syevd(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info)
-                }
+                })
             }
             unsafe fn heevr(
                 jobz: u8,
@@ -177,12 +180,12 @@ macro_rules! impl_lapack_real {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments and workspace sizes checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$syevr(
                         jobz, range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
                         work, lwork, iwork, liwork, info,
                     )
-                }
+                })
             }
             unsafe fn hegvd(
                 itype: i32,
@@ -203,7 +206,7 @@ macro_rules! impl_lapack_real {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments and workspace sizes checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$sygvd(
                         &[itype],
                         jobz,
@@ -220,7 +223,7 @@ macro_rules! impl_lapack_real {
                         liwork,
                         info,
                     )
-                }
+                })
             }
         }
     };
@@ -248,11 +251,11 @@ macro_rules! impl_lapack_complex {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments and workspace sizes checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$heevd(
                         jobz, uplo, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork, info,
                     )
-                }
+                })
             }
             unsafe fn heevr(
                 jobz: u8,
@@ -279,12 +282,12 @@ macro_rules! impl_lapack_complex {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments and workspace sizes checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$heevr(
                         jobz, range, uplo, n, a, lda, vl, vu, il, iu, 0.0, m, w, z, ldz, isuppz,
                         work, lwork, rwork, lrwork, iwork, liwork, info,
                     )
-                }
+                })
             }
             unsafe fn hegvd(
                 itype: i32,
@@ -305,7 +308,7 @@ macro_rules! impl_lapack_complex {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments and workspace sizes checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$hegvd(
                         &[itype],
                         jobz,
@@ -324,7 +327,7 @@ macro_rules! impl_lapack_complex {
                         liwork,
                         info,
                     )
-                }
+                })
             }
         }
     };
@@ -400,7 +403,7 @@ macro_rules! impl_gecon {
         impl Gecon for $t {
             unsafe fn lange1(m: i32, n: i32, a: &[Self], lda: i32, work: &mut [Self]) -> Self {
                 // SAFETY: sizes checked by the caller.
-                unsafe { lapack::$lange(b'1', m, n, a, lda, work) }
+                blas_call::<Self, _>(|| unsafe { lapack::$lange(b'1', m, n, a, lda, work) })
             }
             unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: Self, rcond: &mut Self) -> i32 {
                 // Past what LAPACK uses: room for a stray read of the OpenBLAS kernels.
@@ -408,11 +411,11 @@ macro_rules! impl_gecon {
                 let mut iwork = vec![0i32; n as usize];
                 let mut info = 0;
                 // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$gecon(
                         b'1', n, a, lda, anorm, rcond, &mut work, &mut iwork, &mut info,
                     )
-                };
+                });
                 info
             }
         }
@@ -421,7 +424,7 @@ macro_rules! impl_gecon {
         impl Gecon for $t {
             unsafe fn lange1(m: i32, n: i32, a: &[Self], lda: i32, work: &mut [$r]) -> $r {
                 // SAFETY: sizes checked by the caller.
-                unsafe { lapack::$lange(b'1', m, n, a, lda, work) }
+                blas_call::<Self, _>(|| unsafe { lapack::$lange(b'1', m, n, a, lda, work) })
             }
             unsafe fn gecon1(n: i32, a: &[Self], lda: i32, anorm: $r, rcond: &mut $r) -> i32 {
                 // As above: a margin past what LAPACK uses.
@@ -429,11 +432,11 @@ macro_rules! impl_gecon {
                 let mut rwork = vec![0.0; 2 * n as usize + openblas::WORK_MARGIN];
                 let mut info = 0;
                 // SAFETY: sizes checked by the caller; workspaces as LAPACK documents.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$gecon(
                         b'1', n, a, lda, anorm, rcond, &mut work, &mut rwork, &mut info,
                     )
-                };
+                });
                 info
             }
         }

@@ -16,6 +16,7 @@ use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use super::{slice, slice_mut, with_queried_work};
 use crate::lapack::args::info_result;
 use crate::lapack::qr::{plan_geqrf, plan_orgqr, LapackGeqrf, LapackOrgqr};
+use crate::parallel::blas_call;
 
 /// The QR entry points of one element type, sizes already checked.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -60,7 +61,9 @@ macro_rules! impl_qr {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe { lapack::$geqrf(m, n, a, lda, tau, work, lwork, info) }
+                blas_call::<Self, _>(|| unsafe {
+                    lapack::$geqrf(m, n, a, lda, tau, work, lwork, info)
+                })
             }
             unsafe fn orgqr(
                 m: i32,
@@ -74,7 +77,9 @@ macro_rules! impl_qr {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe { lapack::$orgqr(m, n, k, a, lda, tau, work, lwork, info) }
+                blas_call::<Self, _>(|| unsafe {
+                    lapack::$orgqr(m, n, k, a, lda, tau, work, lwork, info)
+                })
             }
         }
     };

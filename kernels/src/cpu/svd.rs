@@ -10,6 +10,7 @@ use crate::lapack::args::info_result;
 use crate::lapack::svd::{plan_svd, svd_failure, LapackSvd, SvdJob};
 use crate::lapack::{require_finite, Part};
 use crate::openblas::{self, on_padded3, Padded};
+use crate::parallel::blas_call;
 
 /// The SVD drivers of one element type, sizes checked; real types ignore `rwork`.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -73,11 +74,11 @@ macro_rules! impl_real {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$gesdd(
                         jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info,
                     )
-                }
+                })
             }
             unsafe fn gesvd(
                 jobu: u8,
@@ -97,11 +98,11 @@ macro_rules! impl_real {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$gesvd(
                         jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info,
                     )
-                }
+                })
             }
         }
     };
@@ -128,11 +129,11 @@ macro_rules! impl_complex {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$gesdd(
                         jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info,
                     )
-                }
+                })
             }
             unsafe fn gesvd(
                 jobu: u8,
@@ -152,11 +153,11 @@ macro_rules! impl_complex {
                 info: &mut i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe {
+                blas_call::<Self, _>(|| unsafe {
                     lapack::$gesvd(
                         jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info,
                     )
-                }
+                })
             }
         }
     };

@@ -6,6 +6,7 @@ use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
 use super::{slice, slice_mut};
 use crate::blas::{plan_trsm, BlasTrsm, Side, Trans};
 use crate::lapack::{Diag, Uplo};
+use crate::parallel::blas_call;
 
 /// CBLAS `?trsm` of one element type, arguments checked.
 #[allow(clippy::too_many_arguments, missing_docs)]
@@ -42,7 +43,7 @@ macro_rules! impl_trsm {
                 ldb: i32,
             ) {
                 // SAFETY: arguments checked by the caller.
-                unsafe { cblas::$f(Layout::ColumnMajor, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb) }
+                blas_call::<Self, _>(|| unsafe { cblas::$f(Layout::ColumnMajor, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb) })
             }
         }
     )*};
