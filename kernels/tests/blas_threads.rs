@@ -195,85 +195,56 @@ struct Job {
     run: Box<dyn Fn() -> Result<Output> + Send + Sync>,
 }
 
+/// A [`Job`] on shared input.
+fn job<I: Send + Sync + ?Sized + 'static>(
+    name: &'static str,
+    tol: f64,
+    input: std::sync::Arc<I>,
+    run: impl Fn(&I) -> Result<Output> + Send + Sync + 'static,
+) -> Job {
+    Job {
+        name,
+        tol,
+        run: Box::new(move || run(&input)),
+    }
+}
+
 fn jobs() -> Vec<Job> {
+    use std::sync::Arc;
     let mut rng = StdRng::seed_from_u64(31);
-    let s300 = hermitian::<f32>(&mut rng, 300);
-    let d300 = hermitian::<f64>(&mut rng, 300);
-    let z200 = hermitian::<c64>(&mut rng, 200);
-    let c150 = hermitian::<c32>(&mut rng, 150);
-    let d257 = hermitian::<f64>(&mut rng, 257);
-    let d3 = hermitian::<f64>(&mut rng, 200);
-    let (s1, s2, d1, d2, z1, c1, dg) = (
-        s300.clone(),
-        s300,
-        d300.clone(),
-        d300,
-        z200.clone(),
-        c150,
-        d257,
-    );
+    let s300: Arc<[f32]> = hermitian::<f32>(&mut rng, 300).into();
+    let d300: Arc<[f64]> = hermitian::<f64>(&mut rng, 300).into();
+    let d200: Arc<[f64]> = hermitian::<f64>(&mut rng, 200).into();
+    let z200: Arc<[c64]> = hermitian::<c64>(&mut rng, 200).into();
+    let c150: Arc<[c32]> = hermitian::<c32>(&mut rng, 150).into();
+    let d257: Arc<[f64]> = hermitian::<f64>(&mut rng, 257).into();
+    // Two vectors of 200 344 elements (OpenBLAS threads them) and two of 1 000 (level-1
+    // calls that small skip the lock).
+    let d_long: Arc<[f64]> = hermitian::<f64>(&mut rng, 633).into();
+    let z_short: Arc<[c64]> = hermitian::<c64>(&mut rng, 45)[..2000].into();
+    let (all, first) = (|| EigRange::All, || EigRange::Index(0..1));
     vec![
-        Job {
-            name: "f32 heevr n=300 all",
-            tol: 1e-4,
-            run: Box::new(move || heevr(&s1, 300, EigRange::All)),
-        },
-        Job {
-            name: "f32 heevr n=300 index 0..1",
-            tol: 1e-4,
-            run: Box::new(move || heevr(&s2, 300, EigRange::Index(0..1))),
-        },
-        Job {
-            name: "f64 heevr n=300 index 10..40",
-            tol: 1e-12,
-            run: Box::new(move || heevr(&d1, 300, EigRange::Index(10..40))),
-        },
-        Job {
-            name: "f64 heevr n=200 all",
-            tol: 1e-12,
-            run: Box::new(move || heevr(&d3, 200, EigRange::All)),
-        },
-        Job {
-            name: "f64 getrf n=300",
-            tol: 1e-10,
-            run: Box::new(move || getrf(&d2, 300)),
-        },
-        Job {
-            name: "c64 potrf n=200",
-            tol: 1e-12,
-            run: Box::new(move || potrf(&z1, 200)),
-        },
-        Job {
-            name: "c32 heevr n=150 all",
-            tol: 1e-4,
-            run: Box::new(move || heevr(&c1, 150, EigRange::All)),
-        },
-        Job {
-            name: "f64 gemm n=257",
-            tol: 1e-12,
-            run: Box::new(move || gemm(&dg, 257)),
-        },
-        Job {
-            name: "f64 axpy and dot n=200344 (threaded by OpenBLAS)",
-            tol: 1e-12,
-            run: Box::new({
-                let v = hermitian::<f64>(&mut rng, 633);
-                move || axpy_dot(&v)
-            }),
-        },
-        Job {
-            name: "c64 axpy and dot n=1000 (outside the lock)",
-            tol: 1e-12,
-            run: Box::new({
-                let v = hermitian::<c64>(&mut rng, 45)[..2000].to_vec();
-                move || axpy_dot(&v)
-            }),
-        },
-        Job {
-            name: "c64 gemm n=200",
-            tol: 1e-12,
-            run: Box::new(move || gemm(&z200, 200)),
-        },
+        job("f32 heevr n=300 all", 1e-4, s300.clone(), move |a| {
+            heevr(a, 300, all())
+        }),
+        job("f32 heevr n=300 index 0..1", 1e-4, s300, move |a| {
+            heevr(a, 300, first())
+        }),
+        job("f64 heevr n=300 index 10..40", 1e-12, d300.clone(), |a| {
+            heevr(a, 300, EigRange::Index(10..40))
+        }),
+        job("f64 heevr n=200 all", 1e-12, d200, |a| {
+            heevr(a, 200, EigRange::All)
+        }),
+        job("f64 getrf n=300", 1e-10, d300, |a| getrf(a, 300)),
+        job("c64 potrf n=200", 1e-12, z200.clone(), |a| potrf(a, 200)),
+        job("c32 heevr n=150 all", 1e-4, c150, |a| {
+            heevr(a, 150, EigRange::All)
+        }),
+        job("f64 gemm n=257", 1e-12, d257, |a| gemm(a, 257)),
+        job("c64 gemm n=200", 1e-12, z200, |a| gemm(a, 200)),
+        job("f64 axpy and dot n=200344", 1e-12, d_long, axpy_dot),
+        job("c64 axpy and dot n=1000", 1e-12, z_short, axpy_dot),
     ]
 }
 
