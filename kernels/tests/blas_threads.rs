@@ -5,10 +5,12 @@
 //! with its `Prescott` kernels (this project's 2-core VM), this mix returned `ssyevr`
 //! results with `m = 0` eigenpairs and `info = 0` in 16–27 % of those calls — a silent
 //! wrong answer — with OpenBLAS at 4 threads, and also at one thread after it had run 4.
-//! The test has its own binary so that its thread settings reach no other test.
+//! Among the calls: one whose LAPACK call fails (its error must come back the same) and
+//! one with NaN in the triangle it must not read. The test has its own binary so that its
+//! thread settings reach no other test.
 #![deny(unused_must_use)]
 
-use ctensor_base::{c32, c64, CpuDevice, Result, Scalar};
+use ctensor_base::{c32, c64, CpuDevice, Error, Result, Scalar};
 use ctensor_kernels::blas::{BlasAxpy, BlasDot, BlasGemm, Trans};
 use ctensor_kernels::lapack::*;
 use ctensor_kernels::parallel;
@@ -111,26 +113,34 @@ where
     let mut ipiv = vec![0i32; n];
     // SAFETY: `a` holds n·n elements, `ipiv` n.
     unsafe { <CpuDevice as LapackGetrf<T>>::getrf(n, n, a.as_mut_ptr(), n, ipiv.as_mut_ptr()) }?;
-    Ok(flatten(ipiv.iter().map(|&p| p as f64), &a))
+    let mut out: Output = ipiv.iter().map(|&p| p as f64).collect();
+    out.extend(flatten(&a));
+    Ok(out)
 }
 
-/// `?potrf` of `a + n·I` (`n × n`, lower): the factor's lower triangle.
-fn potrf<T: FromParts>(a: &[T], n: usize) -> Result<Output>
+/// `?potrf` of `a + shift·I` (`n × n`, lower): the factor's lower triangle; or, where
+/// LAPACK finds the matrix not positive definite, minus the order of the failing minor
+/// alone (an error, which must come back the same from concurrent calls).
+fn potrf<T: FromParts>(a: &[T], n: usize, shift: f64) -> Result<Output>
 where
     CpuDevice: LapackPotrf<T>,
 {
     let mut a = a.to_vec();
     for i in 0..n {
         let (re, im) = a[i + i * n].parts();
-        a[i + i * n] = T::from_parts(re + n as f64, im);
+        a[i + i * n] = T::from_parts(re + shift, im);
     }
     // SAFETY: `a` holds n·n elements.
-    unsafe { <CpuDevice as LapackPotrf<T>>::potrf(Uplo::Lower, n, a.as_mut_ptr(), n) }?;
+    match unsafe { <CpuDevice as LapackPotrf<T>>::potrf(Uplo::Lower, n, a.as_mut_ptr(), n) } {
+        Ok(()) => {}
+        Err(Error::Lapack { info, .. }) if info > 0 => return Ok(vec![-(info as f64)]),
+        Err(e) => return Err(e),
+    }
     let lower: Vec<T> = (0..n)
         .flat_map(|j| (j..n).map(move |i| (i, j)))
         .map(|(i, j)| a[i + j * n])
         .collect();
-    Ok(flatten(std::iter::empty(), &lower))
+    Ok(flatten(&lower))
 }
 
 /// `a · a` by `?gemm`.
@@ -157,7 +167,7 @@ where
             n,
         )
     }?;
-    Ok(flatten(std::iter::empty(), &c))
+    Ok(flatten(&c))
 }
 
 /// `y + 0.5·x` by `?axpy`, then `x·y` by `?dot` (`?dotc`), on the halves of `v`.
@@ -174,18 +184,19 @@ where
         <CpuDevice as BlasAxpy<T>>::axpy(n, half, x.as_ptr(), 1, y.as_mut_ptr(), 1)?;
         <CpuDevice as BlasDot<T>>::dot(n, x.as_ptr(), 1, y.as_ptr(), 1)?
     };
-    Ok(flatten(std::iter::empty(), &[d])
-        .into_iter()
-        .chain(flatten(std::iter::empty(), &y))
-        .collect())
+    let mut out = flatten(&[d]);
+    out.extend(flatten(&y));
+    Ok(out)
 }
 
-fn flatten<T: FromParts>(head: impl Iterator<Item = f64>, v: &[T]) -> Output {
-    head.chain(v.iter().flat_map(|x| {
-        let (re, im) = x.parts();
-        [re, im]
-    }))
-    .collect()
+/// The real and imaginary parts of `v`, in order.
+fn flatten<T: FromParts>(v: &[T]) -> Output {
+    v.iter()
+        .flat_map(|x| {
+            let (re, im) = x.parts();
+            [re, im]
+        })
+        .collect()
 }
 
 /// One job: a name, its tolerance relative to the largest reference value, and the call.
@@ -209,10 +220,22 @@ fn job<I: Send + Sync + ?Sized + 'static>(
     }
 }
 
+/// The job whose LAPACK call fails (an indefinite matrix to `potrf`).
+const INDEFINITE: &str = "c64 potrf n=200 indefinite";
+/// The job that must give the first job's result although its unread triangle is NaN.
+const UNREAD_NAN: &str = "f32 heevr n=300 all, NaN above the diagonal";
+
 fn jobs() -> Vec<Job> {
     use std::sync::Arc;
     let mut rng = StdRng::seed_from_u64(31);
-    let s300: Arc<[f32]> = hermitian::<f32>(&mut rng, 300).into();
+    let s300 = hermitian::<f32>(&mut rng, 300);
+    // The same matrix with NaN above the diagonal, which `uplo = L` must not read.
+    let mut upper_nan = s300.clone();
+    for j in 1..300 {
+        upper_nan[j * 300..j * 300 + j].fill(f32::NAN);
+    }
+    let s300: Arc<[f32]> = s300.into();
+    let s300_upper_nan: Arc<[f32]> = upper_nan.into();
     let d300: Arc<[f64]> = hermitian::<f64>(&mut rng, 300).into();
     let d200: Arc<[f64]> = hermitian::<f64>(&mut rng, 200).into();
     let z200: Arc<[c64]> = hermitian::<c64>(&mut rng, 200).into();
@@ -237,7 +260,13 @@ fn jobs() -> Vec<Job> {
             heevr(a, 200, EigRange::All)
         }),
         job("f64 getrf n=300", 1e-10, d300, |a| getrf(a, 300)),
-        job("c64 potrf n=200", 1e-12, z200.clone(), |a| potrf(a, 200)),
+        job("c64 potrf n=200", 1e-12, z200.clone(), |a| {
+            potrf(a, 200, 200.0)
+        }),
+        job(INDEFINITE, 0.0, z200.clone(), |a| potrf(a, 200, 0.0)),
+        job(UNREAD_NAN, 1e-4, s300_upper_nan, move |a| {
+            heevr(a, 300, all())
+        }),
         job("c32 heevr n=150 all", 1e-4, c150, |a| {
             heevr(a, 150, EigRange::All)
         }),
@@ -317,11 +346,22 @@ fn serial_results(jobs: &[Job]) -> Result<Vec<Output>> {
     );
     let want: Vec<Output> = jobs.iter().map(|j| (j.run)()).collect::<Result<_>>()?;
     for (j, w) in jobs.iter().zip(&want) {
-        if j.name.contains("all") {
+        if j.name.contains("heevr") && j.name.contains("all") {
             assert_eq!(w[0] as usize, w.len() - 1, "{}", j.name);
             assert!(w[0] > 0.0, "{}: no eigenpairs", j.name);
         }
     }
+    let named = |name: &str| &want[jobs.iter().position(|j| j.name == name).unwrap()];
+    let failure = named(INDEFINITE);
+    assert!(
+        failure.len() == 1 && failure[0] < 0.0,
+        "potrf of an indefinite matrix gave {failure:?}"
+    );
+    assert_eq!(
+        named(UNREAD_NAN),
+        named("f32 heevr n=300 all"),
+        "NaN in the unread triangle was read"
+    );
     Ok(want)
 }
 
