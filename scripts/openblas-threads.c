@@ -28,10 +28,28 @@ static double A[N * N]; /* a random symmetric matrix, column-major */
 static int wrong = 0, calls = 0;
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* All eigenpairs of A in single (f = 1) or double precision, by ?syevr with a workspace
- * query first; returns the eigenpair count m, or -1 when info != 0. */
+/* ?syevr of `a` (N × N, type T) for all eigenpairs, after a workspace query; sets m and
+ * info. One body for both precisions. */
+#define SYEVR_ALL(T, syevr, a, w, z, isuppz, m, info)                                    \
+  do {                                                                                  \
+    int n_ = N, il_ = 1, iu_ = N, lwork_ = -1, liwork_ = -1, iq_;                       \
+    T vl_ = 0, vu_ = 0, tol_ = 0, q_;                                                   \
+    syevr("V", "A", "L", &n_, a, &n_, &vl_, &vu_, &il_, &iu_, &tol_, &m, w, z, &n_,     \
+          isuppz, &q_, &lwork_, &iq_, &liwork_, &info);                                 \
+    lwork_ = (int)q_;                                                                   \
+    liwork_ = iq_;                                                                      \
+    T *work_ = malloc(sizeof(T) * lwork_);                                              \
+    int *iwork_ = malloc(sizeof(int) * liwork_);                                        \
+    syevr("V", "A", "L", &n_, a, &n_, &vl_, &vu_, &il_, &iu_, &tol_, &m, w, z, &n_,     \
+          isuppz, work_, &lwork_, iwork_, &liwork_, &info);                             \
+    free(work_);                                                                        \
+    free(iwork_);                                                                       \
+  } while (0)
+
+/* All eigenpairs of A in single (f = 1) or double precision; returns the eigenpair
+ * count m, or -1 when info != 0. */
 static int eigenpairs(int f) {
-  int n = N, m = 0, info = 0, il = 1, iu = N, lwork = -1, liwork = -1, iq;
+  int m = 0, info = 0;
   size_t size = f ? sizeof(float) : sizeof(double);
   void *a = malloc(size * N * N), *w = malloc(size * N), *z = malloc(size * N * N);
   int *isuppz = malloc(sizeof(int) * 2 * N);
@@ -39,31 +57,8 @@ static int eigenpairs(int f) {
     if (f) ((float *)a)[i] = (float)A[i];
     else ((double *)a)[i] = A[i];
   }
-  if (f) {
-    float vl = 0, vu = 0, tol = 0, q;
-    ssyevr_("V", "A", "L", &n, a, &n, &vl, &vu, &il, &iu, &tol, &m, w, z, &n, isuppz, &q,
-            &lwork, &iq, &liwork, &info);
-    lwork = (int)q;
-    liwork = iq;
-    float *work = malloc(sizeof(float) * lwork);
-    int *iwork = malloc(sizeof(int) * liwork);
-    ssyevr_("V", "A", "L", &n, a, &n, &vl, &vu, &il, &iu, &tol, &m, w, z, &n, isuppz, work,
-            &lwork, iwork, &liwork, &info);
-    free(work);
-    free(iwork);
-  } else {
-    double vl = 0, vu = 0, tol = 0, q;
-    dsyevr_("V", "A", "L", &n, a, &n, &vl, &vu, &il, &iu, &tol, &m, w, z, &n, isuppz, &q,
-            &lwork, &iq, &liwork, &info);
-    lwork = (int)q;
-    liwork = iq;
-    double *work = malloc(sizeof(double) * lwork);
-    int *iwork = malloc(sizeof(int) * liwork);
-    dsyevr_("V", "A", "L", &n, a, &n, &vl, &vu, &il, &iu, &tol, &m, w, z, &n, isuppz, work,
-            &lwork, iwork, &liwork, &info);
-    free(work);
-    free(iwork);
-  }
+  if (f) SYEVR_ALL(float, ssyevr_, (float *)a, (float *)w, (float *)z, isuppz, m, info);
+  else SYEVR_ALL(double, dsyevr_, (double *)a, (double *)w, (double *)z, isuppz, m, info);
   free(a);
   free(w);
   free(z);
