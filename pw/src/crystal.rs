@@ -125,6 +125,22 @@ impl Crystal {
         r
     }
 
+    /// Reduced coordinates of a Cartesian vector `r` (bohr), the inverse of
+    /// [`to_cartesian`](Self::to_cartesian): `x_i = b_i · r / 2π`.
+    pub fn to_reduced(&self, r: Vec3) -> Vec3 {
+        self.reciprocal().map(|b| dot(b, r) / (2.0 * PI))
+    }
+
+    /// The crystal with atom `atom` moved by the Cartesian vector `shift` (bohr).
+    pub fn displaced(&self, atom: usize, shift: Vec3) -> Crystal {
+        let mut c = self.clone();
+        let d = self.to_reduced(shift);
+        for (x, dx) in c.atoms[atom].reduced.iter_mut().zip(d) {
+            *x += dx;
+        }
+        c
+    }
+
     /// Cartesian coordinates (bohr⁻¹) of a reciprocal vector given in reduced coordinates
     /// of the `b_j` (a k-point's `kred`, or integer `G` components).
     pub fn reciprocal_cartesian(&self, m: Vec3) -> Vec3 {
@@ -225,6 +241,25 @@ pub(crate) mod tests {
         // Si's second atom is a/4 (1, 1, 1) away: √3 a / 4.
         let d = c.min_image_distance([0.0; 3], [0.25; 3]);
         assert!((d - 3f64.sqrt() * 10.26 / 4.0).abs() < 1e-12);
+        Ok(())
+    }
+
+    /// `to_reduced` inverts `to_cartesian` in a skewed cell, and `displaced` moves one
+    /// atom by the Cartesian vector it is given and no other.
+    #[test]
+    fn reduced_and_cartesian_coordinates_are_inverse() -> Result<()> {
+        let c = si(
+            [[0.3, 5.1, 4.8], [5.3, 0.2, 5.0], [4.9, 5.2, -0.4]],
+            [0.27, 0.24, 0.22],
+        )?;
+        let r = [0.7, -1.3, 2.9];
+        let back = c.to_cartesian(c.to_reduced(r));
+        assert!((0..3).all(|i| (back[i] - r[i]).abs() < 1e-13), "{back:?}");
+        let moved = c.displaced(1, r);
+        assert_eq!(moved.atoms[0], c.atoms[0]);
+        let d =
+            c.to_cartesian([0, 1, 2].map(|i| moved.atoms[1].reduced[i] - c.atoms[1].reduced[i]));
+        assert!((0..3).all(|i| (d[i] - r[i]).abs() < 1e-13), "{d:?}");
         Ok(())
     }
 

@@ -213,6 +213,39 @@ impl GammaPacking {
     }
 }
 
+impl GammaPacking {
+    /// `Q M` for rows `q` (f64 `[k, npw]`) over the real coordinates, where `M` is the
+    /// real form of `c(G) → i g(G) c(G)` for a real per-plane-wave factor `g` (given in
+    /// sphere order, e.g. a Cartesian component of G): a derivative of a real function is
+    /// real, and on a pair's coordinates `(√2 Re c, √2 Im c)` it acts as
+    /// `(a, b) → (−g b, g a)`, with `G = 0` sent to zero. So `(Q M) x = Q (M x)`: the
+    /// projections of the derivative of the bands `x`, without forming it.
+    pub fn times_i_g_right(&self, q: &Tensor, g: &[f64]) -> Result<Tensor> {
+        let h = self.npw / 2;
+        let (rows, cols) = (q.dims()[0], q.dims()[1]);
+        if cols != self.npw || g.len() != self.npw {
+            return Err(ctensor::Error::ShapeMismatch {
+                op: "GammaPacking::times_i_g_right",
+                expected: format!(
+                    "rows over the {} real coordinates and one factor each",
+                    self.npw
+                ),
+                got: vec![q.dims().to_vec(), vec![g.len()]],
+            }
+            .into());
+        }
+        let gj =
+            Tensor::from_vec(self.reorder(g)[1..=h].to_vec(), &[1, h])?.to_device(q.device())?;
+        let out = Tensor::zeros(DataType::Double, q.device(), &[rows, self.npw])?;
+        // (Q M)[:, j] = g_j Q[:, h + j] and (Q M)[:, h + j] = −g_j Q[:, j].
+        q.narrow(1, 1 + h, h)?
+            .mul_into(&gj, &mut out.narrow(1, 1, h)?)?;
+        q.narrow(1, 1, h)?
+            .mul_into(&gj.neg()?, &mut out.narrow(1, 1 + h, h)?)?;
+        Ok(out)
+    }
+}
+
 /// A sphere at Γ that breaks its own definition (cannot happen for [`Sphere::new`]'s).
 fn internal(what: &str) -> crate::error::PwError {
     ctensor::Error::Internal {

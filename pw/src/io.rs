@@ -236,6 +236,13 @@ pub struct RunResult {
     pub timings: Timings,
     /// Each SCF step.
     pub scf_history: Vec<Step>,
+    /// The forces on the atoms (Ha/bohr, Cartesian, in the input's order of the atoms),
+    /// when the SCF converged and `scf.forces` is on ([`ScfOutcome::forces`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forces_ha_per_bohr: Option<Vec<Vec3>>,
+    /// The mean force removed from them (Ha/bohr; ABINIT's "drift").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_drift_ha_per_bohr: Option<Vec3>,
     /// The bands along the input's `band_path`, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub band_structure: Option<BandStructure>,
@@ -279,6 +286,8 @@ impl RunResult {
             wall_time_s: wall,
             timings: outcome.timings,
             scf_history: outcome.steps.clone(),
+            forces_ha_per_bohr: outcome.forces.clone(),
+            force_drift_ha_per_bohr: outcome.force_drift,
             band_structure: None,
         }
     }

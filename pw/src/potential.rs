@@ -2,7 +2,7 @@
 //! the energy terms that depend on the density alone.
 
 use crate::basis::DensityGrid;
-use crate::crystal::{dot, Crystal};
+use crate::crystal::{dot, Crystal, Vec3};
 use crate::error::Result;
 use crate::psp::Hgh;
 use crate::xc::{Xc, XcPoint};
@@ -30,6 +30,40 @@ pub fn local_potential_g(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid) -> V
             v / omega
         })
         .collect()
+}
+
+/// The local pseudopotential's forces on the atoms (Ha/bohr, Cartesian) from the density
+/// `rho_g` (`ρ(G)`, as [`to_reciprocal`] gives it): with
+/// `E_loc = Σ_G ρ(G)* Σ_a e^{−iG·τ_a} v_a(|G|)` (Ω cancels against `V_loc`'s 1/Ω),
+/// `F_a = −∂E_loc/∂τ_a = −Σ_G G v_a(|G|) Im(ρ(G)* e^{−iG·τ_a})`, over the density sphere
+/// as [`local_potential_g`].
+pub fn local_forces(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid, rho_g: &[c64]) -> Vec<Vec3> {
+    let mut forces = vec![[0.0; 3]; crystal.atoms.len()];
+    let mut form = vec![0.0; psps.len()];
+    for ((m, &g2), (&inside, r)) in dg
+        .grid
+        .frequency_iter()
+        .zip(&dg.g2)
+        .zip(dg.in_sphere.iter().zip(rho_g))
+    {
+        if !inside || g2 == 0.0 {
+            continue;
+        }
+        let q = g2.sqrt();
+        for (f, psp) in form.iter_mut().zip(psps) {
+            *f = psp.local_form_factor(q);
+        }
+        let mr = [m[0] as f64, m[1] as f64, m[2] as f64];
+        let g = crystal.reciprocal_cartesian(mr);
+        for (atom, out) in crystal.atoms.iter().zip(forces.iter_mut()) {
+            let ph = c64::from_polar(1.0, -2.0 * PI * dot(mr, atom.reduced));
+            let s = -form[atom.species] * (r.conj() * ph).im;
+            for c in 0..3 {
+                out[c] += s * g[c];
+            }
+        }
+    }
+    forces
 }
 
 /// `f(r) = Σ_G f(G) e^{iG·r}` on the grid (real part), f64 `[n1, n2, n3]` on the host.
@@ -409,6 +443,67 @@ mod tests {
 
     /// The gradient is the Cartesian one: for ρ = ρ₀(1 + a cos(G·r)) the GGA's ε_xc on the
     /// grid is libxc's at σ = (ρ₀ a |G| sin(G·r))², G = Σ m_i b_i of the skewed cell.
+    /// The local forces of a fixed density are minus the gradient of
+    /// `E_loc = Ω Σ_G ρ(G)* V_loc(G)` with `V_loc` from [`local_potential_g`]: central
+    /// differences with one atom moved along each Cartesian axis (h = 1e-4 bohr), for
+    /// gallium and arsenic in a skewed cell, on boxes with and without Nyquist planes.
+    #[test]
+    fn local_forces_are_minus_the_gradient_of_the_local_energy() -> Result<()> {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+        let psps: Vec<Hgh> = ["31ga.3.hgh", "33as.5.hgh"]
+            .iter()
+            .map(|f| Hgh::from_file(&data.join(f)))
+            .collect::<Result<_>>()?;
+        let atoms = [
+            (0, [0.05, 0.1, 0.2]),
+            (1, [0.3, 0.22, 0.27]),
+            (1, [0.6, 0.7, 0.55]),
+        ]
+        .map(|(species, reduced)| Atom { species, reduced })
+        .to_vec();
+        let lattice = [[0.2, 5.3, 5.1], [5.4, -0.1, 5.2], [5.0, 5.3, 0.3]];
+        let crystal = Crystal::new(lattice, vec!["Ga".into(), "As".into()], atoms)?;
+        let h = 1e-4;
+        for n in [[15, 16, 18], [9, 11, 13]] {
+            let dg = DensityGrid::new(&crystal, FftGrid { n }, 3.0);
+            let rho = waves(
+                n,
+                &[
+                    ([0, 0, 0], 1.0, 0.0),
+                    ([1, 0, 0], 0.3, 0.2),
+                    ([1, -1, 2], 0.25, 1.1),
+                    ([0, 2, 1], 0.2, -0.4),
+                    ([2, 1, -1], 0.15, 2.0),
+                ],
+            );
+            let rho_g = to_reciprocal(&dg, &rho)?;
+            let forces = local_forces(&crystal, &psps, &dg, &rho_g);
+            let largest = forces.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(largest > 1e-2, "forces too small to test: {largest}");
+            for (a, fa) in forces.iter().enumerate() {
+                for c in 0..3 {
+                    let energy = |step: f64| -> f64 {
+                        let mut shift = [0.0; 3];
+                        shift[c] = step;
+                        let v = local_potential_g(&crystal.displaced(a, shift), &psps, &dg);
+                        crystal.volume()
+                            * v.iter()
+                                .zip(&rho_g)
+                                .map(|(v, r)| (r.conj() * v).re)
+                                .sum::<f64>()
+                    };
+                    let fd = -(energy(h) - energy(-h)) / (2.0 * h);
+                    assert!(
+                        (fd - fa[c]).abs() < 1e-8 * largest.max(1.0),
+                        "{n:?}, atom {a}, axis {c}: {} vs −dE/dτ {fd}",
+                        fa[c]
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     #[test]
     fn the_gga_sees_the_cartesian_gradient() -> Result<()> {
         let n = [15, 16, 18];

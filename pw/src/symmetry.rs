@@ -69,6 +69,63 @@ pub fn find_operations(crystal: &Crystal, symprec: f64) -> Result<Vec<SymOp>> {
     Ok(ops)
 }
 
+/// Forces (or any per-atom Cartesian vectors) averaged over the operations:
+/// `F_sym(a) = (1/|ops|) Σ_ops R_cart F(b)` where the operation takes atom `b` onto atom
+/// `a` (`R x_b + t ≡ x_a`), `R_cart = Lᵀ R L⁻ᵀ` (the rows of `L` are the lattice
+/// vectors). Forces summed over the irreducible k-points only are not symmetric; their
+/// average is the sum over the whole zone. Errors: an operation that maps an atom onto
+/// no atom of its species (within `tol` bohr), or not one vector per atom.
+pub fn symmetrize_vectors(
+    crystal: &Crystal,
+    ops: &[SymOp],
+    tol: f64,
+    forces: &[Vec3],
+) -> Result<Vec<Vec3>> {
+    let natom = crystal.atoms.len();
+    if forces.len() != natom {
+        return Err(ctensor::Error::ShapeMismatch {
+            op: "symmetrize_vectors",
+            expected: format!("one vector per atom ({natom})"),
+            got: vec![vec![forces.len(), 3]],
+        }
+        .into());
+    }
+    if ops.is_empty() {
+        return Ok(forces.to_vec());
+    }
+    let scale = 1.0 / ops.len() as f64;
+    let mut out = vec![[0.0; 3]; natom];
+    for op in ops {
+        for (atom, f) in crystal.atoms.iter().zip(forces) {
+            let r = op.rotation;
+            let x = atom.reduced;
+            let image: Vec3 = [0, 1, 2]
+                .map(|i| (0..3).map(|j| r[i][j] as f64 * x[j]).sum::<f64>() + op.translation[i]);
+            let target = crystal
+                .atoms
+                .iter()
+                .position(|o| {
+                    o.species == atom.species && crystal.min_image_distance(image, o.reduced) < tol
+                })
+                .ok_or_else(|| {
+                    input(
+                        "symmetry",
+                        "operations that map every atom onto an atom of its species",
+                        format!("{op:?} takes an atom at {x:?} to {image:?}"),
+                    )
+                })?;
+            // Reduced components y (F = Σ y_i a_i), rotated, and back.
+            let y = crystal.to_reduced(*f);
+            let z: Vec3 = [0, 1, 2].map(|i| (0..3).map(|j| r[i][j] as f64 * y[j]).sum());
+            let rotated = crystal.to_cartesian(z);
+            for c in 0..3 {
+                out[target][c] += scale * rotated[c];
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// `ρ_sym(G) = (1/|ops|) Σ_ops` of `ρ` transformed by each operation: the component at
 /// `m' = Rᵀ m` receives `ρ(m) e^{2πi m·t}` (`ρ(R x + t) = ρ(x)`). Only the density
 /// sphere `|G|² ≤ gsqcut` (and G = 0) is kept: outside it the density has no components.
@@ -451,6 +508,43 @@ mod tests {
         }
         assert!(changed, "a random density is not symmetric");
         assert!((once[0] - random[0]).norm() < 1e-14);
+        Ok(())
+    }
+
+    /// Silicon with its second atom moved along [111] (D3d: 12 operations, the inversion
+    /// through the bond's midpoint swapping the atoms, with a translation): any two
+    /// vectors become `±((F₀ − F₁)/2 · n̂) n̂` with `n̂ = [111]/√3`, the closed form of the
+    /// average over that group; the result is left as it is by a second pass; a cubic
+    /// operation this cell lacks is an error naming it, as is a list of the wrong length.
+    #[test]
+    fn symmetrised_vectors_are_the_group_average() -> Result<()> {
+        let mut crystal = silicon(10.26);
+        crystal.atoms[1].reduced = [0.27; 3];
+        let ops = find_operations(&crystal, 1e-5)?;
+        assert_eq!(ops.len(), 12);
+        let f = [[0.3, -0.7, 0.2], [-0.1, 0.5, 0.9]];
+        let out = symmetrize_vectors(&crystal, &ops, 1e-4, &f)?;
+        let n = 1.0 / 3f64.sqrt();
+        let along: f64 = (0..3).map(|c| 0.5 * (f[0][c] - f[1][c]) * n).sum();
+        for c in 0..3 {
+            assert!((out[0][c] - along * n).abs() < 1e-14, "{out:?}");
+            assert!((out[1][c] + along * n).abs() < 1e-14, "{out:?}");
+        }
+        let again = symmetrize_vectors(&crystal, &ops, 1e-4, &out)?;
+        for (a, b) in again.iter().flatten().zip(out.iter().flatten()) {
+            assert!((a - b).abs() < 1e-14);
+        }
+        // Without operations the vectors are returned as they are.
+        assert_eq!(symmetrize_vectors(&crystal, &[], 1e-4, &f)?, f.to_vec());
+        let cubic = find_operations(&silicon(10.26), 1e-5)?;
+        let e = symmetrize_vectors(&crystal, &cubic, 1e-4, &f).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("map every atom onto an atom of its species"),
+            "{e}"
+        );
+        let e = symmetrize_vectors(&crystal, &ops, 1e-4, &f[..1]).unwrap_err();
+        assert!(e.to_string().contains("one vector per atom (2)"), "{e}");
         Ok(())
     }
 }

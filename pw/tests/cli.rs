@@ -78,6 +78,23 @@ fn a_converged_run_prints_progress_and_writes_every_field() -> TestResult {
     assert_eq!(k["eigenvalues_ha"].as_array().unwrap().len(), 6);
     assert!(k["npw"].as_u64().unwrap() > 100);
     assert_eq!(r["converged"], true);
+    // Forces on the atoms of diamond silicon vanish by symmetry; printed and written. At
+    // Γ alone nothing is symmetrised, so they are zero to the SCF's convergence.
+    assert!(out.contains("forces (Ha/bohr, Cartesian)"), "{out}");
+    let forces = r["forces_ha_per_bohr"].as_array().unwrap();
+    assert_eq!(forces.len(), 2);
+    for f in forces.iter().flat_map(|v| v.as_array().unwrap()) {
+        assert!(f.as_f64().unwrap().abs() < 1e-8, "{f}");
+    }
+    // Asked not to, the run computes none.
+    let mut v = silicon();
+    v["scf"] = serde_json::json!({"forces": false});
+    let (code, out, err) = run(&dir, "noforces", &v.to_string(), &[])?;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!out.contains("forces (Ha/bohr"), "{out}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("noforces.result.json"))?)?;
+    assert!(r.get("forces_ha_per_bohr").is_none());
     Ok(())
 }
 
@@ -272,5 +289,7 @@ fn an_scf_that_does_not_converge_says_so_writes_its_state_and_exits_3() -> TestR
         serde_json::from_str(&std::fs::read_to_string(dir.join("short.result.json"))?)?;
     assert_eq!(r["converged"], false);
     assert_eq!(r["scf_iterations"], 2);
+    // No forces from a state that is not self-consistent.
+    assert!(r.get("forces_ha_per_bohr").is_none());
     Ok(())
 }

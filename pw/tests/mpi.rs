@@ -13,7 +13,7 @@ fn input(dir: &std::path::Path, ecut: f64) -> Result<PathBuf, Box<dyn std::error
     let psp = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/14si.4.hgh");
     let v = serde_json::json!({
         "lattice_vectors_bohr": [[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 0.0]],
-        "atoms": [{"species": "Si", "reduced": [0.0, 0.0, 0.0]}, {"species": "Si", "reduced": [0.25, 0.25, 0.25]}],
+        "atoms": [{"species": "Si", "reduced": [0.0, 0.0, 0.0]}, {"species": "Si", "reduced": [0.27, 0.25, 0.24]}],
         "pseudopotentials": {"Si": psp},
         "ecut_ha": ecut,
         "nband": 8,
@@ -40,7 +40,7 @@ fn run(np: usize, input: &std::path::Path, out: &std::path::Path) -> (bool, Stri
 }
 
 #[test]
-fn one_two_and_three_ranks_give_the_same_energies_and_bands() -> TestResult {
+fn one_two_and_three_ranks_give_the_same_energies_bands_and_forces() -> TestResult {
     let dir = std::env::temp_dir().join(format!("ctensor-pw-mpi-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let inp = input(&dir, 8.0)?;
@@ -58,6 +58,21 @@ fn one_two_and_three_ranks_give_the_same_energies_and_bands() -> TestResult {
     for r in &results[1..] {
         let e = r["total_energy_ha"].as_f64().unwrap();
         assert!((e - e0).abs() < 1e-10, "{e} vs {e0}");
+        // The nonlocal forces are summed over the ranks' k-points (the second atom is
+        // off its site, so they are not zero).
+        let forces = |r: &serde_json::Value| -> Vec<f64> {
+            r["forces_ha_per_bohr"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|v| v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+                .collect()
+        };
+        let f0 = forces(&results[0]);
+        assert!(f0.iter().any(|x| x.abs() > 1e-3), "{f0:?}");
+        for (a, b) in f0.iter().zip(forces(r)) {
+            assert!((a - b).abs() < 1e-9, "force {b} vs {a}");
+        }
         for (k0, k) in results[0]["kpoints"]
             .as_array()
             .unwrap()

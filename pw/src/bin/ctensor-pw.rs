@@ -233,11 +233,20 @@ fn run(
         "  total         {:>20.12} Ha   HOMO {:.8} Ha   {} SCF steps   {:.3} s",
         result.total_energy_ha, result.homo_ha, result.scf_iterations, result.wall_time_s
     );
+    if let Some(forces) = &result.forces_ha_per_bohr {
+        println!("  forces (Ha/bohr, Cartesian)");
+        for (atom, f) in calc.crystal.atoms.iter().zip(forces) {
+            println!(
+                "    {:<4} {:>16.10} {:>16.10} {:>16.10}",
+                calc.crystal.species[atom.species], f[0], f[1], f[2]
+            );
+        }
+    }
     if !quiet {
         let t = &result.timings;
         println!(
-            "  time (s): local-potential FFTs {:.3}, kinetic + nonlocal gemms {:.3}, subspace/orthogonalisation {:.3}, densities {:.3}, Hartree + XC {:.3}, symmetry + mixing {:.3}; SCF wall {:.3}",
-            t.fft_local_potential, t.nonlocal_gemms, t.eigensolver_subspace, t.density, t.hartree_xc, t.symmetry_mixing, t.scf_wall
+            "  time (s): local-potential FFTs {:.3}, kinetic + nonlocal gemms {:.3}, subspace/orthogonalisation {:.3}, densities {:.3}, Hartree + XC {:.3}, symmetry + mixing {:.3}; SCF wall {:.3}; forces {:.3}",
+            t.fft_local_potential, t.nonlocal_gemms, t.eigensolver_subspace, t.density, t.hartree_xc, t.symmetry_mixing, t.scf_wall, t.forces
         );
     }
     if !outcome.converged {
