@@ -52,6 +52,33 @@ fn input_for(case: &str, ecut: f64) -> Input {
             ],
         )
     };
+    if case.starts_with("h2o_box") {
+        // A distorted water molecule in a cubic box of side 10 bohr (as h2o_box_e20.abi):
+        // hydrogen's pseudopotential has no projectors.
+        return Input {
+            lattice_vectors_bohr: [[10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0]],
+            atoms: [
+                ("O", [0.5, 0.5, 0.52]),
+                ("H", [0.65, 0.5, 0.42]),
+                ("H", [0.36, 0.51, 0.41]),
+            ]
+            .map(|(s, reduced)| AtomInput {
+                species: s.into(),
+                reduced,
+            })
+            .to_vec(),
+            pseudopotentials: [("O", "data/8o.6.hgh"), ("H", "data/1h.1.hgh")]
+                .map(|(s, f)| (s.to_string(), data().join(f)))
+                .into_iter()
+                .collect(),
+            nband: 4,
+            scf: ScfSettings {
+                dielectric_constant: Some(2.0),
+                ..ScfSettings::default()
+            },
+            ..input_for("si_gamma_e10", ecut)
+        };
+    }
     if case.starts_with("si2_box") {
         // The molecule in a cubic box of side 14 bohr (as si2_box_e10.abi).
         return Input {
@@ -353,13 +380,19 @@ fn real_bands_at_gamma_give_the_same_energies_and_eigenvalues_as_complex_ones() 
 }
 
 /// A displaced atom in silicon (Γ only, two operations) and along [111] (Γ-centred
-/// 2×2×2, 12 operations, so the irreducible k-points' forces must be symmetrised), and
-/// in GaAs (2×2×2, no operation but the identity; s, p and d projectors): every
+/// 2×2×2, 12 operations, so the irreducible k-points' forces must be symmetrised), in
+/// GaAs (2×2×2, no operation but the identity; s, p and d projectors), and a distorted
+/// water molecule (hydrogen has no projectors, oxygen s and p ones): every
 /// Cartesian force within 1e-6 Ha/bohr of ABINIT's, besides the energies and
 /// eigenvalues of [`check`].
 #[test]
 fn forces_on_displaced_atoms_match_abinit() -> TestResult {
-    ["si_dist_gamma_e10", "si_111_k222_e10", "gaas_dist_k222_e15"]
-        .iter()
-        .try_for_each(|c| check(c))
+    [
+        "si_dist_gamma_e10",
+        "si_111_k222_e10",
+        "gaas_dist_k222_e15",
+        "h2o_box_e20",
+    ]
+    .iter()
+    .try_for_each(|c| check(c))
 }
