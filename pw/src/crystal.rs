@@ -7,6 +7,9 @@ use std::f64::consts::PI;
 /// A 3-vector.
 pub type Vec3 = [f64; 3];
 
+/// A 3×3 matrix (rows), e.g. a Cartesian stress tensor.
+pub type Mat3 = [[f64; 3]; 3];
+
 /// An atom: its species (an index into [`Crystal::species`]) and its position in reduced
 /// coordinates of the lattice vectors.
 #[derive(Clone, Debug, PartialEq)]

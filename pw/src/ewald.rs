@@ -2,7 +2,7 @@
 //! ABINIT's convention (ewald.F90): independent of the splitting parameter η; and its
 //! forces on the atoms.
 
-use crate::crystal::{dot, Crystal, Vec3};
+use crate::crystal::{dot, Crystal, Mat3, Vec3};
 use std::f64::consts::PI;
 
 /// `E_ew` (Ha) of charges `z[a]` at the crystal's atoms:
@@ -18,7 +18,7 @@ pub fn ewald_energy(crystal: &Crystal, z: &[f64]) -> f64 {
 
 /// [`ewald_energy`] with an explicit η > 0 (bohr⁻²), for checking η-independence.
 pub fn ewald_energy_with(crystal: &Crystal, z: &[f64], eta: f64) -> f64 {
-    ewald_sum(crystal, z, eta).0
+    ewald_sum(crystal, z, eta).energy
 }
 
 /// The Ewald forces `F_a = −∂E_ew/∂τ_a` (Ha/bohr, Cartesian) of charges `z[a]` at the
@@ -32,11 +32,32 @@ pub fn ewald_forces(crystal: &Crystal, z: &[f64]) -> Vec<Vec3> {
 
 /// [`ewald_forces`] with an explicit η > 0 (bohr⁻²).
 pub fn ewald_forces_with(crystal: &Crystal, z: &[f64], eta: f64) -> Vec<Vec3> {
-    ewald_sum(crystal, z, eta).1
+    ewald_sum(crystal, z, eta).forces
 }
 
-/// The Ewald energy and forces with splitting parameter η.
-fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> (f64, Vec<Vec3>) {
+/// The Ewald stress `σ_αβ = (1/Ω) ∂E_ew/∂ε_αβ` (Ha/bohr³) under a homogeneous strain of
+/// the cell with the reduced positions fixed, from the same sums:
+/// `½ Σ' Z_a Z_b φ'(d) d_α d_β / d` from the real-space sum, `(2π/Ω) Σ_G |S|² w(G)
+/// (2 G_α G_β (1/4η + 1/G²) − δ_αβ)` with `w = e^{−G²/4η}/G²` from the reciprocal one,
+/// and `π (Σ Z)² δ_αβ / (2Ωη)` from the background.
+pub fn ewald_stress(crystal: &Crystal, z: &[f64]) -> Mat3 {
+    ewald_stress_with(crystal, z, PI / crystal.volume().powf(2.0 / 3.0))
+}
+
+/// [`ewald_stress`] with an explicit η > 0 (bohr⁻²).
+pub fn ewald_stress_with(crystal: &Crystal, z: &[f64], eta: f64) -> Mat3 {
+    ewald_sum(crystal, z, eta).stress
+}
+
+/// What the Ewald sums give.
+struct EwaldSum {
+    energy: f64,
+    forces: Vec<Vec3>,
+    stress: Mat3,
+}
+
+/// The Ewald energy, forces and stress with splitting parameter η.
+fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> EwaldSum {
     let omega = crystal.volume();
     let tau: Vec<_> = crystal
         .atoms
@@ -44,6 +65,8 @@ fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> (f64, Vec<Vec3>) {
         .map(|a| crystal.to_cartesian(a.reduced))
         .collect();
     let mut forces = vec![[0.0; 3]; tau.len()];
+    // ∂E/∂ε (Ha), divided by Ω at the end.
+    let mut strain = [[0.0; 3]; 3];
     let b = crystal.reciprocal();
     // erfc(x) < 1e-17 beyond x ≈ 6.1; e^{-y} < 1e-17 beyond y ≈ 39.
     let rmax = 6.2 / eta.sqrt();
@@ -74,14 +97,20 @@ fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> (f64, Vec<Vec3>) {
                         let zz = z[ia] * z[ib];
                         let erfc = libm::erfc(sqrt_eta * r);
                         real += 0.5 * zz * erfc / r;
-                        // An atom's own images do not move with it.
+                        // φ'(r) = −erfc(√η r)/r² − 2√(η/π) e^{−ηr²}/r.
+                        let dphi =
+                            -erfc / (r * r) - 2.0 * (eta / PI).sqrt() * (-eta * r * r).exp() / r;
+                        // An atom's own images do not move with it; the pair (a, b) and
+                        // its mirror (b, a) together give b the whole term.
                         if ia != ib {
-                            // φ'(r) = −erfc(√η r)/r² − 2√(η/π) e^{−ηr²}/r; the pair
-                            // (a, b) and its mirror (b, a) together give b the whole term.
-                            let dphi = -erfc / (r * r)
-                                - 2.0 * (eta / PI).sqrt() * (-eta * r * r).exp() / r;
                             for c in 0..3 {
                                 forces[ib][c] -= zz * dphi * d[c] / r;
+                            }
+                        }
+                        // Under strain d → (1 + ε) d, every pair moves.
+                        for (al, row) in strain.iter_mut().enumerate() {
+                            for (be, s) in row.iter_mut().enumerate() {
+                                *s += 0.5 * zz * dphi * d[al] * d[be] / r;
                             }
                         }
                     }
@@ -109,6 +138,13 @@ fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> (f64, Vec<Vec3>) {
                 }
                 let w = (-g2 / (4.0 * eta)).exp() / g2;
                 recip += (re * re + im * im) * w;
+                // G → (1 − ε)ᵀ G: G² loses 2 G_α G_β ε_αβ; the 1/Ω is taken below.
+                let s2 = (re * re + im * im) * w * 2.0 * (1.0 / (4.0 * eta) + 1.0 / g2);
+                for (al, row) in strain.iter_mut().enumerate() {
+                    for (be, s) in row.iter_mut().enumerate() {
+                        *s += 2.0 * PI / omega * s2 * g[al] * g[be];
+                    }
+                }
                 // Im(S* e^{iθ_b}) = Re S sin θ_b − Im S cos θ_b.
                 for (bi, t) in tau.iter().enumerate() {
                     let (sin, cos) = dot(g, *t).sin_cos();
@@ -123,8 +159,20 @@ fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> (f64, Vec<Vec3>) {
     recip *= 2.0 * PI / omega;
     let zsum: f64 = z.iter().sum();
     let z2: f64 = z.iter().map(|x| x * x).sum();
-    let energy = real + recip - (eta / PI).sqrt() * z2 - PI * zsum * zsum / (2.0 * omega * eta);
-    (energy, forces)
+    let background = PI * zsum * zsum / (2.0 * omega * eta);
+    let energy = real + recip - (eta / PI).sqrt() * z2 - background;
+    // Ω → Ω (1 + tr ε): the reciprocal sum and the background scale as 1/Ω.
+    for (al, row) in strain.iter_mut().enumerate() {
+        row[al] += -recip + background;
+        for s in row.iter_mut() {
+            *s /= omega;
+        }
+    }
+    EwaldSum {
+        energy,
+        forces,
+        stress: strain,
+    }
 }
 
 #[cfg(test)]
@@ -220,6 +268,56 @@ mod tests {
         // A symmetric site feels no force: diamond silicon.
         for v in ewald_forces(&silicon(10.26), &[4.0, 4.0]) {
             assert!(v.iter().all(|x| x.abs() < 1e-10), "{v:?}");
+        }
+    }
+
+    /// The Ewald stress is the strain derivative of the energy over the volume: central
+    /// differences of the energy of the strained cell `a_i → (1 + t e_α e_βᵀ) a_i` (the
+    /// reduced positions fixed; t = 1e-5), in the skewed three-charge cell and in
+    /// silicon, whose stress is diagonal; it does not depend on η.
+    #[test]
+    fn the_stress_is_the_strain_derivative_of_the_energy() {
+        let skewed = Crystal::new(
+            [[0.3, 5.1, 4.8], [5.3, 0.2, 5.0], [4.9, 5.2, -0.4]],
+            vec!["X".into(), "Y".into()],
+            [
+                ([0.03, -0.02, 0.01], 0),
+                ([0.27, 0.24, 0.22], 1),
+                ([0.61, 0.55, 0.43], 0),
+            ]
+            .map(|(reduced, species)| Atom { species, reduced })
+            .to_vec(),
+        )
+        .unwrap();
+        for (c, z) in [
+            (skewed, vec![4.0, 3.0, 5.0]),
+            (silicon(10.26), vec![4.0, 4.0]),
+        ] {
+            let s = ewald_stress(&c, &z);
+            let h = 1e-5;
+            for al in 0..3 {
+                for be in 0..3 {
+                    let energy = |t: f64| {
+                        let mut strained = c.clone();
+                        for a in strained.lattice.iter_mut() {
+                            a[al] += t * a[be];
+                        }
+                        ewald_energy(&strained, &z)
+                    };
+                    let fd = (energy(h) - energy(-h)) / (2.0 * h) / c.volume();
+                    assert!(
+                        (fd - s[al][be]).abs() < 1e-9,
+                        "σ_{al}{be} {} vs ∂E/∂ε / Ω {fd}",
+                        s[al][be]
+                    );
+                }
+            }
+            for eta in [0.2, 1.5] {
+                let t = ewald_stress_with(&c, &z, eta);
+                for (x, y) in s.iter().flatten().zip(t.iter().flatten()) {
+                    assert!((x - y).abs() < 1e-11, "η = {eta}: {x} vs {y}");
+                }
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 //! `Σ |p⟩ h ⟨p|ψ⟩`).
 
 use crate::basis::{FftGrid, Sphere};
-use crate::crystal::{dot, Crystal, Vec3};
+use crate::crystal::{dot, Crystal, Mat3, Vec3};
 use crate::error::Result;
 use crate::gamma::GammaPacking;
 use crate::psp::Hgh;
@@ -166,18 +166,13 @@ impl KOperator {
             for ch in &psp.channels {
                 let nl = 2 * ch.l + 1;
                 let first = cols.len();
-                let il = (0..ch.l).fold(c64::new(1.0, 0.0), |z, _| z * c64::new(0.0, -1.0));
                 for i in 0..ch.h.len() {
                     for m in 0..nl {
                         cols.push(
                             sphere
                                 .kcart
                                 .iter()
-                                .map(|k| {
-                                    let q = dot(*k, *k).sqrt();
-                                    let y = real_ylm(ch.l, m, *k);
-                                    il * (y * psp.projector(ch, i, q) / omega.sqrt())
-                                })
+                                .map(|k| projector_value(psp, ch, i, m, *k, omega))
                                 .collect(),
                         );
                     }
@@ -191,12 +186,6 @@ impl KOperator {
                 }
             }
             let np = cols.len();
-            let mut flat = vec![c64::new(0.0, 0.0); npw * np];
-            for (j, col) in cols.iter().enumerate() {
-                for (g, v) in col.iter().enumerate() {
-                    flat[g * np + j] = *v;
-                }
-            }
             let mut d = vec![c64::new(0.0, 0.0); np * np];
             for (i, j, h) in blocks {
                 d[i * np + j] = c64::new(h, 0.0);
@@ -206,11 +195,7 @@ impl KOperator {
                 Some(_) => Tensor::from_vec(d.iter().map(|z| z.re).collect(), &[np, np])?,
                 None => Tensor::from_vec(d, &[np, np])?,
             };
-            let form = Tensor::from_vec(flat, &[npw, np])?.to_device(device)?;
-            let form = match &gamma {
-                Some(gp) => gp.halve(&form)?.t()?.contiguous()?,
-                None => form.t()?.conj()?.contiguous()?,
-            };
+            let form = kept_form(&cols, npw, gamma.as_ref(), device)?;
             species.push((form, d.to_device(device)?));
         }
         let phases = Phases::new(crystal, &sphere, gamma.as_ref(), device)?;
@@ -283,8 +268,13 @@ impl KOperator {
     /// the plane waves: as columns (`P`, `[npw, n·np]`) they ran along rows of five
     /// entries for silicon, and forming them took as long as the two gemms.
     fn form_projectors(&self, c: usize) -> Result<Tensor> {
-        let (sp, first, n) = self.chunks[c];
-        let form = &self.species[sp].0;
+        self.form_projectors_with(&self.species[self.chunks[c].0].0, c)
+    }
+
+    /// [`form_projectors`](Self::form_projectors) from another table of the chunk's
+    /// species kept as [`kept_form`] keeps it (e.g. a derivative of the projectors).
+    fn form_projectors_with(&self, form: &Tensor, c: usize) -> Result<Tensor> {
+        let (_, first, n) = self.chunks[c];
         let np = form.dims()[0];
         let device = form.device();
         let phases = self.phases.block(first, n)?;
@@ -550,6 +540,161 @@ impl KOperator {
         }
         Ok(forces)
     }
+}
+
+impl KOperator {
+    /// `∂/∂ε_αβ` (Ha) of the kinetic and nonlocal energies `Σ_n f_n ⟨x_n|T + V_nl|x_n⟩` of
+    /// the bands `x` (`[npw, nb]`, of [`dtype`](Self::dtype)) with occupations `occ`
+    /// under a homogeneous strain of the cell (`crystal`, whose pseudopotentials `psps`
+    /// built this operator) that keeps the coefficients and the reduced positions:
+    /// `K → (1 − ε)ᵀ K`, `Ω → Ω (1 + tr ε)`. Divided by Ω, the stress of these terms.
+    ///
+    /// - kinetic: `−Σ_n f_n Σ_K |c_n(K)|² K_α K_β`;
+    /// - nonlocal: `−δ_αβ E_nl − 2 Σ_n f_n Re Σ_ij ⟨t^{αβ}_i|x_n⟩* h_ij ⟨p_j|x_n⟩` with the
+    ///   projectors' strain derivative `t^{αβ}(K) = K_α ∂_β[(−i)^l Y_lm(K̂) P_i(|K|)]/√Ω`
+    ///   times the atom's phase (the `−½ δ_αβ` of `1/√Ω` is the first term). `∂_β` is a
+    ///   central difference in K (step 1e-4 bohr⁻¹: the form factors vary on a scale of
+    ///   bohr⁻¹, so its error is below 1e-9 of the value).
+    ///
+    /// Errors: a block of the wrong size, or `occ` not one per band.
+    pub fn strain_derivative(
+        &self,
+        crystal: &Crystal,
+        psps: &[Hgh],
+        x: &Tensor,
+        occ: &[f64],
+    ) -> Result<Mat3> {
+        let op = "KOperator::strain_derivative";
+        let nb = self.bands_of(op, x)?;
+        if occ.len() != nb {
+            return Err(ctensor::Error::InvalidArgument {
+                op,
+                expected: format!("{nb} occupations, one per band"),
+                given: format!("{}", occ.len()),
+            }
+            .into());
+        }
+        let device = x.device();
+        let npw = self.npw();
+        let omega = crystal.volume();
+        let mut out = [[0.0; 3]; 3];
+        // Kinetic: Σ_n f_n |x_n|² per coordinate, against K_α K_β of its plane wave.
+        let f = Tensor::from_slice(occ, &[nb, 1])?.to_device(device)?;
+        let a = x.abs()?;
+        let weight = matmul(&a.mul(&a)?, &f)?.reshape(&[-1])?.to_vec::<f64>()?;
+        let component = |c: usize| -> Vec<f64> {
+            let full: Vec<f64> = self.sphere.kcart.iter().map(|k| k[c]).collect();
+            match &self.gamma {
+                Some(gp) => gp.reorder(&full),
+                None => full,
+            }
+        };
+        let kc = [component(0), component(1), component(2)];
+        for (al, row) in out.iter_mut().enumerate() {
+            for (be, o) in row.iter_mut().enumerate() {
+                *o -= (0..npw)
+                    .map(|p| weight[p] * kc[al][p] * kc[be][p])
+                    .sum::<f64>();
+            }
+        }
+        // Nonlocal: the species' derivative tables, then per chunk one gemm per (α, β).
+        let h = 1e-4;
+        let fc = Tensor::from_slice(occ, &[1, nb])?.to_device(device)?;
+        let mut tables: Vec<Vec<Tensor>> = Vec::with_capacity(psps.len());
+        for psp in psps {
+            let mut per = Vec::with_capacity(9);
+            for al in 0..3 {
+                for be in 0..3 {
+                    let mut cols: Vec<Vec<c64>> = Vec::new();
+                    for ch in &psp.channels {
+                        for i in 0..ch.h.len() {
+                            for m in 0..2 * ch.l + 1 {
+                                cols.push(
+                                    self.sphere
+                                        .kcart
+                                        .iter()
+                                        .map(|k| {
+                                            let mut kp = *k;
+                                            let mut km = *k;
+                                            kp[be] += h;
+                                            km[be] -= h;
+                                            let d = (projector_value(psp, ch, i, m, kp, omega)
+                                                - projector_value(psp, ch, i, m, km, omega))
+                                                / (2.0 * h);
+                                            d * k[al]
+                                        })
+                                        .collect(),
+                                );
+                            }
+                        }
+                    }
+                    per.push(kept_form(&cols, npw, self.gamma.as_ref(), device)?);
+                }
+            }
+            tables.push(per);
+        }
+        let mut e_nl = 0.0;
+        for c in 0..self.chunks.len() {
+            let sp = self.chunks[c].0;
+            let [_, dbeta, beta] = self.project(c, x)?;
+            let pair = |u: &Tensor| -> Result<f64> {
+                let prod = match self.gamma {
+                    Some(_) => u.mul(&dbeta)?,
+                    None => u.conj()?.mul(&dbeta)?.real()?,
+                };
+                Ok(prod.mul(&fc)?.sum_all()?.item::<f64>()?)
+            };
+            e_nl += pair(&beta)?;
+            for al in 0..3 {
+                for be in 0..3 {
+                    let q = self.form_projectors_with(&tables[sp][3 * al + be], c)?;
+                    out[al][be] -= 2.0 * pair(&matmul(&q, x)?)?;
+                }
+            }
+        }
+        for (al, row) in out.iter_mut().enumerate() {
+            row[al] -= e_nl;
+        }
+        Ok(out)
+    }
+}
+
+/// The projector `i`, `m` of channel `ch` at `K` without the atom's phase:
+/// `(−i)^l Y_lm(K̂) P_i(|K|) / √Ω`.
+fn projector_value(
+    psp: &Hgh,
+    ch: &crate::psp::Channel,
+    i: usize,
+    m: usize,
+    k: Vec3,
+    omega: f64,
+) -> c64 {
+    let il = (0..ch.l).fold(c64::new(1.0, 0.0), |z, _| z * c64::new(0.0, -1.0));
+    let q = dot(k, k).sqrt();
+    il * (real_ylm(ch.l, m, k) * psp.projector(ch, i, q) / omega.sqrt())
+}
+
+/// Projector columns (`cols[j][g]`, `npw` values each) as the operator keeps them:
+/// for complex bands conjugated and as rows (`[np, npw]`), for real bands the
+/// [`GammaPacking::halve`]d rows (`[np, h + 1]`).
+fn kept_form(
+    cols: &[Vec<c64>],
+    npw: usize,
+    gamma: Option<&GammaPacking>,
+    device: DeviceType,
+) -> Result<Tensor> {
+    let np = cols.len();
+    let mut flat = vec![c64::new(0.0, 0.0); npw * np];
+    for (j, col) in cols.iter().enumerate() {
+        for (g, v) in col.iter().enumerate() {
+            flat[g * np + j] = *v;
+        }
+    }
+    let form = Tensor::from_vec(flat, &[npw, np])?.to_device(device)?;
+    Ok(match gamma {
+        Some(gp) => gp.halve(&form)?.t()?.contiguous()?,
+        None => form.t()?.conj()?.contiguous()?,
+    })
 }
 
 /// The real spherical harmonic `Y_lm(K̂)` (`m` in `0..2l+1`), orthonormal on the sphere;

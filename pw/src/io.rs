@@ -2,7 +2,7 @@
 
 use crate::bands::{BandPath, BandStructure};
 use crate::basis::FftGrid;
-use crate::crystal::{Atom, Crystal, Vec3};
+use crate::crystal::{Atom, Crystal, Mat3, Vec3};
 use crate::error::{input, PwError, Result};
 use crate::kpoints::{monkhorst_pack, reduce};
 use crate::psp::Hgh;
@@ -190,6 +190,9 @@ impl Input {
     }
 }
 
+/// One Ha/bohr³ in GPa (CODATA 2018: 4.3597447222071e-18 J / (0.529177210903e-10 m)³).
+pub const HA_PER_BOHR3_IN_GPA: f64 = 29_421.015_697_2;
+
 /// A k-point of the result.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KResult {
@@ -243,6 +246,13 @@ pub struct RunResult {
     /// The mean force removed from them (Ha/bohr; ABINIT's "drift").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_drift_ha_per_bohr: Option<Vec3>,
+    /// The stress tensor (Ha/bohr³, Cartesian rows; [`ScfOutcome::stress`]), when the SCF
+    /// converged and `scf.stress` is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stress_ha_per_bohr3: Option<Mat3>,
+    /// The pressure `−tr σ / 3` (GPa).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure_gpa: Option<f64>,
     /// The bands along the input's `band_path`, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub band_structure: Option<BandStructure>,
@@ -288,6 +298,10 @@ impl RunResult {
             scf_history: outcome.steps.clone(),
             forces_ha_per_bohr: outcome.forces.clone(),
             force_drift_ha_per_bohr: outcome.force_drift,
+            stress_ha_per_bohr3: outcome.stress,
+            pressure_gpa: outcome
+                .stress
+                .map(|s| -(s[0][0] + s[1][1] + s[2][2]) / 3.0 * HA_PER_BOHR3_IN_GPA),
             band_structure: None,
         }
     }

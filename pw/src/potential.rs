@@ -2,7 +2,7 @@
 //! the energy terms that depend on the density alone.
 
 use crate::basis::DensityGrid;
-use crate::crystal::{dot, Crystal, Vec3};
+use crate::crystal::{dot, Crystal, Mat3, Vec3};
 use crate::error::Result;
 use crate::psp::Hgh;
 use crate::xc::{Xc, XcPoint};
@@ -331,6 +331,94 @@ pub fn xc_on_grid(
     let div = to_real(dg, &div_g)?;
     vxc.iter_mut().zip(div).for_each(|(v, d)| *v -= 2.0 * d);
     Ok((exc, vxc))
+}
+
+/// The stress `σ_αβ = (1/Ω) ∂E/∂ε_αβ` (Ha/bohr³) of the terms that depend on the density
+/// alone — Hartree, exchange–correlation and the local pseudopotential — for the
+/// density `rho` (`rho_g` its transform) under a homogeneous strain that keeps each
+/// `Ω ρ(G)` (the electrons) and the reduced positions fixed:
+///
+/// - Hartree: `−E_H δ_αβ/Ω + Σ_G 4π |ρ(G)|² G_α G_β / G⁴`;
+/// - XC: `δ_αβ (E_xc − ∫ ρ ∂f/∂ρ − 2∫ (∂f/∂σ) σ)/Ω − (2/Ω) ∫ (∂f/∂σ) ∂_αρ ∂_βρ`
+///   (`f = ρ ε_xc`; the last two terms for a GGA only), on the grid;
+/// - local: `−E_loc δ_αβ/Ω − (1/Ω) Σ_G Re(ρ(G)* Σ_a e^{−iG·τ_a} v_a′(|G|)) G_α G_β / |G|`
+///   over the density sphere.
+pub fn density_stress(
+    crystal: &Crystal,
+    psps: &[Hgh],
+    dg: &DensityGrid,
+    xc: &Xc,
+    rho: &[f64],
+    rho_g: &[c64],
+) -> Result<Mat3> {
+    let omega = crystal.volume();
+    let mut sigma = [[0.0; 3]; 3];
+    let (mut e_h, mut e_loc) = (0.0, 0.0);
+    let (mut form, mut slope) = (vec![0.0; psps.len()], vec![0.0; psps.len()]);
+    for ((m, &g2), (&inside, r)) in dg
+        .grid
+        .frequency_iter()
+        .zip(&dg.g2)
+        .zip(dg.in_sphere.iter().zip(rho_g))
+    {
+        if !inside || g2 == 0.0 {
+            continue;
+        }
+        let q = g2.sqrt();
+        for ((f, d), psp) in form.iter_mut().zip(slope.iter_mut()).zip(psps) {
+            *f = psp.local_form_factor(q);
+            *d = psp.local_form_factor_derivative(q);
+        }
+        let mr = [m[0] as f64, m[1] as f64, m[2] as f64];
+        let g = crystal.reciprocal_cartesian(mr);
+        let (mut v, mut dv) = (0.0, 0.0);
+        for atom in &crystal.atoms {
+            let z = (r.conj() * c64::from_polar(1.0, -2.0 * PI * dot(mr, atom.reduced))).re;
+            v += z * form[atom.species];
+            dv += z * slope[atom.species];
+        }
+        e_loc += v;
+        let rr = r.norm_sqr();
+        e_h += 0.5 * omega * 4.0 * PI * rr / g2;
+        for (al, row) in sigma.iter_mut().enumerate() {
+            for (be, s) in row.iter_mut().enumerate() {
+                *s += (4.0 * PI * rr / (g2 * g2) - dv / (q * omega)) * g[al] * g[be];
+            }
+        }
+    }
+    // Exchange–correlation on the grid.
+    let n = rho.len();
+    let w = omega / n as f64;
+    let (mut exc, mut vrho) = (vec![0.0; n], vec![0.0; n]);
+    let mut diagonal = -e_h - e_loc;
+    if xc.is_gga() {
+        let grad = gradient(crystal, dg, rho_g)?;
+        let sig = squared(&grad);
+        let mut vsigma = vec![0.0; n];
+        xc.evaluate_gga(
+            rho,
+            &sig,
+            XcPoint {
+                exc: &mut exc,
+                vrho: &mut vrho,
+                vsigma: &mut vsigma,
+            },
+        )?;
+        diagonal -= 2.0 * w * vsigma.iter().zip(&sig).map(|(v, s)| v * s).sum::<f64>();
+        for (al, row) in sigma.iter_mut().enumerate() {
+            for (be, s) in row.iter_mut().enumerate() {
+                let t: f64 = (0..n).map(|p| vsigma[p] * grad[al][p] * grad[be][p]).sum();
+                *s -= 2.0 * w * t / omega;
+            }
+        }
+    } else {
+        xc.evaluate(rho, &mut exc, &mut vrho)?;
+    }
+    diagonal += w * (0..n).map(|p| rho[p] * (exc[p] - vrho[p])).sum::<f64>();
+    for (al, row) in sigma.iter_mut().enumerate() {
+        row[al] += diagonal / omega;
+    }
+    Ok(sigma)
 }
 
 /// A real grid function as an f64 `[n1, n2, n3]` tensor on `device`.

@@ -322,6 +322,23 @@ impl Hgh {
                     + c4 * (105.0 - 105.0 * x + 21.0 * x * x - x * x * x))
     }
 
+    /// `dv/dq` of [`local_form_factor`](Self::local_form_factor) (Ha·bohr⁴), q > 0: with
+    /// `x = (q r_loc)²` and `v = −4πZ e^{−x/2}/q² + (2π)^{3/2} r_loc³ e^{−x/2} P(x)`,
+    /// `dv/dq = 4πZ e^{−x/2} (r_loc²/q + 2/q³) + (2π)^{3/2} r_loc³ e^{−x/2} (P′ − P/2) 2q r_loc²`.
+    pub fn local_form_factor_derivative(&self, q: f64) -> f64 {
+        let r2 = self.rloc * self.rloc;
+        let x = q * q * r2;
+        let e = (-x / 2.0).exp();
+        let [c1, c2, c3, c4] = self.c;
+        let p = c1
+            + c2 * (3.0 - x)
+            + c3 * (15.0 - 10.0 * x + x * x)
+            + c4 * (105.0 - 105.0 * x + 21.0 * x * x - x * x * x);
+        let dp = -c2 + c3 * (-10.0 + 2.0 * x) + c4 * (-105.0 + 42.0 * x - 3.0 * x * x);
+        4.0 * PI * self.zion * e * (r2 / q + 2.0 / (q * q * q))
+            + (2.0 * PI).powf(1.5) * self.rloc.powi(3) * e * (dp - p / 2.0) * 2.0 * q * r2
+    }
+
     /// `α = lim_{q→0} [v(q) + 4πZ/q²]` (Ha·bohr³, ABINIT's `epsatm`): the finite part of
     /// the local potential's average, which enters only the energy.
     pub fn alpha(&self) -> f64 {

@@ -3,19 +3,19 @@
 //! density stop changing.
 
 use crate::basis::{DensityGrid, FftGrid, Sphere};
-use crate::crystal::{Crystal, Vec3};
+use crate::crystal::{Crystal, Mat3, Vec3};
 use crate::error::{input, Result};
-use crate::ewald::{ewald_energy, ewald_forces};
+use crate::ewald::{ewald_energy, ewald_forces, ewald_stress};
 use crate::hamiltonian::{KOperator, PROJECTOR_CACHE_BYTES};
 use crate::kpoints::KPoint;
 use crate::mixing::{ModelDielectric, Pulay};
 use crate::potential::{
-    density_energies, density_terms, density_terms_reciprocal, grid_tensor, local_forces,
-    local_potential_g, to_real, to_reciprocal,
+    density_energies, density_stress, density_terms, density_terms_reciprocal, grid_tensor,
+    local_forces, local_potential_g, to_real, to_reciprocal,
 };
 use crate::psp::Hgh;
 use crate::share::KShare;
-use crate::symmetry::{symmetrize, symmetrize_vectors, SymOp};
+use crate::symmetry::{symmetrize, symmetrize_tensor, symmetrize_vectors, SymOp};
 use crate::xc::Xc;
 use ctensor::kernels::parallel::map_batch;
 use ctensor::solvers::{davidson_into, diagonal_preconditioner_in_place, lobpcg, SolverOptions};
@@ -91,6 +91,8 @@ pub struct ScfSettings {
     /// Compute the forces on the atoms once the SCF has converged (Ewald, local and
     /// nonlocal pseudopotential; [`ScfOutcome::forces`]).
     pub forces: bool,
+    /// Compute the stress tensor once the SCF has converged ([`ScfOutcome::stress`]).
+    pub stress: bool,
 }
 
 impl Default for ScfSettings {
@@ -110,6 +112,7 @@ impl Default for ScfSettings {
             davidson_blocks: None,
             real_at_gamma: true,
             forces: true,
+            stress: true,
         }
     }
 }
@@ -197,6 +200,12 @@ pub struct ScfOutcome {
     /// The mean force removed from [`forces`](Self::forces) (Ha/bohr; ABINIT's "drift"):
     /// a measure of their numerical error.
     pub force_drift: Option<Vec3>,
+    /// The stress tensor `σ_αβ = (1/Ω) ∂E/∂ε_αβ` (Ha/bohr³, Cartesian; negative under
+    /// compression, the pressure is `−tr σ / 3`), when the SCF converged and the settings
+    /// asked for it, symmetrised with the crystal's operations. The derivative keeps the
+    /// plane waves of the basis (their Miller indices) as the cell is strained, as
+    /// ABINIT's stress does: no correction for the cutoff sphere's change.
+    pub stress: Option<Mat3>,
 }
 
 /// Where an SCF run's time went (seconds; the k-point parts summed over the threads that
@@ -216,7 +225,7 @@ pub struct Timings {
     pub hartree_xc: f64,
     /// Symmetrisation and Pulay mixing.
     pub symmetry_mixing: f64,
-    /// The forces after the SCF (wall time; not part of `scf_wall`).
+    /// The forces and the stress after the SCF (wall time; not part of `scf_wall`).
     #[serde(default)]
     pub forces: f64,
     /// The whole SCF (wall time).
@@ -402,7 +411,8 @@ impl Calculation {
         let t_scf = Instant::now();
         let mut residual: f64 = 1.0;
         let mut converged = false;
-        let mut final_rho_g: Option<Vec<ctensor::c64>> = None;
+        // The converged output density, for the forces and the stress.
+        let mut final_rho: Option<(Vec<f64>, Vec<ctensor::c64>)> = None;
         let mut occ = vec![0.0; nsolve];
         occ[..nocc].fill(2.0);
         for step in 0..s.max_steps {
@@ -546,7 +556,7 @@ impl Calculation {
             steps.push(st);
             if de.abs() < s.energy_tol && residual < s.density_tol && worst <= tol {
                 converged = true;
-                final_rho_g = Some(rho_out_g);
+                final_rho = Some((rho_out, rho_out_g));
                 break;
             }
             let tm = Instant::now();
@@ -562,14 +572,24 @@ impl Calculation {
         }
         share.sum(&mut all)?;
         let scf_wall = t_scf.elapsed().as_secs_f64();
-        let mut forces = None;
-        let mut force_drift = None;
-        if let (true, Some(rho_g)) = (s.forces, final_rho_g) {
+        let (mut forces, mut force_drift, mut stress) = (None, None, None);
+        if let Some((rho_r, rho_g)) = final_rho {
             let tf = Instant::now();
-            let (f, drift) = self.forces(share, &ops, &mut psi, &dg, &rho_g, &z, nocc)?;
+            if s.forces {
+                let (f, drift) = self.forces(share, &ops, &mut psi, &dg, &rho_g, &z, nocc)?;
+                forces = Some(f);
+                force_drift = Some(drift);
+            }
+            if s.stress {
+                let psp_core = energies.psp_core;
+                let bands = Bands {
+                    ops: &ops,
+                    psi: &mut psi,
+                    nocc,
+                };
+                stress = Some(self.stress(share, bands, &dg, (&rho_r, &rho_g), &z, psp_core)?);
+            }
             timings.forces = tf.elapsed().as_secs_f64();
-            forces = Some(f);
-            force_drift = Some(drift);
         }
         let bands = spheres
             .iter()
@@ -590,6 +610,7 @@ impl Calculation {
             potential: last_potential,
             forces,
             force_drift,
+            stress,
             timings: Timings {
                 scf_wall,
                 ..timings
@@ -657,6 +678,73 @@ impl Calculation {
             }
         }
         Ok((f, drift))
+    }
+}
+
+/// This rank's k-point operators, their converged bands and the occupied count.
+struct Bands<'a> {
+    ops: &'a [KOperator],
+    psi: &'a mut [Mutex<Option<Tensor>>],
+    nocc: usize,
+}
+
+impl Calculation {
+    /// The stress of the converged state (see [`ScfOutcome::stress`]): the bands'
+    /// kinetic and nonlocal strain derivatives summed over the k-points with their
+    /// weights and over the ranks, the density terms of `rho` (real space, reciprocal
+    /// space), Ewald, and the pseudo-core term `E_core ∝ 1/Ω`, symmetrised with the
+    /// crystal's operations.
+    fn stress(
+        &self,
+        share: &KShare,
+        bands: Bands<'_>,
+        dg: &DensityGrid,
+        rho: (&[f64], &[ctensor::c64]),
+        z: &[f64],
+        psp_core: f64,
+    ) -> Result<Mat3> {
+        let omega = self.crystal.volume();
+        let mine = share.range(self.kpoints.len());
+        let occ = vec![2.0; bands.nocc];
+        let mut bands_part = [0.0; 9];
+        let local: Result<()> = bands
+            .ops
+            .iter()
+            .zip(bands.psi.iter_mut())
+            .enumerate()
+            .try_for_each(|(i, (op, p))| {
+                let p = p.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+                let x = p.as_ref().ok_or_else(|| ctensor::Error::Internal {
+                    op: "stress",
+                    what: format!("k-point {i} has no bands"),
+                })?;
+                let w = self.kpoints[mine.start + i].weight;
+                let d = op.strain_derivative(
+                    &self.crystal,
+                    &self.psps,
+                    &x.narrow(1, 0, bands.nocc)?,
+                    &occ,
+                )?;
+                for (o, v) in bands_part.iter_mut().zip(d.iter().flatten()) {
+                    *o += w * v;
+                }
+                Ok(())
+            });
+        share.agree(local)?;
+        share.sum(&mut bands_part)?;
+        let dens = density_stress(&self.crystal, &self.psps, dg, &self.xc, rho.0, rho.1)?;
+        let ew = ewald_stress(&self.crystal, z);
+        let mut sigma = [[0.0; 3]; 3];
+        for (al, row) in sigma.iter_mut().enumerate() {
+            for (be, s) in row.iter_mut().enumerate() {
+                *s = bands_part[3 * al + be] / omega + dens[al][be] + ew[al][be];
+            }
+            row[al] -= psp_core / omega;
+        }
+        if self.symmetry.len() > 1 {
+            sigma = symmetrize_tensor(&self.crystal, &self.symmetry, &sigma);
+        }
+        Ok(sigma)
     }
 }
 

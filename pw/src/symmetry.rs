@@ -2,7 +2,7 @@
 //! spglib's search) and the symmetrisation of a density with them.
 
 use crate::basis::DensityGrid;
-use crate::crystal::{Crystal, Vec3};
+use crate::crystal::{Crystal, Mat3, Vec3};
 use crate::error::{input, Result};
 use ctensor::c64;
 use std::f64::consts::PI;
@@ -124,6 +124,36 @@ pub fn symmetrize_vectors(
         }
     }
     Ok(out)
+}
+
+/// A Cartesian tensor (e.g. a stress) averaged over the operations' rotations:
+/// `(1/|ops|) Σ_ops R_cart M R_cartᵀ`, `R_cart = Lᵀ R L⁻ᵀ` (see [`symmetrize_vectors`]).
+/// The translations do not act on a tensor of the whole cell.
+pub fn symmetrize_tensor(crystal: &Crystal, ops: &[SymOp], m: &Mat3) -> Mat3 {
+    if ops.is_empty() {
+        return *m;
+    }
+    let rotate = |op: &SymOp, v: Vec3| -> Vec3 {
+        let y = crystal.to_reduced(v);
+        let r = op.rotation;
+        crystal.to_cartesian([0, 1, 2].map(|i| (0..3).map(|j| r[i][j] as f64 * y[j]).sum()))
+    };
+    let mut out = [[0.0; 3]; 3];
+    let scale = 1.0 / ops.len() as f64;
+    for op in ops {
+        // R M column by column; R applied to the columns of (R M)ᵀ gives R Mᵀ Rᵀ, whose
+        // column j is row j of R M Rᵀ.
+        let cols: Vec<Vec3> = (0..3)
+            .map(|j| rotate(op, [m[0][j], m[1][j], m[2][j]]))
+            .collect();
+        for (j, row) in out.iter_mut().enumerate() {
+            let c = rotate(op, [cols[0][j], cols[1][j], cols[2][j]]);
+            for (o, v) in row.iter_mut().zip(c) {
+                *o += scale * v;
+            }
+        }
+    }
+    out
 }
 
 /// `ρ_sym(G) = (1/|ops|) Σ_ops` of `ρ` transformed by each operation: the component at

@@ -187,6 +187,9 @@ fn equivalent(k: [f64; 3], kp: [f64; 3], rots: &[Value]) -> bool {
     })
 }
 
+/// The stress tensor's tolerance (Ha/bohr³; 2e-9 Ha/bohr³ is 0.06 MPa).
+const STRESS_TOL: f64 = 2e-9;
+
 fn check(case: &str) -> TestResult {
     let path = data().join(format!("tests/data/abinit/{case}.json"));
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
@@ -256,8 +259,26 @@ fn check(case: &str) -> TestResult {
         );
         forces_line = format!(", max |ΔF| = {worst_force:.2e} Ha/bohr");
     }
+    // The stress tensor (every reference has it: ABINIT computes it by default).
+    let want = r["cartesian_stress_tensor_ha_per_bohr3"]
+        .as_array()
+        .unwrap();
+    let got = out.stress.expect("the stress of a converged run");
+    let mut worst_stress: f64 = 0.0;
+    for (al, row) in want.iter().enumerate() {
+        for (be, w) in row.as_array().unwrap().iter().enumerate() {
+            let d = (got[al][be] - f(w)).abs();
+            worst_stress = worst_stress.max(d);
+            assert!(
+                d < STRESS_TOL,
+                "{case}: σ_{al}{be} {} vs ABINIT {} Ha/bohr³",
+                got[al][be],
+                f(w)
+            );
+        }
+    }
     println!(
-        "{case}: |ΔE_tot| = {:.2e} Ha, max |ΔE_term| = {worst_term:.2e} Ha, max |Δε| = {worst:.2e} Ha{forces_line}, {} steps",
+        "{case}: |ΔE_tot| = {:.2e} Ha, max |ΔE_term| = {worst_term:.2e} Ha, max |Δε| = {worst:.2e} Ha{forces_line}, max |Δσ| = {worst_stress:.2e} Ha/bohr³, {} steps",
         (e.total() - total).abs(),
         out.steps.len()
     );

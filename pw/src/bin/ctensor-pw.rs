@@ -242,10 +242,19 @@ fn run(
             );
         }
     }
+    if let (Some(st), Some(p)) = (&result.stress_ha_per_bohr3, result.pressure_gpa) {
+        println!("  stress (Ha/bohr³, Cartesian)   pressure {p:.6} GPa");
+        for row in st {
+            println!(
+                "    {:>16.10e} {:>16.10e} {:>16.10e}",
+                row[0], row[1], row[2]
+            );
+        }
+    }
     if !quiet {
         let t = &result.timings;
         println!(
-            "  time (s): local-potential FFTs {:.3}, kinetic + nonlocal gemms {:.3}, subspace/orthogonalisation {:.3}, densities {:.3}, Hartree + XC {:.3}, symmetry + mixing {:.3}; SCF wall {:.3}; forces {:.3}",
+            "  time (s): local-potential FFTs {:.3}, kinetic + nonlocal gemms {:.3}, subspace/orthogonalisation {:.3}, densities {:.3}, Hartree + XC {:.3}, symmetry + mixing {:.3}; SCF wall {:.3}; forces and stress {:.3}",
             t.fft_local_potential, t.nonlocal_gemms, t.eigensolver_subspace, t.density, t.hartree_xc, t.symmetry_mixing, t.scf_wall, t.forces
         );
     }

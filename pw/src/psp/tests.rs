@@ -135,6 +135,33 @@ fn the_local_transform_and_alpha_match_numerical_integrals() -> Result<()> {
     Ok(())
 }
 
+/// The local form factor's derivative against central differences of the form factor,
+/// for silicon, gallium and arsenic (every `c_i` term present in one of them) from small
+/// to large q.
+#[test]
+fn the_local_form_factor_derivative_is_its_slope() -> Result<()> {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    for f in [
+        "14si.4.hgh",
+        "31ga.3.hgh",
+        "33as.5.hgh",
+        "8o.6.hgh",
+        "1h.1.hgh",
+    ] {
+        let psp = Hgh::from_file(&data.join(f))?;
+        for q in [0.05, 0.3, 1.0, 2.7, 6.0, 11.0] {
+            let h = 1e-5 * q;
+            let fd = (psp.local_form_factor(q + h) - psp.local_form_factor(q - h)) / (2.0 * h);
+            let d = psp.local_form_factor_derivative(q);
+            assert!(
+                (d - fd).abs() < 1e-7 * d.abs().max(1.0),
+                "{f} q = {q}: {d} vs {fd}"
+            );
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn malformed_files_name_the_line_and_the_problem() {
     let good = std::fs::read_to_string(si_path()).unwrap();

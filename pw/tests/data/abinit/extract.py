@@ -3,8 +3,8 @@
 ctensor-pw tests read. Run from this folder after the ABINIT runs (see README.md here):
 reads CASE.abo (the energy terms, printed to 14 digits) and CASE_o_GSR.nc through
 `ncdump` (k-points, weights, plane-wave counts, eigenvalues and symmetry operations at
-full precision, and the Cartesian forces of an input with `optforces 1`) and writes
-CASE.json."""
+full precision, the Cartesian stress tensor, and the Cartesian forces of an input with
+`optforces 1`) and writes CASE.json."""
 import json, re, subprocess, sys
 
 TERMS = {"kinetic": "kinetic", "hartree": "hartree", "xc": "xc", "Ewald energy": "ewald",
@@ -50,6 +50,10 @@ def main(case):
                                        for s in range(nsym)],
         "symmetry_translations_reduced": [tnons[3 * s:3 * s + 3] for s in range(nsym)],
     }
+    # Voigt order xx, yy, zz, yz, xz, xy (Ha/bohr^3), as a symmetric 3x3 matrix.
+    v = ncvar(gsr, "cartesian_stress_tensor")
+    ref["cartesian_stress_tensor_ha_per_bohr3"] = [[v[0], v[5], v[4]], [v[5], v[1], v[3]],
+                                                   [v[4], v[3], v[2]]]
     if re.search(r"^\s*optforces\s+1", open(case + ".abi").read(), re.M):
         f = ncvar(gsr, "cartesian_forces")
         ref["cartesian_forces_ha_per_bohr"] = [f[3 * a:3 * a + 3] for a in range(len(f) // 3)]
