@@ -970,6 +970,83 @@ mod tests {
         Ok(())
     }
 
+    /// The kinetic and nonlocal strain derivative of fixed bands is the slope of their
+    /// energy over a strained cell `a_i → (1 + t e_α e_βᵀ) a_i` whose basis keeps its
+    /// Miller indices (central differences, t = 1e-5), for every (α, β), complex bands
+    /// at a general k and real bands at Γ, unequal occupations, silicon, gallium (d
+    /// channel) and arsenic in a skewed cell; bad blocks and occupations are errors.
+    #[test]
+    fn the_strain_derivative_is_the_slope_of_the_band_energy() -> Result<()> {
+        let psps = si_ga_as()?;
+        let atoms = [
+            (0, [0.05, 0.1, 0.2]),
+            (1, [0.5, 0.45, 0.6]),
+            (2, [0.8, 0.1, 0.35]),
+        ]
+        .map(|(species, reduced)| Atom { species, reduced })
+        .to_vec();
+        let lattice = [[9.0, 0.3, 0.0], [0.0, 9.5, 0.4], [0.5, 0.0, 10.0]];
+        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
+        let crystal = Crystal::new(lattice, names, atoms)?;
+        let (ecut, dev, t) = (3.0, DeviceType::Cpu, 1e-5);
+        let grid = FftGrid::for_cutoff(&crystal, ecut);
+        for (kred, real) in [([0.2, -0.1, 0.3], false), ([0.0; 3], true)] {
+            let sphere = Sphere::new(&crystal, kred, ecut, &grid)?;
+            let op = KOperator::new(&crystal, &psps, sphere.clone(), grid, dev, real)?;
+            let nb = 4;
+            // Smooth bands (as the SCF starts from), so that the kinetic term does not
+            // hide the nonlocal one.
+            let x = Tensor::randn(op.dtype(), dev, &[sphere.len(), nb], 21)?.div(
+                &op.kinetic()?
+                    .mul_scalar(4.0)?
+                    .add_scalar(1.0)?
+                    .unsqueeze(1)?,
+            )?;
+            let occ: Vec<f64> = (0..nb).map(|b| 2.0 - 0.4 * b as f64).collect();
+            let d = op.strain_derivative(&crystal, &psps, &x, &occ)?;
+            let largest = d.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+            for al in 0..3 {
+                for be in 0..3 {
+                    let energy = |step: f64| -> Result<f64> {
+                        let mut strained = crystal.clone();
+                        for a in strained.lattice.iter_mut() {
+                            a[al] += step * a[be];
+                        }
+                        // The same plane waves (Miller indices) in the strained cell.
+                        let kcart: Vec<Vec3> = sphere
+                            .g
+                            .iter()
+                            .map(|m| {
+                                strained
+                                    .reciprocal_cartesian([0, 1, 2].map(|c| m[c] as f64 + kred[c]))
+                            })
+                            .collect();
+                        let moved = Sphere {
+                            kinetic: kcart.iter().map(|k| 0.5 * dot(*k, *k)).collect(),
+                            kcart,
+                            ..sphere.clone()
+                        };
+                        let o = KOperator::new(&strained, &psps, moved, grid, dev, real)?;
+                        let (kin, nl) = o.kinetic_and_nonlocal(&x, &occ)?;
+                        Ok(kin + nl)
+                    };
+                    let fd = (energy(t)? - energy(-t)?) / (2.0 * t);
+                    assert!(
+                        (fd - d[al][be]).abs() < 2e-9 * largest,
+                        "real {real}, ({al}, {be}): {} vs the slope {fd}",
+                        d[al][be]
+                    );
+                }
+            }
+            assert!(op
+                .strain_derivative(&crystal, &psps, &x, &occ[1..])
+                .is_err());
+            let short = x.narrow(0, 1, sphere.len() - 1)?;
+            assert!(op.strain_derivative(&crystal, &psps, &short, &occ).is_err());
+        }
+        Ok(())
+    }
+
     #[test]
     fn real_bands_at_gamma_give_the_complex_operator() -> Result<()> {
         let psps = si_ga_as()?;

@@ -592,6 +592,78 @@ mod tests {
         Ok(())
     }
 
+    /// The density terms' stress is the strain derivative of their energy over the
+    /// volume: central differences (t = 1e-5) of `E_H + E_xc + E_loc` of the strained
+    /// cell `a_i → (1 + t e_α e_βᵀ) a_i` with the electrons `Ω ρ(G)` and the reduced
+    /// positions kept, for every (α, β), LDA and PBE, on boxes with and without Nyquist
+    /// planes, gallium and arsenic in a skewed cell.
+    #[test]
+    fn the_density_stress_is_the_strain_derivative_of_the_density_energies() -> Result<()> {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+        let psps: Vec<Hgh> = ["31ga.3.hgh", "33as.5.hgh"]
+            .iter()
+            .map(|f| Hgh::from_file(&data.join(f)))
+            .collect::<Result<_>>()?;
+        let atoms = [
+            (0, [0.05, 0.1, 0.2]),
+            (1, [0.3, 0.22, 0.27]),
+            (1, [0.6, 0.7, 0.55]),
+        ]
+        .map(|(species, reduced)| Atom { species, reduced })
+        .to_vec();
+        let lattice = [[0.2, 5.3, 5.1], [5.4, -0.1, 5.2], [5.0, 5.3, 0.3]];
+        let crystal = Crystal::new(lattice, vec!["Ga".into(), "As".into()], atoms)?;
+        let (ecut, t) = (3.0, 1e-5);
+        for n in [[15, 16, 18], [9, 11, 13]] {
+            let grid = FftGrid { n };
+            let rho: Vec<f64> = waves(
+                n,
+                &[
+                    ([0, 0, 0], 1.0, 0.0),
+                    ([1, 0, 0], 0.3, 0.2),
+                    ([1, -1, 2], 0.25, 1.1),
+                    ([0, 2, 1], 0.2, -0.4),
+                    ([2, 1, -1], 0.15, 2.0),
+                ],
+            )
+            .iter()
+            .map(|v| 0.02 * v)
+            .collect();
+            let dg = DensityGrid::new(&crystal, grid, ecut);
+            let rho_g = to_reciprocal(&dg, &rho)?;
+            for name in ["lda_teter93", "gga_pbe"] {
+                let xc = Xc::new(name)?;
+                let s = density_stress(&crystal, &psps, &dg, &xc, &rho, &rho_g)?;
+                let largest = s.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+                assert!(largest > 1e-4, "{largest}");
+                for al in 0..3 {
+                    for be in 0..3 {
+                        let energy = |step: f64| -> Result<f64> {
+                            let mut c = crystal.clone();
+                            for a in c.lattice.iter_mut() {
+                                a[al] += step * a[be];
+                            }
+                            let scale = crystal.volume() / c.volume();
+                            let r: Vec<f64> = rho.iter().map(|x| x * scale).collect();
+                            let rg: Vec<c64> = rho_g.iter().map(|x| x * scale).collect();
+                            let d = DensityGrid::new(&c, grid, ecut);
+                            let vloc = to_real(&d, &local_potential_g(&c, &psps, &d))?;
+                            let e = density_energies(&c, &d, &xc, &vloc, &r, &rg)?;
+                            Ok(e.hartree + e.xc + e.local)
+                        };
+                        let fd = (energy(t)? - energy(-t)?) / (2.0 * t) / crystal.volume();
+                        assert!(
+                            (fd - s[al][be]).abs() < 1e-8 * largest,
+                            "{name} {n:?} ({al}, {be}): {} vs {fd}",
+                            s[al][be]
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     #[test]
     fn the_gga_sees_the_cartesian_gradient() -> Result<()> {
         let n = [15, 16, 18];

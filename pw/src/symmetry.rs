@@ -577,4 +577,36 @@ mod tests {
         assert!(e.to_string().contains("one vector per atom (2)"), "{e}");
         Ok(())
     }
+
+    /// A symmetric tensor averaged over diamond silicon's 48 operations is `(tr M / 3) I`;
+    /// over the 12 of silicon moved along [111] it is `α I + β n̂n̂ᵀ`, keeping `tr M` and
+    /// `n̂ᵀ M n̂` (`n̂ = [111]/√3`); without operations it is returned as it is.
+    #[test]
+    fn symmetrised_tensors_are_the_group_average() -> Result<()> {
+        let m = [[0.3, -0.2, 0.5], [-0.2, 0.9, 0.1], [0.5, 0.1, -0.4]];
+        let tr = m[0][0] + m[1][1] + m[2][2];
+        let cubic = silicon(10.26);
+        let out = symmetrize_tensor(&cubic, &find_operations(&cubic, 1e-5)?, &m);
+        for (i, row) in out.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let want = if i == j { tr / 3.0 } else { 0.0 };
+                assert!((v - want).abs() < 1e-14, "{out:?}");
+            }
+        }
+        let mut axial = silicon(10.26);
+        axial.atoms[1].reduced = [0.27; 3];
+        let out = symmetrize_tensor(&axial, &find_operations(&axial, 1e-5)?, &m);
+        let n = 1.0 / 3f64.sqrt();
+        let nmn: f64 = m.iter().flatten().map(|v| v * n * n).sum();
+        let alpha = (tr - nmn) / 2.0;
+        let beta = nmn - alpha;
+        for (i, row) in out.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let want = if i == j { alpha } else { 0.0 } + beta * n * n;
+                assert!((v - want).abs() < 1e-14, "{out:?}");
+            }
+        }
+        assert_eq!(symmetrize_tensor(&axial, &[], &m), m);
+        Ok(())
+    }
 }

@@ -86,15 +86,28 @@ fn a_converged_run_prints_progress_and_writes_every_field() -> TestResult {
     for f in forces.iter().flat_map(|v| v.as_array().unwrap()) {
         assert!(f.as_f64().unwrap().abs() < 1e-8, "{f}");
     }
-    // Asked not to, the run computes none.
+    // The stress of cubic silicon is diagonal with equal entries (pressure −tr σ/3 in
+    // GPa).
+    assert!(out.contains("stress (Ha/bohr³, Cartesian)"), "{out}");
+    let s: Vec<Vec<f64>> = serde_json::from_value(r["stress_ha_per_bohr3"].clone())?;
+    for (i, row) in s.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            let want = if i == j { s[0][0] } else { 0.0 };
+            assert!((v - want).abs() < 1e-10, "{s:?}");
+        }
+    }
+    let p = r["pressure_gpa"].as_f64().unwrap();
+    assert!((p + s[0][0] * 29_421.015_697).abs() < 1e-6 * p.abs(), "{p}");
+    // Asked not to, the run computes neither.
     let mut v = silicon();
-    v["scf"] = serde_json::json!({"forces": false});
+    v["scf"] = serde_json::json!({"forces": false, "stress": false});
     let (code, out, err) = run(&dir, "noforces", &v.to_string(), &[])?;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!out.contains("forces (Ha/bohr"), "{out}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("noforces.result.json"))?)?;
-    assert!(r.get("forces_ha_per_bohr").is_none());
+    assert!(r.get("forces_ha_per_bohr").is_none() && r.get("stress_ha_per_bohr3").is_none());
+    assert!(!out.contains("stress (Ha/bohr"), "{out}");
     Ok(())
 }
 
@@ -289,7 +302,7 @@ fn an_scf_that_does_not_converge_says_so_writes_its_state_and_exits_3() -> TestR
         serde_json::from_str(&std::fs::read_to_string(dir.join("short.result.json"))?)?;
     assert_eq!(r["converged"], false);
     assert_eq!(r["scf_iterations"], 2);
-    // No forces from a state that is not self-consistent.
-    assert!(r.get("forces_ha_per_bohr").is_none());
+    // No forces or stress from a state that is not self-consistent.
+    assert!(r.get("forces_ha_per_bohr").is_none() && r.get("stress_ha_per_bohr3").is_none());
     Ok(())
 }

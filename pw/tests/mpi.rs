@@ -40,7 +40,7 @@ fn run(np: usize, input: &std::path::Path, out: &std::path::Path) -> (bool, Stri
 }
 
 #[test]
-fn one_two_and_three_ranks_give_the_same_energies_bands_and_forces() -> TestResult {
+fn one_two_and_three_ranks_give_the_same_energies_bands_forces_and_stress() -> TestResult {
     let dir = std::env::temp_dir().join(format!("ctensor-pw-mpi-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let inp = input(&dir, 8.0)?;
@@ -72,6 +72,15 @@ fn one_two_and_three_ranks_give_the_same_energies_bands_and_forces() -> TestResu
         assert!(f0.iter().any(|x| x.abs() > 1e-3), "{f0:?}");
         for (a, b) in f0.iter().zip(forces(r)) {
             assert!((a - b).abs() < 1e-9, "force {b} vs {a}");
+        }
+        // So is the bands' part of the stress.
+        let stress = |r: &serde_json::Value| -> Vec<f64> {
+            serde_json::from_value::<Vec<Vec<f64>>>(r["stress_ha_per_bohr3"].clone())
+                .unwrap()
+                .concat()
+        };
+        for (a, b) in stress(&results[0]).iter().zip(stress(r)) {
+            assert!((a - b).abs() < 1e-11, "stress {b} vs {a}");
         }
         for (k0, k) in results[0]["kpoints"]
             .as_array()
