@@ -552,7 +552,8 @@ impl KOperator {
     /// - kinetic: `−Σ_n f_n Σ_K |c_n(K)|² K_α K_β`;
     /// - nonlocal: `−δ_αβ E_nl − 2 Σ_n f_n Re Σ_ij ⟨t^{αβ}_i|x_n⟩* h_ij ⟨p_j|x_n⟩` with the
     ///   projectors' strain derivative `t^{αβ}(K) = K_α ∂_β[(−i)^l Y_lm(K̂) P_i(|K|)]/√Ω`
-    ///   times the atom's phase (the `−½ δ_αβ` of `1/√Ω` is the first term). `∂_β` is a
+    ///   times the atom's phase (the `−½ δ_αβ` of `1/√Ω` is the first term), for α ≤ β
+    ///   (the derivative of a rotation-invariant energy is symmetric). `∂_β` is a
     ///   central difference in K (step 1e-4 bohr⁻¹: the form factors vary on a scale of
     ///   bohr⁻¹, so its error is below 1e-9 of the value).
     ///
@@ -597,39 +598,52 @@ impl KOperator {
                     .sum::<f64>();
             }
         }
-        // Nonlocal: the species' derivative tables, then per chunk one gemm per (α, β).
+        // Nonlocal: per species the tables of ∂_β of the projectors, kept as the operator
+        // keeps its projectors, their plane waves scaled by K_α (a real factor, so it
+        // commutes with the conjugation and the halving); then per chunk one gemm per
+        // (α, β).
         let h = 1e-4;
         let fc = Tensor::from_slice(occ, &[1, nb])?.to_device(device)?;
+        let k_rows: Vec<Tensor> = (0..3)
+            .map(|al| -> Result<Tensor> {
+                let full: Vec<f64> = self.sphere.kcart.iter().map(|k| k[al]).collect();
+                let row: Vec<c64> = match &self.gamma {
+                    Some(gp) => gp.reorder(&full)[..=npw / 2].to_vec(),
+                    None => full,
+                }
+                .into_iter()
+                .map(|v| c64::new(v, 0.0))
+                .collect();
+                let n = row.len();
+                Ok(Tensor::from_vec(row, &[1, n])?.to_device(device)?)
+            })
+            .collect::<Result<_>>()?;
         let mut tables: Vec<Vec<Tensor>> = Vec::with_capacity(psps.len());
         for psp in psps {
-            let mut per = Vec::with_capacity(9);
-            for al in 0..3 {
-                for be in 0..3 {
-                    let mut cols: Vec<Vec<c64>> = Vec::new();
-                    for ch in &psp.channels {
-                        for i in 0..ch.h.len() {
-                            for m in 0..2 * ch.l + 1 {
-                                cols.push(
-                                    self.sphere
-                                        .kcart
-                                        .iter()
-                                        .map(|k| {
-                                            let mut kp = *k;
-                                            let mut km = *k;
-                                            kp[be] += h;
-                                            km[be] -= h;
-                                            let d = (projector_value(psp, ch, i, m, kp, omega)
-                                                - projector_value(psp, ch, i, m, km, omega))
-                                                / (2.0 * h);
-                                            d * k[al]
-                                        })
-                                        .collect(),
-                                );
-                            }
+            let mut per = Vec::with_capacity(3);
+            for be in 0..3 {
+                let mut cols: Vec<Vec<c64>> = Vec::new();
+                for ch in &psp.channels {
+                    for i in 0..ch.h.len() {
+                        for m in 0..2 * ch.l + 1 {
+                            cols.push(
+                                self.sphere
+                                    .kcart
+                                    .iter()
+                                    .map(|k| {
+                                        let (mut kp, mut km) = (*k, *k);
+                                        kp[be] += h;
+                                        km[be] -= h;
+                                        (projector_value(psp, ch, i, m, kp, omega)
+                                            - projector_value(psp, ch, i, m, km, omega))
+                                            / (2.0 * h)
+                                    })
+                                    .collect(),
+                            );
                         }
                     }
-                    per.push(kept_form(&cols, npw, self.gamma.as_ref(), device)?);
                 }
+                per.push(kept_form(&cols, npw, self.gamma.as_ref(), device)?);
             }
             tables.push(per);
         }
@@ -645,10 +659,17 @@ impl KOperator {
                 Ok(prod.mul(&fc)?.sum_all()?.item::<f64>()?)
             };
             e_nl += pair(&beta)?;
+            // The energy is invariant under rotations (the addition theorem of the Y_lm),
+            // so its strain derivative is symmetric: the upper triangle, mirrored.
             for al in 0..3 {
-                for be in 0..3 {
-                    let q = self.form_projectors_with(&tables[sp][3 * al + be], c)?;
-                    out[al][be] -= 2.0 * pair(&matmul(&q, x)?)?;
+                for be in al..3 {
+                    let t = tables[sp][be].mul(&k_rows[al])?;
+                    let q = self.form_projectors_with(&t, c)?;
+                    let d = 2.0 * pair(&matmul(&q, x)?)?;
+                    out[al][be] -= d;
+                    if be != al {
+                        out[be][al] -= d;
+                    }
                 }
             }
         }
