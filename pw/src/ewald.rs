@@ -218,11 +218,10 @@ mod tests {
         assert!((e - -2.837297479 / (2.0 * l)).abs() < 1e-9, "{e}");
     }
 
-    #[test]
-    fn forces_are_minus_the_energy_gradient_and_do_not_depend_on_eta() {
-        // A skewed cell with three unequal charges off any symmetric site (the net charge
-        // is neutralised by the background).
-        let c = Crystal::new(
+    /// A skewed cell with three unequal charges off any symmetric site (the net charge
+    /// is neutralised by the background).
+    fn three_charges() -> Crystal {
+        Crystal::new(
             [[0.3, 5.1, 4.8], [5.3, 0.2, 5.0], [4.9, 5.2, -0.4]],
             vec!["X".into(), "Y".into()],
             [
@@ -233,7 +232,12 @@ mod tests {
             .map(|(reduced, species)| Atom { species, reduced })
             .to_vec(),
         )
-        .unwrap();
+        .expect("a valid cell")
+    }
+
+    #[test]
+    fn forces_are_minus_the_energy_gradient_and_do_not_depend_on_eta() {
+        let c = three_charges();
         let z = [4.0, 3.0, 5.0];
         let f = ewald_forces(&c, &z);
         let net: Vec<f64> = (0..3).map(|d| f.iter().map(|v| v[d]).sum()).collect();
@@ -277,18 +281,7 @@ mod tests {
     /// silicon, whose stress is diagonal; it does not depend on η.
     #[test]
     fn the_stress_is_the_strain_derivative_of_the_energy() {
-        let skewed = Crystal::new(
-            [[0.3, 5.1, 4.8], [5.3, 0.2, 5.0], [4.9, 5.2, -0.4]],
-            vec!["X".into(), "Y".into()],
-            [
-                ([0.03, -0.02, 0.01], 0),
-                ([0.27, 0.24, 0.22], 1),
-                ([0.61, 0.55, 0.43], 0),
-            ]
-            .map(|(reduced, species)| Atom { species, reduced })
-            .to_vec(),
-        )
-        .unwrap();
+        let skewed = three_charges();
         for (c, z) in [
             (skewed, vec![4.0, 3.0, 5.0]),
             (silicon(10.26), vec![4.0, 4.0]),

@@ -331,6 +331,20 @@ impl KOperator {
         }
     }
 
+    /// [`bands_of`](Self::bands_of), and a check that `occ` has one occupation per band.
+    fn bands_and_occupations(&self, op: &'static str, x: &Tensor, occ: &[f64]) -> Result<usize> {
+        let nb = self.bands_of(op, x)?;
+        if occ.len() != nb {
+            return Err(ctensor::Error::InvalidArgument {
+                op,
+                expected: format!("{nb} occupations, one per band"),
+                given: format!("{}", occ.len()),
+            }
+            .into());
+        }
+        Ok(nb)
+    }
+
     /// The real bands `x` (f64 `[npw, nb]`) a slice of at most [`PAIRS_PER_CALL`] pairs
     /// at a time as complex sphere columns, with `f` applied to each slice.
     fn by_pairs(
@@ -490,15 +504,7 @@ impl KOperator {
     /// block of the wrong size, or `occ` not one per band.
     pub fn nonlocal_forces(&self, x: &Tensor, occ: &[f64]) -> Result<Vec<Vec3>> {
         let op = "KOperator::nonlocal_forces";
-        let nb = self.bands_of(op, x)?;
-        if occ.len() != nb {
-            return Err(ctensor::Error::InvalidArgument {
-                op,
-                expected: format!("{nb} occupations, one per band"),
-                given: format!("{}", occ.len()),
-            }
-            .into());
-        }
+        let nb = self.bands_and_occupations(op, x, occ)?;
         let natom = self.phases.tables[0].dims()[0];
         let mut forces = vec![[0.0; 3]; natom];
         let device = x.device();
@@ -566,15 +572,7 @@ impl KOperator {
         occ: &[f64],
     ) -> Result<Mat3> {
         let op = "KOperator::strain_derivative";
-        let nb = self.bands_of(op, x)?;
-        if occ.len() != nb {
-            return Err(ctensor::Error::InvalidArgument {
-                op,
-                expected: format!("{nb} occupations, one per band"),
-                given: format!("{}", occ.len()),
-            }
-            .into());
-        }
+        let nb = self.bands_and_occupations(op, x, occ)?;
         let device = x.device();
         let npw = self.npw();
         let omega = crystal.volume();
@@ -765,15 +763,10 @@ mod tests {
             .collect()
     }
 
-    /// The projector term formed atom run by atom run (runs of up to eight atoms of one
-    /// species: here 8 + 2 silicon, 2 arsenic, 1 gallium with its d channel, 1 silicon)
-    /// against a plain sum over atoms, channels, projector pairs and m of
-    /// `|p⟩ h ⟨p|x⟩`, at a general k-point; and the nonlocal energy against the same sum.
-    #[test]
-    fn the_projector_term_formed_by_runs_of_atoms_is_the_plain_sum() -> Result<()> {
-        let psps = si_ga_as()?;
-        let kinds = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 1, 0];
-        let atoms: Vec<Atom> = kinds
+    /// Atoms of the species `kinds` (of [`si_ga_as`]) scattered through a larger skewed
+    /// cell, atom `a` at `(0.37a + 0.05, 0.61a + 0.11, 0.83a + 0.17) mod 1`.
+    fn scattered_cell(kinds: &[usize]) -> Result<Crystal> {
+        let atoms = kinds
             .iter()
             .enumerate()
             .map(|(a, &species)| {
@@ -789,8 +782,44 @@ mod tests {
             })
             .collect();
         let lattice = [[11.0, 0.3, 0.0], [0.0, 12.0, 0.4], [0.5, 0.0, 13.0]];
-        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
-        let crystal = Crystal::new(lattice, names, atoms)?;
+        Crystal::new(
+            lattice,
+            ["Si", "Ga", "As"].map(String::from).to_vec(),
+            atoms,
+        )
+    }
+
+    /// Silicon, gallium and arsenic, one atom each, for [`skewed_cell`].
+    const SI_GA_AS: [(usize, Vec3); 3] = [
+        (0, [0.05, 0.1, 0.2]),
+        (1, [0.5, 0.45, 0.6]),
+        (2, [0.8, 0.1, 0.35]),
+    ];
+
+    /// A skewed cell (no symmetry to lean on) with atoms `(species, reduced)` of the
+    /// species of [`si_ga_as`].
+    fn skewed_cell(atoms: &[(usize, Vec3)]) -> Result<Crystal> {
+        let atoms = atoms
+            .iter()
+            .map(|&(species, reduced)| Atom { species, reduced })
+            .collect();
+        let lattice = [[9.0, 0.3, 0.0], [0.0, 9.5, 0.4], [0.5, 0.0, 10.0]];
+        Crystal::new(
+            lattice,
+            ["Si", "Ga", "As"].map(String::from).to_vec(),
+            atoms,
+        )
+    }
+
+    /// The projector term formed atom run by atom run (runs of up to eight atoms of one
+    /// species: here 8 + 2 silicon, 2 arsenic, 1 gallium with its d channel, 1 silicon)
+    /// against a plain sum over atoms, channels, projector pairs and m of
+    /// `|p⟩ h ⟨p|x⟩`, at a general k-point; and the nonlocal energy against the same sum.
+    #[test]
+    fn the_projector_term_formed_by_runs_of_atoms_is_the_plain_sum() -> Result<()> {
+        let psps = si_ga_as()?;
+        let kinds = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 1, 0];
+        let crystal = scattered_cell(&kinds)?;
         let ecut = 2.5;
         let grid = FftGrid::for_cutoff(&crystal, ecut);
         let sphere = Sphere::new(&crystal, [0.1, -0.2, 0.3], ecut, &grid)?;
@@ -863,13 +892,6 @@ mod tests {
         Ok(())
     }
 
-    /// At Γ the operator on real bands is the complex operator seen through the real
-    /// coordinates: for random real bands (37 of them: one pair-slice of 32 and an odd
-    /// remainder), a random real potential and silicon, gallium (with its d channel) and
-    /// arsenic projectors in a skewed cell, `H_real x = R(H_complex C(x))` and
-    /// `H_complex C(x)` is Hermitian-symmetric (nothing is lost by `R`); the density with
-    /// equal and with unequal weights and the kinetic and nonlocal energies are the complex
-    /// operator's.
     /// `apply_into` writes `apply`'s values into a column window of a wider block, for
     /// real bands at Γ and complex ones at Γ and at a general k: the window starts as
     /// NaN (an eigensolver's stale columns) and every element is written, the NaN
@@ -878,16 +900,11 @@ mod tests {
     #[test]
     fn apply_into_writes_apply_into_a_window() -> Result<()> {
         let psps = si_ga_as()?;
-        let atoms = [
+        let crystal = skewed_cell(&[
             (0, [0.05, 0.1, 0.2]),
             (2, [0.8, 0.1, 0.35]),
             (2, [0.3, 0.6, 0.9]),
-        ]
-        .map(|(species, reduced)| Atom { species, reduced })
-        .to_vec();
-        let lattice = [[9.0, 0.3, 0.0], [0.0, 9.5, 0.4], [0.5, 0.0, 10.0]];
-        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
-        let crystal = Crystal::new(lattice, names, atoms)?;
+        ])?;
         let (ecut, dev) = (3.0, DeviceType::Cpu);
         let grid = FftGrid::for_cutoff(&crystal, ecut);
         let v = Tensor::randn(DataType::Double, dev, &grid.n, 8)?;
@@ -935,24 +952,7 @@ mod tests {
     fn nonlocal_forces_are_minus_the_gradient_of_the_nonlocal_energy() -> Result<()> {
         let psps = si_ga_as()?;
         let kinds = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1];
-        let atoms: Vec<Atom> = kinds
-            .iter()
-            .enumerate()
-            .map(|(a, &species)| {
-                let t = a as f64;
-                Atom {
-                    species,
-                    reduced: [
-                        (0.37 * t + 0.05) % 1.0,
-                        (0.61 * t + 0.11) % 1.0,
-                        (0.83 * t + 0.17) % 1.0,
-                    ],
-                }
-            })
-            .collect();
-        let lattice = [[11.0, 0.3, 0.0], [0.0, 12.0, 0.4], [0.5, 0.0, 13.0]];
-        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
-        let crystal = Crystal::new(lattice, names, atoms)?;
+        let crystal = scattered_cell(&kinds)?;
         let (ecut, dev, h) = (2.5, DeviceType::Cpu, 1e-4);
         let grid = FftGrid::for_cutoff(&crystal, ecut);
         for (kred, real) in [([0.1, -0.2, 0.3], false), ([0.0; 3], true)] {
@@ -999,16 +999,7 @@ mod tests {
     #[test]
     fn the_strain_derivative_is_the_slope_of_the_band_energy() -> Result<()> {
         let psps = si_ga_as()?;
-        let atoms = [
-            (0, [0.05, 0.1, 0.2]),
-            (1, [0.5, 0.45, 0.6]),
-            (2, [0.8, 0.1, 0.35]),
-        ]
-        .map(|(species, reduced)| Atom { species, reduced })
-        .to_vec();
-        let lattice = [[9.0, 0.3, 0.0], [0.0, 9.5, 0.4], [0.5, 0.0, 10.0]];
-        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
-        let crystal = Crystal::new(lattice, names, atoms)?;
+        let crystal = skewed_cell(&SI_GA_AS)?;
         let (ecut, dev, t) = (3.0, DeviceType::Cpu, 1e-5);
         let grid = FftGrid::for_cutoff(&crystal, ecut);
         for (kred, real) in [([0.2, -0.1, 0.3], false), ([0.0; 3], true)] {
@@ -1068,19 +1059,17 @@ mod tests {
         Ok(())
     }
 
+    /// At Γ the operator on real bands is the complex operator seen through the real
+    /// coordinates: for random real bands (37 of them: one pair-slice of 32 and an odd
+    /// remainder), a random real potential and silicon, gallium (with its d channel) and
+    /// arsenic projectors in a skewed cell, `H_real x = R(H_complex C(x))` and
+    /// `H_complex C(x)` is Hermitian-symmetric (nothing is lost by `R`); the density with
+    /// equal and with unequal weights and the kinetic and nonlocal energies are the complex
+    /// operator's.
     #[test]
     fn real_bands_at_gamma_give_the_complex_operator() -> Result<()> {
         let psps = si_ga_as()?;
-        let atoms = [
-            (0, [0.05, 0.1, 0.2]),
-            (1, [0.5, 0.45, 0.6]),
-            (2, [0.8, 0.1, 0.35]),
-        ]
-        .map(|(species, reduced)| Atom { species, reduced })
-        .to_vec();
-        let lattice = [[9.0, 0.3, 0.0], [0.0, 9.5, 0.4], [0.5, 0.0, 10.0]];
-        let names = ["Si", "Ga", "As"].map(String::from).to_vec();
-        let crystal = Crystal::new(lattice, names, atoms)?;
+        let crystal = skewed_cell(&SI_GA_AS)?;
         let ecut = 3.0;
         let grid = FftGrid::for_cutoff(&crystal, ecut);
         let sphere = Sphere::new(&crystal, [0.0; 3], ecut, &grid)?;

@@ -32,6 +32,24 @@ pub fn local_potential_g(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid) -> V
         .collect()
 }
 
+/// The points `G ≠ 0` of the density sphere with `ρ(G)` of `rho_g`: their Miller indices
+/// (as reals), Cartesian `G` and `ρ(G)`.
+fn density_sphere<'a>(
+    crystal: &'a Crystal,
+    dg: &'a DensityGrid,
+    rho_g: &'a [c64],
+) -> impl Iterator<Item = (Vec3, Vec3, c64)> + 'a {
+    dg.grid
+        .frequency_iter()
+        .zip(&dg.g2)
+        .zip(dg.in_sphere.iter().zip(rho_g))
+        .filter(|((_, &g2), (&inside, _))| inside && g2 > 0.0)
+        .map(|((m, _), (_, &r))| {
+            let mr = [m[0] as f64, m[1] as f64, m[2] as f64];
+            (mr, crystal.reciprocal_cartesian(mr), r)
+        })
+}
+
 /// The local pseudopotential's forces on the atoms (Ha/bohr, Cartesian) from the density
 /// `rho_g` (`ρ(G)`, as [`to_reciprocal`] gives it): with
 /// `E_loc = Σ_G ρ(G)* Σ_a e^{−iG·τ_a} v_a(|G|)` (Ω cancels against `V_loc`'s 1/Ω),
@@ -40,21 +58,11 @@ pub fn local_potential_g(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid) -> V
 pub fn local_forces(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid, rho_g: &[c64]) -> Vec<Vec3> {
     let mut forces = vec![[0.0; 3]; crystal.atoms.len()];
     let mut form = vec![0.0; psps.len()];
-    for ((m, &g2), (&inside, r)) in dg
-        .grid
-        .frequency_iter()
-        .zip(&dg.g2)
-        .zip(dg.in_sphere.iter().zip(rho_g))
-    {
-        if !inside || g2 == 0.0 {
-            continue;
-        }
-        let q = g2.sqrt();
+    for (mr, g, r) in density_sphere(crystal, dg, rho_g) {
+        let q = dot(g, g).sqrt();
         for (f, psp) in form.iter_mut().zip(psps) {
             *f = psp.local_form_factor(q);
         }
-        let mr = [m[0] as f64, m[1] as f64, m[2] as f64];
-        let g = crystal.reciprocal_cartesian(mr);
         for (atom, out) in crystal.atoms.iter().zip(forces.iter_mut()) {
             let ph = c64::from_polar(1.0, -2.0 * PI * dot(mr, atom.reduced));
             let s = -form[atom.species] * (r.conj() * ph).im;
@@ -355,22 +363,13 @@ pub fn density_stress(
     let mut sigma = [[0.0; 3]; 3];
     let (mut e_h, mut e_loc) = (0.0, 0.0);
     let (mut form, mut slope) = (vec![0.0; psps.len()], vec![0.0; psps.len()]);
-    for ((m, &g2), (&inside, r)) in dg
-        .grid
-        .frequency_iter()
-        .zip(&dg.g2)
-        .zip(dg.in_sphere.iter().zip(rho_g))
-    {
-        if !inside || g2 == 0.0 {
-            continue;
-        }
+    for (mr, g, r) in density_sphere(crystal, dg, rho_g) {
+        let g2 = dot(g, g);
         let q = g2.sqrt();
         for ((f, d), psp) in form.iter_mut().zip(slope.iter_mut()).zip(psps) {
             *f = psp.local_form_factor(q);
             *d = psp.local_form_factor_derivative(q);
         }
-        let mr = [m[0] as f64, m[1] as f64, m[2] as f64];
-        let g = crystal.reciprocal_cartesian(mr);
         let (mut v, mut dv) = (0.0, 0.0);
         for atom in &crystal.atoms {
             let z = (r.conj() * c64::from_polar(1.0, -2.0 * PI * dot(mr, atom.reduced))).re;
@@ -473,6 +472,20 @@ mod tests {
         f
     }
 
+    /// A smooth positive function on the grid: a constant and four plane waves.
+    fn five_waves(n: [usize; 3]) -> Vec<f64> {
+        waves(
+            n,
+            &[
+                ([0, 0, 0], 1.0, 0.0),
+                ([1, 0, 0], 0.3, 0.2),
+                ([1, -1, 2], 0.25, 1.1),
+                ([0, 2, 1], 0.2, -0.4),
+                ([2, 1, -1], 0.15, 2.0),
+            ],
+        )
+    }
+
     fn exc_total(c: &Crystal, dg: &DensityGrid, xc: &Xc, rho: &[f64]) -> Result<f64> {
         let (exc, _) = xc_on_grid(c, dg, xc, rho, &to_reciprocal(dg, rho)?)?;
         Ok(c.volume() / rho.len() as f64 * rho.iter().zip(&exc).map(|(r, e)| r * e).sum::<f64>())
@@ -486,19 +499,7 @@ mod tests {
     fn the_xc_potential_is_the_derivative_of_the_xc_energy() -> Result<()> {
         for n in [[15, 16, 18], [9, 11, 13]] {
             let (c, dg) = cell(n)?;
-            let rho: Vec<f64> = waves(
-                n,
-                &[
-                    ([0, 0, 0], 1.0, 0.0),
-                    ([1, 0, 0], 0.3, 0.2),
-                    ([1, -1, 2], 0.25, 1.1),
-                    ([0, 2, 1], 0.2, -0.4),
-                    ([2, 1, -1], 0.15, 2.0),
-                ],
-            )
-            .iter()
-            .map(|v| 0.02 * v)
-            .collect();
+            let rho: Vec<f64> = five_waves(n).iter().map(|v| 0.02 * v).collect();
             assert!(rho.iter().all(|&r| r > 0.0));
             let drho = waves(n, &[([1, 1, 0], 1.0, 0.3), ([-2, 0, 1], 0.5, -1.2)]);
             for name in ["lda_teter93", "gga_pbe", "gga_x_b88+lda_c_pw"] {
@@ -531,12 +532,9 @@ mod tests {
 
     /// The gradient is the Cartesian one: for ρ = ρ₀(1 + a cos(G·r)) the GGA's ε_xc on the
     /// grid is libxc's at σ = (ρ₀ a |G| sin(G·r))², G = Σ m_i b_i of the skewed cell.
-    /// The local forces of a fixed density are minus the gradient of
-    /// `E_loc = Ω Σ_G ρ(G)* V_loc(G)` with `V_loc` from [`local_potential_g`]: central
-    /// differences with one atom moved along each Cartesian axis (h = 1e-4 bohr), for
-    /// gallium and arsenic in a skewed cell, on boxes with and without Nyquist planes.
-    #[test]
-    fn local_forces_are_minus_the_gradient_of_the_local_energy() -> Result<()> {
+    /// A gallium and two arsenic atoms off any symmetric site in a skewed cell, with
+    /// their pseudopotentials.
+    fn gallium_arsenic() -> Result<(Crystal, Vec<Hgh>)> {
         let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
         let psps: Vec<Hgh> = ["31ga.3.hgh", "33as.5.hgh"]
             .iter()
@@ -550,20 +548,23 @@ mod tests {
         .map(|(species, reduced)| Atom { species, reduced })
         .to_vec();
         let lattice = [[0.2, 5.3, 5.1], [5.4, -0.1, 5.2], [5.0, 5.3, 0.3]];
-        let crystal = Crystal::new(lattice, vec!["Ga".into(), "As".into()], atoms)?;
+        Ok((
+            Crystal::new(lattice, vec!["Ga".into(), "As".into()], atoms)?,
+            psps,
+        ))
+    }
+
+    /// The local forces of a fixed density are minus the gradient of
+    /// `E_loc = Ω Σ_G ρ(G)* V_loc(G)` with `V_loc` from [`local_potential_g`]: central
+    /// differences with one atom moved along each Cartesian axis (h = 1e-4 bohr), for
+    /// gallium and arsenic in a skewed cell, on boxes with and without Nyquist planes.
+    #[test]
+    fn local_forces_are_minus_the_gradient_of_the_local_energy() -> Result<()> {
+        let (crystal, psps) = gallium_arsenic()?;
         let h = 1e-4;
         for n in [[15, 16, 18], [9, 11, 13]] {
             let dg = DensityGrid::new(&crystal, FftGrid { n }, 3.0);
-            let rho = waves(
-                n,
-                &[
-                    ([0, 0, 0], 1.0, 0.0),
-                    ([1, 0, 0], 0.3, 0.2),
-                    ([1, -1, 2], 0.25, 1.1),
-                    ([0, 2, 1], 0.2, -0.4),
-                    ([2, 1, -1], 0.15, 2.0),
-                ],
-            );
+            let rho = five_waves(n);
             let rho_g = to_reciprocal(&dg, &rho)?;
             let forces = local_forces(&crystal, &psps, &dg, &rho_g);
             let largest = forces.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -599,36 +600,11 @@ mod tests {
     /// planes, gallium and arsenic in a skewed cell.
     #[test]
     fn the_density_stress_is_the_strain_derivative_of_the_density_energies() -> Result<()> {
-        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
-        let psps: Vec<Hgh> = ["31ga.3.hgh", "33as.5.hgh"]
-            .iter()
-            .map(|f| Hgh::from_file(&data.join(f)))
-            .collect::<Result<_>>()?;
-        let atoms = [
-            (0, [0.05, 0.1, 0.2]),
-            (1, [0.3, 0.22, 0.27]),
-            (1, [0.6, 0.7, 0.55]),
-        ]
-        .map(|(species, reduced)| Atom { species, reduced })
-        .to_vec();
-        let lattice = [[0.2, 5.3, 5.1], [5.4, -0.1, 5.2], [5.0, 5.3, 0.3]];
-        let crystal = Crystal::new(lattice, vec!["Ga".into(), "As".into()], atoms)?;
+        let (crystal, psps) = gallium_arsenic()?;
         let (ecut, t) = (3.0, 1e-5);
         for n in [[15, 16, 18], [9, 11, 13]] {
             let grid = FftGrid { n };
-            let rho: Vec<f64> = waves(
-                n,
-                &[
-                    ([0, 0, 0], 1.0, 0.0),
-                    ([1, 0, 0], 0.3, 0.2),
-                    ([1, -1, 2], 0.25, 1.1),
-                    ([0, 2, 1], 0.2, -0.4),
-                    ([2, 1, -1], 0.15, 2.0),
-                ],
-            )
-            .iter()
-            .map(|v| 0.02 * v)
-            .collect();
+            let rho: Vec<f64> = five_waves(n).iter().map(|v| 0.02 * v).collect();
             let dg = DensityGrid::new(&crystal, grid, ecut);
             let rho_g = to_reciprocal(&dg, &rho)?;
             for name in ["lda_teter93", "gga_pbe"] {

@@ -575,19 +575,19 @@ impl Calculation {
         let (mut forces, mut force_drift, mut stress) = (None, None, None);
         if let Some((rho_r, rho_g)) = final_rho {
             let tf = Instant::now();
+            let mut bands = Bands {
+                ops: &ops,
+                psi: &mut psi,
+                nocc,
+            };
             if s.forces {
-                let (f, drift) = self.forces(share, &ops, &mut psi, &dg, &rho_g, &z, nocc)?;
+                let (f, drift) = self.forces(share, &mut bands, &dg, &rho_g, &z)?;
                 forces = Some(f);
                 force_drift = Some(drift);
             }
             if s.stress {
-                let psp_core = energies.psp_core;
-                let bands = Bands {
-                    ops: &ops,
-                    psi: &mut psi,
-                    nocc,
-                };
-                stress = Some(self.stress(share, bands, &dg, (&rho_r, &rho_g), &z, psp_core)?);
+                let core = energies.psp_core;
+                stress = Some(self.stress(share, &mut bands, &dg, (&rho_r, &rho_g), &z, core)?);
             }
             timings.forces = tf.elapsed().as_secs_f64();
         }
@@ -619,48 +619,66 @@ impl Calculation {
     }
 }
 
+/// This rank's k-point operators, their converged bands and the occupied count.
+struct Bands<'a> {
+    ops: &'a [KOperator],
+    psi: &'a mut [Mutex<Option<Tensor>>],
+    nocc: usize,
+}
+
 impl Calculation {
-    /// The forces of the converged state (bands `psi` of this rank's k-point operators
-    /// `ops`, output density `rho_g`) and the mean force removed from them: Ewald, local
-    /// and nonlocal terms (HGH has no core correction), the nonlocal one summed over the
-    /// k-points with their weights and over the ranks, symmetrised with the crystal's
-    /// operations.
-    #[allow(clippy::too_many_arguments)]
+    /// `Σ_k w_k term(op_k, occupied bands of k, occupations)` over this rank's k-points
+    /// and then over the ranks, each term `len` numbers.
+    fn sum_over_bands(
+        &self,
+        share: &KShare,
+        bands: &mut Bands<'_>,
+        len: usize,
+        what: &'static str,
+        term: impl Fn(&KOperator, &Tensor, &[f64]) -> Result<Vec<f64>>,
+    ) -> Result<Vec<f64>> {
+        let mine = share.range(self.kpoints.len());
+        let occ = vec![2.0; bands.nocc];
+        let mut total = vec![0.0; len];
+        let local: Result<()> = bands
+            .ops
+            .iter()
+            .zip(bands.psi.iter_mut())
+            .enumerate()
+            .try_for_each(|(i, (op, p))| {
+                let p = p.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+                let x = p.as_ref().ok_or_else(|| ctensor::Error::Internal {
+                    op: what,
+                    what: format!("k-point {i} has no bands"),
+                })?;
+                let w = self.kpoints[mine.start + i].weight;
+                let t = term(op, &x.narrow(1, 0, bands.nocc)?, &occ)?;
+                for (o, v) in total.iter_mut().zip(t) {
+                    *o += w * v;
+                }
+                Ok(())
+            });
+        share.agree(local)?;
+        share.sum(&mut total)?;
+        Ok(total)
+    }
+
+    /// The forces of the converged state (`bands`, output density `rho_g`) and the mean
+    /// force removed from them: Ewald, local and nonlocal terms (HGH has no core
+    /// correction), the nonlocal one summed over the k-points with their weights and over
+    /// the ranks, symmetrised with the crystal's operations.
     fn forces(
         &self,
         share: &KShare,
-        ops: &[KOperator],
-        psi: &mut [Mutex<Option<Tensor>>],
+        bands: &mut Bands<'_>,
         dg: &DensityGrid,
         rho_g: &[ctensor::c64],
         z: &[f64],
-        nocc: usize,
     ) -> Result<(Vec<Vec3>, Vec3)> {
         let natom = self.crystal.atoms.len();
-        let mine = share.range(self.kpoints.len());
-        let occ = vec![2.0; nocc];
-        let mut nonlocal = vec![0.0; 3 * natom];
-        let local: Result<()> =
-            ops.iter()
-                .zip(psi.iter_mut())
-                .enumerate()
-                .try_for_each(|(i, (op, p))| {
-                    let p = p.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    let x = p.as_ref().ok_or_else(|| ctensor::Error::Internal {
-                        op: "forces",
-                        what: format!("k-point {i} has no bands"),
-                    })?;
-                    let w = self.kpoints[mine.start + i].weight;
-                    let f = op.nonlocal_forces(&x.narrow(1, 0, nocc)?, &occ)?;
-                    for (a, v) in f.iter().enumerate() {
-                        for c in 0..3 {
-                            nonlocal[3 * a + c] += w * v[c];
-                        }
-                    }
-                    Ok(())
-                });
-        share.agree(local)?;
-        share.sum(&mut nonlocal)?;
+        let nonlocal = self.sum_over_bands(share, bands, 3 * natom, "forces", |op, x, occ| {
+            Ok(op.nonlocal_forces(x, occ)?.concat())
+        })?;
         let ewald = ewald_forces(&self.crystal, z);
         let loc = local_forces(&self.crystal, &self.psps, dg, rho_g);
         let total: Vec<Vec3> = (0..natom)
@@ -679,16 +697,7 @@ impl Calculation {
         }
         Ok((f, drift))
     }
-}
 
-/// This rank's k-point operators, their converged bands and the occupied count.
-struct Bands<'a> {
-    ops: &'a [KOperator],
-    psi: &'a mut [Mutex<Option<Tensor>>],
-    nocc: usize,
-}
-
-impl Calculation {
     /// The stress of the converged state (see [`ScfOutcome::stress`]): the bands'
     /// kinetic and nonlocal strain derivatives summed over the k-points with their
     /// weights and over the ranks, the density terms of `rho` (real space, reciprocal
@@ -697,41 +706,18 @@ impl Calculation {
     fn stress(
         &self,
         share: &KShare,
-        bands: Bands<'_>,
+        bands: &mut Bands<'_>,
         dg: &DensityGrid,
         rho: (&[f64], &[ctensor::c64]),
         z: &[f64],
         psp_core: f64,
     ) -> Result<Mat3> {
         let omega = self.crystal.volume();
-        let mine = share.range(self.kpoints.len());
-        let occ = vec![2.0; bands.nocc];
-        let mut bands_part = [0.0; 9];
-        let local: Result<()> = bands
-            .ops
-            .iter()
-            .zip(bands.psi.iter_mut())
-            .enumerate()
-            .try_for_each(|(i, (op, p))| {
-                let p = p.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
-                let x = p.as_ref().ok_or_else(|| ctensor::Error::Internal {
-                    op: "stress",
-                    what: format!("k-point {i} has no bands"),
-                })?;
-                let w = self.kpoints[mine.start + i].weight;
-                let d = op.strain_derivative(
-                    &self.crystal,
-                    &self.psps,
-                    &x.narrow(1, 0, bands.nocc)?,
-                    &occ,
-                )?;
-                for (o, v) in bands_part.iter_mut().zip(d.iter().flatten()) {
-                    *o += w * v;
-                }
-                Ok(())
-            });
-        share.agree(local)?;
-        share.sum(&mut bands_part)?;
+        let bands_part = self.sum_over_bands(share, bands, 9, "stress", |op, x, occ| {
+            Ok(op
+                .strain_derivative(&self.crystal, &self.psps, x, occ)?
+                .concat())
+        })?;
         let dens = density_stress(&self.crystal, &self.psps, dg, &self.xc, rho.0, rho.1)?;
         let ew = ewald_stress(&self.crystal, z);
         let mut sigma = [[0.0; 3]; 3];
