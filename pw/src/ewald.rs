@@ -1,8 +1,9 @@
 //! The ion–ion (Ewald) energy of point charges in a neutralising background, in
 //! ABINIT's convention (ewald.F90): independent of the splitting parameter η; and its
-//! forces on the atoms.
+//! forces on the atoms and its stress.
 
 use crate::crystal::{dot, Crystal, Mat3, Vec3};
+use crate::error::Result;
 use std::f64::consts::PI;
 
 /// `E_ew` (Ha) of charges `z[a]` at the crystal's atoms:
@@ -12,13 +13,13 @@ use std::f64::consts::PI;
 ///
 /// η balances the two sums for the cell's size; both are cut where their terms fall
 /// below 1e-17 of the largest.
-pub fn ewald_energy(crystal: &Crystal, z: &[f64]) -> f64 {
+pub fn ewald_energy(crystal: &Crystal, z: &[f64]) -> Result<f64> {
     ewald_energy_with(crystal, z, PI / crystal.volume().powf(2.0 / 3.0))
 }
 
 /// [`ewald_energy`] with an explicit η > 0 (bohr⁻²), for checking η-independence.
-pub fn ewald_energy_with(crystal: &Crystal, z: &[f64], eta: f64) -> f64 {
-    ewald_sum(crystal, z, eta).energy
+pub fn ewald_energy_with(crystal: &Crystal, z: &[f64], eta: f64) -> Result<f64> {
+    Ok(ewald_sum(crystal, z, eta)?.energy)
 }
 
 /// The Ewald forces `F_a = −∂E_ew/∂τ_a` (Ha/bohr, Cartesian) of charges `z[a]` at the
@@ -26,13 +27,13 @@ pub fn ewald_energy_with(crystal: &Crystal, z: &[f64], eta: f64) -> f64 {
 ///
 /// `F_b = −Σ_{a,L}' Z_a Z_b φ'(d) d̂ + (4π/Ω) Σ_{G≠0} Z_b G (e^{−G²/4η}/G²) Im(S(G)* e^{iG·τ_b})`,
 /// with `φ(r) = erfc(√η r)/r`, `d = τ_b − τ_a + L` and `S(G) = Σ_a Z_a e^{iG·τ_a}`.
-pub fn ewald_forces(crystal: &Crystal, z: &[f64]) -> Vec<Vec3> {
+pub fn ewald_forces(crystal: &Crystal, z: &[f64]) -> Result<Vec<Vec3>> {
     ewald_forces_with(crystal, z, PI / crystal.volume().powf(2.0 / 3.0))
 }
 
 /// [`ewald_forces`] with an explicit η > 0 (bohr⁻²).
-pub fn ewald_forces_with(crystal: &Crystal, z: &[f64], eta: f64) -> Vec<Vec3> {
-    ewald_sum(crystal, z, eta).forces
+pub fn ewald_forces_with(crystal: &Crystal, z: &[f64], eta: f64) -> Result<Vec<Vec3>> {
+    Ok(ewald_sum(crystal, z, eta)?.forces)
 }
 
 /// The Ewald stress `σ_αβ = (1/Ω) ∂E_ew/∂ε_αβ` (Ha/bohr³) under a homogeneous strain of
@@ -40,13 +41,13 @@ pub fn ewald_forces_with(crystal: &Crystal, z: &[f64], eta: f64) -> Vec<Vec3> {
 /// `½ Σ' Z_a Z_b φ'(d) d_α d_β / d` from the real-space sum, `(2π/Ω) Σ_G |S|² w(G)
 /// (2 G_α G_β (1/4η + 1/G²) − δ_αβ)` with `w = e^{−G²/4η}/G²` from the reciprocal one,
 /// and `π (Σ Z)² δ_αβ / (2Ωη)` from the background.
-pub fn ewald_stress(crystal: &Crystal, z: &[f64]) -> Mat3 {
+pub fn ewald_stress(crystal: &Crystal, z: &[f64]) -> Result<Mat3> {
     ewald_stress_with(crystal, z, PI / crystal.volume().powf(2.0 / 3.0))
 }
 
 /// [`ewald_stress`] with an explicit η > 0 (bohr⁻²).
-pub fn ewald_stress_with(crystal: &Crystal, z: &[f64], eta: f64) -> Mat3 {
-    ewald_sum(crystal, z, eta).stress
+pub fn ewald_stress_with(crystal: &Crystal, z: &[f64], eta: f64) -> Result<Mat3> {
+    Ok(ewald_sum(crystal, z, eta)?.stress)
 }
 
 /// What the Ewald sums give.
@@ -56,8 +57,18 @@ struct EwaldSum {
     stress: Mat3,
 }
 
-/// The Ewald energy, forces and stress with splitting parameter η.
-fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> EwaldSum {
+/// The Ewald energy, forces and stress with splitting parameter η. Errors: not one finite
+/// charge per atom, or η not finite and positive.
+fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> Result<EwaldSum> {
+    let natom = crystal.atoms.len();
+    if z.len() != natom || z.iter().any(|x| !x.is_finite()) || !(eta.is_finite() && eta > 0.0) {
+        return Err(ctensor::Error::InvalidArgument {
+            op: "ewald",
+            expected: format!("{natom} finite charges, one per atom, and a finite η > 0"),
+            given: format!("charges {z:?}, η = {eta}"),
+        }
+        .into());
+    }
     let omega = crystal.volume();
     let tau: Vec<_> = crystal
         .atoms
@@ -168,11 +179,11 @@ fn ewald_sum(crystal: &Crystal, z: &[f64], eta: f64) -> EwaldSum {
             *s /= omega;
         }
     }
-    EwaldSum {
+    Ok(EwaldSum {
         energy,
         forces,
         stress: strain,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -182,23 +193,24 @@ mod tests {
     use crate::crystal::Atom;
 
     #[test]
-    fn silicon_matches_the_published_value_and_abinit() {
+    fn silicon_matches_the_published_value_and_abinit() -> Result<()> {
         // DFTK's documentation: −8.3979253 Ha for Z = 4 at a = 5.431 Å.
         let a = 5.431 / 0.529_177_210_903;
-        let e = ewald_energy(&silicon(a), &[4.0, 4.0]);
+        let e = ewald_energy(&silicon(a), &[4.0, 4.0])?;
         assert!((e - -8.3979253).abs() < 1e-7, "{e}");
         // ABINIT 9.6.2 at a = 10.26 bohr prints −8.40046478618609.
-        let e = ewald_energy(&silicon(10.26), &[4.0, 4.0]);
+        let e = ewald_energy(&silicon(10.26), &[4.0, 4.0])?;
         assert!((e - -8.40046478618609).abs() < 1e-10, "{e}");
+        Ok(())
     }
 
     #[test]
-    fn the_sum_does_not_depend_on_eta_and_a_lone_ion_in_a_cube_is_madelung() {
+    fn the_sum_does_not_depend_on_eta_and_a_lone_ion_in_a_cube_is_madelung() -> Result<()> {
         let c = silicon(10.26);
-        let want = ewald_energy(&c, &[4.0, 4.0]);
+        let want = ewald_energy(&c, &[4.0, 4.0])?;
         for eta in [0.05, 0.3, 1.0, 3.0] {
             assert!(
-                (ewald_energy_with(&c, &[4.0, 4.0], eta) - want).abs() < 1e-10,
+                (ewald_energy_with(&c, &[4.0, 4.0], eta)? - want).abs() < 1e-10,
                 "η = {eta}"
             );
         }
@@ -214,8 +226,25 @@ mod tests {
             }],
         )
         .unwrap();
-        let e = ewald_energy(&cube, &[1.0]);
+        let e = ewald_energy(&cube, &[1.0])?;
         assert!((e - -2.837297479 / (2.0 * l)).abs() < 1e-9, "{e}");
+        // Not one finite charge per atom, or a bad η, is an error that says so.
+        for (z, eta) in [
+            (&[1.0, 2.0][..], 0.3),
+            (&[][..], 0.3),
+            (&[f64::NAN][..], 0.3),
+        ] {
+            let e = ewald_energy_with(&cube, z, eta).unwrap_err();
+            assert!(
+                e.to_string().contains("1 finite charges, one per atom"),
+                "{e}"
+            );
+        }
+        for eta in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(ewald_stress_with(&cube, &[1.0], eta).is_err(), "η = {eta}");
+            assert!(ewald_forces_with(&cube, &[1.0], eta).is_err(), "η = {eta}");
+        }
+        Ok(())
     }
 
     /// A skewed cell with three unequal charges off any symmetric site (the net charge
@@ -236,14 +265,14 @@ mod tests {
     }
 
     #[test]
-    fn forces_are_minus_the_energy_gradient_and_do_not_depend_on_eta() {
+    fn forces_are_minus_the_energy_gradient_and_do_not_depend_on_eta() -> Result<()> {
         let c = three_charges();
         let z = [4.0, 3.0, 5.0];
-        let f = ewald_forces(&c, &z);
+        let f = ewald_forces(&c, &z)?;
         let net: Vec<f64> = (0..3).map(|d| f.iter().map(|v| v[d]).sum()).collect();
         assert!(net.iter().all(|x| x.abs() < 1e-10), "net force {net:?}");
         for eta in [0.1, 0.7, 2.0] {
-            let g = ewald_forces_with(&c, &z, eta);
+            let g = ewald_forces_with(&c, &z, eta)?;
             for (a, b) in f.iter().zip(&g) {
                 assert!(
                     (0..3).all(|d| (a[d] - b[d]).abs() < 1e-9),
@@ -258,9 +287,9 @@ mod tests {
             for d in 0..3 {
                 let mut shift = [0.0; 3];
                 shift[d] = h;
-                let ep = ewald_energy(&c.displaced(a, shift), &z);
+                let ep = ewald_energy(&c.displaced(a, shift), &z)?;
                 shift[d] = -h;
-                let em = ewald_energy(&c.displaced(a, shift), &z);
+                let em = ewald_energy(&c.displaced(a, shift), &z)?;
                 let fd = -(ep - em) / (2.0 * h);
                 assert!(
                     (fd - fa[d]).abs() < 1e-7,
@@ -270,9 +299,10 @@ mod tests {
             }
         }
         // A symmetric site feels no force: diamond silicon.
-        for v in ewald_forces(&silicon(10.26), &[4.0, 4.0]) {
+        for v in ewald_forces(&silicon(10.26), &[4.0, 4.0])? {
             assert!(v.iter().all(|x| x.abs() < 1e-10), "{v:?}");
         }
+        Ok(())
     }
 
     /// The Ewald stress is the strain derivative of the energy over the volume: central
@@ -280,13 +310,13 @@ mod tests {
     /// reduced positions fixed; t = 1e-5), in the skewed three-charge cell and in
     /// silicon, whose stress is diagonal; it does not depend on η.
     #[test]
-    fn the_stress_is_the_strain_derivative_of_the_energy() {
+    fn the_stress_is_the_strain_derivative_of_the_energy() -> Result<()> {
         let skewed = three_charges();
         for (c, z) in [
             (skewed, vec![4.0, 3.0, 5.0]),
             (silicon(10.26), vec![4.0, 4.0]),
         ] {
-            let s = ewald_stress(&c, &z);
+            let s = ewald_stress(&c, &z)?;
             let h = 1e-5;
             for al in 0..3 {
                 for be in 0..3 {
@@ -297,7 +327,7 @@ mod tests {
                         }
                         ewald_energy(&strained, &z)
                     };
-                    let fd = (energy(h) - energy(-h)) / (2.0 * h) / c.volume();
+                    let fd = (energy(h)? - energy(-h)?) / (2.0 * h) / c.volume();
                     assert!(
                         (fd - s[al][be]).abs() < 1e-9,
                         "σ_{al}{be} {} vs ∂E/∂ε / Ω {fd}",
@@ -306,11 +336,12 @@ mod tests {
                 }
             }
             for eta in [0.2, 1.5] {
-                let t = ewald_stress_with(&c, &z, eta);
+                let t = ewald_stress_with(&c, &z, eta)?;
                 for (x, y) in s.iter().flatten().zip(t.iter().flatten()) {
                     assert!((x - y).abs() < 1e-11, "η = {eta}: {x} vs {y}");
                 }
             }
         }
+        Ok(())
     }
 }

@@ -324,6 +324,12 @@ mod tests {
                     assert!((pairs[q * m + j] - want).norm() < 1e-15);
                 }
             }
+            // Rows of another length, or factors not one per plane wave, are errors.
+            let q = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, npw + 1])?;
+            let e = gp.times_i_g_right(&q, &vec![1.0; npw]).unwrap_err();
+            assert!(e.to_string().contains("rows over the"), "{e}");
+            let q = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, npw])?;
+            assert!(gp.times_i_g_right(&q, &vec![1.0; npw - 1]).is_err());
             // Hermitian-symmetric columns from their halved rows.
             assert!(gp.real_of_half(&gp.halve(&c)?)?.allclose(&x, 0.0, 1e-14)?);
             // Back, into a window of a block whose other columns are NaN.

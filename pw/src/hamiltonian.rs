@@ -563,7 +563,8 @@ impl KOperator {
     ///   central difference in K (step 1e-4 bohr⁻¹: the form factors vary on a scale of
     ///   bohr⁻¹, so its error is below 1e-9 of the value).
     ///
-    /// Errors: a block of the wrong size, or `occ` not one per band.
+    /// Errors: a block of the wrong size, `occ` not one per band, or not one
+    /// pseudopotential per species of the operator.
     pub fn strain_derivative(
         &self,
         crystal: &Crystal,
@@ -573,6 +574,17 @@ impl KOperator {
     ) -> Result<Mat3> {
         let op = "KOperator::strain_derivative";
         let nb = self.bands_and_occupations(op, x, occ)?;
+        if psps.len() != self.species.len() {
+            return Err(ctensor::Error::InvalidArgument {
+                op,
+                expected: format!(
+                    "the {} pseudopotentials of the operator",
+                    self.species.len()
+                ),
+                given: format!("{}", psps.len()),
+            }
+            .into());
+        }
         let device = x.device();
         let npw = self.npw();
         let omega = crystal.volume();
@@ -1055,6 +1067,10 @@ mod tests {
                 .is_err());
             let short = x.narrow(0, 1, sphere.len() - 1)?;
             assert!(op.strain_derivative(&crystal, &psps, &short, &occ).is_err());
+            let e = op
+                .strain_derivative(&crystal, &psps[..2], &x, &occ)
+                .unwrap_err();
+            assert!(e.to_string().contains("the 3 pseudopotentials"), "{e}");
         }
         Ok(())
     }

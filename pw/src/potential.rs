@@ -55,7 +55,15 @@ fn density_sphere<'a>(
 /// `E_loc = Σ_G ρ(G)* Σ_a e^{−iG·τ_a} v_a(|G|)` (Ω cancels against `V_loc`'s 1/Ω),
 /// `F_a = −∂E_loc/∂τ_a = −Σ_G G v_a(|G|) Im(ρ(G)* e^{−iG·τ_a})`, over the density sphere
 /// as [`local_potential_g`].
-pub fn local_forces(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid, rho_g: &[c64]) -> Vec<Vec3> {
+///
+/// Errors: a density that is not the grid's, or a species without a pseudopotential.
+pub fn local_forces(
+    crystal: &Crystal,
+    psps: &[Hgh],
+    dg: &DensityGrid,
+    rho_g: &[c64],
+) -> Result<Vec<Vec3>> {
+    check_density("local_forces", crystal, psps, dg, &[rho_g.len()])?;
     let mut forces = vec![[0.0; 3]; crystal.atoms.len()];
     let mut form = vec![0.0; psps.len()];
     for (mr, g, r) in density_sphere(crystal, dg, rho_g) {
@@ -71,7 +79,39 @@ pub fn local_forces(crystal: &Crystal, psps: &[Hgh], dg: &DensityGrid, rho_g: &[
             }
         }
     }
-    forces
+    Ok(forces)
+}
+
+/// The checks of [`local_forces`] and [`density_stress`]: each length in `lens` is the
+/// grid's, and every atom's species has a pseudopotential.
+fn check_density(
+    op: &'static str,
+    crystal: &Crystal,
+    psps: &[Hgh],
+    dg: &DensityGrid,
+    lens: &[usize],
+) -> Result<()> {
+    let n = dg.grid.len();
+    let species = crystal
+        .atoms
+        .iter()
+        .map(|a| a.species + 1)
+        .max()
+        .unwrap_or(0);
+    if lens.iter().any(|&l| l != n) || dg.g2.len() != n || psps.len() < species {
+        return Err(ctensor::Error::InvalidArgument {
+            op,
+            expected: format!(
+                "densities of the grid's {n} points and pseudopotentials for {species} species"
+            ),
+            given: format!(
+                "densities of {lens:?} points and {} pseudopotentials",
+                psps.len()
+            ),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// `f(r) = Σ_G f(G) e^{iG·r}` on the grid (real part), f64 `[n1, n2, n3]` on the host.
@@ -351,6 +391,9 @@ pub fn xc_on_grid(
 ///   (`f = ρ ε_xc`; the last two terms for a GGA only), on the grid;
 /// - local: `−E_loc δ_αβ/Ω − (1/Ω) Σ_G Re(ρ(G)* Σ_a e^{−iG·τ_a} v_a′(|G|)) G_α G_β / |G|`
 ///   over the density sphere.
+///
+/// Errors: densities that are not the grid's, a species without a pseudopotential, or
+/// libxc's.
 pub fn density_stress(
     crystal: &Crystal,
     psps: &[Hgh],
@@ -359,6 +402,13 @@ pub fn density_stress(
     rho: &[f64],
     rho_g: &[c64],
 ) -> Result<Mat3> {
+    check_density(
+        "density_stress",
+        crystal,
+        psps,
+        dg,
+        &[rho.len(), rho_g.len()],
+    )?;
     let omega = crystal.volume();
     let mut sigma = [[0.0; 3]; 3];
     let (mut e_h, mut e_loc) = (0.0, 0.0);
@@ -566,7 +616,7 @@ mod tests {
             let dg = DensityGrid::new(&crystal, FftGrid { n }, 3.0);
             let rho = five_waves(n);
             let rho_g = to_reciprocal(&dg, &rho)?;
-            let forces = local_forces(&crystal, &psps, &dg, &rho_g);
+            let forces = local_forces(&crystal, &psps, &dg, &rho_g)?;
             let largest = forces.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
             assert!(largest > 1e-2, "forces too small to test: {largest}");
             for (a, fa) in forces.iter().enumerate() {
@@ -635,6 +685,21 @@ mod tests {
                         );
                     }
                 }
+                // Densities of another grid, or a species without its pseudopotential,
+                // are errors that say what was expected.
+                for (r, rg, p) in [
+                    (&rho[1..], &rho_g[..], &psps[..]),
+                    (&rho[..], &rho_g[1..], &psps[..]),
+                    (&rho[..], &rho_g[..], &psps[..1]),
+                ] {
+                    let e = density_stress(&crystal, p, &dg, &xc, r, rg).unwrap_err();
+                    assert!(e.to_string().contains("densities of the grid's"), "{e}");
+                }
+                let e = local_forces(&crystal, &psps[..1], &dg, &rho_g).unwrap_err();
+                assert!(
+                    e.to_string().contains("pseudopotentials for 2 species"),
+                    "{e}"
+                );
             }
         }
         Ok(())

@@ -326,7 +326,7 @@ impl Calculation {
             .collect();
         let ne = self.nelectrons();
         let mut energies = Energies {
-            ewald: ewald_energy(crystal, &z),
+            ewald: ewald_energy(crystal, &z)?,
             psp_core: ne / omega
                 * crystal
                     .atoms
@@ -679,8 +679,8 @@ impl Calculation {
         let nonlocal = self.sum_over_bands(share, bands, 3 * natom, "forces", |op, x, occ| {
             Ok(op.nonlocal_forces(x, occ)?.concat())
         })?;
-        let ewald = ewald_forces(&self.crystal, z);
-        let loc = local_forces(&self.crystal, &self.psps, dg, rho_g);
+        let ewald = ewald_forces(&self.crystal, z)?;
+        let loc = local_forces(&self.crystal, &self.psps, dg, rho_g)?;
         let total: Vec<Vec3> = (0..natom)
             .map(|a| [0, 1, 2].map(|c| ewald[a][c] + loc[a][c] + nonlocal[3 * a + c]))
             .collect();
@@ -719,7 +719,7 @@ impl Calculation {
                 .concat())
         })?;
         let dens = density_stress(&self.crystal, &self.psps, dg, &self.xc, rho.0, rho.1)?;
-        let ew = ewald_stress(&self.crystal, z);
+        let ew = ewald_stress(&self.crystal, z)?;
         let mut sigma = [[0.0; 3]; 3];
         for (al, row) in sigma.iter_mut().enumerate() {
             for (be, s) in row.iter_mut().enumerate() {
