@@ -23,6 +23,18 @@ CASES = {
     "si_k222_e20_pbx": ("si", 20, [2, 2, 2], [0, 0, 0], "SLA PW PBX NOGC", "gga_x_pbe+lda_c_pw"),
     "gaas_k444h_e15_pbx": ("gaas", 15, [4, 4, 4], [1, 1, 1], "SLA PW PBX NOGC",
                            "gga_x_pbe+lda_c_pw"),
+    # Forces: the second atom off its site, on one k-point (so no question of which
+    # representatives the two codes pick from a star that the lower symmetry splits):
+    # Γ for Si, and for GaAs the star of L = (½,½,½), which pw.x's `1 1 1 1 1 1` mesh
+    # gives once the displaced atom leaves no rotation to fold it (at Γ alone that cell
+    # has no gap, and pw.x does not converge with fixed occupations).
+    "si_dist_gamma_e20_pz": ("si", 20, [1, 1, 1], [0, 0, 0], "PZ", "lda_pz"),
+    "gaas_dist_l_e20_pz": ("gaas", 20, [1, 1, 1], [1, 1, 1], "PZ", "lda_pz"),
+}
+# The second atom's reduced position where it is not (1/4, 1/4, 1/4).
+SECOND_ATOM = {
+    "si_dist_gamma_e20_pz": [0.27, 0.26, 0.235],
+    "gaas_dist_l_e20_pz": [0.255, 0.25, 0.242],
 }
 # Not a case: full PBE. pw.x's PBE correlation is built on the original PW92 LDA
 # (a = 0.031091), libxc's GGA_C_PBE on the modified one (a = 0.0310907, more digits),
@@ -35,6 +47,13 @@ SPECIES = {
 }
 
 
+# The k-points where pw.x's mesh is a star the crystal's symmetry does not fold: as
+# ctensor-pw's shifts of a 1x1x1 mesh.
+K_STAR = {
+    "gaas_dist_l_e20_pz": [[0.5, 0.5, 0.5], [0, 0, 0.5], [0, 0.5, 0], [0.5, 0, 0]],
+}
+
+
 def setup(name):
     """Lattice rows (bohr), atoms and k mesh as ctensor-pw's input spells them."""
     material, ecut, ngkpt, shift, _, xc = CASES[name]
@@ -43,10 +62,11 @@ def setup(name):
     return {
         "lattice_vectors_bohr": [[0, h, h], [h, 0, h], [h, h, 0]],
         "atoms": [{"species": first, "reduced": [0, 0, 0]},
-                  {"species": second, "reduced": [0.25, 0.25, 0.25]}],
+                  {"species": second, "reduced": SECOND_ATOM.get(name, [0.25, 0.25, 0.25])}],
         "ecut_ha": ecut,
         "nband": 8,
-        "kmesh": {"ngkpt": ngkpt, "shifts": [[s / 2 for s in shift]]},
+        "kmesh": {"ngkpt": ngkpt,
+                  "shifts": K_STAR.get(name, [[s / 2 for s in shift]])},
         "xc": xc,
     }
 
@@ -60,6 +80,7 @@ def qe_input(name):
                       for a in s["atoms"])
     return f"""&control
   calculation = 'scf', prefix = '{name}', outdir = './qe_tmp', pseudo_dir = './'
+  tprnfor = .true., tstress = .true.
 /
 &system
   ibrav = 0, nat = 2, ntyp = {len(species)}, ecutwfc = {2 * ecut}, nbnd = 8,

@@ -2,8 +2,9 @@
 """Reads pw.x's data-file-schema.xml for each case and writes CASE.json: the case's
 set-up (from cases.py, as ctensor-pw's input spells it) and what Quantum ESPRESSO
 computed, in hartree at full precision: the total energy, the Hartree, XC and Ewald terms
-(the only ones pw.x reports separately), the FFT grid, and per irreducible k-point its
-reduced coordinates, weight (normalised to 1), plane-wave count and eigenvalues.
+(the only ones pw.x reports separately), the FFT grid, per irreducible k-point its
+reduced coordinates, weight (normalised to 1), plane-wave count and eigenvalues, and the
+forces (Ha/bohr, Cartesian, per atom) and the stress tensor (Ha/bohr³).
 
 pw.x keeps the pseudopotentials' G = 0 constant Σα/Ω in the local potential, so its
 eigenvalues are those of ABINIT's convention plus that constant; the JSON holds pw.x's
@@ -48,6 +49,9 @@ def extract(name):
         })
     for k in kpoints:
         k["weight"] /= total_weight
+    # Both in hartree atomic units in the XML; the forces atom by atom, the stress by rows.
+    f = floats(out.find("forces").text)
+    stress = floats(out.find("stress").text)
     if out.find("convergence_info/scf_conv/convergence_achieved").text != "true":
         raise SystemExit(f"{name}: pw.x did not converge")
     return {
@@ -64,6 +68,8 @@ def extract(name):
             "ewald": float(energy.find("ewald").text),
         },
         "kpoints": kpoints,
+        "forces_ha_per_bohr": [f[3 * a:3 * a + 3] for a in range(len(f) // 3)],
+        "stress_ha_per_bohr3": [stress[3 * i:3 * i + 3] for i in range(3)],
     }
 
 
