@@ -9,7 +9,8 @@
 # 64-atom supercell at Gamma, ecut 15 Ha, one thread, one run each (minutes), with peak
 # memory; there ABINIT chooses its own istwfk (real wavefunctions at Gamma and the other
 # time-reversal-invariant k-points), as ctensor-pw uses real bands at Gamma. Whole-process wall time. Prints a markdown table (also written to
-# target/bench/pw-vs-abinit.md or pw-vs-abinit-large.md).
+# target/bench/pw-vs-abinit.md or pw-vs-abinit-large.md). Both codes compute the forces and
+# the stress at the end of each run (ABINIT's default, and ctensor-pw's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v abinit >/dev/null || { echo "pw-vs-abinit: ABINIT is not installed (apt-get install abinit abinit-data)"; exit 1; }

@@ -9,7 +9,8 @@
 # < 1e-7, --threads = cores), on pw.x's FFT grid (its default; ABINIT's, ctensor-pw's
 # default, is 30^3 instead of 32^3 for Si at 20 Ha and of 27^3 for GaAs). Whole-process wall
 # time and peak memory (of the largest process for pw.x under mpirun). Prints a markdown
-# table (also written to target/bench/pw-vs-qe.md).
+# table (also written to target/bench/pw-vs-qe.md). Both codes compute the forces and the
+# stress at the end of each run (cases.py sets tprnfor and tstress; ctensor-pw's default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v pw.x >/dev/null || { echo "pw-vs-qe: Quantum ESPRESSO is not installed (apt-get install quantum-espresso)"; exit 1; }
