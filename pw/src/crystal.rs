@@ -134,14 +134,22 @@ impl Crystal {
         self.reciprocal().map(|b| dot(b, r) / (2.0 * PI))
     }
 
-    /// The crystal with atom `atom` moved by the Cartesian vector `shift` (bohr).
-    pub fn displaced(&self, atom: usize, shift: Vec3) -> Crystal {
-        let mut c = self.clone();
-        let d = self.to_reduced(shift);
-        for (x, dx) in c.atoms[atom].reduced.iter_mut().zip(d) {
+    /// The crystal with atom `atom` moved by the Cartesian vector `shift` (bohr), checked
+    /// as [`Crystal::new`] checks a crystal. Errors: no such atom, a shift that is not
+    /// finite, or an atom moved onto another.
+    pub fn displaced(&self, atom: usize, shift: Vec3) -> Result<Crystal> {
+        let mut atoms = self.atoms.clone();
+        let moved = atoms.get_mut(atom).ok_or_else(|| {
+            input(
+                "atoms",
+                format!("an atom index below {}", self.atoms.len()),
+                atom.to_string(),
+            )
+        })?;
+        for (x, dx) in moved.reduced.iter_mut().zip(self.to_reduced(shift)) {
             *x += dx;
         }
-        c
+        Crystal::new(self.lattice, self.species.clone(), atoms)
     }
 
     /// Cartesian coordinates (bohr⁻¹) of a reciprocal vector given in reduced coordinates
@@ -248,7 +256,8 @@ pub(crate) mod tests {
     }
 
     /// `to_reduced` inverts `to_cartesian` in a skewed cell, and `displaced` moves one
-    /// atom by the Cartesian vector it is given and no other.
+    /// atom by the Cartesian vector it is given and no other; an atom that is not there,
+    /// a NaN shift, or a move onto the other atom is an error.
     #[test]
     fn reduced_and_cartesian_coordinates_are_inverse() -> Result<()> {
         let c = si(
@@ -258,11 +267,23 @@ pub(crate) mod tests {
         let r = [0.7, -1.3, 2.9];
         let back = c.to_cartesian(c.to_reduced(r));
         assert!((0..3).all(|i| (back[i] - r[i]).abs() < 1e-13), "{back:?}");
-        let moved = c.displaced(1, r);
+        let moved = c.displaced(1, r)?;
         assert_eq!(moved.atoms[0], c.atoms[0]);
         let d =
             c.to_cartesian([0, 1, 2].map(|i| moved.atoms[1].reduced[i] - c.atoms[1].reduced[i]));
         assert!((0..3).all(|i| (d[i] - r[i]).abs() < 1e-13), "{d:?}");
+        assert!(c
+            .displaced(2, r)
+            .unwrap_err()
+            .to_string()
+            .contains("below 2"));
+        assert!(c.displaced(0, [f64::NAN, 0.0, 0.0]).is_err());
+        let onto = c.to_cartesian(c.atoms[0].reduced);
+        let there = c.to_cartesian(c.atoms[1].reduced);
+        let e = c
+            .displaced(1, [0, 1, 2].map(|i| onto[i] - there[i]))
+            .unwrap_err();
+        assert!(e.to_string().contains("bohr"), "{e}");
         Ok(())
     }
 

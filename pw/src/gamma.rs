@@ -330,6 +330,9 @@ mod tests {
             assert!(e.to_string().contains("rows over the"), "{e}");
             let q = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[2, npw])?;
             assert!(gp.times_i_g_right(&q, &vec![1.0; npw - 1]).is_err());
+            // No rows: no rows back.
+            let q = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[0, npw])?;
+            assert_eq!(gp.times_i_g_right(&q, &vec![1.0; npw])?.dims(), [0, npw]);
             // Hermitian-symmetric columns from their halved rows.
             assert!(gp.real_of_half(&gp.halve(&c)?)?.allclose(&x, 0.0, 1e-14)?);
             // Back, into a window of a block whose other columns are NaN.

@@ -982,7 +982,7 @@ mod tests {
                     let energy = |step: f64| -> Result<f64> {
                         let mut shift = [0.0; 3];
                         shift[c] = step;
-                        let moved = crystal.displaced(a, shift);
+                        let moved = crystal.displaced(a, shift)?;
                         let sp = Sphere::new(&moved, kred, ecut, &grid)?;
                         let o = KOperator::new(&moved, &psps, sp, grid, dev, real)?;
                         Ok(o.kinetic_and_nonlocal(&x, &occ)?.1)

@@ -817,7 +817,7 @@ mod tests {
                 let mut shift = [0.0; 3];
                 shift[c] = step;
                 let crystal = input.calculation(Path::new("/"), DeviceType::Cpu)?.crystal;
-                atoms[a].reduced = crystal.displaced(a, shift).atoms[a].reduced;
+                atoms[a].reduced = crystal.displaced(a, shift)?.atoms[a].reduced;
                 return Ok(Input {
                     atoms: atoms.to_vec(),
                     ..input
