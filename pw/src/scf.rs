@@ -227,7 +227,7 @@ pub struct Timings {
     pub symmetry_mixing: f64,
     /// The forces and the stress after the SCF (wall time; not part of `scf_wall`).
     #[serde(default)]
-    pub forces: f64,
+    pub forces_and_stress: f64,
     /// The whole SCF (wall time).
     pub scf_wall: f64,
 }
@@ -589,7 +589,7 @@ impl Calculation {
                 let core = energies.psp_core;
                 stress = Some(self.stress(share, &mut bands, &dg, (&rho_r, &rho_g), &z, core)?);
             }
-            timings.forces = tf.elapsed().as_secs_f64();
+            timings.forces_and_stress = tf.elapsed().as_secs_f64();
         }
         let bands = spheres
             .iter()

@@ -255,7 +255,7 @@ fn run(
         let t = &result.timings;
         println!(
             "  time (s): local-potential FFTs {:.3}, kinetic + nonlocal gemms {:.3}, subspace/orthogonalisation {:.3}, densities {:.3}, Hartree + XC {:.3}, symmetry + mixing {:.3}; SCF wall {:.3}; forces and stress {:.3}",
-            t.fft_local_potential, t.nonlocal_gemms, t.eigensolver_subspace, t.density, t.hartree_xc, t.symmetry_mixing, t.scf_wall, t.forces
+            t.fft_local_potential, t.nonlocal_gemms, t.eigensolver_subspace, t.density, t.hartree_xc, t.symmetry_mixing, t.scf_wall, t.forces_and_stress
         );
     }
     if !outcome.converged {
