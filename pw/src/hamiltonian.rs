@@ -331,6 +331,11 @@ impl KOperator {
         }
     }
 
+    /// The Cartesian components of `K = k + G` over the sphere, in sphere order.
+    fn k_components(&self) -> [Vec<f64>; 3] {
+        [0, 1, 2].map(|c| self.sphere.kcart.iter().map(|k| k[c]).collect())
+    }
+
     /// [`bands_of`](Self::bands_of), and a check that `occ` has one occupation per band.
     fn bands_and_occupations(&self, op: &'static str, x: &Tensor, occ: &[f64]) -> Result<usize> {
         let nb = self.bands_of(op, x)?;
@@ -508,13 +513,14 @@ impl KOperator {
         let natom = self.phases.tables[0].dims()[0];
         let mut forces = vec![[0.0; 3]; natom];
         let device = x.device();
-        let component = |c: usize| -> Vec<f64> { self.sphere.kcart.iter().map(|k| k[c]).collect() };
+        let kc = self.k_components();
         // For complex bands, the row `iK_c` that scales the projectors' columns.
         let ik: Vec<Tensor> = match self.gamma {
             Some(_) => Vec::new(),
-            None => (0..3)
-                .map(|c| -> Result<Tensor> {
-                    let row: Vec<c64> = component(c).iter().map(|&k| c64::new(0.0, k)).collect();
+            None => kc
+                .iter()
+                .map(|k| -> Result<Tensor> {
+                    let row: Vec<c64> = k.iter().map(|&k| c64::new(0.0, k)).collect();
                     Ok(Tensor::from_vec(row, &[1, self.npw()])?.to_device(device)?)
                 })
                 .collect::<Result<_>>()?,
@@ -525,7 +531,7 @@ impl KOperator {
             let [q, dbeta, _] = self.project(c, x)?;
             for axis in 0..3 {
                 let q_axis = match &self.gamma {
-                    Some(gp) => gp.times_i_g_right(&q, &component(axis))?,
+                    Some(gp) => gp.times_i_g_right(&q, &kc[axis])?,
                     None => q.mul(&ik[axis])?,
                 };
                 let dq = matmul(&q_axis, x)?;
@@ -593,14 +599,11 @@ impl KOperator {
         let f = Tensor::from_slice(occ, &[nb, 1])?.to_device(device)?;
         let a = x.abs()?;
         let weight = matmul(&a.mul(&a)?, &f)?.reshape(&[-1])?.to_vec::<f64>()?;
-        let component = |c: usize| -> Vec<f64> {
-            let full: Vec<f64> = self.sphere.kcart.iter().map(|k| k[c]).collect();
-            match &self.gamma {
-                Some(gp) => gp.reorder(&full),
-                None => full,
-            }
-        };
-        let kc = [component(0), component(1), component(2)];
+        // K's components in the order of the coordinates (the real ones at Γ).
+        let kc = self.k_components().map(|full| match &self.gamma {
+            Some(gp) => gp.reorder(&full),
+            None => full,
+        });
         for (al, row) in out.iter_mut().enumerate() {
             for (be, o) in row.iter_mut().enumerate() {
                 *o -= (0..npw)
@@ -614,16 +617,17 @@ impl KOperator {
         // (α, β).
         let h = 1e-4;
         let fc = Tensor::from_slice(occ, &[1, nb])?.to_device(device)?;
-        let k_rows: Vec<Tensor> = (0..3)
-            .map(|al| -> Result<Tensor> {
-                let full: Vec<f64> = self.sphere.kcart.iter().map(|k| k[al]).collect();
-                let row: Vec<c64> = match &self.gamma {
-                    Some(gp) => gp.reorder(&full)[..=npw / 2].to_vec(),
-                    None => full,
-                }
-                .into_iter()
-                .map(|v| c64::new(v, 0.0))
-                .collect();
+        // The kept tables' columns: every plane wave, or at Γ G = 0 and one G of each pair
+        // (the first h + 1 real coordinates).
+        let kept = if self.gamma.is_some() {
+            npw / 2 + 1
+        } else {
+            npw
+        };
+        let k_rows: Vec<Tensor> = kc
+            .iter()
+            .map(|k| -> Result<Tensor> {
+                let row: Vec<c64> = k[..kept].iter().map(|&v| c64::new(v, 0.0)).collect();
                 let n = row.len();
                 Ok(Tensor::from_vec(row, &[1, n])?.to_device(device)?)
             })
