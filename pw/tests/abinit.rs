@@ -1,5 +1,5 @@
-//! ctensor-pw against ABINIT 9.6.2 on diamond silicon and zinc-blende GaAs (HGH, Teter's
-//! LDA, and PBE for three cases): total energy to
+//! ctensor-pw against ABINIT 9.6.2 on diamond and hexagonal silicon and zinc-blende
+//! GaAs (HGH, Teter's LDA, and PBE for three cases): total energy to
 //! 1e-6 Ha, every energy term to 1e-5 Ha (Ewald and the pseudo-core term to 1e-8),
 //! every eigenvalue to 1e-5 Ha and the plane-wave count of every k-point exactly, at
 //! ecut 10, 20 and 30 Ha for Γ only, the Γ-centred 2×2×2 mesh and the shifted 4×4×4
@@ -87,6 +87,46 @@ fn input_for(case: &str, ecut: f64) -> Input {
                 dielectric_constant: Some(2.0),
                 ..ScfSettings::default()
             },
+            ..input_for("si_gamma_e10", ecut)
+        };
+    }
+    if case.starts_with("si_hex") {
+        // Hexagonal (2H, lonsdaleite) silicon, P6₃/mmc: a = 7.26 bohr, c/a = 1.65, four
+        // atoms on the 4f sites (⅓, ⅔, z) with z = 0.0628, as si_hex_*.abi; in the `dist`
+        // case the first atom is moved along c, which leaves the six operations of P3m1.
+        let a = 7.26;
+        let z = if case.contains("dist") {
+            0.0698
+        } else {
+            0.0628
+        };
+        let (t, tt) = (1.0 / 3.0, 2.0 / 3.0);
+        let (ngkpt, shifts) = if case.contains("k442") {
+            ([4, 4, 2], vec![[0.0, 0.0, 0.5]])
+        } else if case.contains("k332s") {
+            ([3, 3, 2], vec![[0.5; 3]])
+        } else {
+            ([3, 3, 2], vec![[0.0; 3]])
+        };
+        return Input {
+            lattice_vectors_bohr: [
+                [a, 0.0, 0.0],
+                [-0.5 * a, 0.866_025_403_784_438_6 * a, 0.0],
+                [0.0, 0.0, 1.65 * a],
+            ],
+            atoms: [
+                [t, tt, z],
+                [tt, t, 0.5628],
+                [t, tt, 0.4372],
+                [tt, t, 0.9372],
+            ]
+            .map(|reduced| AtomInput {
+                species: "Si".into(),
+                reduced,
+            })
+            .to_vec(),
+            nband: 12,
+            kmesh: KMesh { ngkpt, shifts },
             ..input_for("si_gamma_e10", ecut)
         };
     }
@@ -356,6 +396,24 @@ fn a_molecule_in_a_box_matches_abinit_with_lda_and_pbe() -> TestResult {
 #[test]
 fn silicon_at_another_lattice_constant_cutoff_and_mesh_matches_abinit() -> TestResult {
     check("si_a1018_k333_e15")
+}
+
+/// A hexagonal lattice (the fcc cases and the cubic boxes have none): 2H silicon with
+/// its 24 operations, among them the 6₃ screw axis, on the Γ-centred 4×4×2 mesh shifted
+/// by (0, 0, ½); and with one atom moved along c (six operations of P3m1, forces along
+/// c) on the unshifted 3×3×2 mesh, which holds the zone's K point (⅓, ⅓, 0); and on
+/// the 3×3×2 mesh shifted by (½, ½, ½), which the six-fold axis does not map onto itself
+/// (ABINIT refuses it unless `chksymbreak 0`): the images of its points that fall off the
+/// mesh must not count in the weights.
+#[test]
+fn hexagonal_silicon_matches_abinit() -> TestResult {
+    [
+        "si_hex_k442_e12",
+        "si_hex_dist_k332_e12",
+        "si_hex_k332s_e12",
+    ]
+    .into_iter()
+    .try_for_each(check)
 }
 
 #[test]
