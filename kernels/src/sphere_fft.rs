@@ -818,21 +818,46 @@ fn strided_pass<F: FftNum>(
     let mut first = 0;
     while first < inner {
         let width = block.min(inner - first);
-        for j in 0..count {
-            let row = &data[j * stride + first..j * stride + first + width];
-            for (c, v) in row.iter().enumerate() {
-                lines[c * count + j] = *v;
-            }
-        }
-        fft.process_with_scratch(&mut lines[..width * count], work);
-        for j in 0..count {
-            let row = &mut data[j * stride + first..j * stride + first + width];
-            for (c, v) in row.iter_mut().enumerate() {
-                *v = lines[c * count + j];
-            }
-        }
+        let lines = &mut lines[..width * count];
+        gather(data, count, stride, first, lines);
+        fft.process_with_scratch(lines, work);
+        scatter(lines, count, stride, first, data);
         first += width;
     }
+}
+
+/// `lines[c·count + j] = data[j·stride + first + c]` for `c < lines.len() / count`.
+fn gather<F: Copy>(
+    data: &[Complex<F>],
+    count: usize,
+    stride: usize,
+    first: usize,
+    lines: &mut [Complex<F>],
+) {
+    let width = lines.len() / count.max(1);
+    assert!(count == 0 || (count - 1) * stride + first + width <= data.len());
+    // SAFETY: row j < count spans data[j·stride + first..][..width], inside `data`
+    // (asserted), which is borrowed for the call.
+    unsafe { crate::fft::gather_lines(data.as_ptr().add(first), count, stride, lines) }
+}
+
+/// The inverse of [`gather`]: `data[j·stride + first + c] = lines[c·count + j]`.
+fn scatter<F: Copy>(
+    lines: &[Complex<F>],
+    count: usize,
+    stride: usize,
+    first: usize,
+    data: &mut [Complex<F>],
+) {
+    let width = lines.len() / count.max(1);
+    assert!(count == 0 || (count - 1) * stride + first + width <= data.len());
+    assert!(
+        count <= 1 || stride >= width,
+        "rows of {width} at a stride of {stride}"
+    );
+    // SAFETY: as in `gather`, with `data` borrowed exclusively and the rows disjoint
+    // (asserted).
+    unsafe { crate::fft::scatter_lines(lines, count, stride, data.as_mut_ptr().add(first)) }
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@ use rustfft::num_complex::Complex;
 use rustfft::{FftNum, FftPlanner};
 
 use crate::args as check;
-use crate::fft::{check_complex, host_fft, Fft, FftDirection, HostFft};
+use crate::fft::{
+    check_complex, gather_lines, host_fft, scatter_lines, Fft, FftDirection, HostFft,
+};
 use crate::parallel::{for_each_range, SendPtr};
 
 /// Strided lines gathered per block: 8 c64 columns are two cache lines of each row.
@@ -103,22 +105,14 @@ unsafe fn run<F: Real>(
             let (o, first) = (b / per_outer, (b % per_outer) * BLOCK);
             let width = BLOCK.min(inner - first);
             let base = o * len * inner + first;
-            // SAFETY: columns first..first + width of slab `o` belong to block `b` alone;
-            // every index is below outer · len · inner.
+            // SAFETY: columns first..first + width of slab `o` (rows of `width` at a
+            // stride of `inner` ≥ width) belong to block `b` alone; every index is below
+            // outer · len · inner.
             unsafe {
-                for j in 0..len {
-                    let row = d.get().add(base + j * inner);
-                    for c in 0..width {
-                        buf[c * len + j] = row.add(c).read();
-                    }
-                }
-                fft.process_with_scratch(&mut buf[..width * len], &mut work);
-                for j in 0..len {
-                    let row = d.get().add(base + j * inner);
-                    for c in 0..width {
-                        row.add(c).write(buf[c * len + j]);
-                    }
-                }
+                let cols = &mut buf[..width * len];
+                gather_lines(d.get().add(base), len, inner, cols);
+                fft.process_with_scratch(cols, &mut work);
+                scatter_lines(cols, len, inner, d.get().add(base));
             }
         }
     });
