@@ -814,50 +814,23 @@ fn strided_pass<F: FftNum>(
     work: &mut [Complex<F>],
     fft: &dyn Fft<F>,
 ) {
+    assert!(count == 0 || (inner <= stride && (count - 1) * stride + inner <= data.len()));
     let block = block_width(count);
     let mut first = 0;
     while first < inner {
         let width = block.min(inner - first);
         let lines = &mut lines[..width * count];
-        gather(data, count, stride, first, lines);
-        fft.process_with_scratch(lines, work);
-        scatter(lines, count, stride, first, data);
+        // SAFETY: rows j < count of the block, data[j·stride + first..][..width], lie
+        // inside `data` (asserted: first + width ≤ inner ≤ stride), which is borrowed
+        // exclusively, and are disjoint (width ≤ stride).
+        unsafe {
+            let at = data.as_mut_ptr().add(first);
+            crate::fft::gather_lines(at, count, stride, lines);
+            fft.process_with_scratch(lines, work);
+            crate::fft::scatter_lines(lines, count, stride, at);
+        }
         first += width;
     }
-}
-
-/// `lines[c·count + j] = data[j·stride + first + c]` for `c < lines.len() / count`.
-fn gather<F: Copy>(
-    data: &[Complex<F>],
-    count: usize,
-    stride: usize,
-    first: usize,
-    lines: &mut [Complex<F>],
-) {
-    let width = lines.len() / count.max(1);
-    assert!(count == 0 || (count - 1) * stride + first + width <= data.len());
-    // SAFETY: row j < count spans data[j·stride + first..][..width], inside `data`
-    // (asserted), which is borrowed for the call.
-    unsafe { crate::fft::gather_lines(data.as_ptr().add(first), count, stride, lines) }
-}
-
-/// The inverse of [`gather`]: `data[j·stride + first + c] = lines[c·count + j]`.
-fn scatter<F: Copy>(
-    lines: &[Complex<F>],
-    count: usize,
-    stride: usize,
-    first: usize,
-    data: &mut [Complex<F>],
-) {
-    let width = lines.len() / count.max(1);
-    assert!(count == 0 || (count - 1) * stride + first + width <= data.len());
-    assert!(
-        count <= 1 || stride >= width,
-        "rows of {width} at a stride of {stride}"
-    );
-    // SAFETY: as in `gather`, with `data` borrowed exclusively and the rows disjoint
-    // (asserted).
-    unsafe { crate::fft::scatter_lines(lines, count, stride, data.as_mut_ptr().add(first)) }
 }
 
 #[cfg(test)]

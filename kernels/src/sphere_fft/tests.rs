@@ -579,23 +579,24 @@ fn gather_and_scatter_follow_the_index_formula_for_every_row_count() {
     // Row counts below, at and around the four-row tile, a few blocks from the middle of
     // a row, and a stride just above the width: every element of the block is read and
     // written once, and nothing outside it.
+    use crate::fft::{gather_lines, scatter_lines};
     let mut r = rng(8);
     for count in [1, 2, 3, 4, 5, 7, 8, 9, 24, 70] {
         for (stride, first, width) in [(1, 0, 1), (5, 1, 4), (33, 0, 32), (40, 7, 16)] {
             let data = random_c(&mut r, count * stride);
             let mut lines = vec![C::new(f64::NAN, 0.0); count * width];
-            gather(&data, count, stride, first, &mut lines);
+            // SAFETY: rows j < count span data[j·stride + first..][..width], inside `data`
+            // (first + width ≤ stride).
+            unsafe { gather_lines(data.as_ptr().add(first), count, stride, &mut lines) };
             for c in 0..width {
                 for j in 0..count {
-                    assert_eq!(
-                        lines[c * count + j],
-                        data[j * stride + first + c],
-                        "{count} {c} {j}"
-                    );
+                    let want = data[j * stride + first + c];
+                    assert_eq!(lines[c * count + j], want, "{count} {c} {j}");
                 }
             }
             let mut out = vec![C::new(-1.0, 0.0); count * stride];
-            scatter(&lines, count, stride, first, &mut out);
+            // SAFETY: as above, in `out`, borrowed exclusively; the rows are disjoint.
+            unsafe { scatter_lines(&lines, count, stride, out.as_mut_ptr().add(first)) };
             for (i, v) in out.iter().enumerate() {
                 let inside = (first..first + width).contains(&(i % stride));
                 let want = if inside { data[i] } else { C::new(-1.0, 0.0) };
