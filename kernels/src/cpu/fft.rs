@@ -18,7 +18,8 @@ use crate::parallel::{for_each_range, SendPtr};
 /// Strided lines gathered per block: 8 c64 columns are two cache lines of each row.
 /// Measured (`make bench`, table "fft", 1 thread, ours / FFTW): blocks of 8 gave 0.79,
 /// 1.12, 1.20, 1.22, 1.15 at 36³, 48³, 60³, 64³, 72³; blocks of 16 gave 1.00, 1.17-1.26,
-/// 1.34, 1.32-1.45, 1.28; blocks of 4 about as 8, a little slower at 72³ and 128³.
+/// 1.34, 1.32-1.45, 1.28; blocks of 4 about as 8, a little slower at 72³ and 128³. With
+/// the four-row gather of [`gather_lines`], 16 again measured no better than 8.
 const BLOCK: usize = 8;
 
 /// Below this much work (elements × log2 of the line length) a transform stays on one
