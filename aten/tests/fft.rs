@@ -1,7 +1,8 @@
 //! FFTs against a naive O(n²) DFT in f64 on the same (rounded) values: awkward lengths
 //! (1, 2, 3, 5, 7, 15, 16, 17, 60 and the primes 257 and 1021), every axis set of 3-D
 //! tensors, the three normalisations, round trips and Parseval, real and integer input,
-//! views and column-major maps, in place, empty tensors with a huge other dimension, and
+//! views and column-major maps, in place, empty tensors with a huge other dimension, a NaN
+//! that must stay in its strided line, and
 //! the helpers `fftfreq`, `fftshift`, `ifftshift` — on the CPU and (through
 //! `device_test!`) the GPU.
 #![deny(unused_must_use)]
@@ -383,3 +384,30 @@ fn large_grids_give_the_same_result_on_one_and_on_four_threads() -> TestResult {
     );
     Ok(())
 }
+
+device_test!(a_nan_on_a_strided_axis_stays_in_its_line, D -> Result {
+    // 13 rows (three tiles of the host's four-row gather and one left over) by 37
+    // columns (blocks of 8 strided lines, the last of 5): the transform along axis 0 runs
+    // on lines at a stride. A NaN in column 20 must make that column NaN and leave every
+    // other column exactly as the clean input's transform has it.
+    let (rows, cols, bad) = (13usize, 37usize, 20usize);
+    let clean = random_c64(41, rows * cols);
+    let mut dirty = clean.clone();
+    dirty[5 * cols + bad].re = f64::NAN;
+    let f = |v: &[c64]| -> Fallible<Vec<c64>> {
+        let x = on::<D>(Tensor::from_slice(v, &[rows, cols])?);
+        values(&fftn(&x, &[0], FftNorm::Backward)?)
+    };
+    let (want, got) = (f(&clean)?, f(&dirty)?);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        if i % cols == bad {
+            assert!(g.re.is_nan() || g.im.is_nan(), "element {i} of the NaN column: {g}");
+        } else {
+            assert_eq!(g, w, "element {i} (row {}, column {})", i / cols, i % cols);
+        }
+    }
+    // The naive DFT agrees on the clean columns.
+    let naive = naive_axis(&clean, &[rows, cols], 0, -1.0);
+    assert_close(&want, &naive, &clean, rows, ComplexDouble, "fft along axis 0 of 13 × 37");
+    Ok(())
+});
