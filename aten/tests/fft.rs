@@ -1,7 +1,8 @@
 //! FFTs against a naive O(n²) DFT in f64 on the same (rounded) values: awkward lengths
 //! (1, 2, 3, 5, 7, 15, 16, 17, 60 and the primes 257 and 1021), every axis set of 3-D
 //! tensors, the three normalisations, round trips and Parseval, real and integer input,
-//! views and column-major maps, in place, empty tensors with a huge other dimension, a NaN
+//! views and column-major maps, in place, dense views at every offset out of place (the
+//! input untouched), empty tensors with a huge other dimension, a NaN
 //! that must stay in its strided line, and
 //! the helpers `fftfreq`, `fftshift`, `ifftshift` — on the CPU and (through
 //! `device_test!`) the GPU.
@@ -215,6 +216,42 @@ device_test!(views_maps_and_in_place, D -> Result {
     assert!(matches!(tv.fftn_(&[0], FftNorm::Backward).unwrap_err(), Error::Unsupported { op: "fftn_", .. }));
     let mut r = on::<D>(Tensor::from_slice(&[1.0f64, 2.0], &[2])?);
     assert!(matches!(r.fftn_(&[0], FftNorm::Backward).unwrap_err(), Error::UnsupportedDType { op: "fftn_", .. }));
+    Ok(())
+});
+
+// `fftn` into a new tensor reads a dense view where it lies (out of place with the FFTW
+// backend; a copy and an in-place transform otherwise): views at every offset of a buffer
+// whose other elements are NaN, one block and two (four axes), both precisions, both
+// directions; the input comes back bit for bit and no NaN from around it gets in.
+device_test!(fftn_of_dense_views_at_any_offset_leaves_the_input_untouched, D -> Result {
+    let dims = [3usize, 4, 5, 6];
+    let numel: usize = dims.iter().product();
+    for dt in [ComplexDouble, ComplexFloat] {
+        for offset in 0..4 {
+            let mut data = vec![c64::new(f64::NAN, f64::NAN); numel + 7];
+            let inside = random_c64(23 + offset as u64, numel);
+            data[offset..offset + numel].copy_from_slice(&inside);
+            let all = on::<D>(Tensor::from_slice(&data, &[data.len()])?.cast(dt)?);
+            let x = all.narrow(0, offset, numel)?.reshape(&dims.map(|d| d as i64))?;
+            assert!(x.is_contiguous());
+            let xs = values(&x)?;
+            let before = values(&all)?;
+            for axes in [&[1usize, 2, 3][..], &[0, 1, 2, 3], &[0, 3], &[2]] {
+                let n: usize = axes.iter().map(|&a| dims[a]).product();
+                let what = format!("{dt} offset {offset} axes {axes:?}");
+                let got = values(&fftn(&x, axes, FftNorm::Backward)?)?;
+                assert_close(&got, &naive(&xs, &dims, axes, -1.0), &xs, n, dt, &format!("fftn {what}"));
+                let inv = values(&ifftn(&x, axes, FftNorm::Ortho)?)?;
+                let want: Vec<c64> = naive(&xs, &dims, axes, 1.0).iter().map(|z| z / (n as f64).sqrt()).collect();
+                assert_close(&inv, &want, &xs, n, dt, &format!("ifftn {what}"));
+                let after = values(&all)?;
+                let same = before.iter().zip(&after).all(|(a, b)| {
+                    a.re.to_bits() == b.re.to_bits() && a.im.to_bits() == b.im.to_bits()
+                });
+                assert!(same, "{what}: the input buffer was changed");
+            }
+        }
+    }
     Ok(())
 });
 

@@ -109,6 +109,27 @@ pub trait Fft<T: Scalar>: Device {
         // SAFETY: forwarded contract.
         unsafe { by_axes::<T, Self>(direction, outer, dims, inner, data) }
     }
+
+    /// [`fft_block`](Self::fft_block) out of place: the transform of the dense array `src`
+    /// written to `dst`, `src` left as it is. `Ok(false)`, with neither array touched,
+    /// where this device or backend transforms in place only (the default): the caller
+    /// then copies `src` to `dst` and calls [`fft_block`](Self::fft_block). The host's
+    /// FFTW backend runs it as one out-of-place plan, which saves that copy pass.
+    ///
+    /// # Safety
+    /// `src` is valid for reads and `dst` for writes of `outer · Π dims · inner`
+    /// elements, and the two do not overlap.
+    unsafe fn fft_block_into(
+        direction: FftDirection,
+        outer: usize,
+        dims: &[usize],
+        inner: usize,
+        src: *const T,
+        dst: *mut T,
+    ) -> Result<bool> {
+        let _ = (direction, outer, dims, inner, src, dst);
+        Ok(false)
+    }
 }
 
 /// [`Fft::fft_block`] as one [`Fft::fft_axis`] pass per axis of the block.

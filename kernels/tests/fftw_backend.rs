@@ -2,7 +2,9 @@
 //! rustfft backend: c32 and c64, both directions, awkward lengths (1, primes, 2·3·5
 //! products, > 256), every axis of 1-, 2- and 3-axis blocks batched over outer and inner
 //! axes, empty arrays, data at every alignment, and the threaded split (by outer slabs
-//! and by inner columns). Skipped, with the reason, where FFTW is not installed.
+//! and by inner columns); in place and out of place (`fft_block_into`, whose input must
+//! come back bit for bit and whose declining leaves the output untouched). Skipped, with
+//! the reason, where FFTW is not installed.
 
 mod common;
 
@@ -90,6 +92,63 @@ where
     Ok(buf[offset..].iter().map(|v| v.to_c64()).collect())
 }
 
+/// `T`'s out-of-place block transform from `src_offset` elements into one buffer to
+/// `dst_offset` into another (whose other elements are NaN), asserting that it ran, that
+/// the input came back bit for bit and that nothing outside the output was written.
+fn transform_into<T: Scalar>(
+    x: &[c64],
+    (src_offset, dst_offset): (usize, usize),
+    outer: usize,
+    dims: &[usize],
+    inner: usize,
+    dir: FftDirection,
+) -> Result<Vec<c64>>
+where
+    CpuDevice: Fft<T>,
+{
+    let nan = T::cast_from(c64::new(f64::NAN, f64::NAN));
+    let mut src: Vec<T> = vec![nan; src_offset];
+    src.extend(x.iter().map(|&v| T::cast_from(v)));
+    src.extend([nan; 3]);
+    let before: Vec<c64> = src.iter().map(|v| v.to_c64()).collect();
+    let mut dst: Vec<T> = vec![nan; dst_offset + x.len() + 3];
+    // SAFETY: `src` holds `src_offset` + n elements and `dst` `dst_offset` + n, two
+    // vectors of their own.
+    let ran = unsafe {
+        CpuDevice::fft_block_into(
+            dir,
+            outer,
+            dims,
+            inner,
+            src.as_ptr().add(src_offset),
+            dst.as_mut_ptr().add(dst_offset),
+        )
+    }?;
+    let what = format!("{:?} {outer}×{dims:?}×{inner} {dir:?}", T::DTYPE);
+    assert!(
+        ran,
+        "{what}: the FFTW backend declined a transform out of place"
+    );
+    let after: Vec<c64> = src.iter().map(|v| v.to_c64()).collect();
+    let same =
+        |a: &c64, b: &c64| a.re.to_bits() == b.re.to_bits() && a.im.to_bits() == b.im.to_bits();
+    assert!(
+        before.iter().zip(&after).all(|(a, b)| same(a, b)),
+        "{what}: the input was changed"
+    );
+    let outside = dst[..dst_offset].iter().chain(&dst[dst_offset + x.len()..]);
+    assert!(
+        outside
+            .map(|v| v.to_c64())
+            .all(|v| v.re.is_nan() && v.im.is_nan()),
+        "{what}: written outside the output"
+    );
+    Ok(dst[dst_offset..dst_offset + x.len()]
+        .iter()
+        .map(|v| v.to_c64())
+        .collect())
+}
+
 fn agrees_with_the_dft<T: Scalar>(tol: f64) -> Result<()>
 where
     CpuDevice: Fft<T>,
@@ -118,12 +177,16 @@ where
             let scale = (dims.iter().product::<usize>() as f64).sqrt();
             for offset in 0..4 {
                 let got = transform::<T>(&x, offset, outer, dims, inner, dir)?;
-                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                    assert!(
-                        (g - w).norm() <= tol * scale * (1.0 + w.norm()),
-                        "{:?} {outer}×{dims:?}×{inner} {dir:?} offset {offset} [{k}]: {g} vs {w}",
-                        T::DTYPE
-                    );
+                // Out of place, the output at another alignment than the input.
+                let into = transform_into::<T>(&x, (offset, 3 - offset), outer, dims, inner, dir)?;
+                for (how, got) in [("in place", got), ("out of place", into)] {
+                    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                        assert!(
+                            (g - w).norm() <= tol * scale * (1.0 + w.norm()),
+                            "{:?} {outer}×{dims:?}×{inner} {dir:?} {how} offset {offset} [{k}]: {g} vs {w}",
+                            T::DTYPE
+                        );
+                    }
                 }
             }
         }
@@ -183,6 +246,15 @@ fn fftw_agrees_with_rustfft_on_threaded_blocks_and_single_axes() -> Result<()> {
                     let scale = (dims.iter().product::<usize>() as f64).sqrt();
                     let what = format!("{threads} threads {outer}×{dims:?}×{inner} {dir:?}");
                     close(&got, &want, 4e-12 * scale, &what);
+                    if dims.len() <= 3 {
+                        let into = transform_into::<c64>(&x, (0, 1), outer, dims, inner, dir)?;
+                        close(
+                            &into,
+                            &want,
+                            4e-12 * scale,
+                            &format!("out of place: {what}"),
+                        );
+                    }
                     // One axis at a time, through `fft_axis`.
                     let mut buf: Vec<c64> = x.clone();
                     let points: usize = dims.iter().product();
@@ -237,6 +309,88 @@ fn fftw_takes_empty_arrays_and_refuses_what_rustfft_refuses() -> Result<()> {
             let e =
                 CpuDevice::fft_block(FftDirection::Forward, usize::MAX, &[4], 2, one.as_mut_ptr());
             assert!(e.is_err(), "an overflowing size must be refused: {e:?}");
+        }
+        Ok(())
+    })
+}
+
+/// Out of place: nothing to do for empty arrays, the same refusals as in place, a
+/// 1-point block copied, and a decline (output untouched) beyond rank 3 and under
+/// rustfft, where the caller transforms in place instead.
+#[test]
+fn fftw_out_of_place_takes_empty_arrays_refuses_bad_input_and_declines_what_it_cannot_do(
+) -> Result<()> {
+    with_fftw(|| {
+        let f = FftDirection::Forward;
+        let src = [c64::new(1.5, -2.0); 8];
+        let mut dst = [c64::new(f64::NAN, 0.0); 8];
+        // SAFETY: every call reads at most 8 elements of `src` and writes at most 8 of
+        // `dst` (none for the empty ones); the null pointers are refused before use.
+        unsafe {
+            assert!(CpuDevice::fft_block_into(
+                f,
+                0,
+                &[1 << 20, 1 << 20],
+                1,
+                src.as_ptr(),
+                dst.as_mut_ptr()
+            )?);
+            assert!(CpuDevice::fft_block_into(
+                f,
+                3,
+                &[0],
+                5,
+                src.as_ptr(),
+                dst.as_mut_ptr()
+            )?);
+            assert!(
+                dst.iter().all(|v| v.re.is_nan()),
+                "an empty transform wrote"
+            );
+            let re = [0.0f64; 4];
+            let mut re_out = [0.0f64; 4];
+            let e = CpuDevice::fft_block_into(f, 1, &[4], 1, re.as_ptr(), re_out.as_mut_ptr());
+            assert!(e.is_err(), "a real array must be refused: {e:?}");
+            let e =
+                CpuDevice::fft_block_into(f, 1, &[4], 1, std::ptr::null::<c64>(), dst.as_mut_ptr());
+            assert!(e.is_err(), "a null input must be refused: {e:?}");
+            let e =
+                CpuDevice::fft_block_into(f, 1, &[4], 1, src.as_ptr(), std::ptr::null_mut::<c64>());
+            assert!(e.is_err(), "a null output must be refused: {e:?}");
+            let e =
+                CpuDevice::fft_block_into(f, usize::MAX, &[4], 2, src.as_ptr(), dst.as_mut_ptr());
+            assert!(e.is_err(), "an overflowing size must be refused: {e:?}");
+            // 1-point transforms are the identity: a copy.
+            assert!(CpuDevice::fft_block_into(
+                f,
+                2,
+                &[1, 1],
+                4,
+                src.as_ptr(),
+                dst.as_mut_ptr()
+            )?);
+            assert_eq!(dst, src, "1-point transforms out of place");
+            // Four axes (FFTW's guru plans go to rank 3), and rustfft: declined,
+            // the output as it was.
+            let mut untouched = [c64::new(f64::NAN, 0.0); 8];
+            let declined = CpuDevice::fft_block_into(
+                f,
+                1,
+                &[2, 2, 1, 2],
+                1,
+                src.as_ptr(),
+                untouched.as_mut_ptr(),
+            )?;
+            assert!(!declined, "four axes out of place");
+            set_host_fft(HostFft::RustFft)?;
+            let declined =
+                CpuDevice::fft_block_into(f, 1, &[8], 1, src.as_ptr(), untouched.as_mut_ptr());
+            set_host_fft(HostFft::Fftw)?;
+            assert!(!declined?, "rustfft out of place");
+            assert!(
+                untouched.iter().all(|v| v.re.is_nan()),
+                "a declined transform wrote"
+            );
         }
         Ok(())
     })

@@ -97,35 +97,36 @@ impl Tensor {
                 ),
             });
         }
-        let dims = self.dims().to_vec();
-        {
-            let _w = self.buffer.write(op)?;
-            // The axes in runs of up to three consecutive ones, each one block transform
-            // (the transform is separable, so the order does not matter): a batch of
-            // bands over a 3-D grid is one cuFFT execution on the GPU.
-            let mut sorted = axes.to_vec();
-            sorted.sort_unstable();
-            let mut runs: Vec<(usize, usize)> = Vec::new();
-            for &a in &sorted {
-                match runs.last_mut() {
-                    Some((start, end)) if *end + 1 == a && a - *start < 3 => *end = a,
-                    _ => runs.push((a, a)),
-                }
-            }
-            for (start, end) in runs {
-                let outer: usize = dims[..start].iter().product();
-                let inner: usize = dims[end + 1..].iter().product();
-                let block = &dims[start..=end];
-                dispatch!(self.dtype(), self.device(), T, D => {
-                    // SAFETY: the tensor is dense row-major with outer·Π block·inner
-                    // elements of T on this device; the write guard excludes every other
-                    // access.
-                    unsafe { <D as Fft<T>>::fft_block(direction, outer, block, inner, self.typed_ptr::<T>()) }
-                })
-                .map_err(|e| e.in_op(op))?;
-            }
+        let runs = runs(axes);
+        self.blocks_in_place(op, direction, &runs)?;
+        self.normalise(direction, axes, norm)
+    }
+
+    /// The block transforms of `runs` (see [`runs`]), in place on this dense row-major
+    /// complex tensor, unnormalised.
+    fn blocks_in_place(
+        &mut self,
+        op: &'static str,
+        direction: FftDirection,
+        runs: &[(usize, usize)],
+    ) -> Result<()> {
+        let _w = self.buffer.write(op)?;
+        for &(start, end) in runs {
+            let (outer, block, inner) = split(self.dims(), start, end);
+            dispatch!(self.dtype(), self.device(), T, D => {
+                // SAFETY: the tensor is dense row-major with outer·Π block·inner
+                // elements of T on this device; the write guard excludes every other
+                // access.
+                unsafe { <D as Fft<T>>::fft_block(direction, outer, block, inner, self.typed_ptr::<T>()) }
+            })
+            .map_err(|e| e.in_op(op))?;
         }
-        let n: f64 = axes.iter().map(|&a| dims[a] as f64).product();
+        Ok(())
+    }
+
+    /// Scales a transform over `axes` in `direction` as `norm` says.
+    fn normalise(&mut self, direction: FftDirection, axes: &[usize], norm: FftNorm) -> Result<()> {
+        let n: f64 = axes.iter().map(|&a| self.dims()[a] as f64).product();
         let factor = norm.factor(direction, n);
         if factor != 1.0 && self.numel() > 0 {
             self.scale_(factor)?;
@@ -145,6 +146,71 @@ impl Tensor {
     }
 }
 
+/// The axes in runs of up to three consecutive ones (first and last axis of each), each
+/// one block transform (the transform is separable, so the order does not matter): a
+/// batch of bands over a 3-D grid is one cuFFT execution on the GPU.
+fn runs(axes: &[usize]) -> Vec<(usize, usize)> {
+    let mut sorted = axes.to_vec();
+    sorted.sort_unstable();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &a in &sorted {
+        match runs.last_mut() {
+            Some((start, end)) if *end + 1 == a && a - *start < 3 => *end = a,
+            _ => runs.push((a, a)),
+        }
+    }
+    runs
+}
+
+/// A dense array of `dims` seen as `[outer, block..., inner]` around the axes
+/// `start..=end`.
+fn split(dims: &[usize], start: usize, end: usize) -> (usize, &[usize], usize) {
+    let outer = dims[..start].iter().product();
+    let inner = dims[end + 1..].iter().product();
+    (outer, &dims[start..=end], inner)
+}
+
+/// `x` (dense row-major, complex) transformed over `axes` into a new tensor with the
+/// first block out of place where the device can ([`Fft::fft_block_into`]: the host's
+/// FFTW backend), the rest in place on the result; `None` where it cannot.
+fn transform_out_of_place(
+    op: &'static str,
+    x: &Tensor,
+    direction: FftDirection,
+    axes: &[usize],
+    norm: FftNorm,
+) -> Result<Option<Tensor>> {
+    let runs = runs(axes);
+    let Some(&(start, end)) = runs.first() else {
+        return Ok(None);
+    };
+    // SAFETY: the first block's transform writes every element of `y` before anything
+    // reads it; when the device declines, `y` is dropped unread.
+    let mut y = unsafe { Tensor::uninit(x.dtype(), x.device(), x.dims())? };
+    let done = {
+        let _r = x.buffer.read(op)?;
+        let _w = y.buffer.write(op)?;
+        let (outer, block, inner) = split(x.dims(), start, end);
+        dispatch!(x.dtype(), x.device(), T, D => {
+            // SAFETY: `x` is dense row-major with outer·Π block·inner elements of T on
+            // this device, as is the fresh `y`, a buffer of its own; the guards exclude
+            // writers of `x` and every other access to `y`.
+            unsafe {
+                <D as Fft<T>>::fft_block_into(
+                    direction, outer, block, inner, x.typed_ptr::<T>(), y.typed_ptr::<T>(),
+                )
+            }
+        })
+        .map_err(|e| e.in_op(op))?
+    };
+    if !done {
+        return Ok(None);
+    }
+    y.blocks_in_place(op, direction, &runs[1..])?;
+    y.normalise(direction, axes, norm)?;
+    Ok(Some(y))
+}
+
 /// `x` transformed over `axes` into a new tensor.
 fn transform(
     op: &'static str,
@@ -154,6 +220,11 @@ fn transform(
     norm: FftNorm,
 ) -> Result<Tensor> {
     check_axes(op, x.ndim(), axes)?;
+    if x.dtype() == complex_for(x.dtype()) && x.is_contiguous() {
+        if let Some(y) = transform_out_of_place(op, x, direction, axes, norm)? {
+            return Ok(y);
+        }
+    }
     let mut y = x.cast(complex_for(x.dtype()))?;
     if !y.is_contiguous() {
         y = y.copy_in_order(Order::RowMajor)?;

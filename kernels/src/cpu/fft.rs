@@ -170,11 +170,83 @@ impl<T: Scalar> Fft<T> for CpuDevice {
         // SAFETY: as above; c32/c64 are `Complex<f32/f64>`.
         unsafe {
             match T::DTYPE {
-                DataType::ComplexFloat => {
-                    super::fftw::block::<f32>(false, direction, outer, dims, inner, data.cast())
-                }
-                _ => super::fftw::block::<f64>(true, direction, outer, dims, inner, data.cast()),
+                DataType::ComplexFloat => super::fftw::block::<f32>(
+                    false,
+                    direction,
+                    outer,
+                    dims,
+                    inner,
+                    data.cast(),
+                    None,
+                ),
+                _ => super::fftw::block::<f64>(
+                    true,
+                    direction,
+                    outer,
+                    dims,
+                    inner,
+                    data.cast(),
+                    None,
+                ),
             }
         }
+    }
+
+    unsafe fn fft_block_into(
+        direction: FftDirection,
+        outer: usize,
+        dims: &[usize],
+        inner: usize,
+        src: *const T,
+        dst: *mut T,
+    ) -> Result<bool> {
+        check_complex(T::DTYPE)?;
+        // rustfft transforms lines in place (its out-of-place calls use the input as
+        // scratch), and FFTW's guru plans go to rank 3.
+        if host_fft()? == HostFft::RustFft || dims.len() > 3 {
+            return Ok(false);
+        }
+        let points = dims.iter().try_fold(1usize, |a, &n| a.checked_mul(n));
+        let n = points.and_then(|p| p.checked_mul(outer)?.checked_mul(inner));
+        let n = n.ok_or_else(|| ctensor_base::Error::Overflow {
+            op: "fft",
+            what: format!("{outer} × {dims:?} × {inner} elements exceed usize"),
+        })?;
+        check::non_null("fft", "src", src, n)?;
+        check::non_null("fft", "dst", dst, n)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        if dims.iter().all(|&d| d == 1) {
+            // 1-point transforms: the identity.
+            // SAFETY: the caller's contract: `n` elements readable at `src`, writable at
+            // `dst`, not overlapping.
+            unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
+            return Ok(true);
+        }
+        // SAFETY: forwarded contract; c32/c64 are `Complex<f32/f64>`.
+        unsafe {
+            match T::DTYPE {
+                DataType::ComplexFloat => super::fftw::block::<f32>(
+                    false,
+                    direction,
+                    outer,
+                    dims,
+                    inner,
+                    dst.cast(),
+                    Some(src.cast()),
+                ),
+                _ => super::fftw::block::<f64>(
+                    true,
+                    direction,
+                    outer,
+                    dims,
+                    inner,
+                    dst.cast(),
+                    Some(src.cast()),
+                ),
+            }
+        }?;
+        Ok(true)
     }
 }

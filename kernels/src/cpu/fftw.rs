@@ -4,9 +4,10 @@
 //!
 //! A block of up to three consecutive axes of the dense array `[outer, dims..., inner]`
 //! is one plan of FFTW's guru interface: a transform of the block's rank at the block's
-//! strides, batched over `outer` and `inner`, in place. Plans are made once per layout,
-//! precision, direction, planner rigour and data alignment (`fftw_alignment_of`), on a
-//! scratch buffer of the same alignment (planning with `FFTW_MEASURE` overwrites its
+//! strides, batched over `outer` and `inner`, in place, or out of place from an input
+//! array it preserves (`FFTW_PRESERVE_INPUT`) into a new one. Plans are made once per
+//! layout, precision, direction, planner rigour, placement and data alignment
+//! (`fftw_alignment_of` of each array), on scratch buffers of the same alignment (planning with `FFTW_MEASURE` overwrites its
 //! arrays), under one lock, and kept for the life of the process; executions use FFTW's
 //! thread-safe new-array call (`fftw_execute_dft`) without a lock. Large transforms are
 //! split over ctensor's threads by `outer` or, when that is too short, by `inner`.
@@ -56,9 +57,11 @@ struct Api {
     _lib: libloading::Library,
 }
 
-/// FFTW's `FFTW_MEASURE`, `FFTW_UNALIGNED`, `FFTW_PATIENT`, `FFTW_ESTIMATE` flags.
+/// FFTW's `FFTW_MEASURE`, `FFTW_UNALIGNED`, `FFTW_PRESERVE_INPUT`, `FFTW_PATIENT`,
+/// `FFTW_ESTIMATE` flags.
 const MEASURE: c_uint = 0;
 const UNALIGNED: c_uint = 1 << 1;
+const PRESERVE_INPUT: c_uint = 1 << 4;
 const PATIENT: c_uint = 1 << 5;
 const ESTIMATE: c_uint = 1 << 6;
 
@@ -198,6 +201,8 @@ struct Key {
     dims: Vec<(usize, usize)>,
     howmany: Vec<(usize, usize)>,
     align: c_int,
+    /// The output's alignment class for a transform out of place; `None` in place.
+    out_align: Option<c_int>,
 }
 
 /// A plan pointer; FFTW's plans may be executed from any thread.
@@ -214,29 +219,45 @@ fn plans() -> &'static Mutex<HashMap<Key, Plan>> {
     PLANS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The cached plan for `key`, made on a scratch buffer of `span` elements when missing.
+/// The cached plan for `key`, made on scratch buffers of `span` elements when missing.
 fn plan_for<F: Copy + Default>(api: &Api, key: Key, span: usize) -> Result<Plan> {
     let mut cache = plans().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&p) = cache.get(&key) {
         return Ok(p);
     }
-    // Planning with FFTW_MEASURE writes its arrays: a scratch buffer whose alignment is
+    // Planning with FFTW_MEASURE writes its arrays: scratch buffers whose alignment is
     // the data's (a plan runs only on arrays of the alignment it was made for).
     let extra = 64 / std::mem::size_of::<Complex<F>>().max(1) + 1;
-    let mut scratch = vec![Complex::<F>::default(); span + extra];
     let mut flags = key.flags;
-    let base = scratch.as_mut_ptr();
-    let start = (0..extra)
-        // SAFETY: `base + k` stays inside `scratch`; `alignment_of` only reads the address.
-        .find(|&k| unsafe { (api.align)(base.add(k).cast()) } == key.align)
-        .unwrap_or_else(|| {
-            // No placement matches (an alignment FFTW's SIMD never asks for): a plan
-            // that imposes none.
-            flags |= UNALIGNED;
-            0
-        });
-    // SAFETY: `start + span` is within `scratch`.
-    let p = unsafe { base.add(start) }.cast::<c_void>();
+    // A scratch start of alignment class `align` inside `buf`; none: a plan that imposes
+    // no alignment (an alignment FFTW's SIMD never asks for).
+    let mut placed = |buf: &mut Vec<Complex<F>>, align: c_int| -> *mut c_void {
+        let base = buf.as_mut_ptr();
+        let start = (0..extra)
+            // SAFETY: `base + k` stays inside `buf`; `alignment_of` only reads the
+            // address.
+            .find(|&k| unsafe { (api.align)(base.add(k).cast()) } == align)
+            .unwrap_or_else(|| {
+                flags |= UNALIGNED;
+                0
+            });
+        // SAFETY: `start + span` is within `buf`.
+        unsafe { base.add(start) }.cast::<c_void>()
+    };
+    let mut scratch = vec![Complex::<F>::default(); span + extra];
+    let mut scratch_out = Vec::new();
+    let p = placed(&mut scratch, key.align);
+    let q = match key.out_align {
+        None => p,
+        Some(align) => {
+            scratch_out = vec![Complex::<F>::default(); span + extra];
+            placed(&mut scratch_out, align)
+        }
+    };
+    if key.out_align.is_some() {
+        // The input of a transform out of place is the caller's array: never written.
+        flags |= PRESERVE_INPUT;
+    }
     let io = |v: &[(usize, usize)]| -> Vec<IoDim> {
         v.iter()
             .map(|&(n, s)| IoDim {
@@ -248,8 +269,8 @@ fn plan_for<F: Copy + Default>(api: &Api, key: Key, span: usize) -> Result<Plan>
     };
     let (dims, howmany) = (io(&key.dims), io(&key.howmany));
     let sign = if key.forward { -1 } else { 1 };
-    // SAFETY: the dims and strides address `span` elements from `p`, all inside the
-    // scratch buffer; the cache's lock serialises ctensor's planning.
+    // SAFETY: the dims and strides address `span` elements from `p` and from `q`, all
+    // inside the scratch buffers; the cache's lock serialises ctensor's planning.
     let plan = unsafe {
         (api.plan)(
             dims.len() as c_int,
@@ -257,11 +278,12 @@ fn plan_for<F: Copy + Default>(api: &Api, key: Key, span: usize) -> Result<Plan>
             howmany.len() as c_int,
             howmany.as_ptr(),
             p,
-            p,
+            q,
             sign,
             flags,
         )
     };
+    drop(scratch_out);
     if plan.is_null() {
         return Err(Error::Internal {
             op: "fft",
@@ -336,6 +358,7 @@ pub(crate) fn guru<F: Copy + Default>(
         dims: dims.to_vec(),
         howmany: howmany.to_vec(),
         align,
+        out_align: None,
     };
     Ok(Guru {
         plan: plan_for::<F>(api, key, span(&all))?,
@@ -348,11 +371,13 @@ pub(crate) fn guru<F: Copy + Default>(
 const PARALLEL_WORK: usize = 1 << 20;
 
 /// The block transform of [`crate::fft::Fft::fft_block`] through FFTW for `Complex<F>`
-/// data (`double`: `F = f64`).
+/// data (`double`: `F = f64`): in place on `data`, or with `src` out of place from
+/// `src` into `data` ([`crate::fft::Fft::fft_block_into`]), `src` left as it is.
 ///
 /// # Safety
-/// `data` is valid for reads and writes of `outer · Π dims · inner` elements, `F` is
-/// `f64` when `double` and `f32` otherwise.
+/// `data` is valid for reads and writes of `outer · Π dims · inner` elements and `src`,
+/// when given, for reads of as many, not overlapping `data`; `F` is `f64` when `double`
+/// and `f32` otherwise.
 pub(crate) unsafe fn block<F: Copy + Default + Send + Sync>(
     double: bool,
     direction: FftDirection,
@@ -360,6 +385,7 @@ pub(crate) unsafe fn block<F: Copy + Default + Send + Sync>(
     dims: &[usize],
     inner: usize,
     data: *mut Complex<F>,
+    src: Option<*const Complex<F>>,
 ) -> Result<()> {
     let api = api(double)?;
     let flags = match planner()? {
@@ -381,6 +407,7 @@ pub(crate) unsafe fn block<F: Copy + Default + Send + Sync>(
     let threads = crate::parallel::num_threads();
     let forward = direction == FftDirection::Forward;
     let d = SendPtr(data);
+    let s = src.map(|s| SendPtr(s.cast_mut()));
     // One execution over `o` outer slabs from slab `o0` and `i` inner columns from `i0`.
     let run = |o0: usize, o: usize, i0: usize, i: usize| -> Result<()> {
         let howmany: Vec<(usize, usize)> = [(o, points * inner), (i, 1)]
@@ -388,22 +415,28 @@ pub(crate) unsafe fn block<F: Copy + Default + Send + Sync>(
             .filter(|&(n, _)| n > 1)
             .collect();
         let all: Vec<(usize, usize)> = axes.iter().chain(&howmany).copied().collect();
-        // SAFETY: slab `o0` column `i0` is inside the caller's array.
-        let p = unsafe { d.get().add(o0 * points * inner + i0) };
+        let at = o0 * points * inner + i0;
+        // SAFETY: slab `o0` column `i0` is inside the caller's arrays.
+        let q = unsafe { d.get().add(at) };
+        // SAFETY: as above.
+        let p = s.as_ref().map_or(q, |s| unsafe { s.get().add(at) });
+        // SAFETY: `alignment_of` only reads the address.
+        let align_of = |x: *mut Complex<F>| unsafe { (api.align)(x.cast()) };
         let key = Key {
             double,
             forward,
             flags,
             dims: axes.clone(),
             howmany,
-            // SAFETY: `alignment_of` only reads the address.
-            align: unsafe { (api.align)(p.cast()) },
+            align: align_of(p),
+            out_align: s.as_ref().map(|_| align_of(q)),
         };
         let plan = plan_for::<F>(api, key, span(&all))?;
         // SAFETY: the plan's lengths and strides address only the elements of slabs
-        // o0..o0 + o, columns i0..i0 + i, which belong to this call; in place, as
-        // planned, at the alignment it was planned for.
-        unsafe { (api.exec)(plan.0, p.cast(), p.cast()) };
+        // o0..o0 + o, columns i0..i0 + i, which belong to this call; in place or from
+        // the input (which the plan preserves) into `data`, as planned, at the
+        // alignments it was planned for.
+        unsafe { (api.exec)(plan.0, p.cast(), q.cast()) };
         Ok(())
     };
     if work < PARALLEL_WORK || threads < 2 {
