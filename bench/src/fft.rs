@@ -57,6 +57,17 @@ pub fn fft_tables(rng: &mut StdRng) -> String {
                 &size,
                 compare(&mut with_fftw, fftw),
             );
+            // Out of place as FFTW's plan: `fftn` into a new tensor.
+            let mut into_new = || {
+                black_box(ctensor::fftn(&xf, &[0, 1, 2], FftNorm::Backward).unwrap());
+            };
+            into_new();
+            let fftw = || plan.c2c(&mut a, &mut b).unwrap();
+            t.row(
+                "fftn into a new tensor with the FFTW backend vs FFTW's out-of-place 3-D plan (1 thread)",
+                &size,
+                compare(&mut into_new, fftw),
+            );
             ctensor::set_host_fft(ctensor::HostFft::RustFft).unwrap();
         } else {
             println!("SKIP: the FFTW backend: FFTW cannot be loaded");
@@ -93,6 +104,7 @@ pub fn fft_tables(rng: &mut StdRng) -> String {
             &size,
             compare(last, direct),
         );
+        in_place_rows(&mut t, &v, n, &size, &mut plan, &mut a, &mut b);
         axis_rows(&mut t, &v, n, &size);
         // Threads: ours on 2 against ours on 1.
         let mut z = Tensor::from_slice(&v, &dims).unwrap();
@@ -195,6 +207,67 @@ fn sphere_rows(
             compare(&mut passes_in_fftw, &mut fftw),
         );
     }
+}
+
+/// In place against out of place, and what ctensor adds to FFTW's execution: the plan the
+/// FFTW backend made for `fftn_` (in place, `FFTW_MEASURE`), recovered from FFTW's
+/// in-process wisdom with `FFTW_WISDOM_ONLY` (which returns no plan unless that planning
+/// left one), executed bare against FFTW's out-of-place 3-D plan (the reference of the rows
+/// above), and `fftn_` with the FFTW backend against that bare execution of its own plan.
+fn in_place_rows(
+    t: &mut Table,
+    v: &[c64],
+    n: usize,
+    size: &str,
+    plan: &mut C2CPlan64,
+    a: &mut AlignedVec<c64>,
+    b: &mut AlignedVec<c64>,
+) {
+    use fftw_sys as ffi;
+    if ctensor::set_host_fft(ctensor::HostFft::Fftw).is_err() {
+        return;
+    }
+    let mut xf = Tensor::from_slice(v, &[n, n, n]).unwrap();
+    let mut with_fftw = || xf.fftn_(&[0, 1, 2], FftNorm::Backward).unwrap();
+    // Plans (or finds) the backend's plan of this layout.
+    with_fftw();
+    let mut buf = AlignedVec::<c64>::new(n * n * n);
+    let p = buf.as_mut_ptr() as *mut ffi::fftw_complex;
+    let m = n as i32;
+    // SAFETY: `buf` holds n³ elements, the plan's one array; a plan made from wisdom
+    // does not touch it.
+    let same = unsafe {
+        ffi::fftw_plan_dft_3d(
+            m,
+            m,
+            m,
+            p,
+            p,
+            ffi::FFTW_FORWARD,
+            ffi::FFTW_MEASURE | ffi::FFTW_WISDOM_ONLY,
+        )
+    };
+    if same.is_null() {
+        println!("SKIP: {n}³: FFTW's wisdom holds no in-place plan of the FFTW backend's");
+        ctensor::set_host_fft(ctensor::HostFft::RustFft).unwrap();
+        return;
+    }
+    buf.copy_from_slice(v);
+    // SAFETY: the plan was made for this buffer's size and alignment, in place.
+    let run = || unsafe { ffi::fftw_execute_dft(same, p, p) };
+    t.row(
+        "FFTW: the FFTW backend's in-place 3-D plan, executed bare, vs FFTW's out-of-place 3-D plan (1 thread)",
+        size,
+        compare(run, || plan.c2c(a, b).unwrap()),
+    );
+    t.row(
+        "fftn_ over 3 axes with the FFTW backend vs a bare execution of the same FFTW plan (1 thread)",
+        size,
+        compare(&mut with_fftw, run),
+    );
+    ctensor::set_host_fft(ctensor::HostFft::RustFft).unwrap();
+    // SAFETY: made above, used no more.
+    unsafe { ffi::fftw_destroy_plan(same) };
 }
 
 /// Where the 3-D transform's time goes: each axis alone, ours against FFTW's plan of the
