@@ -45,6 +45,18 @@ pub fn fft_tables(rng: &mut StdRng) -> String {
             &size,
             compare(&mut ours, fftw),
         );
+        // Into a new tensor, as FFTW's plan: with rustfft a copy and the in-place
+        // transform.
+        let xr = Tensor::from_slice(&v, &dims).unwrap();
+        let into_new = || {
+            black_box(ctensor::fftn(&xr, &[0, 1, 2], FftNorm::Backward).unwrap());
+        };
+        let fftw = || plan.c2c(&mut a, &mut b).unwrap();
+        t.row(
+            "fftn into a new tensor vs FFTW's out-of-place 3-D plan (1 thread)",
+            &size,
+            compare(into_new, fftw),
+        );
         // The same op with the FFTW backend (one guru plan of the 3-D block, in place),
         // planned before the timing.
         if ctensor::set_host_fft(ctensor::HostFft::Fftw).is_ok() {
