@@ -120,6 +120,44 @@ unsafe fn run<F: Real>(
     Ok(())
 }
 
+/// `outer · Π dims · inner`, or the overflow error.
+fn block_len(outer: usize, dims: &[usize], inner: usize) -> Result<usize> {
+    let points = dims.iter().try_fold(1usize, |a, &n| a.checked_mul(n));
+    let n = points.and_then(|p| p.checked_mul(outer)?.checked_mul(inner));
+    n.ok_or_else(|| ctensor_base::Error::Overflow {
+        op: "fft",
+        what: format!("{outer} × {dims:?} × {inner} elements exceed usize"),
+    })
+}
+
+/// The FFTW block transform ([`super::fftw::block`]) of c32/c64 `T` in its precision.
+///
+/// # Safety
+/// `T` is c32 or c64; the rest as for [`super::fftw::block`].
+unsafe fn fftw_block<T: Scalar>(
+    direction: FftDirection,
+    outer: usize,
+    dims: &[usize],
+    inner: usize,
+    data: *mut T,
+    src: Option<*const T>,
+) -> Result<()> {
+    // SAFETY: c32/c64 (the caller's contract) are `{re, im}` pairs of f32/f64, the
+    // layout of `Complex<f32/f64>`; forwarded contract.
+    unsafe {
+        match T::DTYPE {
+            DataType::ComplexFloat => {
+                let src = src.map(|s| s.cast());
+                super::fftw::block::<f32>(false, direction, outer, dims, inner, data.cast(), src)
+            }
+            _ => {
+                let src = src.map(|s| s.cast());
+                super::fftw::block::<f64>(true, direction, outer, dims, inner, data.cast(), src)
+            }
+        }
+    }
+}
+
 impl<T: Scalar> Fft<T> for CpuDevice {
     unsafe fn fft_axis(
         direction: FftDirection,
@@ -151,12 +189,7 @@ impl<T: Scalar> Fft<T> for CpuDevice {
         data: *mut T,
     ) -> Result<()> {
         check_complex(T::DTYPE)?;
-        let points = dims.iter().try_fold(1usize, |a, &n| a.checked_mul(n));
-        let n = points.and_then(|p| p.checked_mul(outer)?.checked_mul(inner));
-        let n = n.ok_or_else(|| ctensor_base::Error::Overflow {
-            op: "fft",
-            what: format!("{outer} × {dims:?} × {inner} elements exceed usize"),
-        })?;
+        let n = block_len(outer, dims, inner)?;
         check::non_null("fft", "data", data, n)?;
         // rustfft runs a block as one pass per axis; so does FFTW beyond rank 3 (its
         // guru plans of rank ≤ 3, as cuFFT's): each axis is then a plan of its own.
@@ -167,29 +200,8 @@ impl<T: Scalar> Fft<T> for CpuDevice {
         if n == 0 || dims.iter().all(|&d| d == 1) {
             return Ok(()); // nothing to transform, or 1-point transforms (the identity)
         }
-        // SAFETY: as above; c32/c64 are `Complex<f32/f64>`.
-        unsafe {
-            match T::DTYPE {
-                DataType::ComplexFloat => super::fftw::block::<f32>(
-                    false,
-                    direction,
-                    outer,
-                    dims,
-                    inner,
-                    data.cast(),
-                    None,
-                ),
-                _ => super::fftw::block::<f64>(
-                    true,
-                    direction,
-                    outer,
-                    dims,
-                    inner,
-                    data.cast(),
-                    None,
-                ),
-            }
-        }
+        // SAFETY: as above.
+        unsafe { fftw_block(direction, outer, dims, inner, data, None) }
     }
 
     unsafe fn fft_block_into(
@@ -211,12 +223,7 @@ impl<T: Scalar> Fft<T> for CpuDevice {
         if host_fft()? == HostFft::RustFft || dims.len() > 3 {
             return Ok(false);
         }
-        let points = dims.iter().try_fold(1usize, |a, &n| a.checked_mul(n));
-        let n = points.and_then(|p| p.checked_mul(outer)?.checked_mul(inner));
-        let n = n.ok_or_else(|| ctensor_base::Error::Overflow {
-            op: "fft",
-            what: format!("{outer} × {dims:?} × {inner} elements exceed usize"),
-        })?;
+        let n = block_len(outer, dims, inner)?;
         check::non_null("fft", "src", src, n)?;
         check::non_null("fft", "dst", dst, n)?;
         if n == 0 {
@@ -229,29 +236,8 @@ impl<T: Scalar> Fft<T> for CpuDevice {
             unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
             return Ok(true);
         }
-        // SAFETY: forwarded contract; c32/c64 are `Complex<f32/f64>`.
-        unsafe {
-            match T::DTYPE {
-                DataType::ComplexFloat => super::fftw::block::<f32>(
-                    false,
-                    direction,
-                    outer,
-                    dims,
-                    inner,
-                    dst.cast(),
-                    Some(src.cast()),
-                ),
-                _ => super::fftw::block::<f64>(
-                    true,
-                    direction,
-                    outer,
-                    dims,
-                    inner,
-                    dst.cast(),
-                    Some(src.cast()),
-                ),
-            }
-        }?;
+        // SAFETY: forwarded contract.
+        unsafe { fftw_block(direction, outer, dims, inner, dst, Some(src)) }?;
         Ok(true)
     }
 }
