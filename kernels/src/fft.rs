@@ -12,6 +12,8 @@
 
 use ctensor_base::{DataType, Device, Error, Result, Scalar};
 
+use crate::memory::SyncMemory;
+
 /// The library behind the host's transforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -110,15 +112,16 @@ pub trait Fft<T: Scalar>: Device {
         unsafe { by_axes::<T, Self>(direction, outer, dims, inner, data) }
     }
 
-    /// [`fft_block`](Self::fft_block) out of place: the transform of the dense array `src`
-    /// written to `dst`, `src` left as it is. `Ok(false)`, with neither array touched,
-    /// where this device or backend transforms in place only (the default): the caller
-    /// then copies `src` to `dst` and calls [`fft_block`](Self::fft_block). The host's
-    /// FFTW backend runs it as one out-of-place plan, which saves that copy pass.
+    /// [`fft_block`](Self::fft_block) out of place: `dst` gets the transform of the dense
+    /// array `src` as it was on entry; `src` is left as it is unless the two ranges
+    /// overlap (any overlap is allowed: `src == dst` is the transform in place). By
+    /// default a copy (with memmove semantics) and [`fft_block`](Self::fft_block) on
+    /// `dst`; the host's FFTW backend runs one out-of-place plan instead, which saves the
+    /// copy pass.
     ///
     /// # Safety
-    /// `src` is valid for reads and `dst` for writes of `outer · Π dims · inner`
-    /// elements, and the two do not overlap.
+    /// `src` is valid for reads and `dst` for reads and writes of `outer · Π dims ·
+    /// inner` elements on this device, and nothing else accesses them meanwhile.
     unsafe fn fft_block_into(
         direction: FftDirection,
         outer: usize,
@@ -126,9 +129,17 @@ pub trait Fft<T: Scalar>: Device {
         inner: usize,
         src: *const T,
         dst: *mut T,
-    ) -> Result<bool> {
-        let _ = (direction, outer, dims, inner, src, dst);
-        Ok(false)
+    ) -> Result<()>
+    where
+        Self: SyncMemory<T, Self>,
+    {
+        check_complex(T::DTYPE)?;
+        let n = block_len(outer, dims, inner)?;
+        // SAFETY: forwarded contract; `sync` allows overlapping ranges.
+        unsafe {
+            <Self as SyncMemory<T, Self>>::sync(dst, src, n)?;
+            Self::fft_block(direction, outer, dims, inner, dst)
+        }
     }
 }
 
@@ -150,6 +161,16 @@ pub(crate) unsafe fn by_axes<T: Scalar, D: Fft<T>>(
         unsafe { D::fft_axis(direction, outer * before, len, after * inner, data) }?;
     }
     Ok(())
+}
+
+/// `outer · Π dims · inner`, or the overflow error.
+pub(crate) fn block_len(outer: usize, dims: &[usize], inner: usize) -> Result<usize> {
+    let points = dims.iter().try_fold(1usize, |a, &n| a.checked_mul(n));
+    let n = points.and_then(|p| p.checked_mul(outer)?.checked_mul(inner));
+    n.ok_or_else(|| Error::Overflow {
+        op: "fft",
+        what: format!("{outer} × {dims:?} × {inner} elements exceed usize"),
+    })
 }
 
 /// `Ok` for the complex types the transforms take, else the error both devices give.

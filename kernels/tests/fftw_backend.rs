@@ -2,9 +2,9 @@
 //! rustfft backend: c32 and c64, both directions, awkward lengths (1, primes, 2·3·5
 //! products, > 256), every axis of 1-, 2- and 3-axis blocks batched over outer and inner
 //! axes, empty arrays, data at every alignment, and the threaded split (by outer slabs
-//! and by inner columns); in place and out of place (`fft_block_into`, whose input must
-//! come back bit for bit and whose declining leaves the output untouched). Skipped, with
-//! the reason, where FFTW is not installed.
+//! and by inner columns); in place and out of place (`fft_block_into`: the input back bit
+//! for bit, and the right output for overlapping arrays too) under both backends. FFTW's
+//! tests are skipped, with the reason, where FFTW is not installed.
 
 mod common;
 
@@ -93,8 +93,8 @@ where
 }
 
 /// `T`'s out-of-place block transform from `src_offset` elements into one buffer to
-/// `dst_offset` into another (whose other elements are NaN), asserting that it ran, that
-/// the input came back bit for bit and that nothing outside the output was written.
+/// `dst_offset` into another (whose other elements are NaN), asserting that the input
+/// came back bit for bit and that nothing outside the output was written.
 fn transform_into<T: Scalar>(
     x: &[c64],
     (src_offset, dst_offset): (usize, usize),
@@ -114,7 +114,7 @@ where
     let mut dst: Vec<T> = vec![nan; dst_offset + x.len() + 3];
     // SAFETY: `src` holds `src_offset` + n elements and `dst` `dst_offset` + n, two
     // vectors of their own.
-    let ran = unsafe {
+    unsafe {
         CpuDevice::fft_block_into(
             dir,
             outer,
@@ -125,10 +125,6 @@ where
         )
     }?;
     let what = format!("{:?} {outer}×{dims:?}×{inner} {dir:?}", T::DTYPE);
-    assert!(
-        ran,
-        "{what}: the FFTW backend declined a transform out of place"
-    );
     let after: Vec<c64> = src.iter().map(|v| v.to_c64()).collect();
     let same =
         |a: &c64, b: &c64| a.re.to_bits() == b.re.to_bits() && a.im.to_bits() == b.im.to_bits();
@@ -194,6 +190,16 @@ where
     Ok(())
 }
 
+/// The rustfft backend's out-of-place transform (a copy and the transform in place)
+/// against the same plain DFT, beside its in-place one.
+#[test]
+fn rustfft_blocks_in_and_out_of_place_agree_with_a_plain_dft() -> Result<()> {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    set_host_fft(HostFft::RustFft)?;
+    agrees_with_the_dft::<c64>(1e-12)?;
+    agrees_with_the_dft::<c32>(2e-5)
+}
+
 #[test]
 fn fftw_blocks_agree_with_a_plain_dft() -> Result<()> {
     with_fftw(|| {
@@ -246,15 +252,20 @@ fn fftw_agrees_with_rustfft_on_threaded_blocks_and_single_axes() -> Result<()> {
                     let scale = (dims.iter().product::<usize>() as f64).sqrt();
                     let what = format!("{threads} threads {outer}×{dims:?}×{inner} {dir:?}");
                     close(&got, &want, 4e-12 * scale, &what);
-                    if dims.len() <= 3 {
-                        let into = transform_into::<c64>(&x, (0, 1), outer, dims, inner, dir)?;
-                        close(
-                            &into,
-                            &want,
-                            4e-12 * scale,
-                            &format!("out of place: {what}"),
-                        );
-                    }
+                    // Out of place, with each backend (four axes: FFTW's copy and
+                    // transform in place).
+                    let into = transform_into::<c64>(&x, (0, 1), outer, dims, inner, dir)?;
+                    close(
+                        &into,
+                        &want,
+                        4e-12 * scale,
+                        &format!("out of place: {what}"),
+                    );
+                    set_host_fft(HostFft::RustFft)?;
+                    let into = transform_into::<c64>(&x, (1, 0), outer, dims, inner, dir);
+                    set_host_fft(HostFft::Fftw)?;
+                    let what = format!("rustfft out of place: {what}");
+                    close(&into?, &want, 4e-12 * scale, &what);
                     // One axis at a time, through `fft_axis`.
                     let mut buf: Vec<c64> = x.clone();
                     let points: usize = dims.iter().product();
@@ -314,84 +325,100 @@ fn fftw_takes_empty_arrays_and_refuses_what_rustfft_refuses() -> Result<()> {
     })
 }
 
-/// Out of place: nothing to do for empty arrays, the same refusals as in place, a
-/// 1-point block copied, and a decline (output untouched) beyond rank 3 and under
-/// rustfft, where the caller transforms in place instead.
+/// The out-of-place cases the current backend must take: nothing written for empty
+/// arrays, the in-place refusals (real data, null pointers, an overflowing size), 1-point
+/// blocks copied, four axes (beyond FFTW's rank-3 plans), and aliased arrays: the same
+/// one (the transform in place) and two overlapping ranges (`dst` gets the transform
+/// of `src` as it was).
+fn out_of_place_edges(backend: &str) -> Result<()> {
+    let f = FftDirection::Forward;
+    let src = [c64::new(1.5, -2.0); 8];
+    let mut dst = [c64::new(f64::NAN, 0.0); 8];
+    let into = |outer: usize, dims: &[usize], inner: usize, s: *const c64, d: *mut c64| {
+        // SAFETY: every call below reads at most 8 elements at `s` and writes at most 8
+        // at `d` (none for the empty ones), inside one array each; null pointers are
+        // refused before use.
+        unsafe { CpuDevice::fft_block_into(f, outer, dims, inner, s, d) }
+    };
+    into(0, &[1 << 20, 1 << 20], 1, src.as_ptr(), dst.as_mut_ptr())?;
+    into(3, &[0], 5, src.as_ptr(), dst.as_mut_ptr())?;
+    assert!(
+        dst.iter().all(|v| v.re.is_nan()),
+        "{backend}: an empty transform wrote"
+    );
+    let re = [0.0f64; 4];
+    let mut re_out = [0.0f64; 4];
+    // SAFETY: refused before any access (a real type).
+    let e = unsafe { CpuDevice::fft_block_into(f, 1, &[4], 1, re.as_ptr(), re_out.as_mut_ptr()) };
+    assert!(e.is_err(), "{backend}: a real array must be refused: {e:?}");
+    let e = into(1, &[4], 1, std::ptr::null(), dst.as_mut_ptr());
+    assert!(e.is_err(), "{backend}: a null input must be refused: {e:?}");
+    let e = into(1, &[4], 1, src.as_ptr(), std::ptr::null_mut());
+    assert!(
+        e.is_err(),
+        "{backend}: a null output must be refused: {e:?}"
+    );
+    let e = into(usize::MAX, &[4], 2, src.as_ptr(), dst.as_mut_ptr());
+    assert!(
+        e.is_err(),
+        "{backend}: an overflowing size must be refused: {e:?}"
+    );
+    // 1-point transforms are the identity: a copy.
+    into(2, &[1, 1], 4, src.as_ptr(), dst.as_mut_ptr())?;
+    assert_eq!(dst, src, "{backend}: 1-point transforms out of place");
+    // Four axes, and aliasing, against the plain DFT of the input.
+    let mut r = rng(13);
+    let x: Vec<c64> = (0..24)
+        .map(|_| c64::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)))
+        .collect();
+    let four = dft(&x, 1, &[2, 3, 1, 4], 1, f);
+    let mut out = vec![c64::new(f64::NAN, 0.0); 24];
+    into(1, &[2, 3, 1, 4], 1, x.as_ptr(), out.as_mut_ptr())?;
+    close(
+        &out,
+        &four,
+        1e-12,
+        &format!("{backend}: four axes out of place"),
+    );
+    let want = dft(&x, 2, &[3, 4], 1, f);
+    let mut same = x.clone();
+    into(2, &[3, 4], 1, same.as_ptr(), same.as_mut_ptr())?;
+    close(&same, &want, 1e-12, &format!("{backend}: src == dst"));
+    for shift in [3usize, 20] {
+        // `src` at 0 and `dst` at `shift` (overlapping), and the other way round.
+        let mut buf = x.clone();
+        buf.resize(24 + shift, c64::new(f64::NAN, 0.0));
+        let p = buf.as_mut_ptr();
+        // SAFETY: both ranges of 24 elements lie inside `buf` (24 + shift long).
+        into(2, &[3, 4], 1, p, unsafe { p.add(shift) })?;
+        close(
+            &buf[shift..],
+            &want,
+            1e-12,
+            &format!("{backend}: dst = src + {shift}"),
+        );
+        let mut buf = vec![c64::new(f64::NAN, 0.0); shift];
+        buf.extend(&x);
+        let p = buf.as_mut_ptr();
+        // SAFETY: as above.
+        into(2, &[3, 4], 1, unsafe { p.add(shift) }, p)?;
+        close(
+            &buf[..24],
+            &want,
+            1e-12,
+            &format!("{backend}: src = dst + {shift}"),
+        );
+    }
+    Ok(())
+}
+
+/// Out of place under both backends: [`out_of_place_edges`].
 #[test]
-fn fftw_out_of_place_takes_empty_arrays_refuses_bad_input_and_declines_what_it_cannot_do(
-) -> Result<()> {
-    with_fftw(|| {
-        let f = FftDirection::Forward;
-        let src = [c64::new(1.5, -2.0); 8];
-        let mut dst = [c64::new(f64::NAN, 0.0); 8];
-        // SAFETY: every call reads at most 8 elements of `src` and writes at most 8 of
-        // `dst` (none for the empty ones); the null pointers are refused before use.
-        unsafe {
-            assert!(CpuDevice::fft_block_into(
-                f,
-                0,
-                &[1 << 20, 1 << 20],
-                1,
-                src.as_ptr(),
-                dst.as_mut_ptr()
-            )?);
-            assert!(CpuDevice::fft_block_into(
-                f,
-                3,
-                &[0],
-                5,
-                src.as_ptr(),
-                dst.as_mut_ptr()
-            )?);
-            assert!(
-                dst.iter().all(|v| v.re.is_nan()),
-                "an empty transform wrote"
-            );
-            let re = [0.0f64; 4];
-            let mut re_out = [0.0f64; 4];
-            let e = CpuDevice::fft_block_into(f, 1, &[4], 1, re.as_ptr(), re_out.as_mut_ptr());
-            assert!(e.is_err(), "a real array must be refused: {e:?}");
-            let e =
-                CpuDevice::fft_block_into(f, 1, &[4], 1, std::ptr::null::<c64>(), dst.as_mut_ptr());
-            assert!(e.is_err(), "a null input must be refused: {e:?}");
-            let e =
-                CpuDevice::fft_block_into(f, 1, &[4], 1, src.as_ptr(), std::ptr::null_mut::<c64>());
-            assert!(e.is_err(), "a null output must be refused: {e:?}");
-            let e =
-                CpuDevice::fft_block_into(f, usize::MAX, &[4], 2, src.as_ptr(), dst.as_mut_ptr());
-            assert!(e.is_err(), "an overflowing size must be refused: {e:?}");
-            // 1-point transforms are the identity: a copy.
-            assert!(CpuDevice::fft_block_into(
-                f,
-                2,
-                &[1, 1],
-                4,
-                src.as_ptr(),
-                dst.as_mut_ptr()
-            )?);
-            assert_eq!(dst, src, "1-point transforms out of place");
-            // Four axes (FFTW's guru plans go to rank 3), and rustfft: declined,
-            // the output as it was.
-            let mut untouched = [c64::new(f64::NAN, 0.0); 8];
-            let declined = CpuDevice::fft_block_into(
-                f,
-                1,
-                &[2, 2, 1, 2],
-                1,
-                src.as_ptr(),
-                untouched.as_mut_ptr(),
-            )?;
-            assert!(!declined, "four axes out of place");
-            set_host_fft(HostFft::RustFft)?;
-            let declined =
-                CpuDevice::fft_block_into(f, 1, &[8], 1, src.as_ptr(), untouched.as_mut_ptr());
-            set_host_fft(HostFft::Fftw)?;
-            assert!(!declined?, "rustfft out of place");
-            assert!(
-                untouched.iter().all(|v| v.re.is_nan()),
-                "a declined transform wrote"
-            );
-        }
-        Ok(())
-    })
+fn out_of_place_takes_empty_arrays_aliasing_and_every_rank_and_refuses_bad_input() -> Result<()> {
+    {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        set_host_fft(HostFft::RustFft)?;
+        out_of_place_edges("rustfft")?;
+    }
+    with_fftw(|| out_of_place_edges("FFTW"))
 }

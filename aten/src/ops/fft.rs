@@ -170,24 +170,25 @@ fn split(dims: &[usize], start: usize, end: usize) -> (usize, &[usize], usize) {
     (outer, &dims[start..=end], inner)
 }
 
-/// `x` (dense row-major, complex) transformed over `axes` into a new tensor with the
-/// first block out of place where the device can ([`Fft::fft_block_into`]: the host's
-/// FFTW backend), the rest in place on the result; `None` where it cannot.
+/// `x` (dense row-major, complex) transformed over `axes` (at least one) into a new
+/// tensor: the first block from `x` into the result ([`Fft::fft_block_into`]: one
+/// out-of-place plan with the host's FFTW backend, a copy and the transform in place
+/// otherwise), the rest in place on the result.
 fn transform_out_of_place(
     op: &'static str,
     x: &Tensor,
     direction: FftDirection,
     axes: &[usize],
     norm: FftNorm,
-) -> Result<Option<Tensor>> {
+) -> Result<Tensor> {
     let runs = runs(axes);
     let Some(&(start, end)) = runs.first() else {
-        return Ok(None);
+        return x.try_clone();
     };
     // SAFETY: the first block's transform writes every element of `y` before anything
-    // reads it; when the device declines, `y` is dropped unread.
+    // reads it (an error drops `y` unread).
     let mut y = unsafe { Tensor::uninit(x.dtype(), x.device(), x.dims())? };
-    let done = {
+    {
         let _r = x.buffer.read(op)?;
         let _w = y.buffer.write(op)?;
         let (outer, block, inner) = split(x.dims(), start, end);
@@ -201,14 +202,11 @@ fn transform_out_of_place(
                 )
             }
         })
-        .map_err(|e| e.in_op(op))?
-    };
-    if !done {
-        return Ok(None);
+        .map_err(|e| e.in_op(op))?;
     }
     y.blocks_in_place(op, direction, &runs[1..])?;
     y.normalise(direction, axes, norm)?;
-    Ok(Some(y))
+    Ok(y)
 }
 
 /// `x` transformed over `axes` into a new tensor.
@@ -221,9 +219,7 @@ fn transform(
 ) -> Result<Tensor> {
     check_axes(op, x.ndim(), axes)?;
     if x.dtype() == complex_for(x.dtype()) && x.is_contiguous() {
-        if let Some(y) = transform_out_of_place(op, x, direction, axes, norm)? {
-            return Ok(y);
-        }
+        return transform_out_of_place(op, x, direction, axes, norm);
     }
     let mut y = x.cast(complex_for(x.dtype()))?;
     if !y.is_contiguous() {

@@ -11,8 +11,9 @@ use rustfft::{FftNum, FftPlanner};
 
 use crate::args as check;
 use crate::fft::{
-    check_complex, gather_lines, host_fft, scatter_lines, Fft, FftDirection, HostFft,
+    block_len, check_complex, gather_lines, host_fft, scatter_lines, Fft, FftDirection, HostFft,
 };
+use crate::memory::SyncMemory;
 use crate::parallel::{for_each_range, SendPtr};
 
 /// Strided lines gathered per block: 8 c64 columns are two cache lines of each row.
@@ -120,16 +121,6 @@ unsafe fn run<F: Real>(
     Ok(())
 }
 
-/// `outer · Π dims · inner`, or the overflow error.
-fn block_len(outer: usize, dims: &[usize], inner: usize) -> Result<usize> {
-    let points = dims.iter().try_fold(1usize, |a, &n| a.checked_mul(n));
-    let n = points.and_then(|p| p.checked_mul(outer)?.checked_mul(inner));
-    n.ok_or_else(|| ctensor_base::Error::Overflow {
-        op: "fft",
-        what: format!("{outer} × {dims:?} × {inner} elements exceed usize"),
-    })
-}
-
 /// The FFTW block transform ([`super::fftw::block`]) of c32/c64 `T` in its precision.
 ///
 /// # Safety
@@ -211,33 +202,36 @@ impl<T: Scalar> Fft<T> for CpuDevice {
         inner: usize,
         src: *const T,
         dst: *mut T,
-    ) -> Result<bool> {
+    ) -> Result<()> {
         check_complex(T::DTYPE)?;
-        // rustfft transforms lines in place (its out-of-place calls use the input as
-        // scratch), and FFTW's guru plans go to rank 3. Reading the input in the first
+        let n = block_len(outer, dims, inner)?;
+        check::non_null("fft", "src", src, n)?;
+        check::non_null("fft", "dst", dst, n)?;
+        let (s, d) = (src as usize, dst as usize);
+        let bytes = n * std::mem::size_of::<T>();
+        let overlap = s < d + bytes && d < s + bytes;
+        // FFTW's plan reads `src` and writes `dst` where they are apart. Otherwise a copy
+        // (memmove: any overlap) and the transform in place: beyond FFTW's rank-3 plans,
+        // for the trivial blocks, and with rustfft, which transforms lines in place (its
+        // out-of-place calls use the input as scratch). Reading the input in the first
         // pass of the rustfft path instead of copying it first was measured (`make
         // bench`, table "fft", fftn into a new tensor / FFTW's out-of-place plan, two
         // interleaved runs each): the block's first axis first took 1.23–1.69 at
         // 60³–128³ against 0.95–1.43 for the copy (scattered first touches of the fresh
         // output), its last axis first 1.15–1.52 against 1.05–1.39: no gain, so no path.
-        if host_fft()? == HostFft::RustFft || dims.len() > 3 {
-            return Ok(false);
+        if host_fft()? == HostFft::RustFft
+            || dims.len() > 3
+            || overlap
+            || n == 0
+            || dims.iter().all(|&d| d == 1)
+        {
+            // SAFETY: forwarded contract; `sync` allows overlapping ranges.
+            return unsafe {
+                <Self as SyncMemory<T, Self>>::sync(dst, src, n)?;
+                Self::fft_block(direction, outer, dims, inner, dst)
+            };
         }
-        let n = block_len(outer, dims, inner)?;
-        check::non_null("fft", "src", src, n)?;
-        check::non_null("fft", "dst", dst, n)?;
-        if n == 0 {
-            return Ok(true);
-        }
-        if dims.iter().all(|&d| d == 1) {
-            // 1-point transforms: the identity.
-            // SAFETY: the caller's contract: `n` elements readable at `src`, writable at
-            // `dst`, not overlapping.
-            unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
-            return Ok(true);
-        }
-        // SAFETY: forwarded contract.
-        unsafe { fftw_block(direction, outer, dims, inner, dst, Some(src)) }?;
-        Ok(true)
+        // SAFETY: forwarded contract: `n` elements each, apart (checked above).
+        unsafe { fftw_block(direction, outer, dims, inner, dst, Some(src)) }
     }
 }

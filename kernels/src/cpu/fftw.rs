@@ -7,8 +7,8 @@
 //! strides, batched over `outer` and `inner`, in place, or out of place from an input
 //! array it preserves (`FFTW_PRESERVE_INPUT`) into a new one. Plans are made once per
 //! layout, precision, direction, planner rigour, placement and data alignment
-//! (`fftw_alignment_of` of each array), on scratch buffers of the same alignment (planning with `FFTW_MEASURE` overwrites its
-//! arrays), under one lock, and kept for the life of the process; executions use FFTW's
+//! (`fftw_alignment_of` of each array), on scratch buffers of the same alignment
+//! (planning with `FFTW_MEASURE` overwrites its arrays), under one lock, and kept for the life of the process; executions use FFTW's
 //! thread-safe new-array call (`fftw_execute_dft`) without a lock. Large transforms are
 //! split over ctensor's threads by `outer` or, when that is too short, by `inner`.
 //!
@@ -245,14 +245,16 @@ fn plan_for<F: Copy + Default>(api: &Api, key: Key, span: usize) -> Result<Plan>
         unsafe { base.add(start) }.cast::<c_void>()
     };
     let mut scratch = vec![Complex::<F>::default(); span + extra];
-    let mut scratch_out = Vec::new();
+    let out_len = if key.out_align.is_some() {
+        span + extra
+    } else {
+        0
+    };
+    let mut scratch_out = vec![Complex::<F>::default(); out_len];
     let p = placed(&mut scratch, key.align);
     let q = match key.out_align {
         None => p,
-        Some(align) => {
-            scratch_out = vec![Complex::<F>::default(); span + extra];
-            placed(&mut scratch_out, align)
-        }
+        Some(align) => placed(&mut scratch_out, align),
     };
     if key.out_align.is_some() {
         // The input of a transform out of place is the caller's array: never written.
@@ -283,7 +285,6 @@ fn plan_for<F: Copy + Default>(api: &Api, key: Key, span: usize) -> Result<Plan>
             flags,
         )
     };
-    drop(scratch_out);
     if plan.is_null() {
         return Err(Error::Internal {
             op: "fft",
