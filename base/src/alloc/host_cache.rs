@@ -189,7 +189,7 @@ fn trim(keep: usize) {
     }
     for (p, size) in freed {
         // SAFETY: a block the cache held: allocated by `cpu::alloc_host` with the size
-        // `size` and the layout `cpu::layout_of(size)`, given to the cache instead of
+        // `size` (freed by `cpu::release` with that size), given to the cache instead of
         // being freed, and removed from it above, so it is freed once.
         unsafe { super::cpu::release(p as *mut u8, size) };
     }
