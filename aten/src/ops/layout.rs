@@ -58,7 +58,9 @@ impl Tensor {
             .zip(steps)
             .map(|(&n, &s)| n.div_ceil(s))
             .collect();
-        let out = Tensor::new(self.dtype(), self.device(), &dims)?;
+        // SAFETY: `stride` writes every element of the dense output (one input element
+        // each) before anything reads it; on an error `out` is dropped unread.
+        let out = unsafe { Tensor::uninit(self.dtype(), self.device(), &dims)? };
         let _w = out.buffer.write(op)?;
         let _r = x.buffer.read(op)?;
         dispatch!(self.dtype(), self.device(), T, D => {

@@ -78,7 +78,10 @@ fn cat_as(op: &'static str, tensors: &[&Tensor], dim: usize) -> Result<Tensor> {
             })?;
     }
     let parts = promote(op, tensors)?;
-    let out = Tensor::new(parts[0].dtype(), first.device(), &dims)?;
+    // SAFETY: the parts' copies below tile `out` along `dim` (their lengths add up to
+    // `dims[dim]`, every other dimension equal), so every element is written before the
+    // result is returned; on an error `out` is dropped unread.
+    let out = unsafe { Tensor::uninit(parts[0].dtype(), first.device(), &dims)? };
     let mut at = 0;
     for p in &parts {
         let len = p.dims()[dim];
@@ -162,7 +165,10 @@ impl Tensor {
         let size = self.dims()[dim];
         let mut dims = self.dims().to_vec();
         dims[dim] = ind.len();
-        let out = Tensor::new(self.dtype(), self.device(), &dims)?;
+        // SAFETY: `index_select` below writes every element of `out` (each output row
+        // is one input row) before anything reads it; on an error `out` is dropped
+        // unread.
+        let out = unsafe { Tensor::uninit(self.dtype(), self.device(), &dims)? };
         if out.numel() == 0 {
             return Ok(out);
         }
