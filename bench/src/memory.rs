@@ -68,7 +68,41 @@ pub fn memory_tables(rng: &mut StdRng) -> String {
             },
         ),
     );
-    t.out + &host_cache_table(rng)
+    t.out + &zeros_table() + &host_cache_table(rng)
+}
+
+/// A fresh zeroed block (`Tensor::zeros` with the host cache off, so the block comes
+/// from the allocator) against Rust's `vec![0.0; n]`, each with one write per 4 KiB page
+/// (what a first use costs at least): the zeroing must ride on the kernel's zeroed
+/// pages, not write the block a second time.
+fn zeros_table() -> String {
+    use ctensor::base::alloc::host_cache::{set_limit, DEFAULT_LIMIT};
+    let mut t = Table::new(
+        "Fresh zeroed memory: `Tensor::zeros` (host cache off) vs `vec![0.0; n]`, one write per page, then freed (1 thread)",
+        ["ours", "reference", "ours / reference"],
+    );
+    set_limit(0);
+    for n in [1usize << 17, 10_000_000] {
+        t.row(
+            "`Tensor::zeros` vs `vec![0.0; n]`",
+            &format!("{n} f64"),
+            compare(
+                || {
+                    let mut z = Tensor::zeros(DataType::Double, DeviceType::Cpu, &[n]).unwrap();
+                    let mut d = z.data_mut::<f64>().unwrap();
+                    d.iter_mut().step_by(512).for_each(|v| *v = 1.0);
+                    black_box(&mut d[..]);
+                },
+                || {
+                    let mut v = vec![0.0f64; n];
+                    v.iter_mut().step_by(512).for_each(|v| *v = 1.0);
+                    black_box(&mut v);
+                },
+            ),
+        );
+    }
+    set_limit(DEFAULT_LIMIT);
+    t.out
 }
 
 /// The host cache of large blocks (`ctensor::base::alloc::host_cache`), on and off in
