@@ -1,30 +1,19 @@
 //! Host blocks straight from the global allocator (the host cache at a limit of 0, so
 //! every block is allocated and freed there, padded and aligned inside): every size is
 //! aligned to `CPU_ALIGN`, a zeroed block is zero even where the memory just held other
-//! data (the allocator's reuse of freed chunks, which `calloc` must clear), and random sequences
-//! of live blocks never overlap and keep their bytes until freed. One test in its own
-//! binary: the host cache's limit is process-wide.
+//! data (the allocator's reuse of freed chunks, which `calloc` must clear), and random
+//! sequences of live blocks never overlap and keep their bytes until freed. One test in
+//! its own binary: the host cache's limit is process-wide.
 #![deny(unused_must_use)]
 
+mod common;
+
+use common::{all, fill, TestResult};
 use ctensor_base::alloc::host_cache;
 use ctensor_base::alloc::Allocation;
 use ctensor_base::device::CPU_ALIGN;
 use ctensor_base::DeviceType;
 use rand::{Rng, SeedableRng};
-
-/// What a test returns: a failing step names its error.
-type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
-
-fn fill(a: &Allocation, byte: u8) {
-    // SAFETY: the block holds `a.bytes()` bytes and is not shared.
-    unsafe { std::ptr::write_bytes(a.as_ptr(), byte, a.bytes()) };
-}
-
-fn all(a: &Allocation, byte: u8) -> bool {
-    // SAFETY: every byte of the block was written (`fill`) or zeroed.
-    let s = unsafe { std::slice::from_raw_parts(a.as_ptr(), a.bytes()) };
-    s.iter().all(|&b| b == byte)
-}
 
 #[test]
 fn blocks_from_the_system_are_aligned_zeroed_and_kept_apart() -> TestResult {

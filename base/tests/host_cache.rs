@@ -5,24 +5,13 @@
 //! counters are read.
 #![deny(unused_must_use)]
 
+mod common;
+
+use common::{all, fill, TestResult};
 use ctensor_base::alloc::host_cache::{self, class_of, MIN_BLOCK};
 use ctensor_base::alloc::Allocation;
 use ctensor_base::DeviceType;
 use rand::{Rng, SeedableRng};
-
-/// What a test returns: a failing step names its error.
-type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
-
-fn fill(a: &Allocation, byte: u8) {
-    // SAFETY: the block holds `a.bytes()` bytes and is not shared.
-    unsafe { std::ptr::write_bytes(a.as_ptr(), byte, a.bytes()) };
-}
-
-fn all(a: &Allocation, byte: u8) -> bool {
-    // SAFETY: every byte of the block was written (`fill`) or zeroed.
-    let s = unsafe { std::slice::from_raw_parts(a.as_ptr(), a.bytes()) };
-    s.iter().all(|&b| b == byte)
-}
 
 #[test]
 fn large_host_blocks_are_cached_by_size_class_within_the_limit() -> TestResult {
