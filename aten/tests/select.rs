@@ -439,6 +439,47 @@ device_test!(growable_push_with_writes_the_new_entries_in_place, D -> Result {
     Ok(())
 });
 
+// `spare` is the reserved part past the filled one, where the storage's strides put it;
+// `commit` appends what was written there and refuses more than the room: against `push`
+// of the same blocks, along both dimensions, to a full storage and with nothing reserved.
+device_test!(growable_spare_and_commit_append_in_place, D -> Result {
+    for dim in [0usize, 1] {
+        let mut shape = [5usize, 5];
+        shape[dim] = 0;
+        let (mut g, mut want) = (
+            GrowableTensor::new(ComplexDouble, D::TYPE, &shape, dim, 7)?,
+            GrowableTensor::new(ComplexDouble, D::TYPE, &shape, dim, 7)?,
+        );
+        for (k, len) in [3usize, 0, 1, 3].into_iter().enumerate() {
+            let spare = g.spare()?;
+            assert_eq!(spare.dims()[dim], 7 - g.len(), "dim {dim} step {k}");
+            assert_eq!(spare.strides(), g.view()?.strides(), "dim {dim} step {k}");
+            let mut s = [5usize, 5];
+            s[dim] = len;
+            let block = (&counting::<D>(ComplexDouble, &s)? * (k as i64 + 2))?;
+            spare.narrow(dim, 0, len)?.assign(&block)?;
+            // Written past what is committed: not part of the tensor.
+            if spare.dims()[dim] > len {
+                spare.narrow(dim, len, 1)?.fill(-1.0)?;
+            }
+            g.commit(len)?;
+            want.push(&block)?;
+            assert_eq!(values(&g.view()?)?, values(&want.view()?)?, "dim {dim} step {k}");
+        }
+        assert_eq!((g.len(), g.capacity()), (7, 7));
+        assert_eq!(g.spare()?.dims()[dim], 0);
+        let e = g.commit(1).unwrap_err();
+        assert!(matches!(e, Error::OutOfRange { op: "GrowableTensor::commit", .. }), "{e}");
+        assert_eq!(g.len(), 7, "a refused commit changes nothing");
+        g.truncate(2);
+        let e = g.commit(6).unwrap_err();
+        assert!(e.to_string().contains("0..=5"), "{e}");
+        g.commit(5)?;
+        assert_eq!(values(&g.view()?)?, values(&want.view()?)?);
+    }
+    Ok(())
+});
+
 device_test!(item_reads_the_one_element_of_any_rank, D -> Result {
     let z = c64::new(2.0, -1.0);
     let t = on::<D>(Tensor::from_slice(&[z], &[1, 1, 1])?);

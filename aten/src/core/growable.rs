@@ -149,6 +149,34 @@ impl GrowableTensor {
         Ok(())
     }
 
+    /// The reserved part beyond the filled one (`capacity − len` entries along the
+    /// growing dimension), a view of the storage to write entries in before
+    /// [`commit`](Self::commit)ting them: a solver forms its next columns where they
+    /// will be kept. What it holds before is unspecified (zeros, or entries truncated or
+    /// cleared earlier). It shares the storage with [`view`](Self::view), so an op that
+    /// writes into it while reading the filled part copies that part first (see
+    /// [`Tensor::shares_memory_with`]): such work goes a slab of rows at a time.
+    pub fn spare(&self) -> Result<Tensor> {
+        self.storage
+            .narrow(self.dim, self.len, self.capacity() - self.len)
+    }
+
+    /// Appends the first `add` entries of [`spare`](Self::spare) as they were written
+    /// there. Errors: `OutOfRange` when `add` exceeds the spare room (nothing changes).
+    pub fn commit(&mut self, add: usize) -> Result<()> {
+        let room = self.capacity() - self.len;
+        if add > room {
+            return Err(Error::OutOfRange {
+                op: "GrowableTensor::commit",
+                what: "entries appended from the spare room".into(),
+                given: add as i64,
+                valid: format!("0..={room}"),
+            });
+        }
+        self.len += add;
+        Ok(())
+    }
+
     /// Makes room for at least `total` entries, copying the filled part once.
     fn reserve_total(&mut self, total: usize) -> Result<()> {
         let mut dims = self.storage.dims().to_vec();
