@@ -1,13 +1,12 @@
 //! Block Davidson with soft locking and thick restarts from the Ritz vectors.
 
 use ctensor_aten::{
-    cat, eigh, matmul, matmul_into, matmul_op, EigBackend, EighRange, GrowableTensor, Result,
-    Tensor, Trans,
+    cat, eigh, matmul, matmul_op, EigBackend, EighRange, GrowableTensor, Result, Tensor, Trans,
 };
 
 use super::{
-    check, correct_or_finish, hermitian, orthogonalize_against_, orthonormalize_, residual,
-    Eigenpairs, SolverOptions,
+    check, hermitian, host_values, orthogonalize_against_, orthonormalize_, residuals_into_spare,
+    same_place, Eigenpairs, RitzBlock, SolverOptions,
 };
 
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
@@ -77,12 +76,15 @@ pub fn davidson_into(
 ) -> Result<Eigenpairs> {
     let (n, nev) = check("davidson", &x0, &opts)?;
     let max_basis = opts.max_basis.clamp((2 * nev).min(n), n.max(1));
-    let new_basis = || GrowableTensor::new(x0.dtype(), x0.device(), &[n, 0], 1, max_basis);
-    let (mut v, mut hv) = (new_basis()?, new_basis()?);
+    let (dtype, device) = (x0.dtype(), x0.device());
+    let new_basis = || GrowableTensor::new(dtype, device, &[n, 0], 1, max_basis);
     // The start block is orthonormalised where it lands in the basis: no copy of it
-    // beside the basis, and the caller's block is only read.
+    // beside the basis, and the caller's block is only read. H V is reserved once the
+    // start block is freed, so the two never exist beside it.
+    let mut v = new_basis()?;
     v.push(&x0)?;
     drop(x0);
+    let mut hv = new_basis()?;
     orthonormalize_(&mut v.view()?)?;
     let x = v.view()?;
     hv.push_with(nev, |out| op_into(&x, out))?;
@@ -100,58 +102,80 @@ pub fn davidson_into(
         let (theta, y) = eigh(&s, EighRange::Index(0, nev), EigBackend::default())?;
         // Restart from the Ritz vectors when this step's corrections would not fit: the
         // basis and H times it are rotated in place (V ← V Y), so the Ritz block X and
-        // H X never exist beside them. Otherwise the residual H V Y − V Y Θ is formed
-        // by two gemms into one block.
+        // H X never exist beside them. Otherwise the residual is H V Y − V Y Θ, by two
+        // gemms. Either way it is formed in the basis's spare columns, where the
+        // corrections will be kept, not in a block of its own.
         let restart = v.len() > nev && v.len() + expected > max_basis;
-        let r = if restart {
+        let y_theta = if restart {
+            None
+        } else {
+            Some(y.mul(&theta.unsqueeze(0)?)?)
+        };
+        let (basis, h_basis) = if restart {
             v.matmul_right_(&y)?;
             hv.matmul_right_(&y)?;
             let (x, hx) = (v.view()?, hv.view()?);
             s = hermitian(&matmul_op(&x, Trans::C, &hx, Trans::N)?)?;
-            residual(&theta, &x, &hx)?
+            (x, hx)
         } else {
-            let mut r = matmul(&hv.view()?, &y)?;
-            let y_theta = y.mul(&theta.unsqueeze(0)?)?;
-            matmul_into(&v.view()?, Trans::N, &y_theta, Trans::N, -1.0, 1.0, &mut r)?;
-            r
+            (v.view()?, hv.view()?)
         };
+        let ritz_block = match &y_theta {
+            None => RitzBlock::Rotated {
+                x: &basis,
+                hx: &h_basis,
+                theta: &theta,
+            },
+            Some(y_theta) => RitzBlock::Combined {
+                v: &basis,
+                hv: &h_basis,
+                y: &y,
+                y_theta,
+            },
+        };
+        let spare = v.spare()?;
+        let (norms, open, added) = residuals_into_spare(&ritz_block, (n, nev), &spare, opts.tol)?;
+        drop((h_basis, y_theta));
         // A basis that already spans the whole space (nev = n) cannot take more.
         let room = max_basis - v.len();
-        let limit = SolverOptions {
-            max_iter: if room == 0 { iteration } else { opts.max_iter },
-            ..opts
-        };
-        let ritz = || -> Result<Tensor> {
-            if restart {
-                v.view()?.contiguous()
-            } else {
-                matmul(&v.view()?, &y)
-            }
-        };
-        let mut t = match correct_or_finish(
-            &theta,
-            r,
-            ritz,
-            &limit,
-            (iteration, applications),
-            &mut precond,
-        )? {
-            Ok(correction) => correction,
-            Err(done) => return Ok(done),
-        };
-        expected = t.dims()[1];
-        if expected > room {
-            // More pairs opened than the last step had: the lowest that fit.
-            t = t.narrow(1, 0, room)?.contiguous()?;
+        let max_iter = if room == 0 { iteration } else { opts.max_iter };
+        let done = open.iter().all(|&b| b >= opts.nconv);
+        if done || iteration >= max_iter {
+            // H V is not returned: freed before the Ritz vectors are formed, so they are
+            // never made beside both the basis and H V.
+            drop((spare, hv));
+            return Ok(Eigenpairs {
+                values: theta.share(),
+                vectors: if restart {
+                    basis.contiguous()?
+                } else {
+                    matmul(&basis, &y)?
+                },
+                converged: done,
+                residual_norms: norms,
+                iterations: iteration,
+                applications,
+            });
         }
-        let added = t.dims()[1];
+        drop(basis);
+        // The unconverged pairs that fit (the lowest ones, in order) lie at the front of
+        // the spare columns; the preconditioner gets that window and may overwrite it.
+        expected = open.len();
+        let th = host_values(&theta)?;
+        let open_theta: Vec<f64> = open[..added].iter().map(|&b| th[b]).collect();
+        let mut t = spare.narrow(1, 0, added)?;
+        drop(spare);
+        let got = precond(&t, &open_theta)?;
+        if !same_place(&got, &t) {
+            t.assign(&got)?;
+        }
+        drop(got);
         // t -= V (Vᴴ t), in place, then orthonormal columns; twice unless once is enough.
+        // Then they are the basis's next columns, and H is applied to them there, into
+        // H V's next columns: no block of the corrections or of H's result beside them.
         orthogonalize_against_(&v.view()?, &mut t)?;
-        // The corrections go into the basis first and H is applied to them there, into
-        // H V's next columns: the correction block is freed before H's result is made,
-        // and that result is made where it is kept.
-        v.push(&t)?;
         drop(t);
+        v.commit(added)?;
         let new = v.view()?.narrow(1, v.len() - added, added)?;
         hv.push_with(added, |out| op_into(&new, out))?;
         drop(new);

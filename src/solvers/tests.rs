@@ -798,3 +798,95 @@ fn the_diagonal_preconditioner_is_the_plain_quotient_and_leaves_the_residual() -
     }
     Ok(())
 }
+
+/// `residuals_into_spare` against the residual block formed whole (`residual` for a
+/// rotated basis, `H V Y − V Y Θ` otherwise) with its column norms: every floating
+/// dtype, both forms, residuals that take several slabs of rows (70 001 × 5), one slab
+/// (257 × 9), a row (1 × 4), and rooms of none, one column, fewer columns than the open
+/// pairs (the columns past it give norms only), exactly as many and more. The tolerance
+/// is midway between the two middle norms, so about half the pairs are open; the spare's columns past what
+/// was kept, and the storage's columns before it, are left as they were (NaN).
+#[test]
+fn residuals_formed_in_the_spare_columns_are_the_whole_residuals() -> TestResult {
+    for dtype in FLOATS {
+        let close = if dtype.real_type() == DataType::Float {
+            1e-4
+        } else {
+            1e-11
+        };
+        for (n, m, nev) in [(70_001, 7, 5), (257, 13, 9), (1, 4, 4)] {
+            let v = Tensor::randn(dtype, DeviceType::Cpu, &[n, m], 11)?;
+            let hv = Tensor::randn(dtype, DeviceType::Cpu, &[n, m], 12)?;
+            let y = Tensor::randn(dtype, DeviceType::Cpu, &[m, nev], 13)?;
+            let theta = Tensor::randn(dtype.real_type(), DeviceType::Cpu, &[nev], 14)?;
+            let y_theta = y.mul(&theta.unsqueeze(0)?)?;
+            let (x, hx) = (v.narrow(1, 0, nev)?, hv.narrow(1, 0, nev)?);
+            let forms = [
+                (
+                    "rotated",
+                    RitzBlock::Rotated {
+                        x: &x,
+                        hx: &hx,
+                        theta: &theta,
+                    },
+                    residual(&theta, &x, &hx)?,
+                ),
+                (
+                    "combined",
+                    RitzBlock::Combined {
+                        v: &v,
+                        hv: &hv,
+                        y: &y,
+                        y_theta: &y_theta,
+                    },
+                    {
+                        let mut r = matmul(&hv, &y)?;
+                        matmul_into(&v, Trans::N, &y_theta, Trans::N, -1.0, 1.0, &mut r)?;
+                        r
+                    },
+                ),
+            ];
+            for (form, ritz, whole) in forms {
+                let want_norms = column_norms(&whole)?;
+                let mut sorted = want_norms.clone();
+                sorted.sort_by(f64::total_cmp);
+                let tol = 0.5 * (sorted[nev / 2 - 1] + sorted[nev / 2]);
+                let want_open: Vec<usize> = (0..nev).filter(|&b| want_norms[b] > tol).collect();
+                for room in [
+                    0,
+                    1,
+                    want_open.len().saturating_sub(1),
+                    want_open.len(),
+                    nev + 2,
+                ] {
+                    let what = format!("{dtype:?} {form} [{n}, {nev}] room {room}");
+                    // The spare columns of a storage [n, 2 + room]: two filled before.
+                    let storage =
+                        Tensor::full(f64::NAN, DeviceType::Cpu, &[n, 2 + room])?.cast(dtype)?;
+                    let spare = storage.narrow(1, 2, room)?;
+                    let (norms, open, kept) = residuals_into_spare(&ritz, (n, nev), &spare, tol)?;
+                    assert_eq!(open, want_open, "{what}");
+                    assert_eq!(kept, open.len().min(room), "{what}");
+                    for (b, (&got, &want)) in norms.iter().zip(&want_norms).enumerate() {
+                        assert!(
+                            (got - want).abs() <= close * want,
+                            "{what}: norm {b} {got} against {want}"
+                        );
+                    }
+                    let want_cols = whole.take(1, &open[..kept])?;
+                    let got_cols = spare.narrow(1, 0, kept)?;
+                    assert!(
+                        got_cols.allclose(&want_cols, close, close)?,
+                        "{what}: the kept columns"
+                    );
+                    let before = storage.narrow(1, 0, 2)?.cast(DataType::ComplexDouble)?;
+                    assert!(
+                        before.to_vec::<c64>()?.iter().all(|z| z.re.is_nan()),
+                        "{what}: a filled column written"
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
