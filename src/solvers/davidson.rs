@@ -12,7 +12,8 @@ use super::{
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
 /// of columns `X`) by block Davidson, from the start block `x0` (`[n, nev]`, need not be
 /// orthonormal), with the preconditioner `precond(residuals, ritz_values)` applied to the
-/// residual columns of the unconverged pairs.
+/// residual columns of the unconverged pairs (the lowest of them that fit in the basis
+/// before a restart).
 ///
 /// Each iteration is one Rayleigh–Ritz step on the basis `V` (orthonormal columns, `HV`
 /// kept beside it): the lowest `nev` pairs of `Vᴴ H V`, their residuals, and for the
@@ -25,15 +26,18 @@ use super::{
 /// an SCF loop wants the improved vectors, not an error; a caller that needs
 /// convergence checks the flag.
 ///
-/// Memory: the basis and `H V` (`opts.max_basis` columns each, reserved once), one
-/// residual or correction block and `H` times it ([`davidson_into`] makes that one
-/// where it is kept). The start block and each correction
-/// are orthonormalised and copied into the basis before `op` is applied to them there,
-/// so `op` is given a view of columns of the basis (a row stride of the basis's
-/// capacity), which it must only read. A restart rotates the basis in place, and the
-/// Ritz vectors are formed only when the solver returns. The block `precond` returns is
-/// the solver's: it is orthogonalised in place (returning the residual block itself,
-/// `Ok(r.share())`, is fine). [`davidson_owned`] also frees the start block.
+/// Memory: the basis and `H V` (`opts.max_basis` columns each, reserved once), and
+/// `H` times the new columns ([`davidson_into`] makes that where it is kept). Each
+/// step's residuals are formed in the basis's spare columns, a slab of rows at a time;
+/// the converged ones are dropped, and the unconverged ones that fit (the lowest) are
+/// handed to `precond` there, orthogonalised and kept there as the corrections. The
+/// start block is copied into the basis before `H V` is reserved. So `op` is given a
+/// view of columns of the basis (a row stride of the basis's capacity), which it must
+/// only read. A restart rotates the basis in place, and the Ritz vectors are formed
+/// only when the solver returns, after `H V` is freed. The block `precond` returns is
+/// the solver's: returning the residual window itself, `Ok(r.share())`, saves a copy;
+/// another block is copied into the window. [`davidson_owned`] also frees the start
+/// block.
 ///
 /// Errors: a start block that is not `[n, nev]` with `1 ≤ nev ≤ n`, a non-floating
 /// dtype, a tolerance that is not finite and positive, and whatever `op` or `precond`

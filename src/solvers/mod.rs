@@ -16,9 +16,10 @@
 //!
 //! The residual block a solver hands its preconditioner is its own and is dropped after
 //! the call: a preconditioner may overwrite it and return it
-//! ([`diagonal_preconditioner_in_place`]). When only some pairs are unconverged it is a
-//! column window of the solver's residual block (the open columns moved to the front in
-//! place), so its row stride can exceed its width.
+//! ([`diagonal_preconditioner_in_place`]). It is a column window, so its row stride can
+//! exceed its width: of the solver's residual block (LOBPCG; the open columns moved to
+//! the front in place) or of the spare columns of the basis, where Davidson forms its
+//! residuals and keeps its corrections.
 //!
 //! ```
 //! use ctensor::solvers::{davidson, diagonal_preconditioner, SolverOptions};
