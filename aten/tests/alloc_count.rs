@@ -189,3 +189,37 @@ fn in_place_ops_on_a_column_major_block_allocate_no_block() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn in_place_ops_on_a_column_window_work_in_slabs() -> TestResult {
+    // A window of columns of a wider block (a solver's basis hands out such windows,
+    // row stride the basis's capacity): dense in no axis order, so an op computes it
+    // densely and copies back. It does so a slab of rows (2^19 elements, 8 MB of c64) at
+    // a time, not through a temporary and an operand copy of the window's size.
+    ctensor_base::alloc::host_cache::set_limit(0);
+    let (n, m) = (16_384, 130);
+    let window_bytes = n * m * 16;
+    let slab = (1 << 19) * 16;
+    let wide = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[n, 2 * m])?;
+    let mut window = wide.narrow(1, 0, m)?;
+    let other = Tensor::ones(DataType::ComplexDouble, DeviceType::Cpu, &[n, m])?;
+    let scaled = bytes(|| window.scale_(0.5).unwrap());
+    let added = bytes(|| window.add_(&other).unwrap());
+    for (what, got) in [("scale_", scaled), ("add_", added)] {
+        println!("{what}: {got} bytes (the window is {window_bytes})");
+        assert!(
+            got <= 2 * slab + 65_536,
+            "{what}: {got} bytes allocated (the window is {window_bytes}, a slab {slab})"
+        );
+    }
+    // The values: each op ran twice (`bytes` warms up), from ones: 1 → 0.5 → 0.25, then
+    // + 1 twice; the other half of the block is untouched.
+    let got = window.contiguous()?.to_vec::<ctensor_aten::c64>()?;
+    assert!(got.iter().all(|z| *z == ctensor_aten::c64::new(2.25, 0.0)));
+    let rest = wide
+        .narrow(1, m, m)?
+        .contiguous()?
+        .to_vec::<ctensor_aten::c64>()?;
+    assert!(rest.iter().all(|z| *z == ctensor_aten::c64::new(1.0, 0.0)));
+    Ok(())
+}

@@ -718,6 +718,90 @@ device_test!(broadcast_operands_of_large_outputs_give_the_plain_loop_values, D -
     Ok(())
 });
 
+device_test!(large_strided_outputs_computed_by_slabs_give_the_plain_loop_values, D -> Result {
+    // Outputs above the slab size (2^19 elements) that are dense in no axis order — a
+    // window of columns of a wider block, a window of a 3-D block in its middle axis —
+    // go a slab along their outermost axis at a time: every element against a plain
+    // loop, in place and into the window, with a broadcast column and row, a strided
+    // operand, promotion (an i32 mask into f64), an operand that
+    // overlaps the output other than as itself (computed whole, as before), and the
+    // block's other columns left as they were (NaN).
+    let mut r = rng(97);
+    let (m, n, wide) = (1201, 487, 500);
+    let (x, xv) = random_on::<D, f64>(&mut r, &[m, n]);
+    let (col, cv) = random_on::<D, f64>(&mut r, &[m, 1]);
+    let (row, rv) = random_on::<D, f64>(&mut r, &[n]);
+    let nan = |dims: &[usize]| -> Fallible<Tensor> {
+        Ok(on::<D>(Tensor::full(f64::NAN, DeviceType::Cpu, dims)?))
+    };
+    let window = |block: &Tensor| -> Fallible<Tensor> {
+        let w = block.narrow(1, 5, n)?;
+        assert!(!w.is_contiguous() && w.numel() > 1 << 19);
+        Ok(w)
+    };
+    let check = |got: &Tensor, f: &dyn Fn(usize, usize) -> f64, what: &str| -> Fallible<()> {
+        let g = got.to_device(DeviceType::Cpu)?.cast(DataType::Double)?.contiguous()?.to_vec::<f64>()?;
+        for i in 0..m {
+            for j in 0..n {
+                let want = f(i, j);
+                assert!(g[i * n + j] == want, "{what} at ({i}, {j}): {} against {want}", g[i * n + j]);
+            }
+        }
+        Ok(())
+    };
+    let untouched = |block: &Tensor, what: &str| -> Fallible<()> {
+        for (start, len) in [(0, 5), (5 + n, wide - 5 - n)] {
+            let rest = block.narrow(1, start, len)?.to_device(DeviceType::Cpu)?.contiguous()?.to_vec::<f64>()?;
+            assert!(rest.iter().all(|v| v.is_nan()), "{what}: a column outside the window written");
+        }
+        Ok(())
+    };
+    // In place: the window holds x, then *= column, -= row, scaled.
+    let block = nan(&[m, wide])?;
+    let mut w = window(&block)?;
+    w.assign(&x)?;
+    w.mul_(&col)?;
+    w.sub_(&row)?;
+    w.scale_(0.5)?;
+    check(&w, &|i, j| ((xv[i * n + j] * cv[i]) - rv[j]) * 0.5, "in place")?;
+    untouched(&block, "in place")?;
+    // Into the window: a strided operand (a column-major copy) times a column.
+    let xt = on::<D>(x.to_device(DeviceType::Cpu)?.t()?.contiguous()?).t()?;
+    let block = nan(&[m, wide])?;
+    xt.mul_into(&col, &mut window(&block)?)?;
+    check(&window(&block)?, &|i, j| xv[i * n + j] * cv[i], "strided times column, into")?;
+    untouched(&block, "into")?;
+    // Promotion: an i32 mask added into the f64 window.
+    let block = nan(&[m, wide])?;
+    let mut w = window(&block)?;
+    w.assign(&x)?;
+    w.add_(&x.lt(&col)?)?;
+    check(&w, &|i, j| xv[i * n + j] + f64::from(xv[i * n + j] < cv[i]), "mask added")?;
+    // An operand overlapping the window one column over: read before anything is
+    // written, as when computed whole.
+    let block = nan(&[m, wide])?;
+    block.narrow(1, 5, n + 1)?.assign(&ctensor_aten::cat(&[&x, &col], 1)?)?;
+    let mut w = window(&block)?;
+    let shifted = block.narrow(1, 6, n)?;
+    w.add_(&shifted)?;
+    let next = |i: usize, j: usize| if j + 1 < n { xv[i * n + j + 1] } else { cv[i] };
+    check(&w, &|i, j| xv[i * n + j] + next(i, j), "overlapping operand")?;
+    // 3-D: a window [3, m', n'] of a [3, wide, n'] block in its middle axis, minus a row.
+    let (m3, n3) = (700, 300);
+    let (y, yv) = random_on::<D, f64>(&mut r, &[3, m3, n3]);
+    let (row3, r3) = random_on::<D, f64>(&mut r, &[n3]);
+    let block3 = nan(&[3, m3 + 9, n3])?;
+    let mut w3 = block3.narrow(1, 4, m3)?;
+    assert!(!w3.is_contiguous() && w3.numel() > 1 << 19);
+    w3.assign(&y)?;
+    w3.sub_(&row3)?;
+    let g = w3.to_device(DeviceType::Cpu)?.contiguous()?.to_vec::<f64>()?;
+    for (k, v) in g.iter().enumerate() {
+        assert!(*v == yv[k] - r3[k % n3], "3-D window at {k}");
+    }
+    Ok(())
+});
+
 /// Broadcast and row-strided operands read block by block on the host (2048 elements a
 /// block; a broadcast row copied once per period): every element against a plain loop,
 /// for one dtype, with shapes whose rows are shorter than a block (a column read in runs

@@ -158,6 +158,18 @@ fn run_into(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
         return run_row_major(w, &refs, &out_p);
     }
     if !out.is_contiguous() {
+        if let Some(axis) = slab_axis(out) {
+            // A large strided output whose operands are itself or apart from it (a
+            // column window of a wider block, as a solver's basis hands out): a slab
+            // along its outermost axis at a time, so the dense temporary and the
+            // operands' copies below are slab-sized, not the output's size.
+            if inputs
+                .iter()
+                .all(|x| same_view(x, out) || !x.shares_memory_with(out))
+            {
+                return by_slabs(w, inputs, out, axis);
+            }
+        }
         // A strided output (a transposed view, a Fortran-order map): compute densely,
         // then copy into it.
         // SAFETY: `run_dense` writes every element of the dense `tmp` before it is read.
@@ -166,6 +178,43 @@ fn run_into(w: Work, inputs: &[&Tensor], out: &Tensor) -> Result<()> {
         return Tensor::copy_values(out, &tmp, op);
     }
     run_row_major(w, inputs, out)
+}
+
+/// The axis along which a strided output of more than [`SLAB`] elements is split into
+/// slabs: its outermost (largest stride) of more than one entry; `None` for a smaller
+/// output.
+fn slab_axis(out: &Tensor) -> Option<usize> {
+    if out.numel() <= SLAB {
+        return None;
+    }
+    (0..out.ndim())
+        .filter(|&k| out.dims()[k] > 1)
+        .max_by_key(|&k| (out.strides()[k], std::cmp::Reverse(k)))
+}
+
+/// [`run_into`] a slab of `out` along `axis` at a time (each at most [`SLAB`] elements
+/// when one entry of `axis` is no more; otherwise split again inside). The operands are
+/// `out` itself or apart from it, so no slab reads what another wrote.
+fn by_slabs(w: Work, inputs: &[&Tensor], out: &Tensor, axis: usize) -> Result<()> {
+    let size = out.dims()[axis];
+    let per = out.numel() / size;
+    let step = (SLAB / per.max(1)).max(1);
+    let full: Vec<Tensor> = inputs
+        .iter()
+        .map(|x| x.broadcast_to(out.dims()))
+        .collect::<Result<_>>()?;
+    let mut start = 0;
+    while start < size {
+        let len = step.min(size - start);
+        let part: Vec<Tensor> = full
+            .iter()
+            .map(|x| x.narrow(axis, start, len))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Tensor> = part.iter().collect();
+        run_into(w, &refs, &out.narrow(axis, start, len)?)?;
+        start += len;
+    }
+    Ok(())
 }
 
 /// Elements per slab of a chunked element-wise op (twice the kernels' threading
