@@ -6,7 +6,7 @@ use ctensor_aten::{
 
 use super::{
     check, hermitian, host_values, orthogonalize_against_, orthonormalize_, residuals_into_spare,
-    same_place, Eigenpairs, RitzBlock, SolverOptions,
+    same_place, stopping, Eigenpairs, RitzBlock, SolverOptions,
 };
 
 /// The `opts.nev` lowest eigenpairs of the Hermitian operator `op` (`H · X` for a block
@@ -143,8 +143,7 @@ pub fn davidson_into(
         // A basis that already spans the whole space (nev = n) cannot take more.
         let room = max_basis - v.len();
         let max_iter = if room == 0 { iteration } else { opts.max_iter };
-        let done = open.iter().all(|&b| b >= opts.nconv);
-        if done || iteration >= max_iter {
+        if let Some(done) = stopping(&open, opts.nconv, iteration, max_iter) {
             // H V is not returned: freed before the Ritz vectors are formed, so they are
             // never made beside both the basis and H V.
             drop((spare, hv));

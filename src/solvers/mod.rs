@@ -180,17 +180,22 @@ fn divide_by_shifts(
     let d = diag.reshape(&[-1, 1])?;
     let floor = Tensor::scalar(floor)?.to_device(diag.device())?;
     let rows = (SLAB / m.max(1)).max(1);
-    let mut start = 0;
-    while start < n {
-        let len = rows.min(n - start);
+    for (start, len) in row_slabs(n, rows) {
         let mut shift = d.narrow(0, start, len)?.sub(&th)?;
         shift = shift.abs()?;
         shift.add_(&floor)?;
         r.narrow(0, start, len)?
             .div_into(&shift, &mut out.narrow(0, start, len)?)?;
-        start += len;
     }
     Ok(())
+}
+
+/// The slabs `(start, len)` of `rows` rows (the last may be shorter) covering `0..n`;
+/// `rows` is at least 1.
+fn row_slabs(n: usize, rows: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n)
+        .step_by(rows)
+        .map(move |start| (start, rows.min(n - start)))
 }
 
 /// Entries of one slab of rows: of [`diagonal_preconditioner`]'s shifts and of the
@@ -344,13 +349,10 @@ fn residuals_into_spare(
         let g = (room - kept).min(nev - c0);
         let window = spare.narrow(1, kept, g)?;
         let rows = (RESIDUAL_SLAB / g).max(1);
-        let mut start = 0;
-        while start < n {
-            let len = rows.min(n - start);
+        for (start, len) in row_slabs(n, rows) {
             window
                 .narrow(0, start, len)?
                 .assign(&ritz.rows(start, len, c0, g)?)?;
-            start += len;
         }
         let group = column_norms(&window)?;
         let local: Vec<usize> = (0..g).filter(|&j| unconverged(group[j], tol)).collect();
@@ -364,14 +366,11 @@ fn residuals_into_spare(
         let g = nev - c0;
         let rows = (RESIDUAL_SLAB / g).max(1);
         let mut squares = vec![0.0; g];
-        let mut start = 0;
-        while start < n {
-            let len = rows.min(n - start);
+        for (start, len) in row_slabs(n, rows) {
             let slab = column_norms(&ritz.rows(start, len, c0, g)?)?;
             for (sq, x) in squares.iter_mut().zip(slab) {
                 *sq += x * x;
             }
-            start += len;
         }
         for (j, sq) in squares.into_iter().enumerate() {
             norms[c0 + j] = sq.sqrt();
@@ -381,6 +380,13 @@ fn residuals_into_spare(
         }
     }
     Ok((norms, open, kept))
+}
+
+/// Whether a solver stops after this step: `Some(converged)` when no unconverged pair
+/// (`open`) is below `nconv` (converged) or when `iteration` reached `max_iter`.
+fn stopping(open: &[usize], nconv: usize, iteration: usize, max_iter: usize) -> Option<bool> {
+    let done = open.iter().all(|&b| b >= nconv);
+    (done || iteration >= max_iter).then_some(done)
 }
 
 /// What follows from the residuals `r = H X − X Θ` of a Ritz block: the finished pairs
@@ -402,8 +408,7 @@ fn correct_or_finish(
     let open: Vec<usize> = (0..opts.nev)
         .filter(|&b| unconverged(norms[b], opts.tol))
         .collect();
-    let done = open.iter().all(|&b| b >= opts.nconv);
-    if done || iteration >= opts.max_iter {
+    if let Some(done) = stopping(&open, opts.nconv, iteration, opts.max_iter) {
         drop(r);
         return Ok(Err(Eigenpairs {
             // Shared, not copied: the caller drops its own handles.
@@ -434,13 +439,10 @@ fn gather_columns_(r: &Tensor, cols: &[usize]) -> Result<Tensor> {
         return r.narrow(1, 0, k);
     }
     let rows = (SLAB / m.max(1)).max(1);
-    let mut start = 0;
-    while start < n {
-        let len = rows.min(n - start);
+    for (start, len) in row_slabs(n, rows) {
         let slab = r.narrow(0, start, len)?;
         let picked = slab.take(1, cols)?;
         slab.narrow(1, 0, k)?.assign(&picked)?;
-        start += len;
     }
     r.narrow(1, 0, k)
 }
@@ -538,12 +540,9 @@ fn sub_product_(basis: &Tensor, coef: &Tensor, t: &mut Tensor) -> Result<()> {
     }
     let (n, m) = (t.dims()[0], t.dims()[1]);
     let rows = (RESIDUAL_SLAB / m.max(1)).max(1);
-    let mut start = 0;
-    while start < n {
-        let len = rows.min(n - start);
+    for (start, len) in row_slabs(n, rows) {
         let p = matmul(&basis.narrow(0, start, len)?, coef)?;
         t.narrow(0, start, len)?.sub_(&p)?;
-        start += len;
     }
     Ok(())
 }
