@@ -1,5 +1,14 @@
 # ctensor — the commands a user and CI need. Each target installs what is missing first.
 CARGO ?= cargo
+# Where cargo builds (the demo runs its binaries from there).
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+# Every cargo call of `make test` selects the same packages, so that cargo resolves one set
+# of features for the shared dependencies and builds them once: a call with `-p` alone
+# resolves that package's own set and rebuilds the crates below it (about 3 min a call on
+# the 2-core machine). The MPI calls add only the MPI features, which rebuild the facade
+# and what depends on it.
+WORKSPACE := --workspace --exclude ctensor-bench --exclude ctensor-python
+MPI_FEATURES := ctensor/mpi,ctensor-pw/mpi
 
 .PHONY: deps demo test bench lint fmt doc header c-tests link-flags check-cuda wheel array-api-tests
 
@@ -12,10 +21,11 @@ deps:
 ## Cohen-Bergstresser model (examples/silicon_bands/; --help lists the options), then the
 ## container tour.
 demo: deps
-	@mkdir -p target/pw
-	$(CARGO) run --release -p ctensor-pw -- run pw/examples/si.json --output target/pw/si.json --plot target/pw/si-bands.svg
-	$(CARGO) run --release --example silicon_bands
-	$(CARGO) run --release --example tour
+	$(CARGO) build --release -p ctensor-pw -p ctensor --bin ctensor-pw --example silicon_bands --example tour
+	@mkdir -p $(TARGET_DIR)/pw
+	$(TARGET_DIR)/release/ctensor-pw run pw/examples/si.json --output $(TARGET_DIR)/pw/si.json --plot $(TARGET_DIR)/pw/si-bands.svg
+	$(TARGET_DIR)/release/examples/silicon_bands
+	$(TARGET_DIR)/release/examples/tour
 
 ## make test: every test of every crate (unit, integration, doc; the .npy tests against
 ## NumPy from target/py-venv, scripts/py-env.sh; the MPI crate's tests under mpirun -n 2
@@ -28,12 +38,11 @@ demo: deps
 test: deps
 	@bash scripts/ensure-deps.sh mpi
 	py=$$(bash scripts/py-env.sh) && CTENSOR_PYTHON=$$py CTENSOR_REQUIRE_PYTHON=1 \
-	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --all-targets
-	$(CARGO) test --workspace --exclude ctensor-bench --exclude ctensor-python --doc
-	CTENSOR_FFT=fftw CTENSOR_FFTW_PLANNER=estimate $(CARGO) test -p ctensor-aten --test fft
-	CTENSOR_FFT=fftw CTENSOR_FFTW_PLANNER=estimate $(CARGO) test -p ctensor-pw --test abinit
-	$(CARGO) test --features mpi --example silicon_bands mpi_
-	$(CARGO) test -p ctensor-pw --features mpi --test mpi
+	$(CARGO) test $(WORKSPACE) --all-targets
+	$(CARGO) test $(WORKSPACE) --doc
+	CTENSOR_FFT=fftw CTENSOR_FFTW_PLANNER=estimate $(CARGO) test $(WORKSPACE) --test fft --test abinit
+	$(CARGO) test $(WORKSPACE) --features $(MPI_FEATURES) --example silicon_bands mpi_
+	$(CARGO) test $(WORKSPACE) --features $(MPI_FEATURES) --test mpi
 	bash tests/c/run.sh
 	bash scripts/py-test.sh
 
@@ -79,8 +88,7 @@ lint: deps
 	@bash scripts/ensure-deps.sh mpi
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p ctensor --features mpi --all-targets -- -D warnings
-	$(CARGO) clippy -p ctensor-pw --features mpi --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --features $(MPI_FEATURES) -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 fmt:
@@ -94,8 +102,8 @@ fmt:
 check-cuda: deps
 	lib=$$(bash scripts/nvrtc-env.sh) && \
 	LD_LIBRARY_PATH="$$lib$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" CTENSOR_REQUIRE_NVRTC=1 \
-	$(CARGO) test -p ctensor-kernels --test cuda_sources -- --nocapture
-	CTENSOR_REQUIRE_CXX=1 $(CARGO) test -p ctensor-kernels --test prelude_host --test cuda_emulation -- --nocapture
+	$(CARGO) test $(WORKSPACE) --test cuda_sources -- --nocapture
+	CTENSOR_REQUIRE_CXX=1 $(CARGO) test $(WORKSPACE) --test prelude_host --test cuda_emulation -- --nocapture
 
 ## make header: regenerate include/ctensor.h from src/ffi (cbindgen) after an ABI change.
 header:

@@ -71,7 +71,7 @@ if command -v valgrind >/dev/null 2>&1; then
   # guard against the OpenBLAS 0.3.21-0.3.23 complex gemv/hemv over-read
   # (kernels/src/openblas.rs) every read stays inside ctensor's own padded copies, so no
   # suppression is needed and any invalid read fails the run.
-  BIN=$(cargo test -q -p ctensor-kernels --test openblas_overread --no-run --message-format=json 2>/dev/null \
+  BIN=$(cargo test -q --workspace --exclude ctensor-bench --exclude ctensor-python --test openblas_overread --no-run --message-format=json 2>/dev/null \
     | grep -o '"executable":"[^"]*openblas_overread[^"]*"' | tail -1 | cut -d'"' -f4)
   CTENSOR_OVERREAD_CHILD=1 CTENSOR_OVERREAD_SMALL=1 OPENBLAS_NUM_THREADS=1 \
     valgrind --quiet --error-exitcode=1 "$BIN" child_runs_affected_drivers_on_guarded_memory \
