@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The run half of a GPU run (see scripts/gpu-check.sh): unpacks .device/gpu/bundle.tar.xz
-# and runs every test binary on the GPU machine, one binary at a time and with one test
-# thread, so a sticky CUDA fault is blamed on the test that caused it; then the bench's
-# GPU tables. Run from the repository root (the tests read files of the tree). Exit
-# status 1 when a binary failed.
+# and runs on the GPU machine first ctensor-pw's SCF with --device gpu against --device cpu,
+# then every test binary, one binary at a time and with one test thread, so a sticky CUDA
+# fault is blamed on the test that caused it; then the bench's GPU tables. Run from the
+# repository root (the tests read files of the tree). Exit status 1 when a step failed.
 #
 # Output goes to $OUT (or /tmp/ctensor-gpu) as four files, written as the run goes so a
 # run cut short still leaves what it did: gpu.txt (the GPU, driver and CUDA libraries
@@ -12,7 +12,9 @@
 #
 # Environment: GPU_RUN_ONLY=<extended regex> runs only the binaries whose name matches;
 # GPU_RUN_BENCH=0 skips the bench; GPU_RUN_ARGS is passed to every test binary (e.g. a
-# test-name filter).
+# test-name filter); GPU_RUN_PW=0 skips ctensor-pw's SCF comparison; GPU_RUN_LARGE=1 adds
+# the 64-atom cell on the GPU and the CPU (below). The device tool allows 600 s a command:
+# GPU_RUN_ONLY='^$' GPU_RUN_BENCH=0 GPU_RUN_LARGE=1 runs the two ctensor-pw steps alone.
 #
 # cudarc looks the CUDA libraries up by unversioned name or by major versions 9 to 12. A
 # machine with only CUDA 13 has libcublas.so.13 and libcusolver.so.12 (cuSOLVER's own
@@ -62,6 +64,61 @@ export CTENSOR_REQUIRE_GPU=1 RUST_BACKTRACE=1
 failed=0
 : > "$logs/summary.txt"
 : > "$logs/tests.log"
+# First, the Kohn-Sham SCF on the GPU against the CPU (Si, shifted 4x4x4, 10 Ha): the total
+# energies must agree to 1e-8 Ha. It runs before the test binaries, so that a run cut short
+# by the device's time limit (600 s a command) still has its answer.
+if [ -x "$work/tools/ctensor-pw" ] && [ "${GPU_RUN_PW:-1}" != 0 ]; then
+  {
+    for dev in cpu gpu; do
+      timeout 300 "$work/tools/ctensor-pw" run pw/examples/si.json --device $dev --output "$logs/pw-$dev.json" 2>&1
+    done
+  } > "$logs/pw.log" 2>&1
+  if python3 -c "
+import json, sys
+rc, rg = (json.load(open('$logs/pw-%s.json' % d)) for d in ('cpu', 'gpu'))
+c, g = rc['total_energy_ha'], rg['total_energy_ha']
+terms = max(abs(rc['energy_components_ha'][t] - rg['energy_components_ha'][t]) for t in rc['energy_components_ha'])
+eig = max(abs(a - b) for kc, kg in zip(rc['kpoints'], rg['kpoints'])
+          for a, b in zip(kc['eigenvalues_ha'], kg['eigenvalues_ha']))
+print('ctensor-pw cpu %.12f gpu %.12f diff %.2e; terms %.2e, eigenvalues %.2e; %.2f s vs %.2f s'
+      % (c, g, abs(c - g), terms, eig, rc['wall_time_s'], rg['wall_time_s']))
+sys.exit(0 if abs(c - g) < 1e-8 else 1)" >> "$logs/summary.txt" 2>&1; then
+    echo "ok ctensor-pw --device gpu" | tee -a "$logs/summary.txt"
+  else
+    echo "FAILED ctensor-pw --device gpu (see pw.log)" | tee -a "$logs/summary.txt"
+    failed=1
+  fi
+fi
+# GPU_RUN_LARGE=1: the bench row of the 64-atom Si cell at Gamma, 15 Ha, 132 bands (the
+# cell of bench/pw-vs-abinit.sh --large), on the GPU and on all the CPU's cores; the wall
+# times and the energies go to summary.txt, the runs' output to pw-large.log.
+if [ "${GPU_RUN_LARGE:-0}" = 1 ] && [ -x "$work/tools/ctensor-pw" ]; then
+  python3 - "$work/si64.json" "$PWD/pw/data/14si.4.hgh" <<'PY'
+import itertools, json, sys
+a, cells = 10.26, 2
+conv = [(0,0,0),(0,.5,.5),(.5,0,.5),(.5,.5,0),(.25,.25,.25),(.25,.75,.75),(.75,.25,.75),(.75,.75,.25)]
+atoms = [[(x[0]+i)/cells, (x[1]+j)/cells, (x[2]+k)/cells]
+         for (i, j, k) in itertools.product(range(cells), repeat=3) for x in conv]
+L = a * cells
+json.dump({"lattice_vectors_bohr": [[L,0,0],[0,L,0],[0,0,L]],
+           "atoms": [{"species": "Si", "reduced": p} for p in atoms],
+           "pseudopotentials": {"Si": sys.argv[2]}, "ecut_ha": 15.0, "nband": 132,
+           "kmesh": {"ngkpt": [1, 1, 1]}}, open(sys.argv[1], "w"))
+PY
+  : > "$logs/pw-large.log"
+  for dev in gpu cpu; do
+    timeout 280 "$work/tools/ctensor-pw" run "$work/si64.json" --device $dev --threads "$(nproc)" \
+      --output "$logs/pw-large-$dev.json" >> "$logs/pw-large.log" 2>&1 || echo "FAILED si64 --device $dev" | tee -a "$logs/summary.txt"
+  done
+  python3 -c "
+import json
+for d in ('gpu', 'cpu'):
+    try:
+        r = json.load(open('$logs/pw-large-%s.json' % d))
+        print('si64 %s: %.2f s, %d steps, E_tot %.12f Ha' % (d, r['wall_time_s'], r['scf_iterations'], r['total_energy_ha']))
+    except Exception as e:
+        print('si64 %s: no result (%s)' % (d, e))" | tee -a "$logs/summary.txt"
+fi
 for bin in "$work"/bin/*; do
   name=$(basename "$bin")
   [ "$name" = ctensor-bench ] && continue
@@ -80,25 +137,6 @@ for bin in "$work"/bin/*; do
   echo "$line" | tee -a "$logs/summary.txt"
   echo "  SKIP lines: $(grep -c 'SKIP' "$work/one.log")" >> "$logs/summary.txt"
 done
-# The Kohn-Sham SCF on the GPU against the CPU (Si, shifted 4x4x4, 10 Ha): the total
-# energies must agree to 1e-8 Ha.
-if [ -x "$work/tools/ctensor-pw" ] && [ -z "${GPU_RUN_ONLY:-}" ]; then
-  {
-    for dev in cpu gpu; do
-      timeout 300 "$work/tools/ctensor-pw" run pw/examples/si.json --device $dev --output "$logs/pw-$dev.json" 2>&1
-    done
-  } > "$logs/pw.log" 2>&1
-  if python3 -c "
-import json, sys
-c, g = (json.load(open('$logs/pw-%s.json' % d))['total_energy_ha'] for d in ('cpu', 'gpu'))
-print('ctensor-pw cpu %.12f gpu %.12f diff %.2e' % (c, g, abs(c - g)))
-sys.exit(0 if abs(c - g) < 1e-8 else 1)" >> "$logs/summary.txt" 2>&1; then
-    echo "ok ctensor-pw --device gpu" | tee -a "$logs/summary.txt"
-  else
-    echo "FAILED ctensor-pw --device gpu (see pw.log)" | tee -a "$logs/summary.txt"
-    failed=1
-  fi
-fi
 if [ "${GPU_RUN_BENCH:-1}" != 0 ] && [ -x "$work/bin/ctensor-bench" ]; then
   (cd "$work" && timeout 400 "$work/bin/ctensor-bench" gpu > "$logs/bench.log" 2>&1) \
     || echo "bench FAILED" | tee -a "$logs/summary.txt"
