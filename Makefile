@@ -21,7 +21,7 @@ deps:
 ## Cohen-Bergstresser model (examples/silicon_bands/; --help lists the options), then the
 ## container tour.
 demo: deps
-	$(CARGO) build --release -p ctensor-pw -p ctensor --bin ctensor-pw --example silicon_bands --example tour
+	bash scripts/build-programs.sh
 	@mkdir -p $(TARGET_DIR)/pw
 	$(TARGET_DIR)/release/ctensor-pw run pw/examples/si.json --output $(TARGET_DIR)/pw/si.json --plot $(TARGET_DIR)/pw/si-bands.svg
 	$(TARGET_DIR)/release/examples/silicon_bands
@@ -58,13 +58,14 @@ test: deps
 bench: deps
 	@bash scripts/ensure-deps.sh bench mpi
 	CTENSOR_BENCH_PYTHON=$$(bash scripts/py-env.sh) $(CARGO) run --release -p ctensor-bench
-	$(CARGO) run --release --example davidson -- --random 2000
+	bash scripts/build-programs.sh
+	$(TARGET_DIR)/release/examples/davidson --random 2000
 	@echo "== ctensor-pw vs ABINIT 9.6.2 (Si, shifted 4x4x4 mesh, ecut 10/20/30 Ha, 1 and 2 threads)"
 	bash bench/pw-vs-abinit.sh
 	@echo "== ctensor-pw vs Quantum ESPRESSO 6.7's pw.x (Si, 4x4x4 mesh shifted by 1/2, ecut 10/20/30 Ha, 1 and 2 cores; GaAs with a GGA)"
 	bash bench/pw-vs-qe.sh
 	@echo "== the larger cells (8-atom cubic Si at 4x4x4, 64-atom supercell at Gamma, 15 Ha; minutes): bash bench/pw-vs-abinit.sh --large"
-	$(CARGO) run --release --example davidson -- --material all
+	$(TARGET_DIR)/release/examples/davidson --material all
 	@echo "== the demo's k-points/s (Si and GaAs; dense in double and mixed precision, with and without symmetry, Davidson + FFT) vs NumPy/SciPy's dense eigh on the same H"
 	bash bench/demo-vs-numpy.sh
 

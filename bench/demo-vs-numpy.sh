@@ -21,8 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=$(bash scripts/py-env.sh)
-cargo build -q --release --example silicon_bands
-demo="${CARGO_TARGET_DIR:-target}/release/examples/silicon_bands"
+demo="$(CTENSOR_BUILD_QUIET=1 bash scripts/build-programs.sh)/release/examples/silicon_bands"
 out=target/bench/demo
 mkdir -p "$out"
 best() { sort -g | tail -1; }

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v abinit >/dev/null || { echo "pw-vs-abinit: ABINIT is not installed (apt-get install abinit abinit-data)"; exit 1; }
-cargo build -q --release -p ctensor-pw
+pw="$(CTENSOR_BUILD_QUIET=1 bash scripts/build-programs.sh)/release/ctensor-pw"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp pw/data/14si.4.hgh "$work/"
@@ -28,7 +28,7 @@ row() {
   ma=${ta#* }; ta=${ta% *}
   sa=$(grep -Ec '^ ETOT +[0-9]+' "$work/$name.abo")
   ea=$(grep 'total_energy  ' "$work/$name.abo" | tail -1 | awk '{print $3}')
-  tp=$(for i in $(seq "$reps"); do /usr/bin/time -f "%e %M" target/release/ctensor-pw run "$work/$name.json" --output "$work/r.json" --quiet --threads "$t" 2>&1 >/dev/null | tail -1; done | sort -g | head -1)
+  tp=$(for i in $(seq "$reps"); do /usr/bin/time -f "%e %M" "$pw" run "$work/$name.json" --output "$work/r.json" --quiet --threads "$t" 2>&1 >/dev/null | tail -1; done | sort -g | head -1)
   mp=${tp#* }; tp=${tp% *}
   read -r sp ep < <(python3 -c "import json; d=json.load(open('$work/r.json')); print(d['scf_iterations'], d['total_energy_ha'])")
   python3 -c "

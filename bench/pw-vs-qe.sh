@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v pw.x >/dev/null || { echo "pw-vs-qe: Quantum ESPRESSO is not installed (apt-get install quantum-espresso)"; exit 1; }
-cargo build -q --release -p ctensor-pw
+pw="$(CTENSOR_BUILD_QUIET=1 bash scripts/build-programs.sh)/release/ctensor-pw"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp pw/data/*.hgh pw/tests/data/qe/*.gth pw/tests/data/qe/cases.py "$work/"
@@ -54,7 +54,7 @@ import json, re
 d = json.load(open('$work/$name.json'))
 d['fft_grid'] = [int(x) for x in re.search(r'FFT dimensions: \(([ 0-9,]+)\)', open('$work/$name.log').read()).group(1).split(',')]
 json.dump(d, open('$work/$name.json', 'w'))"
-  tp=$(for i in $(seq "$reps"); do /usr/bin/time -f "%e %M" target/release/ctensor-pw run "$work/$name.json" --output "$work/r.json" --quiet --threads "$c" 2>&1 >/dev/null | tail -1; done | sort -g | head -1)
+  tp=$(for i in $(seq "$reps"); do /usr/bin/time -f "%e %M" "$pw" run "$work/$name.json" --output "$work/r.json" --quiet --threads "$c" 2>&1 >/dev/null | tail -1; done | sort -g | head -1)
   mp=${tp#* }; tp=${tp% *}
   read -r sp ep gp < <(python3 -c "import json; d=json.load(open('$work/r.json')); print(d['scf_iterations'], d['total_energy_ha'], d['fft_grid'][0])")
   python3 -c "
