@@ -2,9 +2,11 @@
 # The build half of a GPU run, for a GPU machine that has a driver but no Rust toolchain:
 # builds every test binary and the bench in release mode here, strips them, and packs them
 # with the shared libraries they load (OpenBLAS, gfortran, quadmath, fontconfig and its
-# needs, and NVRTC from scripts/nvrtc-env.sh) and scripts/gpu-run.sh into one ignored
-# folder, .device/gpu (98.8 MB with 82 binaries on 2026-12-06: over the device tool's
-# 64 MiB carry limit; README "Running on a GPU machine" has the measured way down).
+# needs; NVRTC from scripts/nvrtc-env.sh apart) and scripts/gpu-run.sh into one ignored
+# folder, .device/gpu (bundle.tar.xz and gpu-run.sh: 37 MB with 82 binaries on
+# 2026-12-06), and NVRTC into .device/nvrtc (31 MB). Both together are over the device
+# tool's 64 MiB carry limit: carry .device/gpu first, and .device/nvrtc in a second call
+# only where gpu-run.sh reports that the GPU machine has no NVRTC of its own.
 #
 #   bash scripts/gpu-check.sh            # here
 #   bash .device/gpu/gpu-run.sh          # there, from the repository root
@@ -13,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.device/gpu
-rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/tools"
+rm -rf "$out" .device/nvrtc && mkdir -p "$out/bin" "$out/lib" "$out/tools" .device/nvrtc
 # The bench links FFTW (its peer in the FFT table) and the workspace holds the MPI crate.
 bash scripts/ensure-deps.sh bench mpi
 nvrtc_lib=$(bash scripts/nvrtc-env.sh)
@@ -55,12 +57,24 @@ ldd "$out"/bin/* 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | s
 for so in libopenblas.so.0 libgfortran.so.5; do
   [ -e "$out/lib/$so" ] || { echo "gpu-check: $so not found" >&2; exit 1; }
 done
-cp -L "$nvrtc_lib"/libnvrtc.so.12 "$nvrtc_lib"/libnvrtc-builtins.so.12.9 "$out/lib/"
 cp scripts/gpu-run.sh "$out/gpu-run.sh"
 # Some tests read files of the tree by the path it had at build time.
 pwd > "$out/build-root.txt"
-# One archive travels faster than many files and stays under the size limit.
-tar -C "$out" -cJf "$out.tar.xz" bin lib tools gpu-run.sh build-root.txt
-rm -rf "$out/bin" "$out/lib" "$out/build-root.txt"
+# One xz stream whose dictionary holds the whole tar: the binaries each link the whole
+# library, so most of each one repeats the others (82 binaries and their libraries: 37 MB
+# this way, 67 MB at xz's default 8 MiB dictionary; one thread, since xz's threads cut
+# the stream into blocks that cannot see each other).
+tar -C "$out" -cf - bin lib tools gpu-run.sh build-root.txt \
+  | xz -T1 --lzma2=preset=6,dict=512MiB > "$out.tar.xz"
+rm -rf "$out/bin" "$out/lib" "$out/tools" "$out/build-root.txt"
 mv "$out.tar.xz" "$out/bundle.tar.xz"
+# NVRTC (31 MB packed) in a folder of its own: with it the bundle is over the device
+# tool's 64 MiB carry limit. gpu-run.sh uses the GPU machine's own NVRTC when it has
+# one, and this archive when .device/nvrtc is carried too (a second call on the warm
+# machine, which keeps what the first one brought).
+mkdir -p .device/nvrtc/lib
+cp -L "$nvrtc_lib"/libnvrtc.so.12 "$nvrtc_lib"/libnvrtc-builtins.so.12.9 .device/nvrtc/lib/
+tar -C .device/nvrtc/lib -cJf .device/nvrtc/nvrtc.tar.xz .
+rm -rf .device/nvrtc/lib
+ls -l "$out" .device/nvrtc >&2
 echo "gpu-check: $(ls "$out" | wc -l) files, $(du -sh "$out" | cut -f1) in $out; run there: bash $out/gpu-run.sh" >&2

@@ -28,6 +28,10 @@ logs="${OUT:-/tmp/ctensor-gpu}"
 mkdir -p "$logs"
 work=$(mktemp -d)
 tar -C "$work" -xJf "$here/bundle.tar.xz"
+# NVRTC: the archive of gpu-check.sh where it was carried here, else the machine's own.
+if [ -e "$here/../nvrtc/nvrtc.tar.xz" ]; then
+  tar -C "$work/lib" -xJf "$here/../nvrtc/nvrtc.tar.xz"
+fi
 
 # Tests that read files of the tree (the C header, the kernel sources) find it by the path
 # it had where they were built: point that path here when it is free.
@@ -44,7 +48,11 @@ links="$work/cuda-links"
 mkdir -p "$links"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 || true
-  for lib in libcublas libcublasLt libcusolver libcufft; do
+  for lib in libcublas libcublasLt libcusolver libcufft libnvrtc; do
+    if [ "$lib" = libnvrtc ] && [ -e "$work/lib/libnvrtc.so.12" ]; then
+      echo "libnvrtc: $work/lib/libnvrtc.so.12 (from .device/nvrtc)"
+      continue
+    fi
     # Every copy on the machine, newest major version last.
     found=$( { ldconfig -p 2>/dev/null | awk '{print $NF}'
                find /usr /opt -name "$lib.so.*" 2>/dev/null
@@ -52,6 +60,8 @@ mkdir -p "$links"
     if [ -n "$found" ]; then
       ln -sf "$found" "$links/$lib.so"
       echo "$lib: $found"
+    elif [ "$lib" = libnvrtc ]; then
+      echo "libnvrtc: not found: carry .device/nvrtc (gpu-check.sh) too and run again"
     else
       echo "$lib: not found"
     fi
