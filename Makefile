@@ -1,7 +1,5 @@
 # ctensor — the commands a user and CI need. Each target installs what is missing first.
 CARGO ?= cargo
-# Where cargo builds (the demo runs its binaries from there).
-TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 # Every cargo call of `make test` selects the same packages, so that cargo resolves one set
 # of features for the shared dependencies and builds them once: a call with `-p` alone
 # resolves that package's own set and rebuilds the crates below it (about 3 min a call on
@@ -21,11 +19,10 @@ deps:
 ## Cohen-Bergstresser model (examples/silicon_bands/; --help lists the options), then the
 ## container tour.
 demo: deps
-	bash scripts/build-programs.sh
-	@mkdir -p $(TARGET_DIR)/pw
-	$(TARGET_DIR)/release/ctensor-pw run pw/examples/si.json --output $(TARGET_DIR)/pw/si.json --plot $(TARGET_DIR)/pw/si-bands.svg
-	$(TARGET_DIR)/release/examples/silicon_bands
-	$(TARGET_DIR)/release/examples/tour
+	dir=$$(bash scripts/build-programs.sh) && mkdir -p "$$dir/pw" && \
+	"$$dir/release/ctensor-pw" run pw/examples/si.json --output "$$dir/pw/si.json" --plot "$$dir/pw/si-bands.svg" && \
+	"$$dir/release/examples/silicon_bands" && \
+	"$$dir/release/examples/tour"
 
 ## make test: every test of every crate (unit, integration, doc; the .npy tests against
 ## NumPy from target/py-venv, scripts/py-env.sh; the MPI crate's tests under mpirun -n 2
@@ -58,14 +55,13 @@ test: deps
 bench: deps
 	@bash scripts/ensure-deps.sh bench mpi
 	CTENSOR_BENCH_PYTHON=$$(bash scripts/py-env.sh) $(CARGO) run --release -p ctensor-bench
-	bash scripts/build-programs.sh
-	$(TARGET_DIR)/release/examples/davidson --random 2000
+	"$$(bash scripts/build-programs.sh)/release/examples/davidson" --random 2000
 	@echo "== ctensor-pw vs ABINIT 9.6.2 (Si, shifted 4x4x4 mesh, ecut 10/20/30 Ha, 1 and 2 threads)"
 	bash bench/pw-vs-abinit.sh
 	@echo "== ctensor-pw vs Quantum ESPRESSO 6.7's pw.x (Si, 4x4x4 mesh shifted by 1/2, ecut 10/20/30 Ha, 1 and 2 cores; GaAs with a GGA)"
 	bash bench/pw-vs-qe.sh
 	@echo "== the larger cells (8-atom cubic Si at 4x4x4, 64-atom supercell at Gamma, 15 Ha; minutes): bash bench/pw-vs-abinit.sh --large"
-	$(TARGET_DIR)/release/examples/davidson --material all
+	"$$(bash scripts/build-programs.sh)/release/examples/davidson" --material all
 	@echo "== the demo's k-points/s (Si and GaAs; dense in double and mixed precision, with and without symmetry, Davidson + FFT) vs NumPy/SciPy's dense eigh on the same H"
 	bash bench/demo-vs-numpy.sh
 

@@ -42,50 +42,8 @@ header() {
 }
 
 if [ "${1:-}" = --large ]; then
-  python3 - "$work" <<'PY'
-import itertools, json, sys
-work = sys.argv[1]
-a = 10.26
-conv = [(0,0,0),(0,.5,.5),(.5,0,.5),(.5,.5,0),(.25,.25,.25),(.25,.75,.75),(.75,.25,.75),(.75,.75,.25)]
-def write(name, cells, ngkpt, nband):
-    atoms = [[(x[0]+i)/cells, (x[1]+j)/cells, (x[2]+k)/cells]
-             for (i, j, k) in itertools.product(range(cells), repeat=3) for x in conv]
-    L = a * cells
-    json.dump({"lattice_vectors_bohr": [[L,0,0],[0,L,0],[0,0,L]],
-               "atoms": [{"species": "Si", "reduced": p} for p in atoms],
-               "pseudopotentials": {"Si": "14si.4.hgh"}, "ecut_ha": 15.0, "nband": nband,
-               "kmesh": {"ngkpt": ngkpt}}, open(f"{work}/{name}.json", "w"))
-    xred = "\n".join(" ".join(f"{c:.10f}" for c in p) for p in atoms)
-    open(f"{work}/{name}.abi", "w").write(f"""acell 3*{L}
-rprim 1 0 0  0 1 0  0 0 1
-ntypat 1
-znucl 14
-natom {len(atoms)}
-typat {len(atoms)}*1
-xred
-{xred}
-ixc 1
-chkprim 0
-maxnsym 2000
-ecut 15
-nband {nband}
-occopt 1
-kptopt 1
-ngkpt {ngkpt[0]} {ngkpt[1]} {ngkpt[2]}
-nshiftk 1
-shiftk 0 0 0
-nstep 100
-tolvrs 1.0d-16
-diemac 12.0
-pp_dirpath "./"
-pseudos "14si.4.hgh"
-prtwf 0
-prtden 0
-prteig 0
-""")
-write("si8_k444_e15", 1, [4, 4, 4], 20)
-write("si64_gamma_e15", 2, [1, 1, 1], 132)
-PY
+  python3 bench/si_cubic.py "$work" si8_k444_e15 1 4 20 14si.4.hgh --abinit
+  python3 bench/si_cubic.py "$work" si64_gamma_e15 2 1 132 14si.4.hgh --abinit
   { header; row si8_k444_e15 1 1; row si64_gamma_e15 1 1; } | tee target/bench/pw-vs-abinit-large.md
   exit 0
 fi

@@ -11,4 +11,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release ${CTENSOR_BUILD_QUIET:+-q} -p ctensor-pw -p ctensor --bin ctensor-pw \
   --example silicon_bands --example tour --example davidson >&2
-echo "${CARGO_TARGET_DIR:-target}"
+cargo metadata --format-version 1 --no-deps | grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4

@@ -48,11 +48,14 @@ links="$work/cuda-links"
 mkdir -p "$links"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 || true
-  for lib in libcublas libcublasLt libcusolver libcufft libnvrtc; do
-    if [ "$lib" = libnvrtc ] && [ -e "$work/lib/libnvrtc.so.12" ]; then
-      echo "libnvrtc: $work/lib/libnvrtc.so.12 (from .device/nvrtc)"
-      continue
-    fi
+  # NVRTC: the carried one where .device/nvrtc came along, else the machine's own.
+  libs="libcublas libcublasLt libcusolver libcufft"
+  if [ -e "$work/lib/libnvrtc.so.12" ]; then
+    echo "libnvrtc: $work/lib/libnvrtc.so.12 (from .device/nvrtc)"
+  else
+    libs="$libs libnvrtc"
+  fi
+  for lib in $libs; do
     # Every copy on the machine, newest major version last.
     found=$( { ldconfig -p 2>/dev/null | awk '{print $NF}'
                find /usr /opt -name "$lib.so.*" 2>/dev/null
@@ -60,12 +63,12 @@ mkdir -p "$links"
     if [ -n "$found" ]; then
       ln -sf "$found" "$links/$lib.so"
       echo "$lib: $found"
-    elif [ "$lib" = libnvrtc ]; then
-      echo "libnvrtc: not found: carry .device/nvrtc (gpu-check.sh) too and run again"
     else
       echo "$lib: not found"
     fi
   done
+  [ -e "$work/lib/libnvrtc.so.12" ] || [ -e "$links/libnvrtc.so" ] \
+    || echo "  (no NVRTC: carry .device/nvrtc from gpu-check.sh too, and run again)"
 } > "$logs/gpu.txt" 2>&1
 cat "$logs/gpu.txt"
 export LD_LIBRARY_PATH="$links:$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -103,18 +106,7 @@ fi
 # cell of bench/pw-vs-abinit.sh --large), on the GPU and on all the CPU's cores; the wall
 # times and the energies go to summary.txt, the runs' output to pw-large.log.
 if [ "${GPU_RUN_LARGE:-0}" = 1 ] && [ -x "$work/tools/ctensor-pw" ]; then
-  python3 - "$work/si64.json" "$PWD/pw/data/14si.4.hgh" <<'PY'
-import itertools, json, sys
-a, cells = 10.26, 2
-conv = [(0,0,0),(0,.5,.5),(.5,0,.5),(.5,.5,0),(.25,.25,.25),(.25,.75,.75),(.75,.25,.75),(.75,.75,.25)]
-atoms = [[(x[0]+i)/cells, (x[1]+j)/cells, (x[2]+k)/cells]
-         for (i, j, k) in itertools.product(range(cells), repeat=3) for x in conv]
-L = a * cells
-json.dump({"lattice_vectors_bohr": [[L,0,0],[0,L,0],[0,0,L]],
-           "atoms": [{"species": "Si", "reduced": p} for p in atoms],
-           "pseudopotentials": {"Si": sys.argv[2]}, "ecut_ha": 15.0, "nband": 132,
-           "kmesh": {"ngkpt": [1, 1, 1]}}, open(sys.argv[1], "w"))
-PY
+  python3 bench/si_cubic.py "$work" si64 2 1 132 "$PWD/pw/data/14si.4.hgh"
   : > "$logs/pw-large.log"
   for dev in gpu cpu; do
     timeout 280 "$work/tools/ctensor-pw" run "$work/si64.json" --device $dev --threads "$(nproc)" \
